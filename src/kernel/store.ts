@@ -1,0 +1,145 @@
+/**
+ * The one storage interface the kernel and the doors use (spec/README.md
+ * "Storage"). Implementations live in src/store/ (SQLite embedded default,
+ * PostgreSQL for scale-out) and pass one shared contract suite
+ * (test/store/contract.ts). Nothing here knows a SQL dialect.
+ *
+ * Every read and write happens inside `transaction` (read-write, serialised
+ * against other writers) or `read` (a consistent snapshot where the backend
+ * gives one). A transaction commits when its function resolves and rolls back
+ * when it rejects; a journal entry and the write it records therefore commit
+ * together or not at all (spec/kernel.md §6).
+ */
+import type {
+  Approval,
+  AuditEntry,
+  Grant,
+  Job,
+  JobStatus,
+  JournalEntry,
+  JournalState,
+  NewAuditEntry,
+  StoredRecord,
+} from './records.js';
+
+export interface RecordRepo {
+  get<T = unknown>(collection: string, key: string): Promise<StoredRecord<T> | null>;
+  /** Insert or replace. */
+  put(collection: string, key: string, value: unknown): Promise<void>;
+  /** True when a record was deleted. */
+  delete(collection: string, key: string): Promise<boolean>;
+  /** Records of a collection in key order, optionally only keys starting with `prefix`. */
+  list<T = unknown>(
+    collection: string,
+    options?: { prefix?: string; limit?: number },
+  ): Promise<StoredRecord<T>[]>;
+}
+
+export interface JournalRepo {
+  get(scope: string, operationId: string): Promise<JournalEntry | null>;
+  /**
+   * Insert a new entry. Returns `null` when inserted, or the existing entry
+   * when `(scope, operationId)` is taken (nothing is changed then).
+   */
+  insert(entry: JournalEntry): Promise<JournalEntry | null>;
+  /** Set state (and receipt, when given) of an existing entry; false when there is none. */
+  update(
+    scope: string,
+    operationId: string,
+    patch: { state: JournalState; receipt?: unknown; updatedAt: number },
+  ): Promise<boolean>;
+  delete(scope: string, operationId: string): Promise<boolean>;
+  /** Entries in a state, oldest first (used to resolve uncertain entries on start). */
+  listByState(state: JournalState, limit?: number): Promise<JournalEntry[]>;
+  /** Delete entries whose `expiresAt` is before `now`; returns how many. */
+  purgeExpired(now: number): Promise<number>;
+}
+
+export interface GrantRepo {
+  insert(grant: Grant): Promise<void>;
+  get(id: string): Promise<Grant | null>;
+  /** Grants not revoked and not expired at `now`, newest first; filter by connection when given. */
+  listActive(now: number, connection?: string): Promise<Grant[]>;
+  /** Sets `revokedAt`; false when no such grant or already revoked. */
+  revoke(id: string, at: number): Promise<boolean>;
+}
+
+export interface ApprovalRepo {
+  insert(approval: Approval): Promise<void>;
+  get(id: string): Promise<Approval | null>;
+  listPending(): Promise<Approval[]>;
+  /** The newest approval for this connection, door and capability, in any status. */
+  latest(connection: string, door: string, capability: string): Promise<Approval | null>;
+  /**
+   * Decide a pending approval. Returns the updated approval, or null when it
+   * does not exist or is no longer pending (a decision is made once).
+   */
+  decide(
+    id: string,
+    decision: {
+      status: 'approved' | 'denied';
+      decidedAt: number;
+      resource: Approval['resource'];
+      grantId: string | null;
+    },
+  ): Promise<Approval | null>;
+}
+
+export interface AuditQuery {
+  /** Entries with id greater than this. */
+  afterId?: number;
+  door?: string;
+  limit?: number;
+}
+
+export interface AuditRepo {
+  append(entry: NewAuditEntry): Promise<AuditEntry>;
+  /** Oldest first. */
+  list(query?: AuditQuery): Promise<AuditEntry[]>;
+}
+
+export interface JobRepo {
+  /** Insert or replace by id. */
+  put(job: Job): Promise<void>;
+  get(id: string): Promise<Job | null>;
+  /** Newest first. */
+  list(query?: { door?: string; status?: JobStatus[]; limit?: number }): Promise<Job[]>;
+  /**
+   * Mark every `queued` or `running` job `failed` with error `interrupted`
+   * (called once at start-up, before any job runs); returns the jobs changed.
+   */
+  interruptUnfinished(now: number): Promise<Job[]>;
+}
+
+export interface StoreTx {
+  readonly records: RecordRepo;
+  readonly journal: JournalRepo;
+  readonly grants: GrantRepo;
+  readonly approvals: ApprovalRepo;
+  readonly audit: AuditRepo;
+  readonly jobs: JobRepo;
+}
+
+export interface Store {
+  /** `sqlite` or `postgres`: for logs and start-up output only. */
+  readonly kind: string;
+  /** A short description of where data lives (a path, or a URL without password). */
+  readonly location: string;
+  /** Read-write transaction; serialised against other writers. */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Read-only access. */
+  read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * Content-addressed bytes (PDFs, images). The key is the SHA-256 hex of the
+ * bytes; putting the same bytes twice stores them once.
+ */
+export interface BlobStore {
+  /** Stores the bytes and returns their SHA-256 lowercase hex. */
+  put(bytes: Uint8Array): Promise<string>;
+  /** The bytes, or null when unknown. */
+  get(hash: string): Promise<Uint8Array | null>;
+  has(hash: string): Promise<boolean>;
+}

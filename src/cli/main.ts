@@ -1,0 +1,44 @@
+/** The `airlock` command: dispatch to subcommands; usage errors exit 2 with one line. */
+import { UsageError } from './args.js';
+import { serve, stdio } from './serve.js';
+import { approvals } from './approvals.js';
+
+export const HELP = `Usage: airlock <command> [options]
+
+Commands:
+  serve        run the workspace (HTTP: MCP, REST, events, web UI) on embedded storage
+  stdio        serve doors over MCP stdio, for clients that spawn servers
+  approvals    list, approve or deny consent requests; verify receipts
+
+Run 'airlock <command> --help' for a command's options.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(rest);
+      case 'stdio':
+        return await stdio(rest);
+      case 'approvals':
+        return await approvals(rest);
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(HELP + '\n');
+        return command === undefined ? 2 : 0;
+      case '--version':
+        process.stdout.write('0.1.0\n');
+        return 0;
+      default:
+        throw new UsageError(`unknown command '${command}'; run 'airlock --help'`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`airlock: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,183 @@
+/** `airlock serve` and `airlock stdio`. */
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { intOption, listOption, parse, UsageError } from './args.js';
+import { createProcessLogger } from './logger.js';
+import { openWorkspace } from './workspace.js';
+import { availableDoors, DEFAULT_DOORS } from './doors.js';
+import { createHttpApp } from '../transport/http-app.js';
+import { isLoopbackHost } from '../transport/guards.js';
+import { createMcpServer } from '../transport/mcp-server.js';
+
+export const SERVE_HELP = `Usage: airlock serve [options]
+
+Runs the workspace: one HTTP server with MCP at /mcp (all doors) and
+/mcp/<door> (one door), the REST API at /api/v1, events at /api/v1/events
+and the web UI at /. Data is kept in --data (SQLite, nothing to install).
+
+Options:
+  --port N           HTTP port (default 7300; 0 picks a free one)
+  --host H           bind address (default 127.0.0.1; beyond loopback needs --token)
+  --data DIR         data folder (default ./.airlock)
+  --doors a,b        doors to mount (default: scene,notes,page, those built)
+  --token T          bearer token for /mcp and /api/v1 (or AIRLOCK_TOKEN)
+  --store URL        postgres://… to keep all state in PostgreSQL (default: SQLite in --data)
+  --bus URL          redis://… to share events across instances
+  --relay-port N     the page door's relay port (default 19100)
+  --config FILE      JSON file with any of the options above (flags win)
+  -h, --help         this help
+
+Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 2 bad arguments, 1 other errors.`;
+
+export const STDIO_HELP = `Usage: airlock stdio --doors a,b [options]
+
+Serves the same doors over MCP stdio, for clients that spawn servers.
+Only protocol messages go to stdout; logs go to stderr.
+
+Options: --data DIR, --doors a,b, --store URL, --bus URL, --config FILE, -h/--help`;
+
+const COMMON = {
+  data: { type: 'string' },
+  doors: { type: 'string' },
+  store: { type: 'string' },
+  bus: { type: 'string' },
+  config: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function readConfig(path: string | undefined): Record<string, unknown> {
+  if (!path) return {};
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError(`--config: cannot read '${path}'`);
+  }
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+    return value as Record<string, unknown>;
+  } catch {
+    throw new UsageError(`--config: '${path}' is not a JSON object`);
+  }
+}
+
+const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : Array.isArray(v) ? v.join(',') : undefined);
+
+function defaultDoors(): string[] {
+  const available = new Set(availableDoors());
+  return DEFAULT_DOORS.filter((d) => available.has(d));
+}
+
+export async function serve(argv: string[]): Promise<number> {
+  const { values } = parse({
+    args: argv,
+    options: {
+      ...COMMON,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      token: { type: 'string' },
+      'relay-port': { type: 'string' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(SERVE_HELP + '\n');
+    return 0;
+  }
+  const config = readConfig(values.config);
+  const port = intOption('port', values.port ?? str(config.port), 7300, 0, 65535);
+  intOption('relay-port', values['relay-port'] ?? str(config.relayPort), 19100, 0, 65535);
+  const host = values.host ?? str(config.host) ?? '127.0.0.1';
+  const token = values.token ?? str(config.token) ?? process.env.AIRLOCK_TOKEN;
+  if (!isLoopbackHost(host) && !token) {
+    throw new UsageError(`--host ${host} is reachable beyond this machine; set --token (or AIRLOCK_TOKEN) to protect it`);
+  }
+  const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
+  const logger = createProcessLogger();
+  const workspace = await openWorkspace({
+    data: values.data ?? str(config.data) ?? './.airlock',
+    doors,
+    store: values.store ?? str(config.store),
+    bus: values.bus ?? str(config.bus),
+    logger,
+  });
+  const app = createHttpApp({ kernel: workspace.kernel, logger, token, allowedHosts: isLoopbackHost(host) ? [] : [host] });
+  let address;
+  try {
+    address = await app.listen(port, host);
+  } catch (error) {
+    await workspace.close();
+    throw new Error(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  }
+  const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
+  const base = `http://${shownHost}:${address.port}`;
+  const clientConfig = {
+    mcpServers: {
+      airlock: { type: 'http', url: `${base}/mcp`, ...(token ? { headers: { Authorization: 'Bearer <your token>' } } : {}) },
+    },
+  };
+  process.stdout.write(
+    [
+      `Airlock is serving ${workspace.mounts.length ? workspace.mounts.join(', ') : 'no doors'} (store: ${workspace.store.kind} at ${workspace.store.location})`,
+      `  MCP (all doors)  ${base}/mcp`,
+      ...workspace.mounts.map((m) => `  MCP (${m})${' '.repeat(Math.max(1, 10 - m.length))}${base}/mcp/${m}`),
+      `  REST API         ${base}/api/v1   (docs: ${base}/api/v1/openapi.json)`,
+      `  Events           ${base}/api/v1/events`,
+      `  Web UI           ${base}/`,
+      `  Health           ${base}/healthz`,
+      '',
+      'MCP client configuration (paste into your client):',
+      JSON.stringify(clientConfig, null, 2),
+      '',
+      'Press Ctrl+C to stop.',
+      '',
+    ].join('\n'),
+  );
+  await untilSignal();
+  logger.info('shutting down');
+  await app.close();
+  await workspace.close();
+  return 0;
+}
+
+export async function stdio(argv: string[]): Promise<number> {
+  const { values } = parse({ args: argv, options: COMMON });
+  if (values.help) {
+    process.stdout.write(STDIO_HELP + '\n');
+    return 0;
+  }
+  const config = readConfig(values.config);
+  const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
+  const logger = createProcessLogger();
+  const workspace = await openWorkspace({
+    data: values.data ?? str(config.data) ?? './.airlock',
+    doors,
+    store: values.store ?? str(config.store),
+    bus: values.bus ?? str(config.bus),
+    logger,
+  });
+  // stdio: the process is the connection (spec/kernel.md §4); a restart is a new one.
+  const connectionId = `stdio:${randomUUID()}`;
+  const handle = serveStdio(
+    () => createMcpServer({ kernel: workspace.kernel, mounts: workspace.mounts, identify: () => ({ id: connectionId, kind: 'stdio' }) }),
+    { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
+  );
+  const stdinClosed = new Promise<void>((resolve) => process.stdin.once('close', resolve).once('end', resolve));
+  await Promise.race([untilSignal(), stdinClosed]);
+  await handle.close();
+  await workspace.close();
+  return 0;
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve();
+    };
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+}

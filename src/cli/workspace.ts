@@ -1,0 +1,61 @@
+/**
+ * Assembles a workspace from options: store, event bus, kernel and doors.
+ * Shared by `serve` and `stdio`.
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createKernel, mountOf, type Kernel } from '../kernel/kernel.js';
+import { createEventBus } from '../kernel/events.js';
+import type { Logger } from '../kernel/logger.js';
+import type { Store } from '../kernel/store.js';
+import { openStore } from '../store/open.js';
+import { UsageError } from './args.js';
+import { availableDoors, doorFactory } from './doors.js';
+import { createBusTransport } from './bus.js';
+
+export interface WorkspaceOptions {
+  data: string;
+  doors: string[];
+  store?: string | undefined;
+  bus?: string | undefined;
+  logger: Logger;
+}
+
+export interface Workspace {
+  kernel: Kernel;
+  store: Store;
+  mounts: string[];
+  close(): Promise<void>;
+}
+
+export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
+  const data = resolve(options.data);
+  for (const name of options.doors) {
+    if (!doorFactory(name)) {
+      const known = availableDoors();
+      throw new UsageError(`--doors: '${name}' is not available in this build (available: ${known.length ? known.join(', ') : 'none yet'})`);
+    }
+  }
+  mkdirSync(data, { recursive: true });
+  const { store, blobs } = await openStore({ data, ...(options.store ? { store: options.store } : {}) });
+  const transport = options.bus ? await createBusTransport(options.bus) : undefined;
+  const events = await createEventBus({
+    ...(transport ? { transport } : {}),
+    onError: (err) => options.logger.warn({ err }, 'event delivery failed'),
+  });
+  const kernel = createKernel({ store, blobs, events, logger: options.logger });
+  for (const name of options.doors) {
+    for (const door of await doorFactory(name)!({ data })) kernel.mount(door);
+  }
+  await kernel.start();
+  return {
+    kernel,
+    store,
+    mounts: kernel.doors().map(mountOf),
+    async close() {
+      await kernel.close();
+      await events.close();
+      await store.close();
+    },
+  };
+}

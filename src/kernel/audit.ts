@@ -1,0 +1,44 @@
+/**
+ * The audit trail (spec/kernel.md §10): every call that changes state and
+ * every refused call is recorded with time, connection, door, tool, a digest
+ * of the redacted arguments, provenance, result code and duration.
+ */
+import { digestOf } from './digest.js';
+import { redact } from './redact.js';
+import type { AuditEntry, Provenance } from './records.js';
+import type { AuditQuery, Store } from './store.js';
+import type { EventBus } from './events.js';
+
+export interface AuditRecord {
+  connection: string;
+  door: string;
+  tool: string;
+  args: unknown;
+  provenance: Provenance | null;
+  result: string;
+  durationMs: number;
+}
+
+export interface Audit {
+  record(entry: AuditRecord): Promise<AuditEntry>;
+  list(query?: AuditQuery): Promise<AuditEntry[]>;
+  /** JSON lines, oldest first. */
+  exportJsonLines(query?: AuditQuery): Promise<string>;
+}
+
+export function createAudit({ store, events, now = Date.now }: { store: Store; events?: EventBus; now?: () => number }): Audit {
+  return {
+    async record({ args, ...rest }) {
+      const entry = await store.transaction((tx) =>
+        tx.audit.append({ ...rest, at: now(), argsDigest: digestOf(redact(args)) }),
+      );
+      events?.publish({ event: 'auditRecorded', entry });
+      return entry;
+    },
+    list: (query) => store.read((tx) => tx.audit.list(query)),
+    async exportJsonLines(query) {
+      const entries = await store.read((tx) => tx.audit.list(query));
+      return entries.map((e) => JSON.stringify(e) + '\n').join('');
+    },
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * Consent: pending approvals and the grants they produce (spec/kernel.md §5).
+ *
+ * A grant is scoped to (connection, door, capability) and, once approved, to
+ * the resource the person chose. Grants never widen: a lookup matches the
+ * capability exactly, so `read` never satisfies `write` or `pdfAnnotate`.
+ * Expired grants behave as never granted.
+ */
+import { randomUUID } from 'node:crypto';
+import { failure, type Failure } from './errors.js';
+import type { Approval, Grant, ResourceRef } from './records.js';
+import type { Store } from './store.js';
+import type { EventBus } from './events.js';
+
+export const DEFAULT_GRANT_LIFETIME_MS = 15 * 60 * 1000;
+
+export interface ConsentRequest {
+  capability: string;
+  /** One line for the owner's inbox, e.g. "Claude asks to read notes". */
+  summary?: string;
+  lifetimeMs?: number;
+}
+
+export interface Consent {
+  /** The active grant for this scope, or null. */
+  find(connection: string, door: string, capability: string): Promise<Grant | null>;
+  /**
+   * Returns the active grant, or files (or reports) a pending approval:
+   * `approvalRequired` while pending, `approvalDenied` after a recent denial.
+   */
+  request(connection: string, door: string, request: ConsentRequest): Promise<Grant | Failure>;
+  approve(id: string, resource: ResourceRef | null): Promise<Approval | Failure>;
+  deny(id: string): Promise<Approval | Failure>;
+  pending(): Promise<Approval[]>;
+  grants(connection?: string): Promise<Grant[]>;
+  revoke(grantId: string): Promise<boolean>;
+}
+
+export interface ConsentOptions {
+  store: Store;
+  events: EventBus;
+  now?: () => number;
+}
+
+export function createConsent({ store, events, now = Date.now }: ConsentOptions): Consent {
+  const find = async (connection: string, door: string, capability: string) => {
+    const active = await store.read((tx) => tx.grants.listActive(now(), connection));
+    return active.find((g) => g.door === door && g.capability === capability) ?? null;
+  };
+
+  return {
+    find,
+
+    async request(connection, door, { capability, summary, lifetimeMs }) {
+      const lifetime = lifetimeMs ?? DEFAULT_GRANT_LIFETIME_MS;
+      const grant = await find(connection, door, capability);
+      if (grant) return grant;
+      const filed = await store.transaction(async (tx) => {
+        const latest = await tx.approvals.latest(connection, door, capability);
+        if (latest?.status === 'pending') return { approval: latest, fresh: false };
+        // A denial stands for one lifetime, so an agent cannot nag the owner.
+        if (latest?.status === 'denied' && (latest.decidedAt ?? 0) + lifetime > now()) {
+          return { approval: latest, fresh: false };
+        }
+        const approval: Approval = {
+          id: randomUUID(),
+          connection,
+          door,
+          capability,
+          summary: summary ?? `${door}: ${capability} access`,
+          status: 'pending',
+          lifetimeMs: lifetime,
+          createdAt: now(),
+          decidedAt: null,
+          resource: null,
+          grantId: null,
+        };
+        await tx.approvals.insert(approval);
+        return { approval, fresh: true };
+      });
+      const { approval } = filed;
+      if (filed.fresh) events.publish({ event: 'approvalRequested', approval });
+      if (approval.status === 'denied') {
+        return failure(
+          'approvalDenied',
+          'The owner denied this request; do not ask again unless the owner tells you to.',
+          { approvalID: approval.id },
+        );
+      }
+      return failure(
+        'approvalRequired',
+        `Waiting for the owner to approve request ${approval.id}; call this tool again after they approve it.`,
+        { approvalID: approval.id },
+      );
+    },
+
+    async approve(id, resource) {
+      const result = await store.transaction(async (tx) => {
+        const approval = await tx.approvals.get(id);
+        if (!approval) return failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
+        if (approval.status !== 'pending') {
+          return failure('malformedRequest', `Approval ${id} was already ${approval.status}; nothing changed.`);
+        }
+        const at = now();
+        const grant: Grant = {
+          id: randomUUID(),
+          connection: approval.connection,
+          door: approval.door,
+          capability: approval.capability,
+          resource,
+          createdAt: at,
+          expiresAt: at + approval.lifetimeMs,
+          revokedAt: null,
+        };
+        await tx.grants.insert(grant);
+        const decided = await tx.approvals.decide(id, {
+          status: 'approved',
+          decidedAt: at,
+          resource,
+          grantId: grant.id,
+        });
+        return decided ?? failure('malformedRequest', `Approval ${id} is no longer pending.`);
+      });
+      if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: result });
+      return result;
+    },
+
+    async deny(id) {
+      const result = await store.transaction(async (tx) => {
+        const approval = await tx.approvals.get(id);
+        if (!approval) return failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
+        const decided = await tx.approvals.decide(id, {
+          status: 'denied',
+          decidedAt: now(),
+          resource: null,
+          grantId: null,
+        });
+        return decided ?? failure('malformedRequest', `Approval ${id} was already ${approval.status}; nothing changed.`);
+      });
+      if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: result });
+      return result;
+    },
+
+    pending: () => store.read((tx) => tx.approvals.listPending()),
+    grants: (connection) => store.read((tx) => tx.grants.listActive(now(), connection)),
+
+    async revoke(grantId) {
+      const revoked = await store.transaction((tx) => tx.grants.revoke(grantId, now()));
+      if (revoked) events.publish({ event: 'grantRevoked', grantId });
+      return revoked;
+    },
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * Background jobs (spec/kernel.md §8). `start` returns a job id at once; the
+ * run function gets an AbortSignal, a progress reporter and a warning sink.
+ * Every job, whichever route started it, goes through this registry and emits
+ * the same events: `jobStarted {id, kind}`, `jobProgress {jobId, ...}`,
+ * `jobWarning {jobId, ...where, message}`, `jobFinished {id, status, error?}`.
+ * Jobs are persisted; on start-up unfinished ones become `failed` with error
+ * `interrupted`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { EventBus } from './events.js';
+import type { Job, JobProgress, JobStatus } from './records.js';
+import type { Store } from './store.js';
+import type { Logger } from './logger.js';
+
+export interface ProgressUpdate {
+  step?: string | null;
+  currentUnit?: number;
+  totalUnits?: number;
+  currentStepIndex?: number;
+  totalSteps?: number;
+  /** Computed from units and steps when omitted. */
+  overallPercent?: number;
+}
+
+export interface JobContext {
+  readonly id: string;
+  readonly signal: AbortSignal;
+  progress(update: ProgressUpdate): void;
+  warn(where: Record<string, unknown>, message: string): void;
+}
+
+/** What a run ends with; a throw means `failed`, an abort means `cancelled`. */
+export type JobOutcome = 'completed' | 'completed_with_errors';
+
+export interface JobSpec {
+  door: string;
+  kind: string;
+  input?: unknown;
+  /** Event field names for the unit counters (e.g. pages: currentPage/totalPages). */
+  unitNames?: { current: string; total: string };
+  run(ctx: JobContext): Promise<JobOutcome>;
+}
+
+export interface JobRegistry {
+  start(spec: JobSpec): Promise<string>;
+  get(id: string): Promise<Job | null>;
+  list(query?: { door?: string; status?: JobStatus[]; limit?: number }): Promise<Job[]>;
+  /** Requests cancellation; false when the job is unknown or already finished. */
+  cancel(id: string): Promise<boolean>;
+  /** Resolves when the job has finished (for tests and shutdown). */
+  settled(id: string): Promise<void>;
+  /** Marks jobs left unfinished by a previous process as interrupted. */
+  recover(): Promise<Job[]>;
+  /** Cancels running jobs and waits for them. */
+  close(): Promise<void>;
+}
+
+export interface JobRegistryOptions {
+  store: Store;
+  events: EventBus;
+  logger: Logger;
+  now?: () => number;
+}
+
+const FINAL: ReadonlySet<JobStatus> = new Set(['completed', 'completed_with_errors', 'cancelled', 'failed']);
+
+export function percentOf(p: JobProgress): number {
+  if (p.totalSteps <= 0) return 0;
+  const unitShare = p.totalUnits > 0 ? p.currentUnit / p.totalUnits : 0;
+  return Math.min(100, Math.round(((p.currentStepIndex + unitShare) / p.totalSteps) * 1000) / 10);
+}
+
+export function createJobRegistry({ store, events, logger, now = Date.now }: JobRegistryOptions): JobRegistry {
+  const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+
+  const save = (job: Job) => store.transaction((tx) => tx.jobs.put(job));
+
+  async function execute(job: Job, spec: JobSpec, abort: AbortController): Promise<void> {
+    const names = spec.unitNames ?? { current: 'currentUnit', total: 'totalUnits' };
+    let persisting = Promise.resolve();
+    const persist = () => {
+      const snapshot = structuredClone(job);
+      persisting = persisting.then(() => save(snapshot)).catch((e) => logger.error({ err: e }, 'job save failed'));
+    };
+    const ctx: JobContext = {
+      id: job.id,
+      signal: abort.signal,
+      progress(update) {
+        const p = { ...job.progress, ...update } as JobProgress;
+        p.overallPercent = update.overallPercent ?? percentOf(p);
+        job.progress = p;
+        job.updatedAt = now();
+        events.publish({
+          event: 'jobProgress',
+          jobId: job.id,
+          step: p.step,
+          [names.current]: p.currentUnit,
+          [names.total]: p.totalUnits,
+          currentStepIndex: p.currentStepIndex,
+          totalSteps: p.totalSteps,
+          overallPercent: p.overallPercent,
+        });
+        persist();
+      },
+      warn(where, message) {
+        job.warnings.push({ at: now(), where, message });
+        events.publish({ event: 'jobWarning', jobId: job.id, ...where, message });
+        persist();
+      },
+    };
+    job.status = 'running';
+    job.updatedAt = now();
+    persist();
+    let status: JobStatus;
+    let error: string | null = null;
+    try {
+      const outcome = await spec.run(ctx);
+      status = abort.signal.aborted ? 'cancelled' : outcome;
+    } catch (e) {
+      if (abort.signal.aborted) status = 'cancelled';
+      else {
+        status = 'failed';
+        error = e instanceof Error ? e.message : String(e);
+        logger.warn({ jobId: job.id, err: e }, 'job failed');
+      }
+    }
+    job.status = status;
+    job.error = error;
+    if (status === 'completed') job.progress = { ...job.progress, overallPercent: 100 };
+    job.updatedAt = now();
+    persist();
+    await persisting;
+    events.publish(
+      error === null
+        ? { event: 'jobFinished', id: job.id, status }
+        : { event: 'jobFinished', id: job.id, status, error },
+    );
+  }
+
+  return {
+    async start(spec) {
+      const at = now();
+      const job: Job = {
+        id: randomUUID(),
+        door: spec.door,
+        kind: spec.kind,
+        status: 'queued',
+        progress: { step: null, currentUnit: 0, totalUnits: 0, currentStepIndex: 0, totalSteps: 0, overallPercent: 0 },
+        warnings: [],
+        error: null,
+        input: spec.input ?? null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      await save(job);
+      events.publish({ event: 'jobStarted', id: job.id, kind: job.kind });
+      const abort = new AbortController();
+      // Start on the next tick so `start` answers with the id at once.
+      const done = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => execute(job, spec, abort))
+        .finally(() => running.delete(job.id));
+      running.set(job.id, { abort, done });
+      return job.id;
+    },
+    get: (id) => store.read((tx) => tx.jobs.get(id)),
+    list: (query) => store.read((tx) => tx.jobs.list(query)),
+    async cancel(id) {
+      const entry = running.get(id);
+      if (!entry) return false;
+      entry.abort.abort(new Error('cancelled'));
+      return true;
+    },
+    async settled(id) {
+      await running.get(id)?.done;
+    },
+    async recover() {
+      const jobs = await store.transaction((tx) => tx.jobs.interruptUnfinished(now()));
+      for (const job of jobs) events.publish({ event: 'jobFinished', id: job.id, status: 'failed', error: 'interrupted' });
+      return jobs;
+    },
+    async close() {
+      for (const { abort } of running.values()) abort.abort(new Error('shutting down'));
+      await Promise.allSettled([...running.values()].map((r) => r.done));
+    },
+  };
+}
+
+export function isFinal(status: JobStatus): boolean {
+  return FINAL.has(status);
+}

@@ -1,0 +1,178 @@
+/**
+ * The idempotent journal (spec/kernel.md §6).
+ *
+ * `begin` records a `prepared` entry (its own small transaction) before the
+ * handler runs. The handler's write then commits in one transaction together
+ * with the entry's `committed` state and receipt, so after a crash an entry
+ * is either committed with its write, or still `prepared` with no write
+ * (for store-backed doors), or unknown (doors with outside effects), which
+ * the door's resolver decides on the next start.
+ *
+ * Stored states map onto the wire states:
+ * committed → `committed`; prepared → `prepared-not-submitted`;
+ * uncertain → `submission-uncertain-do-not-use-new-id`; none → `not-found`.
+ */
+import { failure, type Failure } from './errors.js';
+import type { JournalEntry, Provenance } from './records.js';
+import type { Store, StoreTx } from './store.js';
+
+export const DEFAULT_RECEIPT_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+export type OperationState =
+  | { state: 'committed'; receipt: unknown }
+  | { state: 'prepared-not-submitted' }
+  | { state: 'submission-uncertain-do-not-use-new-id' }
+  | { state: 'not-found' };
+
+export interface OperationRequest {
+  scope: string;
+  operationId: string;
+  /** Digest of the canonical arguments. */
+  digest: string;
+  tool: string;
+  connection: string;
+  target: string | null;
+  provenance: Provenance | null;
+}
+
+/** An operation that may now execute. */
+export interface OpenOperation {
+  /** Mark committed with `receipt` inside the write's own transaction. */
+  commit(tx: StoreTx, receipt: unknown): Promise<void>;
+  /** Nothing was written: forget the entry (a retry executes afresh). */
+  abandon(): Promise<void>;
+  /** The write may have happened: keep the entry as uncertain. */
+  markUncertain(): Promise<void>;
+}
+
+export type BeginResult =
+  | { kind: 'replay'; receipt: unknown }
+  | { kind: 'open'; operation: OpenOperation }
+  | Failure;
+
+/** What a door says about an operation left unresolved by a crash or timeout. */
+export type Resolution = { exists: true; receipt: unknown } | { exists: false } | { exists: 'unknown' };
+
+export interface Journal {
+  begin(request: OperationRequest): Promise<BeginResult>;
+  state(scope: string, operationId: string): Promise<OperationState>;
+  /** Resolve every prepared or uncertain entry through the resolver; returns how many changed. */
+  resolvePending(resolve: (entry: JournalEntry) => Promise<Resolution>): Promise<number>;
+  purgeExpired(): Promise<number>;
+}
+
+export interface JournalOptions {
+  store: Store;
+  retentionMs?: number;
+  now?: () => number;
+}
+
+const reused = (operationId: string) =>
+  failure(
+    'malformedRequest',
+    `operationID ${operationId} already used for a different request; use a new operationID for a new request.`,
+    { field: 'operationID' },
+  );
+
+export function createJournal({ store, retentionMs = DEFAULT_RECEIPT_RETENTION_MS, now = Date.now }: JournalOptions): Journal {
+  const inFlight = new Set<string>();
+  const keyOf = (scope: string, id: string) => `${scope}\u0000${id}`;
+
+  const open = (req: OperationRequest): OpenOperation => {
+    const key = keyOf(req.scope, req.operationId);
+    inFlight.add(key);
+    return {
+      async commit(tx, receipt) {
+        const updated = await tx.journal.update(req.scope, req.operationId, {
+          state: 'committed',
+          receipt,
+          updatedAt: now(),
+        });
+        if (!updated) throw new Error(`journal entry ${req.operationId} vanished before commit`);
+        inFlight.delete(key);
+      },
+      async abandon() {
+        inFlight.delete(key);
+        await store.transaction(async (tx) => {
+          const entry = await tx.journal.get(req.scope, req.operationId);
+          if (entry?.state === 'prepared') await tx.journal.delete(req.scope, req.operationId);
+        });
+      },
+      async markUncertain() {
+        inFlight.delete(key);
+        // Only a still-prepared entry becomes uncertain: a write that committed meanwhile stands.
+        await store.transaction(async (tx) => {
+          const entry = await tx.journal.get(req.scope, req.operationId);
+          if (entry?.state === 'prepared') {
+            await tx.journal.update(req.scope, req.operationId, { state: 'uncertain', updatedAt: now() });
+          }
+        });
+      },
+    };
+  };
+
+  return {
+    async begin(req) {
+      const at = now();
+      const entry: JournalEntry = {
+        ...req,
+        state: 'prepared',
+        receipt: null,
+        createdAt: at,
+        updatedAt: at,
+        expiresAt: at + retentionMs,
+      };
+      const existing = await store.transaction((tx) => tx.journal.insert(entry));
+      if (!existing) return { kind: 'open', operation: open(req) };
+      if (existing.digest !== req.digest) return reused(req.operationId);
+      if (existing.state === 'committed') return { kind: 'replay', receipt: existing.receipt };
+      if (existing.state === 'uncertain') {
+        return failure(
+          'mutationUncertain',
+          `Operation ${req.operationId} may or may not have been applied; check the resource, and retry only with this same operationID.`,
+        );
+      }
+      if (inFlight.has(keyOf(req.scope, req.operationId))) {
+        return failure(
+          'busy',
+          `Operation ${req.operationId} is still running; wait, then retry with the same operationID.`,
+        );
+      }
+      // A prepared entry nobody is running: its write never committed. Run it.
+      return { kind: 'open', operation: open(req) };
+    },
+
+    async state(scope, operationId) {
+      const entry = await store.read((tx) => tx.journal.get(scope, operationId));
+      if (!entry) return { state: 'not-found' };
+      if (entry.state === 'committed') return { state: 'committed', receipt: entry.receipt };
+      if (entry.state === 'uncertain') return { state: 'submission-uncertain-do-not-use-new-id' };
+      return { state: 'prepared-not-submitted' };
+    },
+
+    async resolvePending(resolve) {
+      let changed = 0;
+      for (const state of ['prepared', 'uncertain'] as const) {
+        const entries = await store.read((tx) => tx.journal.listByState(state));
+        for (const entry of entries) {
+          if (inFlight.has(keyOf(entry.scope, entry.operationId))) continue;
+          const resolution = await resolve(entry);
+          const next =
+            resolution.exists === true
+              ? { state: 'committed' as const, receipt: resolution.receipt }
+              : resolution.exists === false
+                ? { state: 'prepared' as const }
+                : { state: 'uncertain' as const };
+          if (next.state === entry.state) continue;
+          await store.transaction((tx) =>
+            tx.journal.update(entry.scope, entry.operationId, { ...next, updatedAt: now() }),
+          );
+          changed++;
+        }
+      }
+      return changed;
+    },
+
+    purgeExpired: () => store.transaction((tx) => tx.journal.purgeExpired(now())),
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * The kernel: one object that holds the services (consent, journal, jobs,
+ * audit, events) and the mounted doors, and runs every tool call through the
+ * pipeline. It knows nothing of HTTP, SQL or any particular door.
+ */
+import { z } from 'zod';
+import { failure, type Failure } from './errors.js';
+import { createConsent, type Consent } from './consent.js';
+import { createJournal, type Journal, type Resolution } from './journal.js';
+import { createJobRegistry, type JobRegistry } from './jobs.js';
+import { createAudit, type Audit } from './audit.js';
+import { checkResponseBytes, createConcurrencyGate, type ConcurrencyGate } from './limits.js';
+import { runPipeline, type CallOptions } from './pipeline.js';
+import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
+import type { Door, Presented, Presenter, ToolResult } from './door.js';
+import type { EventBus } from './events.js';
+import type { BlobStore, Store } from './store.js';
+import type { Logger } from './logger.js';
+import type { JournalEntry } from './records.js';
+
+export interface KernelServices {
+  readonly store: Store;
+  readonly blobs: BlobStore;
+  readonly events: EventBus;
+  readonly logger: Logger;
+  readonly consent: Consent;
+  readonly journal: Journal;
+  readonly jobs: JobRegistry;
+  readonly audit: Audit;
+}
+
+export interface KernelOptions {
+  store: Store;
+  blobs: BlobStore;
+  events: EventBus;
+  logger: Logger;
+  /** Limit overrides per door mount (e.g. from the config file). */
+  limits?: Record<string, Partial<Limits>>;
+  receiptRetentionMs?: number;
+  now?: () => number;
+}
+
+/** An MCP tool descriptor as `tools/list` publishes it. */
+export interface ToolDescriptor {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+export interface Kernel extends KernelServices {
+  mount(door: Door): void;
+  doors(): Door[];
+  door(mount: string): Door | undefined;
+  tools(mount: string): ToolDescriptor[];
+  /** Runs one tool call through the pipeline and presents it in the door's wire format. */
+  call(mount: string, tool: string, args: unknown, options: CallOptions): Promise<Presented>;
+  /** Recovers jobs and journal entries left by a previous process, then starts doors. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const mountOf = (door: Door): string => door.mount ?? door.name;
+
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+/** The generic wire format: JSON text, `structuredContent` when an output schema exists. */
+export const defaultPresenter: Presenter = {
+  success(tool, value) {
+    const text = JSON.stringify(value ?? null);
+    const result: ToolResult = { content: [{ type: 'text', text }] };
+    if (tool.output && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      result.structuredContent = value as Record<string, unknown>;
+    }
+    return result;
+  },
+  failure(_tool, f) {
+    return {
+      content: [{ type: 'text', text: JSON.stringify({ code: f.code, message: f.message, ...(f.data ?? {}) }) }],
+      isError: true,
+    };
+  },
+};
+
+export function createKernel(options: KernelOptions): Kernel {
+  const { store, blobs, events, logger } = options;
+  const now = options.now ?? Date.now;
+  const consent = createConsent({ store, events, now });
+  const journal = createJournal({ store, now, ...(options.receiptRetentionMs ? { retentionMs: options.receiptRetentionMs } : {}) });
+  const jobs = createJobRegistry({ store, events, logger, now });
+  const audit = createAudit({ store, events, now });
+  const services: KernelServices = { store, blobs, events, logger, consent, journal, jobs, audit };
+  const mounted = new Map<string, { door: Door; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }>();
+  const gates = new Map<string, ConcurrencyGate>();
+  let purgeTimer: NodeJS.Timeout | undefined;
+
+  const describe = (tool: AnyToolDef): ToolDescriptor => {
+    const d: ToolDescriptor = { name: tool.name, description: tool.description, inputSchema: jsonSchemaOf(tool.input) };
+    if (tool.title) d.title = tool.title;
+    if (tool.output) d.outputSchema = jsonSchemaOf(tool.output);
+    if (tool.annotations) d.annotations = { ...tool.annotations };
+    return d;
+  };
+
+  const present = (door: Door, tool: AnyToolDef, outcome: { ok: true; value: unknown } | Failure, limits: Limits): Presented => {
+    const presenter = door.presenter ?? defaultPresenter;
+    if (!outcome.ok) return presenter.failure(tool, outcome);
+    const shown = presenter.success(tool, outcome.value);
+    if ('protocolError' in shown) return shown;
+    const tooLarge = checkResponseBytes(JSON.stringify(shown), limits.responseBytes);
+    return tooLarge ? presenter.failure(tool, tooLarge) : shown;
+  };
+
+  const kernel: Kernel = {
+    ...services,
+    mount(door) {
+      const name = mountOf(door);
+      if (mounted.has(name)) throw new Error(`door mount '${name}' is already in use; give each mount its own prefix`);
+      const tools = new Map(door.tools.map((t) => [t.name, t]));
+      const limits = { ...DEFAULT_LIMITS, ...door.limits, ...options.limits?.[name] };
+      mounted.set(name, { door, tools, limits, descriptors: door.tools.map(describe) });
+      gates.set(name, createConcurrencyGate());
+    },
+    doors: () => [...mounted.values()].map((m) => m.door),
+    door: (name) => mounted.get(name)?.door,
+    tools: (name) => mounted.get(name)?.descriptors ?? [],
+
+    async call(name, toolName, args, callOptions) {
+      const m = mounted.get(name);
+      if (!m) throw new Error(`no door mounted as '${name}'`);
+      const tool = m.tools.get(toolName);
+      if (!tool) {
+        const known = [...m.tools.keys()].join(', ');
+        const presenter = m.door.presenter ?? defaultPresenter;
+        const stub = { name: toolName, description: '', input: z.unknown(), handler: async () => null } as AnyToolDef;
+        return presenter.failure(stub, failure('notFound', `Unknown tool '${toolName}'; available tools: ${known}.`));
+      }
+      const gate = gates.get(name)!;
+      const outcome = await runPipeline(services, { door: m.door.name, mount: name, tool, limits: m.limits, gate }, args, callOptions);
+      return present(m.door, tool, outcome, m.limits);
+    },
+
+    async start() {
+      await jobs.recover();
+      const byScope = new Map([...mounted].map(([k, v]) => [k, v.door]));
+      await journal.resolvePending(async (entry: JournalEntry): Promise<Resolution> => {
+        const door = byScope.get(entry.scope);
+        // A store-backed write commits with its journal entry: still prepared means not written.
+        if (!door?.resolveOperation) return entry.state === 'prepared' ? { exists: false } : { exists: 'unknown' };
+        return door.resolveOperation(entry);
+      });
+      await journal.purgeExpired();
+      purgeTimer = setInterval(() => void journal.purgeExpired().catch(() => undefined), 60 * 60 * 1000);
+      purgeTimer.unref();
+      for (const { door } of mounted.values()) await door.start?.(kernel);
+    },
+
+    async close() {
+      clearInterval(purgeTimer);
+      await jobs.close();
+      for (const { door } of mounted.values()) await door.stop?.();
+    },
+  };
+  return kernel;
+}

@@ -1,0 +1,244 @@
+/**
+ * The one closed, ordered pipeline every tool call of every door passes.
+ *
+ * | stage    | module        | error it can raise                                   |
+ * |----------|---------------|------------------------------------------------------|
+ * | validate | validate.ts   | malformedRequest (wrong type, unknown/missing field) |
+ * | limits   | limits.ts     | requestTooLarge, busy (before); timeout,             |
+ * |          |               | mutationUncertain, resultTooLarge (after)            |
+ * | consent  | consent.ts    | notAuthorized (no grant for the capability)          |
+ * | journal  | journal.ts    | malformedRequest (operationID reused), busy,         |
+ * |          |               | mutationUncertain (earlier attempt uncertain)        |
+ * | execute  | the door      | any code the door returns; a throw → internal        |
+ * | history  | history.ts    | (the handler applies ops through the kernel history) |
+ * | audit    | audit.ts      | — (records every write and every refusal)            |
+ * | events   | events.ts     | — (publishes `toolCalled`)                           |
+ */
+import { randomUUID } from 'node:crypto';
+import { AirlockError, failure, isFailure, type Failure } from './errors.js';
+import { digestOf } from './digest.js';
+import { validateInput } from './validate.js';
+import { checkRequestBytes, type ConcurrencyGate } from './limits.js';
+import type { AnyToolDef, Limits, ToolContext } from './tool.js';
+import type { Connection } from './connection.js';
+import type { OpenOperation } from './journal.js';
+import type { Provenance } from './records.js';
+import type { KernelServices } from './kernel.js';
+
+export interface CallOptions {
+  connection: Connection;
+  /** Aborted when the client cancels the request. */
+  signal?: AbortSignal;
+  /** Sends MCP progress when the request carried a progress token. */
+  progress?: (progress: number, total?: number, message?: string) => Promise<void>;
+}
+
+export type CallOutcome = { ok: true; value: unknown } | Failure;
+
+interface CallScope {
+  door: string;
+  /** Grant/journal scope: the door's mount. */
+  mount: string;
+  tool: AnyToolDef;
+  limits: Limits;
+  gate: ConcurrencyGate;
+}
+
+const REFUSALS_NOT_AUDITED = new Set<string>();
+
+export async function runPipeline(
+  services: KernelServices,
+  scope: CallScope,
+  rawArgs: unknown,
+  options: CallOptions,
+): Promise<CallOutcome> {
+  const started = Date.now();
+  const { tool, limits, mount } = scope;
+  const { connection } = options;
+  let provenance: Provenance | null = null;
+
+  const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
+    const changesState = tool.annotations?.readOnlyHint !== true;
+    if ((changesState || !outcome.ok) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
+      await services.audit
+        .record({
+          connection: connection.id,
+          door: mount,
+          tool: tool.name,
+          args: rawArgs,
+          provenance,
+          result: outcome.ok ? 'ok' : outcome.code,
+          durationMs: Date.now() - started,
+        })
+        .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
+    }
+    services.events.publish({
+      event: 'toolCalled',
+      door: mount,
+      tool: tool.name,
+      connection: connection.id,
+      result: outcome.ok ? 'ok' : outcome.code,
+      durationMs: Date.now() - started,
+    });
+    return outcome;
+  };
+
+  // validate + limits (before)
+  const tooLarge = checkRequestBytes(rawArgs, limits.requestBytes);
+  if (tooLarge) return finish(tooLarge);
+  const parsed = validateInput(tool.input, rawArgs);
+  if (!parsed.ok) return finish(parsed);
+  const input = parsed.value;
+  provenance = tool.journal?.provenance?.(input) ?? null;
+  const release = scope.gate.enter(connection.id, limits.concurrentCalls);
+  if (!release) {
+    return finish(
+      failure('busy', `At most ${limits.concurrentCalls} calls may be in flight per connection; wait for one to finish, then retry.`),
+    );
+  }
+
+  try {
+    // consent
+    let grant = null;
+    if (tool.consent) {
+      grant = await services.consent.find(connection.id, mount, tool.consent.capability);
+      if (!grant) {
+        return await finish(
+          failure(
+            'notAuthorized',
+            `This connection has no ${tool.consent.capability} grant; call the request-access tool for ${tool.consent.capability} and wait for the owner to approve.`,
+          ),
+        );
+      }
+    }
+
+    // journal
+    let operation: OpenOperation | null = null;
+    if (tool.journal) {
+      const begun = await services.journal.begin({
+        scope: mount,
+        operationId: tool.journal.operationId(input),
+        digest: digestOf({ tool: tool.name, input }),
+        tool: tool.name,
+        connection: connection.id,
+        target: tool.journal.target?.(input) ?? null,
+        provenance,
+      });
+      if ('ok' in begun) return await finish(begun);
+      if (begun.kind === 'replay') return await finish({ ok: true, value: begun.receipt });
+      operation = begun.operation;
+    }
+
+    // execute, bounded by the timeout and the caller's cancellation
+    return await finish(await execute(services, scope, input, grant, operation, options));
+  } finally {
+    release();
+  }
+}
+
+async function execute(
+  services: KernelServices,
+  scope: CallScope,
+  input: unknown,
+  grant: ToolContext['grant'],
+  operation: OpenOperation | null,
+  options: CallOptions,
+): Promise<CallOutcome> {
+  const { tool, limits, mount } = scope;
+  const timeout = new AbortController();
+  const signal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
+  const write: { state: 'none' | 'writing' | 'committed' } = { state: 'none' };
+  let settled = false;
+
+  const ctx: ToolContext = {
+    connection: options.connection,
+    door: mount,
+    tool: tool.name,
+    signal,
+    logger: services.logger.child({ door: mount, tool: tool.name }),
+    grant,
+    store: services.store,
+    blobs: services.blobs,
+    jobs: services.jobs,
+    events: services.events,
+    progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),
+    requestConsent: (request) => services.consent.request(options.connection.id, mount, request),
+    async write(fn) {
+      if (settled) throw new AirlockError('timeout', 'The call already ended; nothing was written.');
+      write.state = 'writing';
+      try {
+        const value = await services.store.transaction(async (tx) => {
+          const result = await fn(tx);
+          if (operation) await operation.commit(tx, result);
+          return result;
+        });
+        write.state = 'committed';
+        return value;
+      } catch (error) {
+        // The transaction rolled back: nothing was written.
+        write.state = 'none';
+        throw error;
+      }
+    },
+  };
+
+  const handlerRun = (async (): Promise<CallOutcome> => {
+    try {
+      const value = await tool.handler(input, ctx);
+      return isFailure(value) ? value : { ok: true, value };
+    } catch (error) {
+      if (error instanceof AirlockError) return error.toFailure();
+      const logId = randomUUID();
+      ctx.logger.error({ err: error, logId }, 'tool handler threw');
+      return failure('internal', `Internal error (log id ${logId}); report it to the server operator.`, { logId });
+    }
+  })();
+
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), limits.timeoutMs);
+    options.signal?.addEventListener('abort', () => resolve('cancelled'), { once: true });
+  });
+
+  const winner = await Promise.race([handlerRun, stopped]);
+  clearTimeout(timer);
+  settled = true;
+
+  if (winner === 'timeout' || winner === 'cancelled') {
+    timeout.abort(new AirlockError(winner));
+    const mayHaveWritten = write.state !== 'none' || (tool.writes === true && !operation);
+    if (operation) {
+      if (write.state === 'none') await operation.abandon();
+      else await operation.markUncertain();
+      // Let a write that is already running finish or roll back in the background.
+      handlerRun.catch(() => undefined);
+    }
+    if (write.state === 'committed') {
+      // The write finished just before the deadline; its receipt stands.
+      const outcome = await handlerRun;
+      if (outcome.ok) return outcome;
+    }
+    if (mayHaveWritten) {
+      return failure(
+        'mutationUncertain',
+        `${tool.name} was interrupted after its write started; check the resource or retry with the same operationID (never a new one).`,
+      );
+    }
+    return winner === 'timeout'
+      ? failure('timeout', `${tool.name} took longer than ${limits.timeoutMs} ms and was stopped; nothing was written, so it is safe to retry.`)
+      : failure('cancelled');
+  }
+
+  if (operation && write.state !== 'committed') {
+    if (winner.ok) {
+      // A journaled handler must write through ctx.write; its result is the receipt.
+      await operation.abandon();
+      const logId = randomUUID();
+      ctx.logger.error({ logId }, 'journaled tool returned without ctx.write');
+      return failure('internal', `Internal error (log id ${logId}); report it to the server operator.`, { logId });
+    }
+    if (write.state === 'none') await operation.abandon();
+    else await operation.markUncertain();
+  }
+  return winner;
+}

@@ -1,0 +1,111 @@
+/**
+ * The one way to declare a tool (spec/kernel.md §1).
+ *
+ * A door declares name, description, input schema (zod), optional output
+ * schema, MCP annotations, which kernel stages apply (consent capability,
+ * journal) and a handler. The handler receives validated input and a
+ * `ToolContext`; it returns a value (the door's result) or a `Failure`.
+ *
+ * @example
+ * const echo = defineTool({
+ *   name: 'echo', description: 'Echo text back',
+ *   input: z.object({ text: z.string() }).strict(),
+ *   handler: async ({ text }) => ({ text }),
+ * });
+ */
+import type { z } from 'zod';
+import type { Failure } from './errors.js';
+import type { Grant, Provenance } from './records.js';
+import type { StoreTx } from './store.js';
+import type { Logger } from './logger.js';
+import type { Connection } from './connection.js';
+import type { ConsentRequest } from './consent.js';
+import type { JobRegistry } from './jobs.js';
+import type { EventBus } from './events.js';
+import type { BlobStore, Store } from './store.js';
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** Per-door limits the kernel enforces (spec/kernel.md §3). */
+export interface Limits {
+  /** UTF-8 bytes of the JSON arguments. */
+  requestBytes: number;
+  /** UTF-8 bytes of the serialised result. */
+  responseBytes: number;
+  /** Calls in flight per connection; the extra call is answered `busy` at once. */
+  concurrentCalls: number;
+  /** Per-call timeout in ms; the handler's signal is aborted. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  requestBytes: 1024 * 1024,
+  responseBytes: 4 * 1024 * 1024,
+  concurrentCalls: 16,
+  timeoutMs: 60_000,
+};
+
+/** How a tool's write is journaled (spec/kernel.md §6). */
+export interface JournalSpec<I> {
+  operationId: (input: I) => string;
+  /** Resource key the write touches, so an uncertain entry can be resolved later. */
+  target?: (input: I) => string | null;
+  provenance?: (input: I) => Provenance | null;
+}
+
+export interface ToolContext {
+  readonly connection: Connection;
+  readonly door: string;
+  readonly tool: string;
+  /** Aborted on timeout, cancellation or shutdown. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  /** Report progress; sent as MCP progress when the request carried a token. */
+  progress(progress: number, total?: number, message?: string): Promise<void>;
+  /** The grant the consent stage found (tools with `consent`), else null. */
+  readonly grant: Grant | null;
+  /** Ask the owner for a grant (the request_*_access tools). */
+  requestConsent(request: ConsentRequest): Promise<Grant | Failure>;
+  /**
+   * Run the tool's write in one store transaction. For journaled tools the
+   * journal entry commits in the same transaction, so the write and its
+   * receipt exist together or not at all. `receipt` is what a retry with the
+   * same operationID gets back.
+   */
+  write<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  readonly store: Store;
+  readonly blobs: BlobStore;
+  readonly jobs: JobRegistry;
+  readonly events: EventBus;
+}
+
+export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
+  name: string;
+  title?: string;
+  description: string;
+  input: S;
+  /** Published as `outputSchema`; results then also carry `structuredContent`. */
+  output?: z.ZodType;
+  annotations?: ToolAnnotations;
+  /** Capability a grant must cover before the handler runs (kernel §5). */
+  consent?: { capability: string };
+  journal?: JournalSpec<z.output<S>>;
+  /** True when a timeout after the handler started may leave a write done (→ mutationUncertain). */
+  writes?: boolean;
+  handler: (input: z.output<S>, ctx: ToolContext) => Promise<R | Failure>;
+}
+
+/** Identity function that keeps the input type flowing into the handler. */
+export function defineTool<S extends z.ZodType, R>(def: ToolDef<S, R>): ToolDef<S, R> {
+  return def;
+}
+
+// Erased form for collections of tools with different schemas.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyToolDef = ToolDef<any, any>;

@@ -1,0 +1,63 @@
+/**
+ * Access guards (spec/kernel.md §11): Host and Origin validation against DNS
+ * rebinding (a foreign Origin gets 403) and the optional bearer token.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]', '::1'];
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_HOSTS.includes(host) || host.startsWith('127.');
+}
+
+function hostnameOf(hostHeader: string): string {
+  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1);
+  return hostHeader.split(':')[0] ?? '';
+}
+
+export interface GuardOptions {
+  /** Hostnames accepted in Host (and in Origin); loopback names are always accepted. */
+  allowedHosts: string[];
+  /** Extra exact origins allowed (e.g. `https://app.example`). */
+  allowedOrigins: string[];
+  token: string | undefined;
+}
+
+export type GuardResult = { ok: true } | { ok: false; status: number; code: string; message: string };
+
+export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions): GuardResult {
+  const allowed = new Set([...LOOPBACK_HOSTS, ...options.allowedHosts]);
+  const host = req.headers.host;
+  if (!host || !allowed.has(hostnameOf(host))) {
+    return { ok: false, status: 403, code: 'forbiddenHost', message: `Host '${host ?? ''}' is not allowed; connect through an allowed host name.` };
+  }
+  const origin = req.headers.origin;
+  if (origin === undefined) return { ok: true };
+  if (options.allowedOrigins.includes(origin)) return { ok: true };
+  let parsed: URL;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    return { ok: false, status: 403, code: 'forbiddenOrigin', message: `Origin '${origin}' is not allowed.` };
+  }
+  const originHost = parsed.hostname.includes(':') ? `[${parsed.hostname}]` : parsed.hostname;
+  // Same host as the request (any port of this server's host) or loopback pages.
+  if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && (allowed.has(originHost) || allowed.has(parsed.hostname))) {
+    return { ok: true };
+  }
+  return { ok: false, status: 403, code: 'forbiddenOrigin', message: `Origin '${origin}' is not allowed to call this server.` };
+}
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** Returns the principal for a valid bearer token, null for a wrong or missing one. */
+export function checkBearer(req: IncomingMessage, token: string | undefined): string | null {
+  if (!token) return 'local';
+  const auth = req.headers.authorization;
+  if (!auth || !/^Bearer\s+/i.test(auth)) return null;
+  const candidate = auth.replace(/^Bearer\s+/i, '').trim();
+  // Compare digests so length differences leak nothing.
+  if (!timingSafeEqual(digest(candidate), digest(token))) return null;
+  return 'owner';
+}

@@ -1,0 +1,92 @@
+/**
+ * Builds one low-level SDK `Server` exposing the tools of some mounted doors.
+ * Tool calls go to `kernel.call`, so every call passes the kernel pipeline;
+ * the SDK validates nothing of ours (strict validation and the error shape are
+ * the kernel's and the door's, e.g. notes answers malformedRequest inside its
+ * envelope, not as a protocol error).
+ */
+import { ProtocolError, Server } from '@modelcontextprotocol/server';
+import type { Kernel, ToolDescriptor } from '../kernel/kernel.js';
+import type { Connection } from '../kernel/connection.js';
+import type { ProtocolErrorOutcome } from '../kernel/door.js';
+import { connection as makeConnection } from '../kernel/connection.js';
+
+export const SERVER_INFO = { name: 'airlock', version: '0.1.0' };
+
+export interface McpServerOptions {
+  kernel: Kernel;
+  /** Door mounts served by this endpoint. */
+  mounts: string[];
+  /**
+   * Connection identity for a request (spec/kernel.md §4): the transport
+   * decides from the MCP session, the bearer principal or the process.
+   */
+  identify(request: { sessionId?: string | undefined; principal?: string | undefined }): Pick<Connection, 'id' | 'kind'>;
+}
+
+/** Tool name → mount, checked for collisions across the endpoint's doors. */
+export function toolIndex(kernel: Kernel, mounts: string[]): Map<string, { mount: string; descriptor: ToolDescriptor }> {
+  const index = new Map<string, { mount: string; descriptor: ToolDescriptor }>();
+  for (const mount of mounts) {
+    for (const descriptor of kernel.tools(mount)) {
+      const taken = index.get(descriptor.name);
+      if (taken) {
+        throw new Error(`tool '${descriptor.name}' is offered by both '${taken.mount}' and '${mount}'; give one of them another --prefix`);
+      }
+      index.set(descriptor.name, { mount, descriptor });
+    }
+  }
+  return index;
+}
+
+export function createMcpServer({ kernel, mounts, identify }: McpServerOptions): Server {
+  const index = toolIndex(kernel, mounts);
+  const tools = [...index.values()].map((t) => t.descriptor);
+  const instructions = mounts
+    .map((m) => kernel.door(m)?.instructions)
+    .filter((s): s is string => typeof s === 'string')
+    .join('\n\n');
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    ...(instructions ? { instructions } : {}),
+  });
+
+  server.setRequestHandler('tools/list', async () => ({ tools: tools as never }));
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const name = request.params.name;
+    const entry = index.get(name);
+    if (!entry) {
+      throw new ProtocolError(-32602, `Unknown tool '${name}'; call tools/list to see the available tools.`);
+    }
+    const principal = ctx.http?.authInfo?.clientId;
+    const base = identify({ sessionId: ctx.sessionId, principal });
+    const clientInfo = server.getClientVersion() ?? ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientInfo' as never];
+    const client =
+      clientInfo && typeof clientInfo === 'object' && 'name' in clientInfo
+        ? { name: String((clientInfo as { name: unknown }).name), version: String((clientInfo as { version?: unknown }).version ?? '') }
+        : undefined;
+    const progressToken = request.params._meta?.progressToken;
+    const presented = await kernel.call(entry.mount, name, request.params.arguments ?? {}, {
+      connection: makeConnection(base.id, base.kind, client),
+      signal: ctx.mcpReq.signal,
+      ...(progressToken !== undefined
+        ? {
+            progress: (progress: number, total?: number, message?: string) =>
+              ctx.mcpReq.notify({
+                method: 'notifications/progress',
+                params: { progressToken, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) },
+              }),
+          }
+        : {}),
+    });
+    if ('protocolError' in presented) {
+      const { code, message, data } = (presented as ProtocolErrorOutcome).protocolError;
+      throw new ProtocolError(code, message, data);
+    }
+    return presented as never;
+  });
+
+  for (const mount of mounts) kernel.door(mount)?.extendServer?.(server, { connectionId: '' });
+  return server;
+}

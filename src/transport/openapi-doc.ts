@@ -1,0 +1,46 @@
+/** `GET /api/v1/openapi.json`: an OpenAPI 3.1 document of the REST routes actually mounted. */
+import type { RestRoute } from '../kernel/door.js';
+import { SERVER_INFO } from './mcp-server.js';
+
+export function openApiDocument(routes: RestRoute[]): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of [...routes].sort((a, b) => a.path.localeCompare(b.path))) {
+    const path = `/api/v1/${route.path}`;
+    const params = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    const op = {
+      summary: route.summary,
+      operationId: `${route.method.toLowerCase()}_${route.path.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+/g, '_')}`,
+      ...(params.length ? { parameters: params } : {}),
+      responses: {
+        '200': { description: 'OK' },
+        default: {
+          description: 'Error `{status, code, message}`',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['status', 'code', 'message'],
+                properties: { status: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } },
+              },
+            },
+          },
+        },
+      },
+    };
+    (paths[path] ??= {})[route.method.toLowerCase()] = op;
+  }
+  paths['/api/v1/events'] = { get: { summary: 'Server-sent events (snapshot first; Last-Event-ID replay)', operationId: 'get_events', responses: { '200': { description: 'text/event-stream' } } } };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Airlock workspace API', version: SERVER_INFO.version },
+    servers: [{ url: '/' }],
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    security: [{ bearer: [] }, {}],
+    paths,
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * Kernel REST routes every door relies on (spec/README.md): approvals,
+ * grants, audit, jobs. Door routes are added beside them by the HTTP app.
+ */
+import { z } from 'zod';
+import type { Kernel } from '../kernel/kernel.js';
+import type { RestRoute, RestResponse } from '../kernel/door.js';
+import type { Failure } from '../kernel/errors.js';
+import type { ResourceRef } from '../kernel/records.js';
+import { validateInput } from '../kernel/validate.js';
+
+const STATUS: Record<string, number> = {
+  malformedRequest: 400,
+  notFound: 404,
+  noProject: 409,
+  approvalRequired: 403,
+  approvalDenied: 403,
+  notAuthorized: 403,
+  versionConflict: 409,
+  confirmRequired: 400,
+  requestTooLarge: 413,
+  resultTooLarge: 413,
+  busy: 429,
+  timeout: 504,
+  cancelled: 499,
+  mutationUncertain: 503,
+  unavailable: 503,
+  upstreamError: 502,
+  internal: 500,
+};
+
+export function failureResponse(f: Failure): RestResponse {
+  const status = STATUS[f.code] ?? 500;
+  return { status, body: { status, code: f.code, message: f.message, ...(f.data ?? {}) } };
+}
+
+const ApproveBody = z
+  .object({
+    resource: z.union([z.string().min(1), z.object({ id: z.string(), name: z.string() }), z.null()]).optional(),
+  })
+  .strict();
+
+async function resolveResource(kernel: Kernel, door: string, capability: string, wanted: string | ResourceRef | null | undefined) {
+  const d = kernel.doors().find((x) => (x.mount ?? x.name) === door);
+  if (!d?.resources) return typeof wanted === 'string' ? { id: wanted, name: wanted } : (wanted ?? null);
+  const options = await d.resources(capability);
+  const key = typeof wanted === 'string' ? wanted : wanted?.id;
+  const found = options.find((r) => r.id === key || r.name === key);
+  if (!found) {
+    const names = options.map((r) => `${r.name} (${r.id})`).join(', ') || 'none yet; create one first';
+    return {
+      ok: false as const,
+      message: key ? `No ${door} resource '${key}'; choose one of: ${names}.` : `Choose a resource to approve: ${names}.`,
+    };
+  }
+  return found;
+}
+
+export function kernelRoutes(kernel: Kernel): RestRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: 'approvals',
+      summary: 'Pending approvals, oldest first',
+      handler: async () => ({ status: 200, body: { approvals: await kernel.consent.pending() } }),
+    },
+    {
+      method: 'POST',
+      path: 'approvals/{id}/approve',
+      summary: 'Approve a pending request, choosing the resource the grant covers',
+      handler: async ({ params, body }) => {
+        const parsed = validateInput(ApproveBody, body ?? {});
+        if (!parsed.ok) return failureResponse(parsed);
+        const pending = (await kernel.consent.pending()).find((a) => a.id === params.id);
+        if (!pending) {
+          const r = await kernel.consent.approve(params.id!, null); // reports notFound / already decided
+          return 'ok' in r ? failureResponse(r) : { status: 200, body: r };
+        }
+        const resource = await resolveResource(kernel, pending.door, pending.capability, parsed.value.resource);
+        if (resource && 'ok' in resource) return { status: 400, body: { status: 400, code: 'malformedRequest', message: resource.message } };
+        const approved = await kernel.consent.approve(params.id!, resource);
+        return 'ok' in approved ? failureResponse(approved) : { status: 200, body: approved };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'approvals/{id}/deny',
+      summary: 'Deny a pending request',
+      handler: async ({ params }) => {
+        const denied = await kernel.consent.deny(params.id!);
+        return 'ok' in denied ? failureResponse(denied) : { status: 200, body: denied };
+      },
+    },
+    {
+      method: 'GET',
+      path: 'grants',
+      summary: 'Active grants',
+      handler: async () => ({ status: 200, body: { grants: await kernel.consent.grants() } }),
+    },
+    {
+      method: 'DELETE',
+      path: 'grants/{id}',
+      summary: 'Revoke a grant',
+      handler: async ({ params }) =>
+        (await kernel.consent.revoke(params.id!))
+          ? { status: 200, body: { revoked: params.id } }
+          : { status: 404, body: { status: 404, code: 'notFound', message: `No active grant ${params.id}; list grants to see the active ones.` } },
+    },
+    {
+      method: 'GET',
+      path: 'audit',
+      summary: 'Audit trail, oldest first (`?format=jsonl` exports JSON lines; `afterId`, `door`, `limit`)',
+      handler: async ({ query }) => {
+        const q = {
+          ...(query.get('afterId') ? { afterId: Number(query.get('afterId')) } : {}),
+          ...(query.get('door') ? { door: query.get('door')! } : {}),
+          limit: Math.min(Number(query.get('limit') ?? 1000) || 1000, 10_000),
+        };
+        if (query.get('format') === 'jsonl') {
+          const text = await kernel.audit.exportJsonLines(q);
+          return { status: 200, raw: { bytes: Buffer.from(text), contentType: 'application/x-ndjson', filename: 'audit.jsonl' } };
+        }
+        return { status: 200, body: { entries: await kernel.audit.list(q) } };
+      },
+    },
+    {
+      method: 'GET',
+      path: 'jobs',
+      summary: 'Jobs, newest first',
+      handler: async ({ query }) => ({
+        status: 200,
+        body: { jobs: await kernel.jobs.list({ ...(query.get('door') ? { door: query.get('door')! } : {}), limit: 200 }) },
+      }),
+    },
+    {
+      method: 'GET',
+      path: 'jobs/{id}',
+      summary: 'One job',
+      handler: async ({ params }) => {
+        const job = await kernel.jobs.get(params.id!);
+        return job ? { status: 200, body: job } : { status: 404, body: { status: 404, code: 'notFound', message: `No job ${params.id}; list jobs to see their ids.` } };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: 'jobs/{id}',
+      summary: 'Cancel a running job',
+      handler: async ({ params }) =>
+        (await kernel.jobs.cancel(params.id!))
+          ? { status: 200, body: { cancelled: params.id } }
+          : { status: 404, body: { status: 404, code: 'notFound', message: `No running job ${params.id}.` } },
+    },
+  ];
+}

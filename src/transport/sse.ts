@@ -1,0 +1,64 @@
+/**
+ * The event stream `GET /api/v1/events` (spec/kernel.md §9): every frame has
+ * an `id`; a fresh connection first gets a `snapshot` frame; `Last-Event-ID`
+ * replays from the bus ring, with a snapshot first when the ring no longer
+ * reaches back; keep-alive comments keep proxies from closing the stream.
+ * Frames are `data:` JSON objects with an `event` field.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DeliveredEvent, EventBus } from '../kernel/events.js';
+import { header } from './http-util.js';
+
+export interface SseOptions {
+  bus: EventBus;
+  snapshot(): Promise<Record<string, unknown>>;
+  keepAliveMs?: number;
+}
+
+export function writeFrame(res: ServerResponse, id: number, data: unknown): void {
+  res.write(`id: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+export async function serveEvents(req: IncomingMessage, res: ServerResponse, options: SseOptions): Promise<void> {
+  const { bus } = options;
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  res.write('retry: 2000\n\n');
+
+  // Buffer live events while the snapshot/replay is written, so none is lost.
+  const pending: DeliveredEvent[] = [];
+  let live = false;
+  let lastSent = 0;
+  const send = (e: DeliveredEvent) => {
+    if (e.id <= lastSent) return;
+    lastSent = e.id;
+    writeFrame(res, e.id, e.data);
+  };
+  const unsubscribe = bus.subscribe((e) => (live ? send(e) : pending.push(e)));
+
+  const lastEventId = Number(header(req, 'last-event-id') ?? req.headers['last-event-id'] ?? NaN);
+  const replay = Number.isInteger(lastEventId) && lastEventId >= 0 ? bus.since(lastEventId) : null;
+  if (replay === null) {
+    const at = bus.lastId;
+    const snapshot = await options.snapshot();
+    writeFrame(res, at, { event: 'snapshot', ...snapshot });
+    lastSent = at;
+  } else {
+    lastSent = lastEventId;
+    for (const e of replay) send(e);
+  }
+  for (const e of pending) send(e);
+  live = true;
+
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs ?? 15_000);
+  const stop = () => {
+    clearInterval(keepAlive);
+    unsubscribe();
+  };
+  req.on('close', stop);
+  res.on('close', stop);
+}

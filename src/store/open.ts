@@ -1,0 +1,67 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { BlobStore, Store } from '../kernel/store.js';
+import { createPostgresBlobStore } from './blobs-postgres.js';
+import { createFileBlobStore } from './blobs-file.js';
+import { createPostgresStore } from './postgres/index.js';
+import { createSqliteStore } from './sqlite/index.js';
+
+export interface OpenStoreOptions {
+  /** The data folder (SQLite file and blobs live here by default). */
+  data: string;
+  /**
+   * Where records live: absent, `sqlite:` (`<data>/airlock.db`),
+   * `sqlite:<file>`, or a `postgres://` / `postgresql://` URL; a `schema`
+   * query parameter in the URL picks the PostgreSQL schema.
+   */
+  store?: string;
+}
+
+const ACCEPTED =
+  'sqlite: (the default, <data>/airlock.db), sqlite:<file>, postgres://… or postgresql://…';
+
+/**
+ * Opens the configured store and its blob store: SQLite with blobs in
+ * `<data>/blobs`, or PostgreSQL with blobs in the same database.
+ *
+ * @example
+ * const { store, blobs } = await openStore({ data: '.airlock' });
+ */
+export async function openStore(
+  options: OpenStoreOptions,
+): Promise<{ store: Store; blobs: BlobStore }> {
+  const spec = options.store ?? '';
+  if (spec === '' || spec === 'sqlite' || spec.startsWith('sqlite:')) {
+    const file =
+      spec.length > 'sqlite:'.length ? resolve(spec.slice(7)) : join(options.data, 'airlock.db');
+    await mkdir(options.data, { recursive: true });
+    await mkdir(dirname(file), { recursive: true });
+    const store = await createSqliteStore({ path: file });
+    return { store, blobs: createFileBlobStore(join(options.data, 'blobs')) };
+  }
+  if (/^postgres(ql)?:\/\//i.test(spec)) {
+    const { url, schema } = takeSchemaParam(spec);
+    const store = await createPostgresStore({ url, ...(schema ? { schema } : {}) });
+    return { store, blobs: createPostgresBlobStore(store.pool, store.schema) };
+  }
+  throw new Error(`Unsupported store "${redact(spec)}"; use ${ACCEPTED}.`);
+}
+
+function takeSchemaParam(spec: string): { url: string; schema: string | null } {
+  const url = new URL(spec);
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  return { url: url.toString(), schema };
+}
+
+/** The bad value is echoed, but never a password in it. */
+function redact(spec: string): string {
+  try {
+    const url = new URL(spec);
+    if (url.password === '') return spec;
+    url.password = '***';
+    return url.toString();
+  } catch {
+    return spec;
+  }
+}

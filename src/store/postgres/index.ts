@@ -1,0 +1,5 @@
+export {
+  createPostgresStore,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from './postgres-store.js';

@@ -1,0 +1,82 @@
+import pg from 'pg';
+import type { Store, StoreTx } from '../../kernel/store.js';
+import { createNestingGuard } from '../sql/nesting-guard.js';
+import { migrate } from './migrations.js';
+import { READ, runTransaction, WRITE } from './run-transaction.js';
+import { assertSchemaName, describeLocation } from './schema.js';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user@host:5432/db`; a password in it is never shown in `location`. */
+  url: string;
+  /** Schema holding Airlock's tables (created when missing); default `public`. */
+  schema?: string;
+  /** Most pooled connections; default 10. */
+  maxConnections?: number;
+}
+
+/** A Store on PostgreSQL; `pool` and `schema` let a blob store share them. */
+export interface PostgresStore extends Store {
+  readonly pool: pg.Pool;
+  readonly schema: string;
+}
+
+/**
+ * The scale-out store: several Airlock instances may share one database.
+ * Transactions are SERIALIZABLE and re-run on serialization failures, so a
+ * transaction function must be safe to run more than once. Reads are
+ * REPEATABLE READ READ ONLY snapshots.
+ *
+ * @example
+ * const store = await createPostgresStore({ url: 'postgres://airlock@db/airlock' });
+ */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const schema = options.schema ?? 'public';
+  assertSchemaName(schema);
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    // Every pooled connection resolves unqualified table names in `schema`.
+    options: `-c search_path=${schema}`,
+    max: options.maxConnections ?? 10,
+  });
+  // An idle connection that drops emits 'error' on the pool; without a
+  // listener that would crash the process. The pool discards it and the next
+  // query opens a fresh one (or fails with a proper error).
+  pool.on('error', () => undefined);
+  try {
+    await migrate(pool, schema);
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const notNested = createNestingGuard();
+  let closing: Promise<void> | undefined;
+  const location = describeLocation(options.url, schema);
+
+  const assertOpen = (): void => {
+    if (closing) throw new Error(`The PostgreSQL store at ${location} is closed.`);
+  };
+
+  return {
+    kind: 'postgres',
+    location,
+    pool,
+    schema,
+
+    transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+      return notNested(async () => {
+        assertOpen();
+        return runTransaction(pool, WRITE, fn);
+      });
+    },
+
+    async read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+      assertOpen();
+      return runTransaction(pool, READ, fn);
+    },
+
+    close() {
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import type { AuditRepo } from '../../kernel/store.js';
+import type { AuditEntry, Provenance } from '../../kernel/records.js';
+import { fromNullableJson, toNullableJson } from './json-column.js';
+import { limitClause, type SqlClient, type SqlParam } from './sql-client.js';
+
+interface AuditRow {
+  id: number | string;
+  at: number;
+  connection: string;
+  door: string;
+  tool: string;
+  args_digest: string;
+  provenance: string | null;
+  result: string;
+  duration_ms: number;
+}
+
+const FIELDS = 'at, connection, door, tool, args_digest, provenance, result, duration_ms';
+
+function toAuditEntry(row: AuditRow): AuditEntry {
+  return {
+    // PostgreSQL returns bigint as a string.
+    id: Number(row.id),
+    at: row.at,
+    connection: row.connection,
+    door: row.door,
+    tool: row.tool,
+    argsDigest: row.args_digest,
+    provenance: fromNullableJson<Provenance>(row.provenance),
+    result: row.result,
+    durationMs: row.duration_ms,
+  };
+}
+
+export function createAuditRepo(db: SqlClient): AuditRepo {
+  return {
+    async append(entry) {
+      if (db.dialect === 'postgres') {
+        // Sequence values are handed out before commit, so concurrent
+        // appenders could commit ids out of order and a reader polling with
+        // `afterId` would skip one for good. Appenders take turns until they
+        // commit; SQLite already has a single writer.
+        await db.all("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.audit'))");
+      }
+      const rows = await db.all<{ id: number | string }>(
+        `INSERT INTO audit (${FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        [
+          entry.at,
+          entry.connection,
+          entry.door,
+          entry.tool,
+          entry.argsDigest,
+          toNullableJson(entry.provenance),
+          entry.result,
+          entry.durationMs,
+        ],
+      );
+      const row = rows[0];
+      if (!row) throw new Error('audit insert returned no id');
+      return { ...entry, id: Number(row.id) };
+    },
+
+    async list(query = {}) {
+      let where = 'id > ?';
+      const params: SqlParam[] = [query.afterId ?? 0];
+      if (query.door !== undefined) {
+        where += ' AND door = ?';
+        params.push(query.door);
+      }
+      const page = limitClause(query.limit);
+      const rows = await db.all<AuditRow>(
+        `SELECT id, ${FIELDS} FROM audit WHERE ${where} ORDER BY id${page.sql}`,
+        [...params, ...page.params],
+      );
+      return rows.map(toAuditEntry);
+    },
+  };
+}

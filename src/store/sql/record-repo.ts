@@ -1,0 +1,68 @@
+import type { RecordRepo } from '../../kernel/store.js';
+import type { StoredRecord } from '../../kernel/records.js';
+import { fromJson, toJson } from './json-column.js';
+import { limitClause, type SqlClient, type SqlParam } from './sql-client.js';
+
+interface RecordRow {
+  collection: string;
+  key: string;
+  value: string;
+  updated_at: number;
+}
+
+const COLUMNS = 'collection, key, value, updated_at';
+
+function toRecord<T>(row: RecordRow): StoredRecord<T> {
+  return {
+    collection: row.collection,
+    key: row.key,
+    value: fromJson<T>(row.value),
+    updatedAt: row.updated_at,
+  };
+}
+
+export function createRecordRepo(db: SqlClient): RecordRepo {
+  return {
+    async get<T>(collection: string, key: string) {
+      const rows = await db.all<RecordRow>(
+        `SELECT ${COLUMNS} FROM records WHERE collection = ? AND key = ?`,
+        [collection, key],
+      );
+      return rows[0] ? toRecord<T>(rows[0]) : null;
+    },
+
+    async put(collection, key, value) {
+      await db.run(
+        `INSERT INTO records (${COLUMNS}) VALUES (?, ?, ?, ?)
+         ON CONFLICT (collection, key)
+         DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+        [collection, key, toJson(value), Date.now()],
+      );
+    },
+
+    async delete(collection, key) {
+      const changed = await db.run('DELETE FROM records WHERE collection = ? AND key = ?', [
+        collection,
+        key,
+      ]);
+      return changed > 0;
+    },
+
+    async list<T>(collection: string, options: { prefix?: string; limit?: number } = {}) {
+      let where = 'collection = ?';
+      const params: SqlParam[] = [collection];
+      if (options.prefix) {
+        // `key >= prefix` lets the primary key index start at the prefix;
+        // substr() then keeps exactly the keys that begin with it.
+        where += ' AND key >= ? AND substr(key, 1, length(CAST(? AS TEXT))) = ?';
+        params.push(options.prefix, options.prefix, options.prefix);
+      }
+      const limit = limitClause(options.limit);
+      const rows = await db.all<RecordRow>(
+        `SELECT ${COLUMNS} FROM records WHERE ${where} ORDER BY key${limit.sql}`,
+        [...params, ...limit.params],
+      );
+      return rows.map((row) => toRecord<T>(row));
+    },
+  };
+}

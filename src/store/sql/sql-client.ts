@@ -1,0 +1,27 @@
+/**
+ * The few operations the shared repositories need from a database
+ * connection. Both dialects accept the same SQL here: `?` placeholders
+ * (the PostgreSQL client numbers them), `ON CONFLICT`, `RETURNING`.
+ */
+export type SqlParam = string | number | null;
+
+export interface SqlClient {
+  /** Rows of a query (or of a statement with `RETURNING`). */
+  all<R extends object>(sql: string, params?: readonly SqlParam[]): Promise<R[]>;
+  /** Runs a statement; returns how many rows it changed. */
+  run(sql: string, params?: readonly SqlParam[]): Promise<number>;
+  /** `sqlite` or `postgres`, for the rare statement only one dialect needs. */
+  readonly dialect: 'sqlite' | 'postgres';
+}
+
+/** `LIMIT ?` and its parameter, or nothing when no limit is given. */
+export function limitClause(limit: number | undefined): { sql: string; params: SqlParam[] } {
+  if (limit === undefined) return { sql: '', params: [] };
+  if (!Number.isFinite(limit)) return { sql: '', params: [] };
+  return { sql: ' LIMIT ?', params: [Math.max(0, Math.floor(limit))] };
+}
+
+/** `?, ?, ?` for an `IN (...)` list of `count` values. */
+export function placeholders(count: number): string {
+  return new Array<string>(count).fill('?').join(', ');
+}

@@ -1,0 +1,63 @@
+import type { StoreTx } from '../../kernel/store.js';
+import type { SqlClient } from './sql-client.js';
+import { createStoreTx } from './store-tx.js';
+
+/**
+ * One transaction's view of a connection. The `tx` handed to the caller
+ * refuses work once the transaction has ended (a leaked `tx` must not write
+ * into someone else's transaction), and remembers the first failed
+ * statement: PostgreSQL aborts the whole transaction on any error, so both
+ * dialects refuse to commit after one, even when the caller caught it.
+ */
+export interface TxScope {
+  readonly tx: StoreTx;
+  /** True once a statement has failed; `failure` is its error. */
+  readonly failed: boolean;
+  readonly failure: unknown;
+  end(): void;
+}
+
+export function createTxScope(client: SqlClient): TxScope {
+  let active = true;
+  let failed = false;
+  let failure: unknown;
+  const check = (): void => {
+    if (!active) {
+      throw new Error('This store transaction has ended; use its tx only inside the callback.');
+    }
+  };
+  const track = async <T>(work: () => Promise<T>): Promise<T> => {
+    check();
+    try {
+      return await work();
+    } catch (error) {
+      if (!failed) {
+        failed = true;
+        failure = error;
+      }
+      throw error;
+    }
+  };
+  const guarded: SqlClient = {
+    dialect: client.dialect,
+    all: (sql, params) => track(() => client.all(sql, params)),
+    run: (sql, params) => track(() => client.run(sql, params)),
+  };
+  return {
+    tx: createStoreTx(guarded),
+    get failed() {
+      return failed;
+    },
+    get failure() {
+      return failure;
+    },
+    end() {
+      active = false;
+    },
+  };
+}
+
+/** Throws the scope's first statement error, if there was one. */
+export function assertNoFailure(scope: TxScope): void {
+  if (scope.failed) throw scope.failure;
+}

@@ -1,0 +1,55 @@
+import Database from 'better-sqlite3';
+import type { SqlClient } from '../sql/sql-client.js';
+
+export type SqliteDatabase = Database.Database;
+
+/** The one read-write connection. */
+export function openWriter(path: string, busyTimeoutMs: number): SqliteDatabase {
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  try {
+    // WAL lets readers keep a snapshot while the writer works; FULL syncs the
+    // WAL on every commit, so an acknowledged write survives power loss or
+    // SIGKILL (NORMAL may lose the last commits on power loss).
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (String(mode).toLowerCase() !== 'wal') {
+      throw new Error(
+        `SQLite at ${path} cannot use WAL mode (got ${String(mode)}); use a local disk.`,
+      );
+    }
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** A read-only connection; its transactions read one WAL snapshot. */
+export function openReader(path: string, busyTimeoutMs: number): SqliteDatabase {
+  const db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+  db.pragma('foreign_keys = ON');
+  return db;
+}
+
+/** A SqlClient over one connection, caching prepared statements. */
+export function createSqliteClient(db: SqliteDatabase): SqlClient {
+  const statements = new Map<string, Database.Statement>();
+  const prepare = (sql: string): Database.Statement => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+  return {
+    dialect: 'sqlite',
+    async all<R extends object>(sql: string, params: readonly unknown[] = []) {
+      return prepare(sql).all(...params) as R[];
+    },
+    async run(sql: string, params: readonly unknown[] = []) {
+      return prepare(sql).run(...params).changes;
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import type { SqliteDatabase } from './connection.js';
+
+/**
+ * Schema versions, in order; never edit one that has shipped, add the next.
+ * Tables with a `seq` column use it to order rows created in the same
+ * millisecond.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE records (
+    collection TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (collection, key)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY,
+    scope TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    state TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    connection TEXT NOT NULL,
+    target TEXT,
+    receipt TEXT,
+    provenance TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    UNIQUE (scope, operation_id)
+  );
+  CREATE INDEX journal_by_state ON journal (state, created_at, seq);
+  CREATE INDEX journal_by_expiry ON journal (expires_at);
+
+  CREATE TABLE grants (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    connection TEXT NOT NULL,
+    door TEXT NOT NULL,
+    capability TEXT NOT NULL,
+    resource TEXT,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    revoked_at INTEGER
+  );
+  CREATE INDEX grants_by_created ON grants (created_at, seq);
+
+  CREATE TABLE approvals (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    connection TEXT NOT NULL,
+    door TEXT NOT NULL,
+    capability TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    status TEXT NOT NULL,
+    lifetime_ms REAL NOT NULL,
+    created_at INTEGER NOT NULL,
+    decided_at INTEGER,
+    resource TEXT,
+    grant_id TEXT
+  );
+  CREATE INDEX approvals_by_subject ON approvals (connection, door, capability, created_at, seq);
+  CREATE INDEX approvals_by_status ON approvals (status, created_at, seq);
+
+  -- AUTOINCREMENT: audit ids are never reused, even after a rollback.
+  CREATE TABLE audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    connection TEXT NOT NULL,
+    door TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args_digest TEXT NOT NULL,
+    provenance TEXT,
+    result TEXT NOT NULL,
+    duration_ms REAL NOT NULL
+  );
+  CREATE INDEX audit_by_door ON audit (door, id);
+
+  CREATE TABLE jobs (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    door TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    progress TEXT NOT NULL,
+    warnings TEXT NOT NULL,
+    error TEXT,
+    input TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX jobs_by_created ON jobs (created_at, seq);
+  CREATE INDEX jobs_by_status ON jobs (status);
+  `,
+];
+
+/** Brings the schema to the newest version; safe to run at every open. */
+export function migrate(db: SqliteDatabase): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
+    );
+    const row = db.prepare('SELECT MAX(version) AS version FROM schema_version').get() as {
+      version: number | null;
+    };
+    const current = row.version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `The SQLite database has schema version ${current}, newer than this Airlock knows (${MIGRATIONS.length}); upgrade Airlock.`,
+      );
+    }
+    const record = db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
+    MIGRATIONS.slice(current).forEach((sql, index) => {
+      db.exec(sql);
+      record.run(current + index + 1, Date.now());
+    });
+    db.exec('COMMIT');
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { auditEntry, uid, type ContractContext } from './fixtures.js';
+
+export function auditContract({ store }: ContractContext): void {
+  describe('audit', () => {
+    it('append returns the entry with an id, increasing with every append', async () => {
+      const door = uid('door');
+      const first = await store().transaction((tx) => tx.audit.append(auditEntry({ door })));
+      const second = await store().transaction((tx) =>
+        tx.audit.append(
+          auditEntry({
+            door,
+            result: 'notFound',
+            provenance: { provider: 'p', model: 'm', promptVersion: '2' },
+          }),
+        ),
+      );
+      expect(first).toEqual({ ...auditEntry({ door, at: first.at }), id: first.id });
+      expect(Number.isInteger(first.id)).toBe(true);
+      expect(second.id).toBeGreaterThan(first.id);
+    });
+
+    it('list returns entries after afterId, oldest first', async () => {
+      const door = uid('door');
+      const appended = await store().transaction(async (tx) => [
+        await tx.audit.append(auditEntry({ door, tool: 't1' })),
+        await tx.audit.append(auditEntry({ door, tool: 't2' })),
+        await tx.audit.append(auditEntry({ door, tool: 't3' })),
+      ]);
+      const after = await store().read((tx) => tx.audit.list({ afterId: appended[0]!.id }));
+      expect(after.filter((e) => e.door === door)).toEqual(appended.slice(1));
+      const all = await store().read((tx) => tx.audit.list());
+      const ids = all.map((e) => e.id);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    });
+
+    it('list filters by door and honours the limit', async () => {
+      const door = uid('door');
+      const appended = await store().transaction(async (tx) => {
+        await tx.audit.append(auditEntry({ door: uid('door') }));
+        const ours = [];
+        for (let i = 0; i < 3; i += 1) ours.push(await tx.audit.append(auditEntry({ door })));
+        return ours;
+      });
+      expect(await store().read((tx) => tx.audit.list({ door }))).toEqual(appended);
+      expect(await store().read((tx) => tx.audit.list({ door, limit: 2 }))).toEqual(
+        appended.slice(0, 2),
+      );
+    });
+  });
+}

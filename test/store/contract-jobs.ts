@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { JobStatus } from '../../src/kernel/records.js';
+import { job, uid, type ContractContext } from './fixtures.js';
+
+export function jobsContract({ store }: ContractContext): void {
+  describe('jobs', () => {
+    it('put then get returns the job; put again replaces it', async () => {
+      const j = job({ warnings: [{ at: 1, where: { page: 3 }, message: 'blurry' }] });
+      await store().transaction((tx) => tx.jobs.put(j));
+      expect(await store().read((tx) => tx.jobs.get(j.id))).toEqual(j);
+      const done = { ...j, status: 'completed' as const, updatedAt: j.updatedAt + 1 };
+      await store().transaction((tx) => tx.jobs.put(done));
+      expect(await store().read((tx) => tx.jobs.get(j.id))).toEqual(done);
+      expect(await store().read((tx) => tx.jobs.get(uid('job')))).toBeNull();
+    });
+
+    it('list returns newest first, filtered by door and status, up to the limit', async () => {
+      const door = uid('door');
+      const a = job({ door, createdAt: 10, status: 'running' });
+      const b = job({ door, createdAt: 20, status: 'completed' });
+      const c = job({ door, createdAt: 30, status: 'queued' });
+      const elsewhere = job({ door: uid('door'), createdAt: 40 });
+      await store().transaction(async (tx) => {
+        for (const j of [a, b, c, elsewhere]) await tx.jobs.put(j);
+      });
+      const list = (query: { door?: string; status?: JobStatus[]; limit?: number }) =>
+        store().read(async (tx) => (await tx.jobs.list(query)).map((j) => j.id));
+      expect(await list({ door })).toEqual([c.id, b.id, a.id]);
+      expect(await list({ door, status: ['queued', 'running'] })).toEqual([c.id, a.id]);
+      expect(await list({ door, limit: 1 })).toEqual([c.id]);
+      expect(await list({ door, status: [] })).toEqual([]);
+      expect(await list({})).toEqual(expect.arrayContaining([elsewhere.id, a.id]));
+    });
+
+    it('interruptUnfinished fails queued and running jobs with error "interrupted" and leaves finished ones', async () => {
+      const door = uid('door');
+      const queued = job({ door, status: 'queued', createdAt: 1 });
+      const running = job({ door, status: 'running', createdAt: 2 });
+      const finished = job({ door, status: 'completed', createdAt: 3 });
+      const cancelled = job({ door, status: 'cancelled', createdAt: 4 });
+      await store().transaction(async (tx) => {
+        for (const j of [queued, running, finished, cancelled]) await tx.jobs.put(j);
+      });
+      const changed = await store().transaction((tx) => tx.jobs.interruptUnfinished(777));
+      const interrupted = { status: 'failed', error: 'interrupted', updatedAt: 777 } as const;
+      expect(changed.filter((j) => j.door === door)).toEqual([
+        { ...queued, ...interrupted },
+        { ...running, ...interrupted },
+      ]);
+      const after = await store().read((tx) => tx.jobs.list({ door }));
+      expect(after).toEqual([
+        cancelled,
+        finished,
+        { ...running, ...interrupted },
+        { ...queued, ...interrupted },
+      ]);
+    });
+  });
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { describe, it } from 'vitest';
+
+/** The test database; override with AIRLOCK_TEST_PG_URL. */
+export const PG_URL = process.env.AIRLOCK_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SKIP = process.env.AIRLOCK_TEST_SKIP_SERVICES === '1';
+
+function requiredMessage(cause: string): string {
+  return (
+    `PostgreSQL is required at ${PG_URL} for these tests (${cause}). Start it with ` +
+    '`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, ' +
+    'point AIRLOCK_TEST_PG_URL at another server, or set AIRLOCK_TEST_SKIP_SERVICES=1 to skip them.'
+  );
+}
+
+async function probe(): Promise<string | null> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * `describe(name, body)` when PostgreSQL answers. Otherwise one failing test
+ * that says how to start it, or, with AIRLOCK_TEST_SKIP_SERVICES=1, a skip.
+ */
+export async function describeWithPostgres(name: string, body: () => void): Promise<void> {
+  const problem = await probe();
+  if (problem === null) {
+    describe(name, body);
+  } else if (SKIP) {
+    describe.skip(`${name}: ${requiredMessage(problem)}`, () => {
+      it('needs PostgreSQL', () => undefined);
+    });
+  } else {
+    describe(name, () => {
+      it('PostgreSQL is reachable', () => {
+        throw new Error(requiredMessage(problem));
+      });
+    });
+  }
+}
+
+/** A schema name no other test run uses. */
+export function uniqueSchema(label: string): string {
+  return `airlock_test_${label}_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}

@@ -57,7 +57,7 @@ export interface Kernel extends KernelServices {
   tools(mount: string): ToolDescriptor[];
   /** Runs one tool call through the pipeline and presents it in the door's wire format. */
   call(mount: string, tool: string, args: unknown, options: CallOptions): Promise<Presented>;
-  /** Recovers jobs and journal entries left by a previous process, then starts doors. */
+  /** Recovers jobs, starts doors, then resolves journal entries a previous process left open. */
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -148,6 +148,7 @@ export function createKernel(options: KernelOptions): Kernel {
 
     async start() {
       await jobs.recover();
+      for (const { door } of mounted.values()) await door.start?.(kernel);
       const byScope = new Map([...mounted].map(([k, v]) => [k, v.door]));
       await journal.resolvePending(async (entry: JournalEntry): Promise<Resolution> => {
         const door = byScope.get(entry.scope);
@@ -158,7 +159,6 @@ export function createKernel(options: KernelOptions): Kernel {
       await journal.purgeExpired();
       purgeTimer = setInterval(() => void journal.purgeExpired().catch(() => undefined), 60 * 60 * 1000);
       purgeTimer.unref();
-      for (const { door } of mounted.values()) await door.start?.(kernel);
     },
 
     async close() {

@@ -1,0 +1,137 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
+import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
+
+let tk: TestKernel | undefined;
+afterEach(async () => {
+  await tk?.dispose();
+  tk = undefined;
+});
+
+async function grantedLedger(dir?: string): Promise<TestKernel> {
+  const t = await testKernel([createLedgerDoor()], dir ? { dir } : {});
+  await t.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: conn() });
+  const [pending] = await t.kernel.consent.pending();
+  if (pending) await t.kernel.consent.approve(pending.id, null);
+  return t;
+}
+
+const append = (t: TestKernel, args: Record<string, unknown>) =>
+  t.kernel.call('ledger', 'ledger_append', args, { connection: conn() }).then(textOf) as Promise<Record<string, unknown>>;
+const read = (t: TestKernel, account: string) =>
+  t.kernel.call('ledger', 'ledger_read', { account }, { connection: conn() }).then(textOf) as Promise<Record<string, unknown>>;
+
+describe('journal', () => {
+  it('retry with the same operationID and arguments returns the identical receipt and writes nothing', async () => {
+    tk = await grantedLedger();
+    const op = { operationID: randomUUID(), account: 'a', amount: 5, expectedVersion: 0 };
+    const first = await append(tk, op);
+    const second = await append(tk, op);
+    expect(first).toEqual({ operationID: op.operationID, account: 'a', committedVersion: 1 });
+    expect(second).toEqual(first);
+    expect(await read(tk, 'a')).toMatchObject({ version: 1, entries: [{ operationID: op.operationID, amount: 5 }] });
+  });
+
+  it('the same operationID with different arguments is malformedRequest and writes nothing', async () => {
+    tk = await grantedLedger();
+    const id = randomUUID();
+    await append(tk, { operationID: id, account: 'a', amount: 5, expectedVersion: 0 });
+    const reused = await append(tk, { operationID: id, account: 'a', amount: 6, expectedVersion: 1 });
+    expect(reused.code).toBe('malformedRequest');
+    expect(String(reused.message)).toContain('operationID');
+    expect(String(reused.message)).toContain('already used for a different request');
+    expect(await read(tk, 'a')).toMatchObject({ version: 1 });
+  });
+
+  it('an expectedVersion mismatch answers versionConflict with the current version and writes nothing', async () => {
+    tk = await grantedLedger();
+    await append(tk, { operationID: randomUUID(), account: 'a', amount: 1, expectedVersion: 0 });
+    const conflict = await append(tk, { operationID: randomUUID(), account: 'a', amount: 1, expectedVersion: 0 });
+    expect(conflict).toMatchObject({ code: 'versionConflict', currentVersion: 1 });
+    expect(await read(tk, 'a')).toMatchObject({ version: 1 });
+  });
+
+  it('a failed write leaves the operation not-found, so a corrected retry with the same id is not refused', async () => {
+    tk = await grantedLedger();
+    await append(tk, { operationID: randomUUID(), account: 'a', amount: 1, expectedVersion: 0 });
+    const id = randomUUID();
+    await append(tk, { operationID: id, account: 'a', amount: 1, expectedVersion: 7 });
+    expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'not-found' });
+  });
+
+  it('reports committed with the receipt, and not-found for an unknown operation', async () => {
+    tk = await grantedLedger();
+    const id = randomUUID();
+    const receipt = await append(tk, { operationID: id, account: 'a', amount: 1, expectedVersion: null });
+    const q = (await tk.kernel
+      .call('ledger', 'ledger_query_operation', { operationID: id }, { connection: conn() })
+      .then(textOf)) as Record<string, unknown>;
+    expect(q).toEqual({ state: 'committed', receipt });
+    expect(await tk.kernel.journal.state('ledger', randomUUID())).toEqual({ state: 'not-found' });
+  });
+
+  it('keeps receipts across a restart', async () => {
+    tk = await grantedLedger();
+    const op = { operationID: randomUUID(), account: 'a', amount: 2, expectedVersion: 0 };
+    const receipt = await append(tk, op);
+    await tk.close();
+    const dir = tk.dir;
+    tk = await grantedLedger(dir);
+    expect(await append(tk, op)).toEqual(receipt);
+    expect(await read(tk, 'a')).toMatchObject({ version: 1 });
+  });
+
+  it('a journaled call that times out before its write started answers timeout and leaves no entry', async () => {
+    tk = await testKernel([{ ...createLedgerDoor(), limits: { timeoutMs: 30 } }]);
+    await tk.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: conn() });
+    await tk.kernel.consent.approve((await tk.kernel.consent.pending())[0]!.id, null);
+    const id = randomUUID();
+    // delayMs runs before the write starts, so the timeout wins before anything is written.
+    const timedOut = await append(tk, { operationID: id, account: 'b', amount: 1, expectedVersion: null, delayMs: 200 });
+    expect(timedOut.code).toBe('timeout');
+    expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'not-found' });
+    await new Promise((r) => setTimeout(r, 250));
+    // The handler woke up after the deadline; its late write was refused.
+    expect((await read(tk, 'b')).code).toBe('notFound');
+  });
+
+  it('expires receipts after the retention period', async () => {
+    let now = 1_000_000;
+    tk = await testKernel([createLedgerDoor()], { now: () => now, receiptRetentionMs: 1000 });
+    await tk.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: conn() });
+    await tk.kernel.consent.approve((await tk.kernel.consent.pending())[0]!.id, null);
+    const id = randomUUID();
+    await append(tk, { operationID: id, account: 'a', amount: 1, expectedVersion: null });
+    now += 999;
+    expect(await tk.kernel.journal.purgeExpired()).toBe(0);
+    now += 2;
+    expect(await tk.kernel.journal.purgeExpired()).toBe(1);
+    expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'not-found' });
+  });
+});
+
+describe('journal states after a crash', () => {
+  it('a prepared entry with no write is reported prepared-not-submitted and runs on retry', async () => {
+    tk = await grantedLedger();
+    const id = randomUUID();
+    const op = { operationID: id, account: 'c', amount: 3, expectedVersion: null };
+    // Simulate a crash between prepare and commit: the prepared entry exists, the write does not.
+    const begun = await tk.kernel.journal.begin({
+      scope: 'ledger',
+      operationId: id,
+      digest: (await import('../../src/kernel/digest.js')).digestOf({ tool: 'ledger_append', input: op }),
+      tool: 'ledger_append',
+      connection: 'test:1',
+      target: 'c',
+      provenance: null,
+    });
+    expect('kind' in begun && begun.kind).toBe('open');
+    await tk.close();
+    const dir = tk.dir;
+    tk = await grantedLedger(dir);
+    expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'prepared-not-submitted' });
+    expect(await append(tk, op)).toMatchObject({ committedVersion: 1 });
+    expect(await tk.kernel.journal.state('ledger', id)).toMatchObject({ state: 'committed' });
+  });
+});

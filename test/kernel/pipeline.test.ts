@@ -1,0 +1,223 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool, type AnyToolDef } from '../../src/kernel/tool.js';
+import { failure } from '../../src/kernel/errors.js';
+import { utf8String } from '../../src/kernel/schemas.js';
+import type { Door } from '../../src/kernel/door.js';
+import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
+
+let tk: TestKernel | undefined;
+afterEach(async () => {
+  await tk?.dispose();
+  tk = undefined;
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function door(tools: AnyToolDef[], limits: Door['limits'] = {}): Door {
+  return { name: 'd', tools, limits };
+}
+
+const strictTool = defineTool({
+  name: 'strict',
+  description: 'strict input',
+  input: z.object({ title: utf8String(1, 10), count: z.number().int() }).strict(),
+  output: z.object({ title: z.string() }),
+  annotations: { readOnlyHint: true },
+  handler: async ({ title }) => ({ title }),
+});
+
+describe('validate stage', () => {
+  it('publishes additionalProperties false and required fields in the input schema', async () => {
+    tk = await testKernel([door([strictTool])]);
+    const [descriptor] = tk.kernel.tools('d');
+    expect(descriptor!.inputSchema).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      required: ['title', 'count'],
+    });
+    expect(descriptor!.outputSchema).toMatchObject({ type: 'object' });
+  });
+
+  it('rejects an unknown field naming it, before the handler runs', async () => {
+    tk = await testKernel([door([strictTool])]);
+    const r = await tk.kernel.call('d', 'strict', { title: 'a', count: 1, extra: true }, { connection: conn() });
+    expect(r).toMatchObject({ isError: true });
+    expect(textOf(r)).toMatchObject({ code: 'malformedRequest' });
+    expect((textOf(r) as { message: string }).message).toContain("'extra'");
+  });
+
+  it('rejects a missing field naming it', async () => {
+    tk = await testKernel([door([strictTool])]);
+    const r = await tk.kernel.call('d', 'strict', { title: 'a' }, { connection: conn() });
+    expect((textOf(r) as { message: string }).message).toContain("missing required field 'count'");
+  });
+
+  it('rejects a wrong type naming the field', async () => {
+    tk = await testKernel([door([strictTool])]);
+    const r = await tk.kernel.call('d', 'strict', { title: 'a', count: 'one' }, { connection: conn() });
+    expect(textOf(r)).toMatchObject({ code: 'malformedRequest' });
+    expect((textOf(r) as { message: string }).message).toContain("'count'");
+  });
+
+  it('counts UTF-8 bytes, not characters, for byte limits', async () => {
+    tk = await testKernel([door([strictTool])]);
+    // 4 characters, 12 bytes: over the 10-byte limit.
+    const r = await tk.kernel.call('d', 'strict', { title: '日本語日', count: 1 }, { connection: conn() });
+    expect(textOf(r)).toMatchObject({ code: 'malformedRequest' });
+    const ok = await tk.kernel.call('d', 'strict', { title: '日本語', count: 1 }, { connection: conn() });
+    expect(ok).toMatchObject({ structuredContent: { title: '日本語' } });
+  });
+});
+
+describe('limits stage', () => {
+  it('answers requestTooLarge when the arguments exceed the request byte limit', async () => {
+    tk = await testKernel([door([strictTool], { requestBytes: 64 })]);
+    const r = await tk.kernel.call('d', 'strict', { title: 'a', count: 1, pad: 'x'.repeat(100) }, { connection: conn() });
+    expect(textOf(r)).toMatchObject({ code: 'requestTooLarge' });
+  });
+
+  it('answers busy at once for the call beyond the in-flight limit, without queueing it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = 0;
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true },
+      handler: async () => {
+        started++;
+        await gate;
+        return { done: true };
+      },
+    });
+    tk = await testKernel([door([slow], { concurrentCalls: 2 })]);
+    const a = tk.kernel.call('d', 'slow', {}, { connection: conn() });
+    const b = tk.kernel.call('d', 'slow', {}, { connection: conn() });
+    await sleep(20);
+    const c = await tk.kernel.call('d', 'slow', {}, { connection: conn() });
+    expect(textOf(c)).toMatchObject({ code: 'busy' });
+    // Another connection is not affected.
+    const other = tk.kernel.call('d', 'slow', {}, { connection: conn('test:2') });
+    await sleep(20);
+    expect(started).toBe(3);
+    release();
+    await Promise.all([a, b, other]);
+  });
+
+  it('aborts the handler signal on timeout and answers timeout when nothing was written', async () => {
+    let aborted = false;
+    const hang = defineTool({
+      name: 'hang',
+      description: 'never ends',
+      input: z.object({}).strict(),
+      handler: async (_i, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => ((aborted = true), resolve())));
+        return { never: true };
+      },
+    });
+    tk = await testKernel([door([hang], { timeoutMs: 50 })]);
+    const r = await tk.kernel.call('d', 'hang', {}, { connection: conn() });
+    expect(textOf(r)).toMatchObject({ code: 'timeout' });
+    expect(aborted).toBe(true);
+  });
+
+  it('answers mutationUncertain, never a plain failure, when a write tool times out', async () => {
+    const writer = defineTool({
+      name: 'writer',
+      description: 'writes slowly',
+      input: z.object({}).strict(),
+      writes: true,
+      handler: async () => {
+        await sleep(500);
+        return { done: true };
+      },
+    });
+    tk = await testKernel([door([writer], { timeoutMs: 50 })]);
+    const r = await tk.kernel.call('d', 'writer', {}, { connection: conn() });
+    expect(textOf(r)).toMatchObject({ code: 'mutationUncertain' });
+  });
+
+  it('answers resultTooLarge instead of truncating a result over the response limit', async () => {
+    const big = defineTool({
+      name: 'big',
+      description: 'big result',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true },
+      handler: async () => ({ data: 'x'.repeat(5000) }),
+    });
+    tk = await testKernel([door([big], { responseBytes: 1000 })]);
+    const r = await tk.kernel.call('d', 'big', {}, { connection: conn() });
+    expect(textOf(r)).toMatchObject({ code: 'resultTooLarge' });
+  });
+});
+
+describe('execute stage', () => {
+  it('turns an unexpected throw into internal with a log id and no stack trace', async () => {
+    const boom = defineTool({
+      name: 'boom',
+      description: 'throws',
+      input: z.object({}).strict(),
+      handler: async () => {
+        throw new Error('secret internals at /etc/x');
+      },
+    });
+    tk = await testKernel([door([boom])]);
+    const r = await tk.kernel.call('d', 'boom', {}, { connection: conn() });
+    const body = textOf(r) as { code: string; message: string; logId: string };
+    expect(body.code).toBe('internal');
+    expect(body.logId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(body.message).toContain(body.logId);
+    expect(JSON.stringify(r)).not.toContain('secret internals');
+  });
+
+  it('passes a returned Failure through with its code and message', async () => {
+    const nf = defineTool({
+      name: 'nf',
+      description: 'not found',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true },
+      handler: async () => failure('notFound', 'No such thing; list things first.'),
+    });
+    tk = await testKernel([door([nf])]);
+    const r = await tk.kernel.call('d', 'nf', {}, { connection: conn() });
+    expect(textOf(r)).toEqual({ code: 'notFound', message: 'No such thing; list things first.' });
+  });
+});
+
+describe('audit and events stages', () => {
+  it('audits every state-changing call and every refused call, with a digest of redacted arguments', async () => {
+    const change = defineTool({
+      name: 'change',
+      description: 'changes',
+      input: z.object({ apiKey: z.string() }).strict(),
+      handler: async () => ({ ok: true }),
+    });
+    tk = await testKernel([door([change, strictTool])]);
+    await tk.kernel.call('d', 'change', { apiKey: 'k1' }, { connection: conn() });
+    await tk.kernel.call('d', 'change', { apiKey: 'k2' }, { connection: conn() });
+    await tk.kernel.call('d', 'strict', { title: 'ok', count: 1 }, { connection: conn() }); // read: not audited
+    await tk.kernel.call('d', 'strict', { nope: 1 }, { connection: conn() }); // refused: audited
+    const entries = await tk.kernel.audit.list();
+    expect(entries.map((e) => [e.tool, e.result])).toEqual([
+      ['change', 'ok'],
+      ['change', 'ok'],
+      ['strict', 'malformedRequest'],
+    ]);
+    // Secrets are redacted before digesting: different keys give the same digest.
+    expect(entries[0]!.argsDigest).toBe(entries[1]!.argsDigest);
+    expect(entries[0]!.connection).toBe('test:1');
+    const jsonl = await tk.kernel.audit.exportJsonLines();
+    expect(jsonl.trim().split('\n')).toHaveLength(3);
+    expect(jsonl).not.toContain('k1');
+  });
+
+  it('publishes a toolCalled event for each call', async () => {
+    tk = await testKernel([door([strictTool])]);
+    const seen: unknown[] = [];
+    tk.events.subscribe((e) => seen.push(e.data));
+    await tk.kernel.call('d', 'strict', { title: 'a', count: 1 }, { connection: conn() });
+    expect(seen).toContainEqual(expect.objectContaining({ event: 'toolCalled', tool: 'strict', result: 'ok' }));
+  });
+});

@@ -127,10 +127,12 @@ export function createLedgerDoor(): Door {
       kernel = k;
     },
     async resolveOperation(entry: JournalEntry): Promise<Resolution> {
-      // The write commits with its journal entry, so a receipt in the account proves it.
+      // The write commits with its journal entry, so this only finds writes whose entry was lost;
+      // each entry is one version, so its position gives the committed version.
       const rec = await kernel!.store.read((tx) => tx.records.get<Account>(COLLECTION, entry.target ?? ''));
       const found = rec?.value.entries.findIndex((e) => e.operationID === entry.operationId) ?? -1;
-      return found >= 0 ? { exists: 'unknown' } : { exists: false };
+      if (found < 0) return { exists: false };
+      return { exists: true, receipt: { operationID: entry.operationId, account: entry.target, committedVersion: found + 1 } };
     },
   };
 }

@@ -1,0 +1,106 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as V1Stdio } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { BIN, run, startServe, testEnv } from '../helpers/cli.js';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'airlock-cli-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('airlock command line', () => {
+  it('--help lists the commands and exits 0', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/serve[\s\S]*stdio[\s\S]*approvals/);
+  });
+
+  it.each([['serve'], ['stdio'], ['approvals']])('%s --help answers with its options', async (cmd) => {
+    const r = await run([cmd, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`airlock ${cmd}`);
+  });
+
+  it('exits 2 with one line naming an unknown flag', async () => {
+    const r = await run(['serve', '--prot', '1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('--prot');
+  });
+
+  it('exits 2 naming a bad value', async () => {
+    const r = await run(['serve', '--port', 'abc']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--port must be an integer from 0 to 65535, got 'abc'");
+  });
+
+  it('exits 2 naming a door this build does not have', async () => {
+    const r = await run(['serve', '--doors', 'nope', '--data', tempDir()]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("'nope'");
+  });
+
+  it('refuses to bind beyond loopback without a token', async () => {
+    const r = await run(['serve', '--host', '0.0.0.0', '--data', tempDir()]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--token');
+  });
+
+  it('serve prints its URLs and a ready-to-paste MCP client config, and exits 0 on SIGTERM', async () => {
+    const s = await startServe(['--doors', 'ledger', '--data', tempDir()]);
+    await new Promise((r) => setTimeout(r, 200));
+    const out = s.stdout();
+    expect(out).toContain('/api/v1');
+    expect(out).toContain('/mcp/ledger');
+    const json = out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1);
+    expect(JSON.parse(json)).toEqual({ mcpServers: { airlock: { type: 'http', url: `${s.url}/mcp` } } });
+    const health = (await (await fetch(`${s.url}/healthz`)).json()) as Record<string, unknown>;
+    expect(health).toMatchObject({ status: 'ok', doors: ['ledger'], store: 'sqlite' });
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    // Logs are JSON lines on stderr.
+    for (const line of s.stderr().trim().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+  });
+});
+
+describe('airlock stdio', () => {
+  it('answers tools/list to an SDK v2 client, with only protocol messages on stdout', async () => {
+    const client = new Client({ name: 'stdio-test', version: '1' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'stdio', '--doors', 'ledger', '--data', tempDir()],
+      env: testEnv() as Record<string, string>,
+      stderr: 'pipe',
+    });
+    await client.connect(transport);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('ledger_echo');
+    const r = await client.callTool({ name: 'ledger_echo', arguments: { text: 'over stdio' } });
+    expect(r.structuredContent).toEqual({ text: 'over stdio' });
+    await client.close();
+  });
+
+  it('answers tools/list to an SDK v1 client', async () => {
+    const client = new V1Client({ name: 'v1-stdio', version: '1' });
+    await client.connect(
+      new V1Stdio({
+        command: process.execPath,
+        args: [BIN, 'stdio', '--doors', 'ledger', '--data', tempDir()],
+        env: testEnv() as Record<string, string>,
+        stderr: 'pipe',
+      }),
+    );
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('ledger_append');
+    await client.close();
+  });
+});

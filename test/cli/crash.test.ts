@@ -1,0 +1,88 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startServe } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'airlock-crash-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function modernClient(url: string) {
+  const client = new Client({ name: 'crash-test', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
+  return client;
+}
+const text = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+
+describe('crash safety', () => {
+  it('after SIGKILL mid-stream, every acknowledged write is present exactly once and every other one is committed once or reported by its state', async () => {
+    let served = await startServe(['--doors', 'ledger', '--data', dir]);
+    let client = await modernClient(served.url);
+    const ask = () => client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(text);
+    const first = await ask();
+    expect(first.code).toBe('approvalRequired');
+    const approve = await fetch(`${served.url}/api/v1/approvals/${String(first.approvalID)}/approve`, { method: 'POST' });
+    expect(approve.status).toBe(200);
+
+    const sent = new Map<string, Record<string, unknown>>();
+    const acked = new Map<string, Record<string, unknown>>();
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        const args = { operationID: randomUUID(), account: 'acct', amount: 1, expectedVersion: null };
+        sent.set(args.operationID, args);
+        try {
+          const r = text(await client.callTool({ name: 'ledger_append', arguments: args }));
+          if (r.committedVersion !== undefined) acked.set(args.operationID, r);
+        } catch {
+          return; // the server died under this call: unacknowledged
+        }
+      }
+    };
+    const workers = Array.from({ length: 4 }, worker);
+    while (acked.size < 120) await new Promise((r) => setTimeout(r, 5));
+    served.child.kill('SIGKILL');
+    stop = true;
+    await Promise.all(workers);
+    await served.exited;
+    await client.close().catch(() => undefined);
+
+    served = await startServe(['--doors', 'ledger', '--data', dir]);
+    client = await modernClient(served.url);
+    const account = text(await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } })) as {
+      entries: { operationID: string }[];
+      version: number;
+    };
+    const ids = account.entries.map((e) => e.operationID);
+    // Never duplicated.
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(account.version).toBe(ids.length);
+    // Every acknowledged write is there.
+    for (const id of acked.keys()) expect(ids).toContain(id);
+    // Every other write is either there (committed once) or reported by its state, never silently gone.
+    const unacked = [...sent.keys()].filter((id) => !acked.has(id));
+    expect(unacked.length).toBeGreaterThan(0); // the kill really landed mid-stream
+    for (const id of unacked) {
+      const state = text(await client.callTool({ name: 'ledger_query_operation', arguments: { operationID: id } }));
+      if (ids.includes(id)) expect(state.state).toBe('committed');
+      else expect(['not-found', 'prepared-not-submitted']).toContain(state.state);
+    }
+    // Retrying each unacknowledged write with its own operationID commits it exactly once.
+    for (const id of unacked) {
+      const r = text(await client.callTool({ name: 'ledger_append', arguments: sent.get(id)! }));
+      expect(r.operationID).toBe(id);
+    }
+    // And retrying an acknowledged one returns its original receipt.
+    const [someId, someReceipt] = [...acked.entries()][0]!;
+    expect(text(await client.callTool({ name: 'ledger_append', arguments: sent.get(someId)! }))).toEqual(someReceipt);
+    const after = text(await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } })) as { entries: { operationID: string }[] };
+    const afterIds = after.entries.map((e) => e.operationID);
+    expect(new Set(afterIds).size).toBe(afterIds.length);
+    expect(new Set(afterIds)).toEqual(new Set(sent.keys()));
+    await client.close();
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  }, 60_000);
+});

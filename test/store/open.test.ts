@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from './pg-service.js';
+import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 
 const root = await mkdtemp(join(tmpdir(), 'airlock-open-'));
 afterAll(() => rm(root, { recursive: true, force: true }));

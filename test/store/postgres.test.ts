@@ -5,7 +5,7 @@ import { createPostgresStore } from '../../src/store/postgres/index.js';
 import { describeLocation } from '../../src/store/postgres/schema.js';
 import { blobContract } from './blob-contract.js';
 import { storeContract } from './contract.js';
-import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from './pg-service.js';
+import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 
 describe('PostgreSQL location', () => {
   it('never shows the password', () => {

@@ -6,7 +6,7 @@ import { describe, it } from 'vitest';
 export const PG_URL = process.env.AIRLOCK_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SKIP = process.env.AIRLOCK_TEST_SKIP_SERVICES === '1';
 
-function requiredMessage(cause: string): string {
+export function requiredMessage(cause: string): string {
   return (
     `PostgreSQL is required at ${PG_URL} for these tests (${cause}). Start it with ` +
     '`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, ' +
@@ -14,7 +14,7 @@ function requiredMessage(cause: string): string {
   );
 }
 
-async function probe(): Promise<string | null> {
+export async function probe(): Promise<string | null> {
   const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3_000 });
   try {
     await client.connect();

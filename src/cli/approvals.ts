@@ -11,7 +11,11 @@ export const APPROVALS_HELP = `Usage:
 Options: --url URL (default http://127.0.0.1:7300), --token T (or AIRLOCK_TOKEN), -h/--help`;
 
 interface Client {
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
 function client(url: string, token: string | undefined): Client {
@@ -21,14 +25,19 @@ function client(url: string, token: string | undefined): Client {
       try {
         res = await fetch(new URL(`/api/v1/${path}`, url), {
           method,
-          headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          headers: {
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+          },
           ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         });
       } catch {
-        throw new Error(`cannot reach the Airlock server at ${url}; start it with 'airlock serve' or pass --url`);
+        throw new Error(
+          `cannot reach the Airlock server at ${url}; start it with 'airlock serve' or pass --url`,
+        );
       }
       const text = await res.text();
-      let parsed: Record<string, unknown> = {};
+      let parsed: Record<string, unknown>;
       try {
         parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
       } catch {
@@ -56,7 +65,10 @@ export async function approvals(argv: string[]): Promise<number> {
     process.stdout.write(APPROVALS_HELP + '\n');
     return values.help ? 0 : 2;
   }
-  const api = client(values.url ?? 'http://127.0.0.1:7300', values.token ?? process.env.AIRLOCK_TOKEN);
+  const api = client(
+    values.url ?? 'http://127.0.0.1:7300',
+    values.token ?? process.env.AIRLOCK_TOKEN,
+  );
   const fail = (r: { status: number; body: Record<string, unknown> }) => {
     process.stderr.write(`airlock: ${String(r.body.message ?? `HTTP ${r.status}`)}\n`);
     return 1;
@@ -70,12 +82,18 @@ export async function approvals(argv: string[]): Promise<number> {
       else if (list.length === 0) process.stdout.write('No pending approvals.\n');
       else
         for (const a of list)
-          process.stdout.write(`${String(a.id)}  ${String(a.door)}/${String(a.capability)}  ${String(a.summary)}  (${new Date(Number(a.createdAt)).toISOString()})\n`);
+          process.stdout.write(
+            `${String(a.id)}  ${String(a.door)}/${String(a.capability)}  ${String(a.summary)}  (${new Date(Number(a.createdAt)).toISOString()})\n`,
+          );
       return 0;
     }
     case 'approve': {
       if (!arg) throw new UsageError('approvals approve: give the approval ID');
-      const r = await api.call('POST', `approvals/${encodeURIComponent(arg)}/approve`, values.project ? { resource: values.project } : {});
+      const r = await api.call(
+        'POST',
+        `approvals/${encodeURIComponent(arg)}/approve`,
+        values.project ? { resource: values.project } : {},
+      );
       if (r.status !== 200) return fail(r);
       process.stdout.write(`Approved ${arg}${values.project ? ` for ${values.project}` : ''}.\n`);
       return 0;
@@ -96,16 +114,28 @@ export async function approvals(argv: string[]): Promise<number> {
         throw new UsageError(`verify-receipt: '${arg}' is not a readable JSON file`);
       }
       const r = await api.call('POST', 'notes/receipts/verify', receipt);
-      if (r.status === 404 && r.body.code === 'notFound' && String(r.body.message).includes('No route')) {
-        process.stderr.write('airlock: this server has no notes door mounted, so it cannot verify receipts\n');
+      if (
+        r.status === 404 &&
+        r.body.code === 'notFound' &&
+        String(r.body.message).includes('No route')
+      ) {
+        process.stderr.write(
+          'airlock: this server has no notes door mounted, so it cannot verify receipts\n',
+        );
         return 1;
       }
       if (r.status !== 200) return fail(r);
       const valid = r.body.valid === true;
-      process.stdout.write(valid ? 'Receipt is valid: signed by this workspace.\n' : 'Receipt is NOT valid for this workspace.\n');
+      process.stdout.write(
+        valid
+          ? 'Receipt is valid: signed by this workspace.\n'
+          : 'Receipt is NOT valid for this workspace.\n',
+      );
       return valid ? 0 : 1;
     }
     default:
-      throw new UsageError(`approvals: unknown subcommand '${sub}' (list, approve, deny, verify-receipt)`);
+      throw new UsageError(
+        `approvals: unknown subcommand '${sub}' (list, approve, deny, verify-receipt)`,
+      );
   }
 }

@@ -14,7 +14,13 @@ export function parse<const T extends ParseArgsConfig>(config: T): ReturnType<ty
   }
 }
 
-export function intOption(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+export function intOption(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < min || n > max) {
@@ -24,5 +30,10 @@ export function intOption(name: string, value: string | undefined, fallback: num
 }
 
 export function listOption(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 }

@@ -56,14 +56,22 @@ function readConfig(path: string | undefined): Record<string, unknown> {
   }
   try {
     const value = JSON.parse(text) as unknown;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new Error('not an object');
     return value as Record<string, unknown>;
   } catch {
     throw new UsageError(`--config: '${path}' is not a JSON object`);
   }
 }
 
-const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : Array.isArray(v) ? v.join(',') : undefined);
+const str = (v: unknown) =>
+  typeof v === 'string'
+    ? v
+    : typeof v === 'number'
+      ? String(v)
+      : Array.isArray(v)
+        ? v.join(',')
+        : undefined;
 
 function defaultDoors(): string[] {
   const available = new Set(availableDoors());
@@ -91,7 +99,9 @@ export async function serve(argv: string[]): Promise<number> {
   const host = values.host ?? str(config.host) ?? '127.0.0.1';
   const token = values.token ?? str(config.token) ?? process.env.AIRLOCK_TOKEN;
   if (!isLoopbackHost(host) && !token) {
-    throw new UsageError(`--host ${host} is reachable beyond this machine; set --token (or AIRLOCK_TOKEN) to protect it`);
+    throw new UsageError(
+      `--host ${host} is reachable beyond this machine; set --token (or AIRLOCK_TOKEN) to protect it`,
+    );
   }
   const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
   const logger = createProcessLogger();
@@ -102,26 +112,39 @@ export async function serve(argv: string[]): Promise<number> {
     bus: values.bus ?? str(config.bus),
     logger,
   });
-  const app = createHttpApp({ kernel: workspace.kernel, logger, token, allowedHosts: isLoopbackHost(host) ? [] : [host] });
+  const app = createHttpApp({
+    kernel: workspace.kernel,
+    logger,
+    token,
+    allowedHosts: isLoopbackHost(host) ? [] : [host],
+  });
   let address;
   try {
     address = await app.listen(port, host);
   } catch (error) {
     await workspace.close();
-    throw new Error(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+    throw new Error(`cannot listen on ${host}:${port}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
   const base = `http://${shownHost}:${address.port}`;
   const clientConfig = {
     mcpServers: {
-      airlock: { type: 'http', url: `${base}/mcp`, ...(token ? { headers: { Authorization: 'Bearer <your token>' } } : {}) },
+      airlock: {
+        type: 'http',
+        url: `${base}/mcp`,
+        ...(token ? { headers: { Authorization: 'Bearer <your token>' } } : {}),
+      },
     },
   };
   process.stdout.write(
     [
       `Airlock is serving ${workspace.mounts.length ? workspace.mounts.join(', ') : 'no doors'} (store: ${workspace.store.kind} at ${workspace.store.location})`,
       `  MCP (all doors)  ${base}/mcp`,
-      ...workspace.mounts.map((m) => `  MCP (${m})${' '.repeat(Math.max(1, 10 - m.length))}${base}/mcp/${m}`),
+      ...workspace.mounts.map(
+        (m) => `  MCP (${m})${' '.repeat(Math.max(1, 10 - m.length))}${base}/mcp/${m}`,
+      ),
       `  REST API         ${base}/api/v1   (docs: ${base}/api/v1/openapi.json)`,
       `  Events           ${base}/api/v1/events`,
       `  Web UI           ${base}/`,
@@ -160,10 +183,17 @@ export async function stdio(argv: string[]): Promise<number> {
   // stdio: the process is the connection (spec/kernel.md §4); a restart is a new one.
   const connectionId = `stdio:${randomUUID()}`;
   const handle = serveStdio(
-    () => createMcpServer({ kernel: workspace.kernel, mounts: workspace.mounts, identify: () => ({ id: connectionId, kind: 'stdio' }) }),
+    () =>
+      createMcpServer({
+        kernel: workspace.kernel,
+        mounts: workspace.mounts,
+        identify: () => ({ id: connectionId, kind: 'stdio' }),
+      }),
     { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
   );
-  const stdinClosed = new Promise<void>((resolve) => process.stdin.once('close', resolve).once('end', resolve));
+  const stdinClosed = new Promise<void>((resolve) =>
+    process.stdin.once('close', resolve).once('end', resolve),
+  );
   await Promise.race([untilSignal(), stdinClosed]);
   await handle.close();
   await workspace.close();

@@ -33,11 +33,16 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   for (const name of options.doors) {
     if (!doorFactory(name)) {
       const known = availableDoors();
-      throw new UsageError(`--doors: '${name}' is not available in this build (available: ${known.length ? known.join(', ') : 'none yet'})`);
+      throw new UsageError(
+        `--doors: '${name}' is not available in this build (available: ${known.length ? known.join(', ') : 'none yet'})`,
+      );
     }
   }
   mkdirSync(data, { recursive: true });
-  const { store, blobs } = await openStore({ data, ...(options.store ? { store: options.store } : {}) });
+  const { store, blobs } = await openStore({
+    data,
+    ...(options.store ? { store: options.store } : {}),
+  });
   const transport = options.bus ? await createBusTransport(options.bus) : undefined;
   const events = await createEventBus({
     ...(transport ? { transport } : {}),

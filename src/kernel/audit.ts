@@ -26,7 +26,15 @@ export interface Audit {
   exportJsonLines(query?: AuditQuery): Promise<string>;
 }
 
-export function createAudit({ store, events, now = Date.now }: { store: Store; events?: EventBus; now?: () => number }): Audit {
+export function createAudit({
+  store,
+  events,
+  now = Date.now,
+}: {
+  store: Store;
+  events?: EventBus;
+  now?: () => number;
+}): Audit {
   return {
     async record({ args, ...rest }) {
       const entry = await store.transaction((tx) =>

@@ -97,9 +97,16 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
     async approve(id, resource) {
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
-        if (!approval) return failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
+        if (!approval)
+          return failure(
+            'notFound',
+            `No approval ${id}; list pending approvals and use one of their ids.`,
+          );
         if (approval.status !== 'pending') {
-          return failure('malformedRequest', `Approval ${id} was already ${approval.status}; nothing changed.`);
+          return failure(
+            'malformedRequest',
+            `Approval ${id} was already ${approval.status}; nothing changed.`,
+          );
         }
         const at = now();
         const grant: Grant = {
@@ -128,14 +135,24 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
     async deny(id) {
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
-        if (!approval) return failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
+        if (!approval)
+          return failure(
+            'notFound',
+            `No approval ${id}; list pending approvals and use one of their ids.`,
+          );
         const decided = await tx.approvals.decide(id, {
           status: 'denied',
           decidedAt: now(),
           resource: null,
           grantId: null,
         });
-        return decided ?? failure('malformedRequest', `Approval ${id} was already ${approval.status}; nothing changed.`);
+        return (
+          decided ??
+          failure(
+            'malformedRequest',
+            `Approval ${id} was already ${approval.status}; nothing changed.`,
+          )
+        );
       });
       if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: result });
       return result;

@@ -53,6 +53,27 @@ export interface RestResponse {
   raw?: { bytes: Uint8Array; contentType: string; filename?: string };
 }
 
+/**
+ * What the MCP request carrying one `tools/call` says beyond the arguments,
+ * for the few doors that need it (multi-round-trip input, log
+ * notifications). The transport computes it; the kernel pipeline never sees it.
+ */
+export interface McpRequestScope {
+  /** Capabilities the client declared: the initialize handshake, or the 2026-07-28 per-request `_meta`. */
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /** Answers to the `inputRequests` of an earlier `input_required` round, keyed as the door asked. Untrusted. */
+  readonly inputResponses: Readonly<Record<string, unknown>> | undefined;
+  /** The `requestState` the client echoed back, verbatim. Untrusted: verify before use. */
+  readonly requestState: string | undefined;
+  /** Sends `notifications/message` for this request, honouring the client's log level. */
+  log(
+    level: 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency',
+    data: unknown,
+  ): Promise<void>;
+  /** Closes this request's SSE stream so the client resumes it, where the transport supports that. */
+  readonly closeStream?: (() => void) | undefined;
+}
+
 export interface Door {
   /** Door kind (`notes`), the scope of its grants and journal. */
   readonly name: string;
@@ -71,6 +92,13 @@ export interface Door {
   stop?(): Promise<void>;
   /** Extra MCP surface beyond tools (resources, prompts), registered on each server instance. */
   extendServer?(server: unknown, context: { connectionId: string }): void;
+  /** MCP server capabilities for what `extendServer` adds (e.g. `{ prompts: {} }`), merged into the server's. */
+  readonly capabilities?: Readonly<Record<string, unknown>>;
+  /**
+   * Runs one `tools/call` of this door with its MCP request in reach (e.g.
+   * through AsyncLocalStorage). `call` is the whole kernel pipeline.
+   */
+  withMcpRequest?<T>(request: McpRequestScope, call: () => Promise<T>): Promise<T>;
   /**
    * Resources a person may pick when approving a grant of this door (e.g.
    * notes projects). Approvals must then name one of them, by id or name.

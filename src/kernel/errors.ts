@@ -42,8 +42,7 @@ export const DEFAULT_MESSAGES: Readonly<Record<ErrorCode, string>> = {
     'This connection has no grant covering that resource; request access first and wait for approval.',
   versionConflict:
     'The resource changed since you read it; read it again and retry with the current version.',
-  confirmRequired:
-    'This action is destructive; ask the user, then call again with confirm: true.',
+  confirmRequired: 'This action is destructive; ask the user, then call again with confirm: true.',
   requestTooLarge: 'The request is too large; send less data per call.',
   resultTooLarge: 'The result is too large to return; narrow the request.',
   busy: 'Too many calls are in flight on this connection; wait for one to finish, then retry.',
@@ -82,7 +81,11 @@ export class AirlockError extends Error {
   readonly code: ErrorCode;
   readonly data: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(code: ErrorCode, message: string = DEFAULT_MESSAGES[code], data?: Record<string, unknown>) {
+  constructor(
+    code: ErrorCode,
+    message: string = DEFAULT_MESSAGES[code],
+    data?: Record<string, unknown>,
+  ) {
     super(message);
     this.name = 'AirlockError';
     this.code = code;

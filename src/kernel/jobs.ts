@@ -63,7 +63,12 @@ export interface JobRegistryOptions {
   now?: () => number;
 }
 
-const FINAL: ReadonlySet<JobStatus> = new Set(['completed', 'completed_with_errors', 'cancelled', 'failed']);
+const FINAL: ReadonlySet<JobStatus> = new Set([
+  'completed',
+  'completed_with_errors',
+  'cancelled',
+  'failed',
+]);
 
 export function percentOf(p: JobProgress): number {
   if (p.totalSteps <= 0) return 0;
@@ -71,7 +76,12 @@ export function percentOf(p: JobProgress): number {
   return Math.min(100, Math.round(((p.currentStepIndex + unitShare) / p.totalSteps) * 1000) / 10);
 }
 
-export function createJobRegistry({ store, events, logger, now = Date.now }: JobRegistryOptions): JobRegistry {
+export function createJobRegistry({
+  store,
+  events,
+  logger,
+  now = Date.now,
+}: JobRegistryOptions): JobRegistry {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
 
   const save = (job: Job) => store.transaction((tx) => tx.jobs.put(job));
@@ -81,7 +91,9 @@ export function createJobRegistry({ store, events, logger, now = Date.now }: Job
     let persisting = Promise.resolve();
     const persist = () => {
       const snapshot = structuredClone(job);
-      persisting = persisting.then(() => save(snapshot)).catch((e) => logger.error({ err: e }, 'job save failed'));
+      persisting = persisting
+        .then(() => save(snapshot))
+        .catch((e) => logger.error({ err: e }, 'job save failed'));
     };
     const ctx: JobContext = {
       id: job.id,
@@ -146,7 +158,14 @@ export function createJobRegistry({ store, events, logger, now = Date.now }: Job
         door: spec.door,
         kind: spec.kind,
         status: 'queued',
-        progress: { step: null, currentUnit: 0, totalUnits: 0, currentStepIndex: 0, totalSteps: 0, overallPercent: 0 },
+        progress: {
+          step: null,
+          currentUnit: 0,
+          totalUnits: 0,
+          currentStepIndex: 0,
+          totalSteps: 0,
+          overallPercent: 0,
+        },
         warnings: [],
         error: null,
         input: spec.input ?? null,
@@ -176,7 +195,13 @@ export function createJobRegistry({ store, events, logger, now = Date.now }: Job
     },
     async recover() {
       const jobs = await store.transaction((tx) => tx.jobs.interruptUnfinished(now()));
-      for (const job of jobs) events.publish({ event: 'jobFinished', id: job.id, status: 'failed', error: 'interrupted' });
+      for (const job of jobs)
+        events.publish({
+          event: 'jobFinished',
+          id: job.id,
+          status: 'failed',
+          error: 'interrupted',
+        });
       return jobs;
     },
     async close() {

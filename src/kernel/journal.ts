@@ -46,12 +46,11 @@ export interface OpenOperation {
 }
 
 export type BeginResult =
-  | { kind: 'replay'; receipt: unknown }
-  | { kind: 'open'; operation: OpenOperation }
-  | Failure;
+  { kind: 'replay'; receipt: unknown } | { kind: 'open'; operation: OpenOperation } | Failure;
 
 /** What a door says about an operation left unresolved by a crash or timeout. */
-export type Resolution = { exists: true; receipt: unknown } | { exists: false } | { exists: 'unknown' };
+export type Resolution =
+  { exists: true; receipt: unknown } | { exists: false } | { exists: 'unknown' };
 
 export interface Journal {
   begin(request: OperationRequest): Promise<BeginResult>;
@@ -74,7 +73,11 @@ const reused = (operationId: string) =>
     { field: 'operationID' },
   );
 
-export function createJournal({ store, retentionMs = DEFAULT_RECEIPT_RETENTION_MS, now = Date.now }: JournalOptions): Journal {
+export function createJournal({
+  store,
+  retentionMs = DEFAULT_RECEIPT_RETENTION_MS,
+  now = Date.now,
+}: JournalOptions): Journal {
   const inFlight = new Set<string>();
   const keyOf = (scope: string, id: string) => `${scope}\u0000${id}`;
 
@@ -104,7 +107,10 @@ export function createJournal({ store, retentionMs = DEFAULT_RECEIPT_RETENTION_M
         await store.transaction(async (tx) => {
           const entry = await tx.journal.get(req.scope, req.operationId);
           if (entry?.state === 'prepared') {
-            await tx.journal.update(req.scope, req.operationId, { state: 'uncertain', updatedAt: now() });
+            await tx.journal.update(req.scope, req.operationId, {
+              state: 'uncertain',
+              updatedAt: now(),
+            });
           }
         });
       },

@@ -65,7 +65,10 @@ export interface Kernel extends KernelServices {
 export const mountOf = (door: Door): string => door.mount ?? door.name;
 
 export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   delete json.$schema;
   return json;
 }
@@ -82,7 +85,12 @@ export const defaultPresenter: Presenter = {
   },
   failure(_tool, f) {
     return {
-      content: [{ type: 'text', text: JSON.stringify({ code: f.code, message: f.message, ...(f.data ?? {}) }) }],
+      content: [
+        {
+          type: 'text',
+          text: JSON.stringify({ code: f.code, message: f.message, ...(f.data ?? {}) }),
+        },
+      ],
       isError: true,
     };
   },
@@ -92,23 +100,39 @@ export function createKernel(options: KernelOptions): Kernel {
   const { store, blobs, events, logger } = options;
   const now = options.now ?? Date.now;
   const consent = createConsent({ store, events, now });
-  const journal = createJournal({ store, now, ...(options.receiptRetentionMs ? { retentionMs: options.receiptRetentionMs } : {}) });
+  const journal = createJournal({
+    store,
+    now,
+    ...(options.receiptRetentionMs ? { retentionMs: options.receiptRetentionMs } : {}),
+  });
   const jobs = createJobRegistry({ store, events, logger, now });
   const audit = createAudit({ store, events, now });
   const services: KernelServices = { store, blobs, events, logger, consent, journal, jobs, audit };
-  const mounted = new Map<string, { door: Door; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }>();
+  const mounted = new Map<
+    string,
+    { door: Door; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }
+  >();
   const gates = new Map<string, ConcurrencyGate>();
   let purgeTimer: NodeJS.Timeout | undefined;
 
   const describe = (tool: AnyToolDef): ToolDescriptor => {
-    const d: ToolDescriptor = { name: tool.name, description: tool.description, inputSchema: jsonSchemaOf(tool.input) };
+    const d: ToolDescriptor = {
+      name: tool.name,
+      description: tool.description,
+      inputSchema: jsonSchemaOf(tool.input),
+    };
     if (tool.title) d.title = tool.title;
     if (tool.output) d.outputSchema = jsonSchemaOf(tool.output);
     if (tool.annotations) d.annotations = { ...tool.annotations };
     return d;
   };
 
-  const present = (door: Door, tool: AnyToolDef, outcome: { ok: true; value: unknown } | Failure, limits: Limits): Presented => {
+  const present = (
+    door: Door,
+    tool: AnyToolDef,
+    outcome: { ok: true; value: unknown } | Failure,
+    limits: Limits,
+  ): Presented => {
     const presenter = door.presenter ?? defaultPresenter;
     if (!outcome.ok) return presenter.failure(tool, outcome);
     const shown = presenter.success(tool, outcome.value);
@@ -121,7 +145,8 @@ export function createKernel(options: KernelOptions): Kernel {
     ...services,
     mount(door) {
       const name = mountOf(door);
-      if (mounted.has(name)) throw new Error(`door mount '${name}' is already in use; give each mount its own prefix`);
+      if (mounted.has(name))
+        throw new Error(`door mount '${name}' is already in use; give each mount its own prefix`);
       const tools = new Map(door.tools.map((t) => [t.name, t]));
       const limits = { ...DEFAULT_LIMITS, ...door.limits, ...options.limits?.[name] };
       mounted.set(name, { door, tools, limits, descriptors: door.tools.map(describe) });
@@ -138,11 +163,24 @@ export function createKernel(options: KernelOptions): Kernel {
       if (!tool) {
         const known = [...m.tools.keys()].join(', ');
         const presenter = m.door.presenter ?? defaultPresenter;
-        const stub = { name: toolName, description: '', input: z.unknown(), handler: async () => null } as AnyToolDef;
-        return presenter.failure(stub, failure('notFound', `Unknown tool '${toolName}'; available tools: ${known}.`));
+        const stub = {
+          name: toolName,
+          description: '',
+          input: z.unknown(),
+          handler: async () => null,
+        } as AnyToolDef;
+        return presenter.failure(
+          stub,
+          failure('notFound', `Unknown tool '${toolName}'; available tools: ${known}.`),
+        );
       }
       const gate = gates.get(name)!;
-      const outcome = await runPipeline(services, { door: m.door.name, mount: name, tool, limits: m.limits, gate }, args, callOptions);
+      const outcome = await runPipeline(
+        services,
+        { door: m.door.name, mount: name, tool, limits: m.limits, gate },
+        args,
+        callOptions,
+      );
       return present(m.door, tool, outcome, m.limits);
     },
 
@@ -153,11 +191,15 @@ export function createKernel(options: KernelOptions): Kernel {
       await journal.resolvePending(async (entry: JournalEntry): Promise<Resolution> => {
         const door = byScope.get(entry.scope);
         // A store-backed write commits with its journal entry: still prepared means not written.
-        if (!door?.resolveOperation) return entry.state === 'prepared' ? { exists: false } : { exists: 'unknown' };
+        if (!door?.resolveOperation)
+          return entry.state === 'prepared' ? { exists: false } : { exists: 'unknown' };
         return door.resolveOperation(entry);
       });
       await journal.purgeExpired();
-      purgeTimer = setInterval(() => void journal.purgeExpired().catch(() => undefined), 60 * 60 * 1000);
+      purgeTimer = setInterval(
+        () => void journal.purgeExpired().catch(() => undefined),
+        60 * 60 * 1000,
+      );
       purgeTimer.unref();
     },
 

@@ -9,19 +9,27 @@ import { utf8Bytes } from './digest.js';
 export function checkRequestBytes(args: unknown, max: number): Failure | null {
   const bytes = utf8Bytes(JSON.stringify(args ?? {}));
   if (bytes <= max) return null;
-  return failure('requestTooLarge', `The arguments are ${bytes} bytes; at most ${max} are accepted. Send less per call.`, {
-    bytes,
-    max,
-  });
+  return failure(
+    'requestTooLarge',
+    `The arguments are ${bytes} bytes; at most ${max} are accepted. Send less per call.`,
+    {
+      bytes,
+      max,
+    },
+  );
 }
 
 export function checkResponseBytes(serialised: string, max: number): Failure | null {
   const bytes = utf8Bytes(serialised);
   if (bytes <= max) return null;
-  return failure('resultTooLarge', `The result would be ${bytes} bytes; at most ${max} can be returned. Narrow the request.`, {
-    bytes,
-    max,
-  });
+  return failure(
+    'resultTooLarge',
+    `The result would be ${bytes} bytes; at most ${max} can be returned. Narrow the request.`,
+    {
+      bytes,
+      max,
+    },
+  );
 }
 
 /** Counts calls in flight per connection key. */

@@ -93,7 +93,10 @@ export async function runPipeline(
   const release = scope.gate.enter(connection.id, limits.concurrentCalls);
   if (!release) {
     return finish(
-      failure('busy', `At most ${limits.concurrentCalls} calls may be in flight per connection; wait for one to finish, then retry.`),
+      failure(
+        'busy',
+        `At most ${limits.concurrentCalls} calls may be in flight per connection; wait for one to finish, then retry.`,
+      ),
     );
   }
 
@@ -146,7 +149,9 @@ async function execute(
 ): Promise<CallOutcome> {
   const { tool, limits, mount } = scope;
   const timeout = new AbortController();
-  const signal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
+  const signal = options.signal
+    ? AbortSignal.any([timeout.signal, options.signal])
+    : timeout.signal;
   const write: { state: 'none' | 'writing' | 'committed' } = { state: 'none' };
   let settled = false;
 
@@ -164,7 +169,8 @@ async function execute(
     progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),
     requestConsent: (request) => services.consent.request(options.connection.id, mount, request),
     async write(fn) {
-      if (settled) throw new AirlockError('timeout', 'The call already ended; nothing was written.');
+      if (settled)
+        throw new AirlockError('timeout', 'The call already ended; nothing was written.');
       write.state = 'writing';
       try {
         const value = await services.store.transaction(async (tx) => {
@@ -190,7 +196,11 @@ async function execute(
       if (error instanceof AirlockError) return error.toFailure();
       const logId = randomUUID();
       ctx.logger.error({ err: error, logId }, 'tool handler threw');
-      return failure('internal', `Internal error (log id ${logId}); report it to the server operator.`, { logId });
+      return failure(
+        'internal',
+        `Internal error (log id ${logId}); report it to the server operator.`,
+        { logId },
+      );
     }
   })();
 
@@ -225,7 +235,10 @@ async function execute(
       );
     }
     return winner === 'timeout'
-      ? failure('timeout', `${tool.name} took longer than ${limits.timeoutMs} ms and was stopped; nothing was written, so it is safe to retry.`)
+      ? failure(
+          'timeout',
+          `${tool.name} took longer than ${limits.timeoutMs} ms and was stopped; nothing was written, so it is safe to retry.`,
+        )
       : failure('cancelled');
   }
 
@@ -235,7 +248,11 @@ async function execute(
       await operation.abandon();
       const logId = randomUUID();
       ctx.logger.error({ logId }, 'journaled tool returned without ctx.write');
-      return failure('internal', `Internal error (log id ${logId}); report it to the server operator.`, { logId });
+      return failure(
+        'internal',
+        `Internal error (log id ${logId}); report it to the server operator.`,
+        { logId },
+      );
     }
     if (write.state === 'none') await operation.abandon();
     else await operation.markUncertain();

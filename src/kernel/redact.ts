@@ -3,7 +3,18 @@
  * secret when its name contains one of the words below, case-insensitively
  * (spec/page.md "Redaction", spec/kernel.md §10).
  */
-const SECRET_WORDS = ['password', 'passwd', 'token', 'secret', 'apikey', 'api_key', 'authorization', 'cookie', 'session', 'credential'];
+const SECRET_WORDS = [
+  'password',
+  'passwd',
+  'token',
+  'secret',
+  'apikey',
+  'api_key',
+  'authorization',
+  'cookie',
+  'session',
+  'credential',
+];
 
 export const REDACTED = '[REDACTED]';
 
@@ -18,7 +29,8 @@ export function redact(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = isSecretKey(k) ? REDACTED : redact(v, depth + 1);
+    for (const [k, v] of Object.entries(value))
+      out[k] = isSecretKey(k) ? REDACTED : redact(v, depth + 1);
     return out;
   }
   return value;

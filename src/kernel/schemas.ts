@@ -21,7 +21,11 @@ export function utf8String(min: number, max: number) {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const uuidString = () =>
-  z.string().regex(UUID, { message: 'must be a UUID such as 123e4567-e89b-12d3-a456-426614174000' });
+  z
+    .string()
+    .regex(UUID, { message: 'must be a UUID such as 123e4567-e89b-12d3-a456-426614174000' });
 
 export const hex64String = () =>
-  z.string().regex(/^[0-9a-f]{64}$/, { message: 'must be 64 lowercase hex characters (a SHA-256 digest)' });
+  z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, { message: 'must be 64 lowercase hex characters (a SHA-256 digest)' });

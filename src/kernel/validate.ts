@@ -26,8 +26,19 @@ export function validateInput<S extends z.ZodType>(
   const issues = result.error.issues;
   const first = issues[0];
   const detail = first ? describeIssue(first) : 'the arguments do not match the input schema';
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
-  return failure('malformedRequest', `Invalid arguments: ${detail}${more}. Fix it and call again.`, {
-    issues: issues.map((i) => ({ path: i.path.map(String).join('.'), code: i.code, message: describeIssue(i) })),
-  });
+  const more =
+    issues.length > 1
+      ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})`
+      : '';
+  return failure(
+    'malformedRequest',
+    `Invalid arguments: ${detail}${more}. Fix it and call again.`,
+    {
+      issues: issues.map((i) => ({
+        path: i.path.map(String).join('.'),
+        code: i.code,
+        message: describeIssue(i),
+      })),
+    },
+  );
 }

@@ -12,7 +12,10 @@ export interface RedisBusOptions {
   channel?: string;
 }
 
-export function createRedisBusTransport({ url, channel = 'airlock:events' }: RedisBusOptions): BusTransport {
+export function createRedisBusTransport({
+  url,
+  channel = 'airlock:events',
+}: RedisBusOptions): BusTransport {
   const opts = { lazyConnect: true, maxRetriesPerRequest: 3 };
   const pub = new Redis(url, opts);
   const sub = new Redis(url, opts);

@@ -24,13 +24,19 @@ export interface GuardOptions {
   token: string | undefined;
 }
 
-export type GuardResult = { ok: true } | { ok: false; status: number; code: string; message: string };
+export type GuardResult =
+  { ok: true } | { ok: false; status: number; code: string; message: string };
 
 export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions): GuardResult {
   const allowed = new Set([...LOOPBACK_HOSTS, ...options.allowedHosts]);
   const host = req.headers.host;
   if (!host || !allowed.has(hostnameOf(host))) {
-    return { ok: false, status: 403, code: 'forbiddenHost', message: `Host '${host ?? ''}' is not allowed; connect through an allowed host name.` };
+    return {
+      ok: false,
+      status: 403,
+      code: 'forbiddenHost',
+      message: `Host '${host ?? ''}' is not allowed; connect through an allowed host name.`,
+    };
   }
   const origin = req.headers.origin;
   if (origin === undefined) return { ok: true };
@@ -39,14 +45,27 @@ export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions):
   try {
     parsed = new URL(origin);
   } catch {
-    return { ok: false, status: 403, code: 'forbiddenOrigin', message: `Origin '${origin}' is not allowed.` };
+    return {
+      ok: false,
+      status: 403,
+      code: 'forbiddenOrigin',
+      message: `Origin '${origin}' is not allowed.`,
+    };
   }
   const originHost = parsed.hostname.includes(':') ? `[${parsed.hostname}]` : parsed.hostname;
   // Same host as the request (any port of this server's host) or loopback pages.
-  if ((parsed.protocol === 'http:' || parsed.protocol === 'https:') && (allowed.has(originHost) || allowed.has(parsed.hostname))) {
+  if (
+    (parsed.protocol === 'http:' || parsed.protocol === 'https:') &&
+    (allowed.has(originHost) || allowed.has(parsed.hostname))
+  ) {
     return { ok: true };
   }
-  return { ok: false, status: 403, code: 'forbiddenOrigin', message: `Origin '${origin}' is not allowed to call this server.` };
+  return {
+    ok: false,
+    status: 403,
+    code: 'forbiddenOrigin',
+    message: `Origin '${origin}' is not allowed to call this server.`,
+  };
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();

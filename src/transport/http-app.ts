@@ -5,7 +5,12 @@
  * bodies are capped before parsing; a handler's throw becomes a 500 with a
  * log id and never takes the server down.
  */
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Kernel } from '../kernel/kernel.js';
@@ -48,7 +53,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     token: options.token,
   };
   const router = createRouter();
-  const allRoutes: RestRoute[] = [...kernelRoutes(kernel), ...kernel.doors().flatMap((d) => d.routes ?? [])];
+  const allRoutes: RestRoute[] = [
+    ...kernelRoutes(kernel),
+    ...kernel.doors().flatMap((d) => d.routes ?? []),
+  ];
   for (const route of allRoutes) router.add(route);
 
   const mounts = kernel.doors().map(mountOf);
@@ -64,14 +72,26 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   const snapshot = async () => {
     const jobs = await kernel.jobs.list({ status: ['queued', 'running'] });
-    const extra = await Promise.all(kernel.doors().map((d) => d.snapshot?.() ?? Promise.resolve({})));
+    const extra = await Promise.all(
+      kernel.doors().map((d) => d.snapshot?.() ?? Promise.resolve({})),
+    );
     return Object.assign({ jobs }, ...extra);
   };
 
-  async function handleMcp(req: IncomingMessage, res: ServerResponse, path: string, principal: string) {
+  async function handleMcp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    principal: string,
+  ) {
     const mount = path === '/mcp' ? null : decodeURIComponent(path.slice('/mcp/'.length));
     if (mount !== null && !mounts.includes(mount)) {
-      sendJsonRpcError(res, 404, -32601, `No door '${mount}' here; available: ${mounts.map((m) => `/mcp/${m}`).join(', ') || 'none'}.`);
+      sendJsonRpcError(
+        res,
+        404,
+        -32601,
+        `No door '${mount}' here; available: ${mounts.map((m) => `/mcp/${m}`).join(', ') || 'none'}.`,
+      );
       return;
     }
     let body: unknown;
@@ -80,7 +100,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       try {
         body = JSON.parse(bytes.toString('utf8'));
       } catch {
-        sendJsonRpcError(res, 400, -32700, 'Parse error: the request body is not valid JSON; send one JSON-RPC message.');
+        sendJsonRpcError(
+          res,
+          400,
+          -32700,
+          'Parse error: the request body is not valid JSON; send one JSON-RPC message.',
+        );
         return;
       }
     }
@@ -91,7 +116,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   async function handleRest(req: IncomingMessage, res: ServerResponse, url: URL) {
     const sub = url.pathname.slice('/api/v1/'.length);
     if (sub === 'events' && req.method === 'GET') {
-      await serveEvents(req, res, { bus: kernel.events, snapshot, ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}) });
+      await serveEvents(req, res, {
+        bus: kernel.events,
+        snapshot,
+        ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
+      });
       return;
     }
     if (sub === 'openapi.json' && req.method === 'GET') {
@@ -101,7 +130,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const m = router.match(req.method ?? 'GET', sub);
     if (!m.route) {
       const status = 'pathExists' in m && m.pathExists ? 405 : 404;
-      sendError(res, status, status === 405 ? 'methodNotAllowed' : 'notFound', status === 405 ? `${req.method} is not supported on /api/v1/${sub}; see GET /api/v1/openapi.json.` : `No route /api/v1/${sub}; see GET /api/v1/openapi.json for the routes.`);
+      sendError(
+        res,
+        status,
+        status === 405 ? 'methodNotAllowed' : 'notFound',
+        status === 405
+          ? `${req.method} is not supported on /api/v1/${sub}; see GET /api/v1/openapi.json.`
+          : `No route /api/v1/${sub}; see GET /api/v1/openapi.json for the routes.`,
+      );
       return;
     }
     let body: unknown;
@@ -113,17 +149,29 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         try {
           body = JSON.parse(bytes.toString('utf8'));
         } catch {
-          sendError(res, 400, 'malformedRequest', 'The request body is not valid JSON; fix it and retry.');
+          sendError(
+            res,
+            400,
+            'malformedRequest',
+            'The request body is not valid JSON; fix it and retry.',
+          );
           return;
         }
       } else body = bytes;
     }
-    const out = await m.route.handler({ params: m.params, query: url.searchParams, body, headers: req.headers });
+    const out = await m.route.handler({
+      params: m.params,
+      query: url.searchParams,
+      body,
+      headers: req.headers,
+    });
     if (out.raw) {
       res.writeHead(out.status, {
         'content-type': out.raw.contentType,
         'content-length': String(out.raw.bytes.byteLength),
-        ...(out.raw.filename ? { 'content-disposition': `attachment; filename="${out.raw.filename}"` } : {}),
+        ...(out.raw.filename
+          ? { 'content-disposition': `attachment; filename="${out.raw.filename}"` }
+          : {}),
       });
       res.end(out.raw.bytes);
     } else if (out.body === undefined) {
@@ -148,7 +196,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (isMcp || path.startsWith('/api/v1/')) {
       const principal = checkBearer(req, options.token);
       if (!principal) {
-        const msg = 'Missing or wrong bearer token; send Authorization: Bearer <token> (the token given with --token or AIRLOCK_TOKEN).';
+        const msg =
+          'Missing or wrong bearer token; send Authorization: Bearer <token> (the token given with --token or AIRLOCK_TOKEN).';
         res.setHeader('www-authenticate', 'Bearer realm="airlock"');
         if (isMcp) sendJsonRpcError(res, 401, -32001, msg);
         else sendError(res, 401, 'unauthorized', msg);
@@ -165,13 +214,32 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (error instanceof BodyTooLargeError) {
-        if (req.url?.startsWith('/mcp')) sendJsonRpcError(res, 413, -32600, `Request body too large: at most ${error.max} bytes are accepted.`);
-        else sendError(res, 413, 'requestTooLarge', `Request body too large: at most ${error.max} bytes are accepted.`);
+        if (req.url?.startsWith('/mcp'))
+          sendJsonRpcError(
+            res,
+            413,
+            -32600,
+            `Request body too large: at most ${error.max} bytes are accepted.`,
+          );
+        else
+          sendError(
+            res,
+            413,
+            'requestTooLarge',
+            `Request body too large: at most ${error.max} bytes are accepted.`,
+          );
         return;
       }
       const logId = randomUUID();
       logger.error({ err: error, logId, url: req.url }, 'request failed');
-      if (!res.headersSent) sendError(res, 500, 'internal', `Internal error (log id ${logId}); report it to the server operator.`, { logId });
+      if (!res.headersSent)
+        sendError(
+          res,
+          500,
+          'internal',
+          `Internal error (log id ${logId}); report it to the server operator.`,
+          { logId },
+        );
       else res.end();
     });
   });

@@ -25,19 +25,40 @@ export async function readBody(req: IncomingMessage, max: number): Promise<Buffe
   return Buffer.concat(chunks);
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   res.end(text);
 }
 
 /** The REST error shape: `{status, code, message}`. */
-export function sendError(res: ServerResponse, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): void {
   sendJson(res, status, { status, code, message, ...extra });
 }
 
-export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string, id: unknown = null): void {
+export function sendJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  id: unknown = null,
+): void {
   sendJson(res, status, { jsonrpc: '2.0', id, error: { code, message } });
 }
 

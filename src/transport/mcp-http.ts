@@ -13,7 +13,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import {
+  NodeStreamableHTTPServerTransport,
+  toNodeHandler,
+  toWebRequest,
+} from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { createMcpServer } from './mcp-server.js';
 import type { Kernel } from '../kernel/kernel.js';
@@ -32,7 +36,12 @@ export interface McpEndpointOptions {
 
 export interface McpEndpoint {
   /** `principal` is the authenticated bearer identity, if any. */
-  handle(req: IncomingMessage, res: ServerResponse, body: unknown, principal: string | undefined): Promise<void>;
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    principal: string | undefined,
+  ): Promise<void>;
   readonly sessionCount: number;
   close(): Promise<void>;
 }
@@ -49,20 +58,33 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const maxSessions = options.maxSessions ?? 1000;
   const sessions = new Map<string, Session>();
 
-  const identify = ({ sessionId, principal }: { sessionId?: string | undefined; principal?: string | undefined }) =>
+  const identify = ({
+    sessionId,
+    principal,
+  }: {
+    sessionId?: string | undefined;
+    principal?: string | undefined;
+  }) =>
     sessionId
       ? { id: `session:${sessionId}`, kind: 'http-session' as const }
       : { id: `principal:${principal ?? 'local'}`, kind: 'http-principal' as const };
 
   const factory = () => createMcpServer({ kernel, mounts, identify });
   const onerror = (error: Error) => logger.debug({ err: error.message }, 'mcp request rejected');
-  const modern = createMcpHandler(factory, { legacy: 'reject', onerror, maxRequestBodySize: options.maxBodyBytes });
+  const modern = createMcpHandler(factory, {
+    legacy: 'reject',
+    onerror,
+    maxRequestBodySize: options.maxBodyBytes,
+  });
   const modernNode = toNodeHandler(modern, { onerror, maxRequestBodySize: options.maxBodyBytes });
 
-  const sweep = setInterval(() => {
-    const cutoff = Date.now() - idleMs;
-    for (const [id, s] of sessions) if (s.lastSeen < cutoff) void closeSession(id);
-  }, Math.min(idleMs, 60_000));
+  const sweep = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const [id, s] of sessions) if (s.lastSeen < cutoff) void closeSession(id);
+    },
+    Math.min(idleMs, 60_000),
+  );
   sweep.unref();
 
   async function closeSession(id: string) {
@@ -75,7 +97,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
 
   async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown) {
     if (sessions.size >= maxSessions) {
-      sendJsonRpcError(res, 503, -32000, `Too many open MCP sessions (${maxSessions}); close idle clients and retry.`);
+      sendJsonRpcError(
+        res,
+        503,
+        -32000,
+        `Too many open MCP sessions (${maxSessions}); close idle clients and retry.`,
+      );
       return;
     }
     const server = factory();
@@ -94,13 +121,23 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
 
   return {
     async handle(req, res, body, principal) {
-      if (principal) (req as IncomingMessage & { auth?: unknown }).auth = { token: '', clientId: principal, scopes: [] };
+      if (principal)
+        (req as IncomingMessage & { auth?: unknown }).auth = {
+          token: '',
+          clientId: principal,
+          scopes: [],
+        };
       const sessionHeader = req.headers['mcp-session-id'];
       const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
       if (sessionId) {
         const session = sessions.get(sessionId);
         if (!session) {
-          sendJsonRpcError(res, 404, -32001, 'Session not found; it expired or the server restarted. Initialize a new session.');
+          sendJsonRpcError(
+            res,
+            404,
+            -32001,
+            'Session not found; it expired or the server restarted. Initialize a new session.',
+          );
           return;
         }
         session.lastSeen = Date.now();
@@ -108,7 +145,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         return;
       }
       if (req.method !== 'POST') {
-        sendJsonRpcError(res, req.method === 'GET' || req.method === 'DELETE' ? 400 : 405, -32000, 'Bad Request: send an Mcp-Session-Id header (2025-era) or POST a 2026-07-28 request.');
+        sendJsonRpcError(
+          res,
+          req.method === 'GET' || req.method === 'DELETE' ? 400 : 405,
+          -32000,
+          'Bad Request: send an Mcp-Session-Id header (2025-era) or POST a 2026-07-28 request.',
+        );
         return;
       }
       const legacy = await isLegacyRequest(await toWebRequest(req, body), body);
@@ -116,9 +158,17 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         await modernNode(req, res, body);
         return;
       }
-      const isInitialize = typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
+      const isInitialize =
+        typeof body === 'object' &&
+        body !== null &&
+        (body as { method?: unknown }).method === 'initialize';
       if (!isInitialize) {
-        sendJsonRpcError(res, 400, -32000, 'Bad Request: no valid session; send initialize first (2025-era) or use the 2026-07-28 envelope.');
+        sendJsonRpcError(
+          res,
+          400,
+          -32000,
+          'Bad Request: no valid session; send initialize first (2025-era) or use the 2026-07-28 envelope.',
+        );
         return;
       }
       await openSession(req, res, body);

@@ -5,10 +5,16 @@
  * the kernel's and the door's, e.g. notes answers malformedRequest inside its
  * envelope, not as a protocol error).
  */
-import { ProtocolError, Server } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  mergeCapabilities,
+  ProtocolError,
+  Server,
+} from '@modelcontextprotocol/server';
+import type { ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
 import type { Kernel, ToolDescriptor } from '../kernel/kernel.js';
 import type { Connection } from '../kernel/connection.js';
-import type { ProtocolErrorOutcome } from '../kernel/door.js';
+import type { McpRequestScope, ProtocolErrorOutcome } from '../kernel/door.js';
 import { connection as makeConnection } from '../kernel/connection.js';
 
 export const SERVER_INFO = { name: 'airlock', version: '0.1.0' };
@@ -21,17 +27,25 @@ export interface McpServerOptions {
    * Connection identity for a request (spec/kernel.md §4): the transport
    * decides from the MCP session, the bearer principal or the process.
    */
-  identify(request: { sessionId?: string | undefined; principal?: string | undefined }): Pick<Connection, 'id' | 'kind'>;
+  identify(request: {
+    sessionId?: string | undefined;
+    principal?: string | undefined;
+  }): Pick<Connection, 'id' | 'kind'>;
 }
 
 /** Tool name → mount, checked for collisions across the endpoint's doors. */
-export function toolIndex(kernel: Kernel, mounts: string[]): Map<string, { mount: string; descriptor: ToolDescriptor }> {
+export function toolIndex(
+  kernel: Kernel,
+  mounts: string[],
+): Map<string, { mount: string; descriptor: ToolDescriptor }> {
   const index = new Map<string, { mount: string; descriptor: ToolDescriptor }>();
   for (const mount of mounts) {
     for (const descriptor of kernel.tools(mount)) {
       const taken = index.get(descriptor.name);
       if (taken) {
-        throw new Error(`tool '${descriptor.name}' is offered by both '${taken.mount}' and '${mount}'; give one of them another --prefix`);
+        throw new Error(
+          `tool '${descriptor.name}' is offered by both '${taken.mount}' and '${mount}'; give one of them another --prefix`,
+        );
       }
       index.set(descriptor.name, { mount, descriptor });
     }
@@ -46,8 +60,17 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     .map((m) => kernel.door(m)?.instructions)
     .filter((s): s is string => typeof s === 'string')
     .join('\n\n');
+  // Doors that add resources, prompts or logging through extendServer declare them here.
+  const capabilities = mounts.reduce<ServerCapabilities>(
+    (merged, m) =>
+      mergeCapabilities(
+        merged,
+        (kernel.door(m)?.capabilities ?? {}) as Partial<ServerCapabilities>,
+      ),
+    { tools: { listChanged: false } },
+  );
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
+    capabilities,
     ...(instructions ? { instructions } : {}),
   });
 
@@ -57,29 +80,47 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     const name = request.params.name;
     const entry = index.get(name);
     if (!entry) {
-      throw new ProtocolError(-32602, `Unknown tool '${name}'; call tools/list to see the available tools.`);
+      throw new ProtocolError(
+        -32602,
+        `Unknown tool '${name}'; call tools/list to see the available tools.`,
+      );
     }
     const principal = ctx.http?.authInfo?.clientId;
     const base = identify({ sessionId: ctx.sessionId, principal });
-    const clientInfo = server.getClientVersion() ?? ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientInfo' as never];
+    const clientInfo =
+      server.getClientVersion() ??
+      ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientInfo' as never];
     const client =
       clientInfo && typeof clientInfo === 'object' && 'name' in clientInfo
-        ? { name: String((clientInfo as { name: unknown }).name), version: String((clientInfo as { version?: unknown }).version ?? '') }
+        ? {
+            name: String((clientInfo as { name: unknown }).name),
+            version: String((clientInfo as { version?: unknown }).version ?? ''),
+          }
         : undefined;
     const progressToken = request.params._meta?.progressToken;
-    const presented = await kernel.call(entry.mount, name, request.params.arguments ?? {}, {
-      connection: makeConnection(base.id, base.kind, client),
-      signal: ctx.mcpReq.signal,
-      ...(progressToken !== undefined
-        ? {
-            progress: (progress: number, total?: number, message?: string) =>
-              ctx.mcpReq.notify({
-                method: 'notifications/progress',
-                params: { progressToken, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) },
-              }),
-          }
-        : {}),
-    });
+    const call = () =>
+      kernel.call(entry.mount, name, request.params.arguments ?? {}, {
+        connection: makeConnection(base.id, base.kind, client),
+        signal: ctx.mcpReq.signal,
+        ...(progressToken !== undefined
+          ? {
+              progress: (progress: number, total?: number, message?: string) =>
+                ctx.mcpReq.notify({
+                  method: 'notifications/progress',
+                  params: {
+                    progressToken,
+                    progress,
+                    ...(total !== undefined ? { total } : {}),
+                    ...(message ? { message } : {}),
+                  },
+                }),
+            }
+          : {}),
+      });
+    const door = kernel.door(entry.mount);
+    const presented = door?.withMcpRequest
+      ? await door.withMcpRequest(requestScope(server, ctx), call)
+      : await call();
     if ('protocolError' in presented) {
       const { code, message, data } = (presented as ProtocolErrorOutcome).protocolError;
       throw new ProtocolError(code, message, data);
@@ -89,4 +130,18 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
 
   for (const mount of mounts) kernel.door(mount)?.extendServer?.(server, { connectionId: '' });
   return server;
+}
+
+/** The parts of a tools/call request a door may read beyond its arguments (door.ts `McpRequestScope`). */
+function requestScope(server: Server, ctx: ServerContext): McpRequestScope {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const declared = envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? server.getClientCapabilities();
+  const state = ctx.mcpReq.requestState();
+  return {
+    clientCapabilities: (declared ?? {}) as Record<string, unknown>,
+    inputResponses: ctx.mcpReq.inputResponses,
+    requestState: typeof state === 'string' ? state : undefined,
+    log: (level, data) => ctx.mcpReq.log(level, data),
+    closeStream: ctx.http?.closeSSE,
+  };
 }

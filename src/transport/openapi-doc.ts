@@ -25,7 +25,11 @@ export function openApiDocument(routes: RestRoute[]): Record<string, unknown> {
               schema: {
                 type: 'object',
                 required: ['status', 'code', 'message'],
-                properties: { status: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } },
+                properties: {
+                  status: { type: 'integer' },
+                  code: { type: 'string' },
+                  message: { type: 'string' },
+                },
               },
             },
           },
@@ -34,7 +38,13 @@ export function openApiDocument(routes: RestRoute[]): Record<string, unknown> {
     };
     (paths[path] ??= {})[route.method.toLowerCase()] = op;
   }
-  paths['/api/v1/events'] = { get: { summary: 'Server-sent events (snapshot first; Last-Event-ID replay)', operationId: 'get_events', responses: { '200': { description: 'text/event-stream' } } } };
+  paths['/api/v1/events'] = {
+    get: {
+      summary: 'Server-sent events (snapshot first; Last-Event-ID replay)',
+      operationId: 'get_events',
+      responses: { '200': { description: 'text/event-stream' } },
+    },
+  };
   return {
     openapi: '3.1.0',
     info: { title: 'Airlock workspace API', version: SERVER_INFO.version },

@@ -36,21 +36,32 @@ export function failureResponse(f: Failure): RestResponse {
 
 const ApproveBody = z
   .object({
-    resource: z.union([z.string().min(1), z.object({ id: z.string(), name: z.string() }), z.null()]).optional(),
+    resource: z
+      .union([z.string().min(1), z.object({ id: z.string(), name: z.string() }), z.null()])
+      .optional(),
   })
   .strict();
 
-async function resolveResource(kernel: Kernel, door: string, capability: string, wanted: string | ResourceRef | null | undefined) {
+async function resolveResource(
+  kernel: Kernel,
+  door: string,
+  capability: string,
+  wanted: string | ResourceRef | null | undefined,
+) {
   const d = kernel.doors().find((x) => (x.mount ?? x.name) === door);
-  if (!d?.resources) return typeof wanted === 'string' ? { id: wanted, name: wanted } : (wanted ?? null);
+  if (!d?.resources)
+    return typeof wanted === 'string' ? { id: wanted, name: wanted } : (wanted ?? null);
   const options = await d.resources(capability);
   const key = typeof wanted === 'string' ? wanted : wanted?.id;
   const found = options.find((r) => r.id === key || r.name === key);
   if (!found) {
-    const names = options.map((r) => `${r.name} (${r.id})`).join(', ') || 'none yet; create one first';
+    const names =
+      options.map((r) => `${r.name} (${r.id})`).join(', ') || 'none yet; create one first';
     return {
       ok: false as const,
-      message: key ? `No ${door} resource '${key}'; choose one of: ${names}.` : `Choose a resource to approve: ${names}.`,
+      message: key
+        ? `No ${door} resource '${key}'; choose one of: ${names}.`
+        : `Choose a resource to approve: ${names}.`,
     };
   }
   return found;
@@ -76,8 +87,17 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
           const r = await kernel.consent.approve(params.id!, null); // reports notFound / already decided
           return 'ok' in r ? failureResponse(r) : { status: 200, body: r };
         }
-        const resource = await resolveResource(kernel, pending.door, pending.capability, parsed.value.resource);
-        if (resource && 'ok' in resource) return { status: 400, body: { status: 400, code: 'malformedRequest', message: resource.message } };
+        const resource = await resolveResource(
+          kernel,
+          pending.door,
+          pending.capability,
+          parsed.value.resource,
+        );
+        if (resource && 'ok' in resource)
+          return {
+            status: 400,
+            body: { status: 400, code: 'malformedRequest', message: resource.message },
+          };
         const approved = await kernel.consent.approve(params.id!, resource);
         return 'ok' in approved ? failureResponse(approved) : { status: 200, body: approved };
       },
@@ -104,12 +124,20 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       handler: async ({ params }) =>
         (await kernel.consent.revoke(params.id!))
           ? { status: 200, body: { revoked: params.id } }
-          : { status: 404, body: { status: 404, code: 'notFound', message: `No active grant ${params.id}; list grants to see the active ones.` } },
+          : {
+              status: 404,
+              body: {
+                status: 404,
+                code: 'notFound',
+                message: `No active grant ${params.id}; list grants to see the active ones.`,
+              },
+            },
     },
     {
       method: 'GET',
       path: 'audit',
-      summary: 'Audit trail, oldest first (`?format=jsonl` exports JSON lines; `afterId`, `door`, `limit`)',
+      summary:
+        'Audit trail, oldest first (`?format=jsonl` exports JSON lines; `afterId`, `door`, `limit`)',
       handler: async ({ query }) => {
         const q = {
           ...(query.get('afterId') ? { afterId: Number(query.get('afterId')) } : {}),
@@ -118,7 +146,14 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
         };
         if (query.get('format') === 'jsonl') {
           const text = await kernel.audit.exportJsonLines(q);
-          return { status: 200, raw: { bytes: Buffer.from(text), contentType: 'application/x-ndjson', filename: 'audit.jsonl' } };
+          return {
+            status: 200,
+            raw: {
+              bytes: Buffer.from(text),
+              contentType: 'application/x-ndjson',
+              filename: 'audit.jsonl',
+            },
+          };
         }
         return { status: 200, body: { entries: await kernel.audit.list(q) } };
       },
@@ -129,7 +164,12 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       summary: 'Jobs, newest first',
       handler: async ({ query }) => ({
         status: 200,
-        body: { jobs: await kernel.jobs.list({ ...(query.get('door') ? { door: query.get('door')! } : {}), limit: 200 }) },
+        body: {
+          jobs: await kernel.jobs.list({
+            ...(query.get('door') ? { door: query.get('door')! } : {}),
+            limit: 200,
+          }),
+        },
       }),
     },
     {
@@ -138,7 +178,16 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       summary: 'One job',
       handler: async ({ params }) => {
         const job = await kernel.jobs.get(params.id!);
-        return job ? { status: 200, body: job } : { status: 404, body: { status: 404, code: 'notFound', message: `No job ${params.id}; list jobs to see their ids.` } };
+        return job
+          ? { status: 200, body: job }
+          : {
+              status: 404,
+              body: {
+                status: 404,
+                code: 'notFound',
+                message: `No job ${params.id}; list jobs to see their ids.`,
+              },
+            };
       },
     },
     {
@@ -148,7 +197,10 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       handler: async ({ params }) =>
         (await kernel.jobs.cancel(params.id!))
           ? { status: 200, body: { cancelled: params.id } }
-          : { status: 404, body: { status: 404, code: 'notFound', message: `No running job ${params.id}.` } },
+          : {
+              status: 404,
+              body: { status: 404, code: 'notFound', message: `No running job ${params.id}.` },
+            },
     },
   ];
 }

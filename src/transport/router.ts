@@ -41,7 +41,11 @@ export function createRouter(): Router {
       }
       table.push({ route, parts });
       // Static segments win over parameters.
-      table.sort((a, b) => a.parts.filter((p) => p.startsWith('{')).length - b.parts.filter((p) => p.startsWith('{')).length);
+      table.sort(
+        (a, b) =>
+          a.parts.filter((p) => p.startsWith('{')).length -
+          b.parts.filter((p) => p.startsWith('{')).length,
+      );
     },
     match(method, path) {
       const segs = split(path);

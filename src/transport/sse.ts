@@ -19,7 +19,11 @@ export function writeFrame(res: ServerResponse, id: number, data: unknown): void
   res.write(`id: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-export async function serveEvents(req: IncomingMessage, res: ServerResponse, options: SseOptions): Promise<void> {
+export async function serveEvents(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: SseOptions,
+): Promise<void> {
   const { bus } = options;
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',

@@ -25,11 +25,14 @@ describe('airlock command line', () => {
     expect(r.stdout).toMatch(/serve[\s\S]*stdio[\s\S]*approvals/);
   });
 
-  it.each([['serve'], ['stdio'], ['approvals']])('%s --help answers with its options', async (cmd) => {
-    const r = await run([cmd, '--help']);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`airlock ${cmd}`);
-  });
+  it.each([['serve'], ['stdio'], ['approvals']])(
+    '%s --help answers with its options',
+    async (cmd) => {
+      const r = await run([cmd, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`airlock ${cmd}`);
+    },
+  );
 
   it('exits 2 with one line naming an unknown flag', async () => {
     const r = await run(['serve', '--prot', '1']);
@@ -63,13 +66,16 @@ describe('airlock command line', () => {
     expect(out).toContain('/api/v1');
     expect(out).toContain('/mcp/ledger');
     const json = out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1);
-    expect(JSON.parse(json)).toEqual({ mcpServers: { airlock: { type: 'http', url: `${s.url}/mcp` } } });
+    expect(JSON.parse(json)).toEqual({
+      mcpServers: { airlock: { type: 'http', url: `${s.url}/mcp` } },
+    });
     const health = (await (await fetch(`${s.url}/healthz`)).json()) as Record<string, unknown>;
     expect(health).toMatchObject({ status: 'ok', doors: ['ledger'], store: 'sqlite' });
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
     // Logs are JSON lines on stderr.
-    for (const line of s.stderr().trim().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+    for (const line of s.stderr().trim().split('\n').filter(Boolean))
+      expect(() => JSON.parse(line)).not.toThrow();
   });
 });
 

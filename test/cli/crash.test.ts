@@ -10,20 +10,28 @@ const dir = mkdtempSync(join(tmpdir(), 'airlock-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function modernClient(url: string) {
-  const client = new Client({ name: 'crash-test', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = new Client(
+    { name: 'crash-test', version: '1' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
   return client;
 }
-const text = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+const text = (r: unknown) =>
+  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
 
 describe('crash safety', () => {
   it('after SIGKILL mid-stream, every acknowledged write is present exactly once and every other one is committed once or reported by its state', async () => {
     let served = await startServe(['--doors', 'ledger', '--data', dir]);
     let client = await modernClient(served.url);
-    const ask = () => client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(text);
+    const ask = () =>
+      client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(text);
     const first = await ask();
     expect(first.code).toBe('approvalRequired');
-    const approve = await fetch(`${served.url}/api/v1/approvals/${String(first.approvalID)}/approve`, { method: 'POST' });
+    const approve = await fetch(
+      `${served.url}/api/v1/approvals/${String(first.approvalID)}/approve`,
+      { method: 'POST' },
+    );
     expect(approve.status).toBe(200);
 
     const sent = new Map<string, Record<string, unknown>>();
@@ -31,7 +39,12 @@ describe('crash safety', () => {
     let stop = false;
     const worker = async () => {
       while (!stop) {
-        const args = { operationID: randomUUID(), account: 'acct', amount: 1, expectedVersion: null };
+        const args = {
+          operationID: randomUUID(),
+          account: 'acct',
+          amount: 1,
+          expectedVersion: null,
+        };
         sent.set(args.operationID, args);
         try {
           const r = text(await client.callTool({ name: 'ledger_append', arguments: args }));
@@ -51,7 +64,9 @@ describe('crash safety', () => {
 
     served = await startServe(['--doors', 'ledger', '--data', dir]);
     client = await modernClient(served.url);
-    const account = text(await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } })) as {
+    const account = text(
+      await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } }),
+    ) as {
       entries: { operationID: string }[];
       version: number;
     };
@@ -65,7 +80,9 @@ describe('crash safety', () => {
     const unacked = [...sent.keys()].filter((id) => !acked.has(id));
     expect(unacked.length).toBeGreaterThan(0); // the kill really landed mid-stream
     for (const id of unacked) {
-      const state = text(await client.callTool({ name: 'ledger_query_operation', arguments: { operationID: id } }));
+      const state = text(
+        await client.callTool({ name: 'ledger_query_operation', arguments: { operationID: id } }),
+      );
       if (ids.includes(id)) expect(state.state).toBe('committed');
       else expect(['not-found', 'prepared-not-submitted']).toContain(state.state);
     }
@@ -76,8 +93,12 @@ describe('crash safety', () => {
     }
     // And retrying an acknowledged one returns its original receipt.
     const [someId, someReceipt] = [...acked.entries()][0]!;
-    expect(text(await client.callTool({ name: 'ledger_append', arguments: sent.get(someId)! }))).toEqual(someReceipt);
-    const after = text(await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } })) as { entries: { operationID: string }[] };
+    expect(
+      text(await client.callTool({ name: 'ledger_append', arguments: sent.get(someId)! })),
+    ).toEqual(someReceipt);
+    const after = text(
+      await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } }),
+    ) as { entries: { operationID: string }[] };
     const afterIds = after.entries.map((e) => e.operationID);
     expect(new Set(afterIds).size).toBe(afterIds.length);
     expect(new Set(afterIds)).toEqual(new Set(sent.keys()));

@@ -19,7 +19,10 @@ export interface RunResult {
 
 export function run(args: string[], env = testEnv(), timeoutMs = 20_000): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -44,7 +47,10 @@ export interface Served {
 /** Starts `airlock serve` and resolves once it printed its MCP URL. */
 export function startServe(args: string[], env = testEnv()): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));

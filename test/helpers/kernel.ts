@@ -21,7 +21,9 @@ export interface TestKernel {
 
 export async function testKernel(
   doors: Door[],
-  options: Partial<Omit<KernelOptions, 'store' | 'blobs' | 'events' | 'logger'>> & { dir?: string } = {},
+  options: Partial<Omit<KernelOptions, 'store' | 'blobs' | 'events' | 'logger'>> & {
+    dir?: string;
+  } = {},
 ): Promise<TestKernel> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'airlock-test-'));
   const { store, blobs } = await openStore({ data: dir });

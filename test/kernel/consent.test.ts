@@ -11,10 +11,17 @@ afterEach(async () => {
 });
 
 const ask = (t: TestKernel, c = conn()) =>
-  t.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: c }).then(textOf) as Promise<Record<string, unknown>>;
+  t.kernel
+    .call('ledger', 'ledger_request_write_access', {}, { connection: c })
+    .then(textOf) as Promise<Record<string, unknown>>;
 const write = (t: TestKernel, c = conn()) =>
   t.kernel
-    .call('ledger', 'ledger_append', { operationID: randomUUID(), account: 'a', amount: 1, expectedVersion: null }, { connection: c })
+    .call(
+      'ledger',
+      'ledger_append',
+      { operationID: randomUUID(), account: 'a', amount: 1, expectedVersion: null },
+      { connection: c },
+    )
     .then(textOf) as Promise<Record<string, unknown>>;
 
 describe('consent', () => {
@@ -24,7 +31,12 @@ describe('consent', () => {
     expect(first.code).toBe('approvalRequired');
     const pending = await tk.kernel.consent.pending();
     expect(pending).toHaveLength(1);
-    expect(pending[0]).toMatchObject({ door: 'ledger', capability: 'write', connection: 'test:1', status: 'pending' });
+    expect(pending[0]).toMatchObject({
+      door: 'ledger',
+      capability: 'write',
+      connection: 'test:1',
+      status: 'pending',
+    });
     // Asking again while pending files no second request.
     expect((await ask(tk)).code).toBe('approvalRequired');
     expect(await tk.kernel.consent.pending()).toHaveLength(1);
@@ -64,7 +76,7 @@ describe('consent', () => {
     await tk.kernel.consent.approve(id, null);
     const again = await tk.kernel.consent.deny(id);
     expect(isFailure(again) && again.code).toBe('malformedRequest');
-    expect(isFailure(await tk.kernel.consent.approve(randomUUID(), null)) ).toBe(true);
+    expect(isFailure(await tk.kernel.consent.approve(randomUUID(), null))).toBe(true);
   });
 
   it('grants last 15 minutes by default and then behave as never granted', async () => {
@@ -94,7 +106,10 @@ describe('consent', () => {
   it('a revoked grant stops working at once', async () => {
     tk = await testKernel([createLedgerDoor()]);
     await ask(tk);
-    const approval = await tk.kernel.consent.approve((await tk.kernel.consent.pending())[0]!.id, null);
+    const approval = await tk.kernel.consent.approve(
+      (await tk.kernel.consent.pending())[0]!.id,
+      null,
+    );
     if (isFailure(approval)) throw new Error('approve failed');
     expect(await tk.kernel.consent.revoke(approval.grantId!)).toBe(true);
     expect((await write(tk)).code).toBe('notAuthorized');

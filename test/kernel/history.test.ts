@@ -83,11 +83,19 @@ describe('history', () => {
 
   it('replays the fsynced op log on open, including undo and redo', async () => {
     const dir = tempDir();
-    const h = await openHistory({ reducer, initial: {} as State, log: createFileHistoryLog<State, Op>(dir) });
+    const h = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: createFileHistoryLog<State, Op>(dir),
+    });
     await h.apply([set('a', 1)], 'a');
     await h.apply([set('b', 2)], 'b');
     await h.undo();
-    const again = await openHistory({ reducer, initial: {} as State, log: createFileHistoryLog<State, Op>(dir) });
+    const again = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: createFileHistoryLog<State, Op>(dir),
+    });
     expect(again.epoch).toBe(3);
     expect(again.state).toEqual({ a: 1 });
     expect(await again.redo()).toBe(4);
@@ -96,11 +104,20 @@ describe('history', () => {
 
   it('compacts into a snapshot and truncates the log, replaying to the same state', async () => {
     const dir = tempDir();
-    const h = await openHistory({ reducer, initial: {} as State, log: createFileHistoryLog<State, Op>(dir), compactEvery: 3 });
+    const h = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: createFileHistoryLog<State, Op>(dir),
+      compactEvery: 3,
+    });
     for (let i = 0; i < 7; i++) await h.apply([set(`k${i}`, i)], `k${i}`);
     const log = readFileSync(join(dir, 'oplog.jsonl'), 'utf8').trim().split('\n').filter(Boolean);
     expect(log.length).toBe(1); // 7 entries, compacted after 3 and 6
-    const again = await openHistory({ reducer, initial: {} as State, log: createFileHistoryLog<State, Op>(dir) });
+    const again = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: createFileHistoryLog<State, Op>(dir),
+    });
     expect(again.state).toEqual(h.state);
     expect(again.epoch).toBe(7);
     await again.undo();
@@ -109,24 +126,46 @@ describe('history', () => {
 
   it('ignores a torn last line from a crash mid-append and keeps appending after it', async () => {
     const dir = tempDir();
-    const h = await openHistory({ reducer, initial: {} as State, log: createFileHistoryLog<State, Op>(dir) });
+    const h = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: createFileHistoryLog<State, Op>(dir),
+    });
     await h.apply([set('a', 1)], 'a');
     appendFileSync(join(dir, 'oplog.jsonl'), '{"epoch":2,"type":"app');
-    const again = await openHistory({ reducer, initial: {} as State, log: createFileHistoryLog<State, Op>(dir) });
+    const again = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: createFileHistoryLog<State, Op>(dir),
+    });
     expect(again.state).toEqual({ a: 1 });
     await again.apply([set('b', 2)], 'b');
-    const third = await openHistory({ reducer, initial: {} as State, log: createFileHistoryLog<State, Op>(dir) });
+    const third = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: createFileHistoryLog<State, Op>(dir),
+    });
     expect(third.state).toEqual({ a: 1, b: 2 });
   });
 
   it('undoing every step in any sequence of applies returns to the initial state (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.option(fc.integer(), { nil: null })), { minLength: 1, maxLength: 3 }), { maxLength: 15 }),
+        fc.array(
+          fc.array(
+            fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.option(fc.integer(), { nil: null })),
+            { minLength: 1, maxLength: 3 },
+          ),
+          { maxLength: 15 },
+        ),
         async (steps) => {
           const initial: State = { a: 1 };
           const h = await openHistory({ reducer, initial });
-          for (const step of steps) await h.apply(step.map(([k, v]) => set(k, v)), 'step');
+          for (const step of steps)
+            await h.apply(
+              step.map(([k, v]) => set(k, v)),
+              'step',
+            );
           while ((await h.undo()) !== null);
           expect(h.state).toEqual(initial);
         },

@@ -14,21 +14,32 @@ describe('jobs', () => {
     tk = await testKernel([createLedgerDoor()]);
     const seen: Record<string, unknown>[] = [];
     tk.events.subscribe((e) => seen.push(e.data as Record<string, unknown>));
-    const { jobId } = textOf(await tk.kernel.call('ledger', 'ledger_count', { to: 5 }, { connection: conn() })) as { jobId: string };
+    const { jobId } = textOf(
+      await tk.kernel.call('ledger', 'ledger_count', { to: 5 }, { connection: conn() }),
+    ) as { jobId: string };
     expect((await tk.kernel.jobs.get(jobId))?.status).toMatch(/queued|running/);
     await tk.kernel.jobs.settled(jobId);
     const job = await tk.kernel.jobs.get(jobId);
-    expect(job).toMatchObject({ status: 'completed', progress: { currentUnit: 5, totalUnits: 5, overallPercent: 100 } });
+    expect(job).toMatchObject({
+      status: 'completed',
+      progress: { currentUnit: 5, totalUnits: 5, overallPercent: 100 },
+    });
     const names = seen.map((e) => e.event).filter((e) => String(e).startsWith('job'));
     expect(names[0]).toBe('jobStarted');
     expect(names.at(-1)).toBe('jobFinished');
     expect(seen.filter((e) => e.event === 'jobProgress')).toHaveLength(5);
-    expect(seen.find((e) => e.event === 'jobFinished')).toEqual({ event: 'jobFinished', id: jobId, status: 'completed' });
+    expect(seen.find((e) => e.event === 'jobFinished')).toEqual({
+      event: 'jobFinished',
+      id: jobId,
+      status: 'completed',
+    });
   });
 
   it('cancellation reaches the run through its AbortSignal and ends cancelled', async () => {
     tk = await testKernel([createLedgerDoor()]);
-    const { jobId } = textOf(await tk.kernel.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() })) as { jobId: string };
+    const { jobId } = textOf(
+      await tk.kernel.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() }),
+    ) as { jobId: string };
     await new Promise((r) => setTimeout(r, 50));
     expect(await tk.kernel.jobs.cancel(jobId)).toBe(true);
     await tk.kernel.jobs.settled(jobId);
@@ -39,7 +50,9 @@ describe('jobs', () => {
 
   it('a job left running by a previous process is failed with reason interrupted after a restart', async () => {
     tk = await testKernel([createLedgerDoor()]);
-    const { jobId } = textOf(await tk.kernel.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() })) as { jobId: string };
+    const { jobId } = textOf(
+      await tk.kernel.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() }),
+    ) as { jobId: string };
     await new Promise((r) => setTimeout(r, 50));
     // Simulate a crash: the store still says running; the process is gone.
     await tk.kernel.store.transaction(async (tx) => {
@@ -55,7 +68,10 @@ describe('jobs', () => {
     });
     await tk.close();
     tk = await testKernel([createLedgerDoor()], { dir });
-    expect(await tk.kernel.jobs.get(jobId)).toMatchObject({ status: 'failed', error: 'interrupted' });
+    expect(await tk.kernel.jobs.get(jobId)).toMatchObject({
+      status: 'failed',
+      error: 'interrupted',
+    });
   });
 });
 

@@ -18,9 +18,13 @@ async function grantedLedger(dir?: string): Promise<TestKernel> {
 }
 
 const append = (t: TestKernel, args: Record<string, unknown>) =>
-  t.kernel.call('ledger', 'ledger_append', args, { connection: conn() }).then(textOf) as Promise<Record<string, unknown>>;
+  t.kernel.call('ledger', 'ledger_append', args, { connection: conn() }).then(textOf) as Promise<
+    Record<string, unknown>
+  >;
 const read = (t: TestKernel, account: string) =>
-  t.kernel.call('ledger', 'ledger_read', { account }, { connection: conn() }).then(textOf) as Promise<Record<string, unknown>>;
+  t.kernel
+    .call('ledger', 'ledger_read', { account }, { connection: conn() })
+    .then(textOf) as Promise<Record<string, unknown>>;
 
 describe('journal', () => {
   it('retry with the same operationID and arguments returns the identical receipt and writes nothing', async () => {
@@ -30,14 +34,22 @@ describe('journal', () => {
     const second = await append(tk, op);
     expect(first).toEqual({ operationID: op.operationID, account: 'a', committedVersion: 1 });
     expect(second).toEqual(first);
-    expect(await read(tk, 'a')).toMatchObject({ version: 1, entries: [{ operationID: op.operationID, amount: 5 }] });
+    expect(await read(tk, 'a')).toMatchObject({
+      version: 1,
+      entries: [{ operationID: op.operationID, amount: 5 }],
+    });
   });
 
   it('the same operationID with different arguments is malformedRequest and writes nothing', async () => {
     tk = await grantedLedger();
     const id = randomUUID();
     await append(tk, { operationID: id, account: 'a', amount: 5, expectedVersion: 0 });
-    const reused = await append(tk, { operationID: id, account: 'a', amount: 6, expectedVersion: 1 });
+    const reused = await append(tk, {
+      operationID: id,
+      account: 'a',
+      amount: 6,
+      expectedVersion: 1,
+    });
     expect(reused.code).toBe('malformedRequest');
     expect(String(reused.message)).toContain('operationID');
     expect(String(reused.message)).toContain('already used for a different request');
@@ -47,7 +59,12 @@ describe('journal', () => {
   it('an expectedVersion mismatch answers versionConflict with the current version and writes nothing', async () => {
     tk = await grantedLedger();
     await append(tk, { operationID: randomUUID(), account: 'a', amount: 1, expectedVersion: 0 });
-    const conflict = await append(tk, { operationID: randomUUID(), account: 'a', amount: 1, expectedVersion: 0 });
+    const conflict = await append(tk, {
+      operationID: randomUUID(),
+      account: 'a',
+      amount: 1,
+      expectedVersion: 0,
+    });
     expect(conflict).toMatchObject({ code: 'versionConflict', currentVersion: 1 });
     expect(await read(tk, 'a')).toMatchObject({ version: 1 });
   });
@@ -63,7 +80,12 @@ describe('journal', () => {
   it('reports committed with the receipt, and not-found for an unknown operation', async () => {
     tk = await grantedLedger();
     const id = randomUUID();
-    const receipt = await append(tk, { operationID: id, account: 'a', amount: 1, expectedVersion: null });
+    const receipt = await append(tk, {
+      operationID: id,
+      account: 'a',
+      amount: 1,
+      expectedVersion: null,
+    });
     const q = (await tk.kernel
       .call('ledger', 'ledger_query_operation', { operationID: id }, { connection: conn() })
       .then(textOf)) as Record<string, unknown>;
@@ -88,7 +110,13 @@ describe('journal', () => {
     await tk.kernel.consent.approve((await tk.kernel.consent.pending())[0]!.id, null);
     const id = randomUUID();
     // delayMs runs before the write starts, so the timeout wins before anything is written.
-    const timedOut = await append(tk, { operationID: id, account: 'b', amount: 1, expectedVersion: null, delayMs: 200 });
+    const timedOut = await append(tk, {
+      operationID: id,
+      account: 'b',
+      amount: 1,
+      expectedVersion: null,
+      delayMs: 200,
+    });
     expect(timedOut.code).toBe('timeout');
     expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'not-found' });
     await new Promise((r) => setTimeout(r, 250));
@@ -120,7 +148,10 @@ describe('journal states after a crash', () => {
     const begun = await tk.kernel.journal.begin({
       scope: 'ledger',
       operationId: id,
-      digest: (await import('../../src/kernel/digest.js')).digestOf({ tool: 'ledger_append', input: op }),
+      digest: (await import('../../src/kernel/digest.js')).digestOf({
+        tool: 'ledger_append',
+        input: op,
+      }),
       tool: 'ledger_append',
       connection: 'test:1',
       target: 'c',
@@ -130,7 +161,9 @@ describe('journal states after a crash', () => {
     await tk.close();
     const dir = tk.dir;
     tk = await grantedLedger(dir);
-    expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'prepared-not-submitted' });
+    expect(await tk.kernel.journal.state('ledger', id)).toEqual({
+      state: 'prepared-not-submitted',
+    });
     expect(await append(tk, op)).toMatchObject({ committedVersion: 1 });
     expect(await tk.kernel.journal.state('ledger', id)).toMatchObject({ state: 'committed' });
   });

@@ -41,7 +41,12 @@ describe('validate stage', () => {
 
   it('rejects an unknown field naming it, before the handler runs', async () => {
     tk = await testKernel([door([strictTool])]);
-    const r = await tk.kernel.call('d', 'strict', { title: 'a', count: 1, extra: true }, { connection: conn() });
+    const r = await tk.kernel.call(
+      'd',
+      'strict',
+      { title: 'a', count: 1, extra: true },
+      { connection: conn() },
+    );
     expect(r).toMatchObject({ isError: true });
     expect(textOf(r)).toMatchObject({ code: 'malformedRequest' });
     expect((textOf(r) as { message: string }).message).toContain("'extra'");
@@ -55,7 +60,12 @@ describe('validate stage', () => {
 
   it('rejects a wrong type naming the field', async () => {
     tk = await testKernel([door([strictTool])]);
-    const r = await tk.kernel.call('d', 'strict', { title: 'a', count: 'one' }, { connection: conn() });
+    const r = await tk.kernel.call(
+      'd',
+      'strict',
+      { title: 'a', count: 'one' },
+      { connection: conn() },
+    );
     expect(textOf(r)).toMatchObject({ code: 'malformedRequest' });
     expect((textOf(r) as { message: string }).message).toContain("'count'");
   });
@@ -63,9 +73,19 @@ describe('validate stage', () => {
   it('counts UTF-8 bytes, not characters, for byte limits', async () => {
     tk = await testKernel([door([strictTool])]);
     // 4 characters, 12 bytes: over the 10-byte limit.
-    const r = await tk.kernel.call('d', 'strict', { title: '日本語日', count: 1 }, { connection: conn() });
+    const r = await tk.kernel.call(
+      'd',
+      'strict',
+      { title: '日本語日', count: 1 },
+      { connection: conn() },
+    );
     expect(textOf(r)).toMatchObject({ code: 'malformedRequest' });
-    const ok = await tk.kernel.call('d', 'strict', { title: '日本語', count: 1 }, { connection: conn() });
+    const ok = await tk.kernel.call(
+      'd',
+      'strict',
+      { title: '日本語', count: 1 },
+      { connection: conn() },
+    );
     expect(ok).toMatchObject({ structuredContent: { title: '日本語' } });
   });
 });
@@ -73,7 +93,12 @@ describe('validate stage', () => {
 describe('limits stage', () => {
   it('answers requestTooLarge when the arguments exceed the request byte limit', async () => {
     tk = await testKernel([door([strictTool], { requestBytes: 64 })]);
-    const r = await tk.kernel.call('d', 'strict', { title: 'a', count: 1, pad: 'x'.repeat(100) }, { connection: conn() });
+    const r = await tk.kernel.call(
+      'd',
+      'strict',
+      { title: 'a', count: 1, pad: 'x'.repeat(100) },
+      { connection: conn() },
+    );
     expect(textOf(r)).toMatchObject({ code: 'requestTooLarge' });
   });
 
@@ -113,7 +138,9 @@ describe('limits stage', () => {
       description: 'never ends',
       input: z.object({}).strict(),
       handler: async (_i, ctx) => {
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => ((aborted = true), resolve())));
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener('abort', () => ((aborted = true), resolve())),
+        );
         return { never: true };
       },
     });
@@ -218,6 +245,8 @@ describe('audit and events stages', () => {
     const seen: unknown[] = [];
     tk.events.subscribe((e) => seen.push(e.data));
     await tk.kernel.call('d', 'strict', { title: 'a', count: 1 }, { connection: conn() });
-    expect(seen).toContainEqual(expect.objectContaining({ event: 'toolCalled', tool: 'strict', result: 'ok' }));
+    expect(seen).toContainEqual(
+      expect.objectContaining({ event: 'toolCalled', tool: 'strict', result: 'ok' }),
+    );
   });
 });

@@ -14,7 +14,12 @@ let base: string;
 
 beforeAll(async () => {
   tk = await testKernel([createLedgerDoor()]);
-  app = createHttpApp({ kernel: tk.kernel, logger: silentLogger, maxBodyBytes: 64 * 1024, keepAliveMs: 100 });
+  app = createHttpApp({
+    kernel: tk.kernel,
+    logger: silentLogger,
+    maxBodyBytes: 64 * 1024,
+    keepAliveMs: 100,
+  });
   const addr = await app.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${addr.port}`;
 });
@@ -23,7 +28,14 @@ afterAll(async () => {
   await tk.dispose();
 });
 
-const LEDGER_TOOLS = ['ledger_append', 'ledger_count', 'ledger_echo', 'ledger_query_operation', 'ledger_read', 'ledger_request_write_access'];
+const LEDGER_TOOLS = [
+  'ledger_append',
+  'ledger_count',
+  'ledger_echo',
+  'ledger_query_operation',
+  'ledger_read',
+  'ledger_request_write_access',
+];
 
 async function v2Client(mode: 'legacy' | 'modern', path = '/mcp') {
   const client = new Client(
@@ -34,7 +46,8 @@ async function v2Client(mode: 'legacy' | 'modern', path = '/mcp') {
   return client;
 }
 
-const text = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+const text = (r: unknown) =>
+  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
 
 describe('MCP over streamable HTTP', () => {
   it('answers tools/list to an SDK v2 client in the 2025 era', async () => {
@@ -69,7 +82,11 @@ describe('MCP over streamable HTTP', () => {
     const client = await v2Client('legacy', '/mcp/ledger');
     expect((await client.listTools()).tools).toHaveLength(LEDGER_TOOLS.length);
     await client.close();
-    const res = await fetch(`${base}/mcp/nope`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const res = await fetch(`${base}/mcp/nope`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(404);
   });
 
@@ -86,13 +103,25 @@ describe('MCP over streamable HTTP', () => {
   it('keys grants by connection: a 2025 session does not see another session’s grant', async () => {
     const a = await v2Client('legacy');
     const b = await v2Client('legacy');
-    expect(text(await a.callTool({ name: 'ledger_request_write_access', arguments: {} })).code).toBe('approvalRequired');
+    expect(
+      text(await a.callTool({ name: 'ledger_request_write_access', arguments: {} })).code,
+    ).toBe('approvalRequired');
     const pending = await tk.kernel.consent.pending();
     const mine = pending.find((p) => p.connection.startsWith('session:'))!;
     await tk.kernel.consent.approve(mine.id, null);
-    const append = { name: 'ledger_append', arguments: { operationID: randomUUID(), account: 'conn', amount: 1, expectedVersion: null } };
+    const append = {
+      name: 'ledger_append',
+      arguments: { operationID: randomUUID(), account: 'conn', amount: 1, expectedVersion: null },
+    };
     expect(text(await a.callTool(append))).toMatchObject({ committedVersion: 1 });
-    expect(text(await b.callTool({ ...append, arguments: { ...append.arguments, operationID: randomUUID() } })).code).toBe('notAuthorized');
+    expect(
+      text(
+        await b.callTool({
+          ...append,
+          arguments: { ...append.arguments, operationID: randomUUID() },
+        }),
+      ).code,
+    ).toBe('notAuthorized');
     await a.close();
     await b.close();
   });
@@ -103,7 +132,11 @@ describe('HTTP guards and bad input', () => {
     fetch(`${base}${path}`, {
       method: 'POST',
       body,
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
     });
 
   it('answers malformed JSON with a JSON-RPC parse error and keeps serving', async () => {
@@ -116,7 +149,10 @@ describe('HTTP guards and bad input', () => {
   it('refuses an oversized body with 413 before parsing it', async () => {
     const res = await post('/mcp', JSON.stringify({ pad: 'x'.repeat(100 * 1024) }));
     expect(res.status).toBe(413);
-    const rest = await post('/api/v1/approvals/x/approve', JSON.stringify({ pad: 'x'.repeat(100 * 1024) }));
+    const rest = await post(
+      '/api/v1/approvals/x/approve',
+      JSON.stringify({ pad: 'x'.repeat(100 * 1024) }),
+    );
     expect(rest.status).toBe(413);
     expect(await rest.json()).toMatchObject({ status: 413, code: 'requestTooLarge' });
   });
@@ -124,7 +160,9 @@ describe('HTTP guards and bad input', () => {
   it('answers a foreign Origin with 403', async () => {
     const res = await post('/mcp', '{}', { origin: 'https://evil.example' });
     expect(res.status).toBe(403);
-    const api = await fetch(`${base}/api/v1/approvals`, { headers: { origin: 'https://evil.example' } });
+    const api = await fetch(`${base}/api/v1/approvals`, {
+      headers: { origin: 'https://evil.example' },
+    });
     expect(api.status).toBe(403);
     const local = await fetch(`${base}/api/v1/approvals`, { headers: { origin: base } });
     expect(local.status).toBe(200);
@@ -133,7 +171,11 @@ describe('HTTP guards and bad input', () => {
   it('answers a foreign Host with 403 (DNS rebinding)', async () => {
     const { request } = await import('node:http');
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(`${base}/api/v1/approvals`, { headers: { host: 'attacker.example' } }, (res) => resolve(res.statusCode ?? 0));
+      const req = request(
+        `${base}/api/v1/approvals`,
+        { headers: { host: 'attacker.example' } },
+        (res) => resolve(res.statusCode ?? 0),
+      );
       req.on('error', reject);
       req.end();
     });
@@ -143,16 +185,29 @@ describe('HTTP guards and bad input', () => {
   it('answers REST errors as {status, code, message}', async () => {
     const res = await fetch(`${base}/api/v1/nothing-here`);
     expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ status: 404, code: 'notFound', message: expect.stringContaining('openapi.json') });
+    expect(await res.json()).toMatchObject({
+      status: 404,
+      code: 'notFound',
+      message: expect.stringContaining('openapi.json'),
+    });
     const bad = await post('/api/v1/approvals/x/approve', '{nope');
     expect(await bad.json()).toMatchObject({ status: 400, code: 'malformedRequest' });
   });
 
   it('publishes the mounted REST routes in /api/v1/openapi.json', async () => {
-    const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, unknown>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/api/v1/approvals', '/api/v1/approvals/{id}/approve', '/api/v1/grants', '/api/v1/audit', '/api/v1/events']),
+      expect.arrayContaining([
+        '/api/v1/approvals',
+        '/api/v1/approvals/{id}/approve',
+        '/api/v1/grants',
+        '/api/v1/audit',
+        '/api/v1/events',
+      ]),
     );
   });
 });
@@ -161,22 +216,37 @@ describe('bearer token', () => {
   let secured: HttpApp;
   let url: string;
   beforeAll(async () => {
-    secured = createHttpApp({ kernel: tk.kernel, logger: silentLogger, token: 's3cret-token-value' });
+    secured = createHttpApp({
+      kernel: tk.kernel,
+      logger: silentLogger,
+      token: 's3cret-token-value',
+    });
     url = `http://127.0.0.1:${(await secured.listen(0, '127.0.0.1')).port}`;
   });
   afterAll(() => secured.close());
 
   it('refuses a missing or wrong token with 401 and accepts the right one', async () => {
     expect((await fetch(`${url}/api/v1/approvals`)).status).toBe(401);
-    expect((await fetch(`${url}/api/v1/approvals`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-    expect((await fetch(`${url}/api/v1/approvals`, { headers: { authorization: 'Bearer s3cret-token-value' } })).status).toBe(200);
+    expect(
+      (await fetch(`${url}/api/v1/approvals`, { headers: { authorization: 'Bearer wrong' } }))
+        .status,
+    ).toBe(401);
+    expect(
+      (
+        await fetch(`${url}/api/v1/approvals`, {
+          headers: { authorization: 'Bearer s3cret-token-value' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
 
   it('lets an MCP client with the token in', async () => {
     const client = new Client({ name: 't', version: '1' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: 'Bearer s3cret-token-value' } } }),
+      new StreamableHTTPClientTransport(new URL('/mcp', url), {
+        requestInit: { headers: { authorization: 'Bearer s3cret-token-value' } },
+      }),
     );
     expect((await client.listTools()).tools.length).toBe(LEDGER_TOOLS.length);
     await client.close();
@@ -186,10 +256,13 @@ describe('bearer token', () => {
 describe('REST approvals', () => {
   it('approves a pending request through the REST API and the tool then answers with the grant', async () => {
     const client = await v2Client('modern');
-    const ask = () => client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(text);
+    const ask = () =>
+      client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(text);
     const first = await ask();
     expect(first.code).toBe('approvalRequired');
-    const list = (await (await fetch(`${base}/api/v1/approvals`)).json()) as { approvals: { id: string; connection: string }[] };
+    const list = (await (await fetch(`${base}/api/v1/approvals`)).json()) as {
+      approvals: { id: string; connection: string }[];
+    };
     const mine = list.approvals.find((a) => a.id === first.approvalID)!;
     expect(mine.connection).toBe('principal:local');
     const res = await fetch(`${base}/api/v1/approvals/${mine.id}/approve`, {
@@ -199,14 +272,19 @@ describe('REST approvals', () => {
     });
     expect(res.status).toBe(200);
     expect(await ask()).toMatchObject({ grantID: expect.any(String) });
-    const grants = (await (await fetch(`${base}/api/v1/grants`)).json()) as { grants: { id: string }[] };
+    const grants = (await (await fetch(`${base}/api/v1/grants`)).json()) as {
+      grants: { id: string }[];
+    };
     expect(grants.grants.length).toBeGreaterThan(0);
     await client.close();
   });
 });
 
 describe('event stream', () => {
-  async function readFrames(res: Response, count: number): Promise<{ id: number; data: Record<string, unknown> }[]> {
+  async function readFrames(
+    res: Response,
+    count: number,
+  ): Promise<{ id: number; data: Record<string, unknown> }[]> {
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     let buf = '';
@@ -221,7 +299,8 @@ describe('event stream', () => {
         buf = buf.slice(i + 2);
         const id = /^id: (\d+)$/m.exec(block)?.[1];
         const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (id && data) frames.push({ id: Number(id), data: JSON.parse(data) as Record<string, unknown> });
+        if (id && data)
+          frames.push({ id: Number(id), data: JSON.parse(data) as Record<string, unknown> });
       }
     }
     await reader.cancel();
@@ -246,7 +325,10 @@ describe('event stream', () => {
     tk.kernel.events.publish({ event: 'replayMe', n: 1 });
     tk.kernel.events.publish({ event: 'replayMe', n: 2 });
     const ac = new AbortController();
-    const res = await fetch(`${base}/api/v1/events`, { headers: { 'last-event-id': String(start) }, signal: ac.signal });
+    const res = await fetch(`${base}/api/v1/events`, {
+      headers: { 'last-event-id': String(start) },
+      signal: ac.signal,
+    });
     const frames = await readFrames(res, 2);
     expect(frames.map((f) => f.data)).toEqual([
       { event: 'replayMe', n: 1 },

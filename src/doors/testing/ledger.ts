@@ -39,14 +39,18 @@ export function createLedgerDoor(): Door {
     input: z.object({}).strict(),
     annotations: { readOnlyHint: true },
     handler: async (_input, ctx) => {
-      const grant = await ctx.requestConsent({ capability: 'write', summary: 'ledger: write access' });
+      const grant = await ctx.requestConsent({
+        capability: 'write',
+        summary: 'ledger: write access',
+      });
       return 'ok' in grant ? grant : { grantID: grant.id, expiresAt: grant.expiresAt };
     },
   });
 
   const append = defineTool({
     name: 'ledger_append',
-    description: 'Append an amount to an account, idempotently (operationID) and version-checked (expectedVersion).',
+    description:
+      'Append an amount to an account, idempotently (operationID) and version-checked (expectedVersion).',
     input: z
       .object({
         operationID: uuidString(),
@@ -66,15 +70,29 @@ export function createLedgerDoor(): Door {
     handler: async (input, ctx) => {
       if (input.delayMs) await new Promise((r) => setTimeout(r, input.delayMs));
       return ctx.write(async (tx) => {
-        const current = (await tx.records.get<Account>(COLLECTION, input.account))?.value ?? { version: 0, entries: [] };
+        const current = (await tx.records.get<Account>(COLLECTION, input.account))?.value ?? {
+          version: 0,
+          entries: [],
+        };
         if (input.expectedVersion !== null && input.expectedVersion !== current.version) {
-          throw new AirlockError('versionConflict', `Account ${input.account} is at version ${current.version}; read it and retry with expectedVersion ${current.version}.`, {
-            currentVersion: current.version,
-          });
+          throw new AirlockError(
+            'versionConflict',
+            `Account ${input.account} is at version ${current.version}; read it and retry with expectedVersion ${current.version}.`,
+            {
+              currentVersion: current.version,
+            },
+          );
         }
-        const next: Account = { version: current.version + 1, entries: [...current.entries, { operationID: input.operationID, amount: input.amount }] };
+        const next: Account = {
+          version: current.version + 1,
+          entries: [...current.entries, { operationID: input.operationID, amount: input.amount }],
+        };
         await tx.records.put(COLLECTION, input.account, next);
-        return { operationID: input.operationID, account: input.account, committedVersion: next.version };
+        return {
+          operationID: input.operationID,
+          account: input.account,
+          committedVersion: next.version,
+        };
       });
     },
   });
@@ -86,13 +104,16 @@ export function createLedgerDoor(): Door {
     annotations: { readOnlyHint: true },
     handler: async ({ account }, ctx) => {
       const rec = await ctx.store.read((tx) => tx.records.get<Account>(COLLECTION, account));
-      return rec ? { account, ...rec.value } : failure('notFound', `No account ${account}; append to create it.`);
+      return rec
+        ? { account, ...rec.value }
+        : failure('notFound', `No account ${account}; append to create it.`);
     },
   });
 
   const query = defineTool({
     name: 'ledger_query_operation',
-    description: 'The state of an operation: committed (with receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found.',
+    description:
+      'The state of an operation: committed (with receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found.',
     input: z.object({ operationID: uuidString() }).strict(),
     annotations: { readOnlyHint: true },
     handler: async ({ operationID }) => kernel!.journal.state('ledger', operationID),
@@ -111,7 +132,13 @@ export function createLedgerDoor(): Door {
           for (let i = 1; i <= to; i++) {
             if (job.signal.aborted) throw new Error('cancelled');
             await new Promise((r) => setTimeout(r, 10));
-            job.progress({ step: 'count', currentUnit: i, totalUnits: to, currentStepIndex: 0, totalSteps: 1 });
+            job.progress({
+              step: 'count',
+              currentUnit: i,
+              totalUnits: to,
+              currentStepIndex: 0,
+              totalSteps: 1,
+            });
           }
           return 'completed';
         },
@@ -129,10 +156,19 @@ export function createLedgerDoor(): Door {
     async resolveOperation(entry: JournalEntry): Promise<Resolution> {
       // The write commits with its journal entry, so this only finds writes whose entry was lost;
       // each entry is one version, so its position gives the committed version.
-      const rec = await kernel!.store.read((tx) => tx.records.get<Account>(COLLECTION, entry.target ?? ''));
+      const rec = await kernel!.store.read((tx) =>
+        tx.records.get<Account>(COLLECTION, entry.target ?? ''),
+      );
       const found = rec?.value.entries.findIndex((e) => e.operationID === entry.operationId) ?? -1;
       if (found < 0) return { exists: false };
-      return { exists: true, receipt: { operationID: entry.operationId, account: entry.target, committedVersion: found + 1 } };
+      return {
+        exists: true,
+        receipt: {
+          operationID: entry.operationId,
+          account: entry.target,
+          committedVersion: found + 1,
+        },
+      };
     },
   };
 }

@@ -31,6 +31,11 @@ const askConfirm = (message: string) =>
     message,
     requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
   });
+const askColor = () =>
+  inputRequired.elicit({
+    message: 'Step 2: What is your favorite color?',
+    requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
+  });
 const askModel = (prompt: string, maxTokens: number) =>
   inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens });
 
@@ -97,13 +102,12 @@ export function createInputRequiredTools(seal: RequestStateSeal): AnyToolDef[] {
       const user = accepted('user_name')?.['name'];
       const greeting = inputResponse(responses, 'greeting');
       const roots = inputResponse(responses, 'client_roots');
+      // Ask for everything on the first round; afterwards only for what is still missing.
       const missing: Record<string, InputRequest> = {};
-      if (typeof user !== 'string') missing['user_name'] = askName();
-      if (greeting.kind !== 'sampling') missing['greeting'] = askModel('Generate a greeting', 50);
-      if (roots.kind !== 'roots') missing['client_roots'] = inputRequired.listRoots();
-      if (state === null || Object.keys(missing).length > 0) {
-        return ask(state === null ? { user_name: askName(), greeting: askModel('Generate a greeting', 50), client_roots: inputRequired.listRoots() } : missing, { tool: name, round: 1 });
-      }
+      if (state === null || typeof user !== 'string') missing['user_name'] = askName();
+      if (state === null || greeting.kind !== 'sampling') missing['greeting'] = askModel('Generate a greeting', 50);
+      if (state === null || roots.kind !== 'roots') missing['client_roots'] = inputRequired.listRoots();
+      if (Object.keys(missing).length > 0) return ask(missing, { tool: name, round: 1 });
       const greetingText = greeting.kind === 'sampling' ? samplingText(greeting.result) : '';
       const rootCount = roots.kind === 'roots' ? roots.roots.length : 0;
       return text(`${greetingText} (for ${String(user)}; ${rootCount} root(s))`);
@@ -118,14 +122,10 @@ export function createInputRequiredTools(seal: RequestStateSeal): AnyToolDef[] {
       if (state.round === 1) {
         const user = accepted('step1')?.['name'];
         if (typeof user !== 'string') return ask(step1, { tool: name, round: 1 });
-        const step2 = inputRequired.elicit({
-          message: 'Step 2: What is your favorite color?',
-          requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
-        });
-        return ask({ step2 }, { tool: name, round: 2, data: { name: user } });
+        return ask({ step2: askColor() }, { tool: name, round: 2, data: { name: user } });
       }
       const color = accepted('step2')?.['color'];
-      if (typeof color !== 'string') return ask({ step2: askName('Step 2: What is your favorite color?') }, state);
+      if (typeof color !== 'string') return ask({ step2: askColor() }, state);
       return text(`${String(state.data?.['name'])} likes ${color}.`);
     }),
 

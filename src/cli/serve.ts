@@ -1,5 +1,6 @@
 /** `airlock serve` and `airlock stdio`. */
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { intOption, listOption, parse, UsageError } from './args.js';
@@ -25,7 +26,9 @@ Options:
   --store URL        postgres://… to keep all state in PostgreSQL (default: SQLite in --data)
   --bus URL          redis://… to share events across instances
   --relay-port N     the page door's relay port (default 19100)
-  --config FILE      JSON file with any of the options above (flags win)
+  --config FILE      JSON file with any of the options above (flags win), and
+                     limits per door: {"limits": {"notes": {"timeoutMs": 8000}}}
+                     (requestBytes, responseBytes, concurrentCalls, timeoutMs)
   -h, --help         this help
 
 Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 2 bad arguments, 1 other errors.`;
@@ -45,6 +48,32 @@ const COMMON = {
   config: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+const LimitsSchema = z.record(
+  z.string(),
+  z
+    .object({
+      requestBytes: z.number().int().positive(),
+      responseBytes: z.number().int().positive(),
+      concurrentCalls: z.number().int().positive(),
+      timeoutMs: z.number().int().positive(),
+    })
+    .partial()
+    .strict(),
+);
+
+/** `limits` from the config file: `{ "<door>": { "timeoutMs": 8000, … } }`. */
+function configLimits(config: Record<string, unknown>) {
+  if (config.limits === undefined) return undefined;
+  const parsed = LimitsSchema.safeParse(config.limits);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(
+      `--config: limits.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
 
 function readConfig(path: string | undefined): Record<string, unknown> {
   if (!path) return {};
@@ -110,6 +139,7 @@ export async function serve(argv: string[]): Promise<number> {
     doors,
     store: values.store ?? str(config.store),
     bus: values.bus ?? str(config.bus),
+    limits: configLimits(config),
     logger,
   });
   const app = createHttpApp({
@@ -159,8 +189,10 @@ export async function serve(argv: string[]): Promise<number> {
   );
   await untilSignal();
   logger.info('shutting down');
-  await app.close();
+  // Stop taking connections, let in-flight calls finish (kernel grace), then close the rest.
+  app.server.close();
   await workspace.close();
+  await app.close();
   return 0;
 }
 
@@ -178,6 +210,7 @@ export async function stdio(argv: string[]): Promise<number> {
     doors,
     store: values.store ?? str(config.store),
     bus: values.bus ?? str(config.bus),
+    limits: configLimits(config),
     logger,
   });
   // stdio: the process is the connection (spec/kernel.md §4); a restart is a new one.

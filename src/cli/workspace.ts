@@ -8,6 +8,7 @@ import { createKernel, mountOf, type Kernel } from '../kernel/kernel.js';
 import { createEventBus } from '../kernel/events.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Store } from '../kernel/store.js';
+import type { Limits } from '../kernel/tool.js';
 import { openStore } from '../store/open.js';
 import { UsageError } from './args.js';
 import { availableDoors, doorFactory } from './doors.js';
@@ -18,6 +19,8 @@ export interface WorkspaceOptions {
   doors: string[];
   store?: string | undefined;
   bus?: string | undefined;
+  /** Per-door limit overrides (`limits` in the config file). */
+  limits?: Record<string, Partial<Limits>> | undefined;
   logger: Logger;
 }
 
@@ -48,7 +51,13 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     ...(transport ? { transport } : {}),
     onError: (err) => options.logger.warn({ err }, 'event delivery failed'),
   });
-  const kernel = createKernel({ store, blobs, events, logger: options.logger });
+  const kernel = createKernel({
+    store,
+    blobs,
+    events,
+    logger: options.logger,
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
   for (const name of options.doors) {
     for (const door of await doorFactory(name)!({ data })) kernel.mount(door);
   }

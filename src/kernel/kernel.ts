@@ -37,6 +37,8 @@ export interface KernelOptions {
   /** Limit overrides per door mount (e.g. from the config file). */
   limits?: Record<string, Partial<Limits>>;
   receiptRetentionMs?: number;
+  /** How long `close` waits for in-flight calls (default 5 s). */
+  shutdownGraceMs?: number;
   now?: () => number;
 }
 
@@ -114,6 +116,8 @@ export function createKernel(options: KernelOptions): Kernel {
   >();
   const gates = new Map<string, ConcurrencyGate>();
   let purgeTimer: NodeJS.Timeout | undefined;
+  let closing = false;
+  const inFlight = new Set<Promise<unknown>>();
 
   const describe = (tool: AnyToolDef): ToolDescriptor => {
     const d: ToolDescriptor = {
@@ -175,12 +179,20 @@ export function createKernel(options: KernelOptions): Kernel {
         );
       }
       const gate = gates.get(name)!;
-      const outcome = await runPipeline(
+      if (closing) {
+        return (m.door.presenter ?? defaultPresenter).failure(
+          tool,
+          failure('unavailable', 'The server is shutting down; retry in a moment.'),
+        );
+      }
+      const running = runPipeline(
         services,
         { door: m.door.name, mount: name, tool, limits: m.limits, gate },
         args,
         callOptions,
       );
+      inFlight.add(running);
+      const outcome = await running.finally(() => inFlight.delete(running));
       return present(m.door, tool, outcome, m.limits);
     },
 
@@ -205,6 +217,13 @@ export function createKernel(options: KernelOptions): Kernel {
 
     async close() {
       clearInterval(purgeTimer);
+      // Let in-flight calls finish (bounded); a journaled write still open after that
+      // stays prepared, and the next start resolves it through the door (kernel §6).
+      closing = true;
+      await Promise.race([
+        Promise.allSettled([...inFlight]),
+        new Promise((resolve) => setTimeout(resolve, options.shutdownGraceMs ?? 5000).unref()),
+      ]);
       await jobs.close();
       for (const { door } of mounted.values()) await door.stop?.();
     },

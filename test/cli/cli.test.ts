@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -51,6 +51,15 @@ describe('airlock command line', () => {
     const r = await run(['serve', '--doors', 'nope', '--data', tempDir()]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("'nope'");
+  });
+
+  it('exits 2 naming a bad limit in the config file', async () => {
+    const d = tempDir();
+    const file = join(d, 'config.json');
+    writeFileSync(file, JSON.stringify({ limits: { ledger: { timeoutMs: -1 } } }));
+    const r = await run(['serve', '--config', file, '--data', d]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('limits.ledger.timeoutMs');
   });
 
   it('refuses to bind beyond loopback without a token', async () => {

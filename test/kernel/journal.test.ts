@@ -168,3 +168,26 @@ describe('journal states after a crash', () => {
     expect(await tk.kernel.journal.state('ledger', id)).toMatchObject({ state: 'committed' });
   });
 });
+
+describe('shutdown', () => {
+  it('lets an in-flight journaled write finish before closing, and refuses new calls meanwhile', async () => {
+    tk = await grantedLedger();
+    const op = {
+      operationID: randomUUID(),
+      account: 's',
+      amount: 1,
+      expectedVersion: null,
+      delayMs: 200,
+    };
+    const pending = append(tk, op);
+    await new Promise((r) => setTimeout(r, 20));
+    const closing = tk.close();
+    const refused = await append(tk, { ...op, operationID: randomUUID(), delayMs: 0 });
+    expect(refused.code).toBe('unavailable');
+    expect(await pending).toMatchObject({ committedVersion: 1 });
+    await closing;
+    const dir = tk.dir;
+    tk = await grantedLedger(dir);
+    expect(await read(tk, 's')).toMatchObject({ version: 1 });
+  });
+});

@@ -187,7 +187,14 @@ export function createKernel(options: KernelOptions): Kernel {
       }
       const running = runPipeline(
         services,
-        { door: m.door.name, mount: name, tool, limits: m.limits, gate },
+        {
+          door: m.door.name,
+          mount: name,
+          tool,
+          limits: m.limits,
+          gate,
+          resources: m.door.resources?.bind(m.door),
+        },
         args,
         callOptions,
       );

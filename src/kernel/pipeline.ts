@@ -22,7 +22,8 @@ import { checkRequestBytes, type ConcurrencyGate } from './limits.js';
 import type { AnyToolDef, Limits, ToolContext } from './tool.js';
 import type { Connection } from './connection.js';
 import type { OpenOperation } from './journal.js';
-import type { Provenance } from './records.js';
+import type { Provenance, ResourceRef } from './records.js';
+import { requestWithElicitation, type Elicit } from './consent-elicit.js';
 import type { KernelServices } from './kernel.js';
 
 export interface CallOptions {
@@ -31,6 +32,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Sends MCP progress when the request carried a progress token. */
   progress?: (progress: number, total?: number, message?: string) => Promise<void>;
+  /** Present when the client can show an elicitation form (2025-era clients that declare it). */
+  elicit?: Elicit;
 }
 
 export type CallOutcome = { ok: true; value: unknown } | Failure;
@@ -42,6 +45,7 @@ interface CallScope {
   tool: AnyToolDef;
   limits: Limits;
   gate: ConcurrencyGate;
+  resources?: ((capability: string) => Promise<ResourceRef[]>) | undefined;
 }
 
 const REFUSALS_NOT_AUDITED = new Set<string>();
@@ -167,7 +171,18 @@ async function execute(
     jobs: services.jobs,
     events: services.events,
     progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),
-    requestConsent: (request) => services.consent.request(options.connection.id, mount, request),
+    requestConsent: (request) =>
+      options.elicit
+        ? requestWithElicitation({
+            consent: services.consent,
+            connection: options.connection.id,
+            door: mount,
+            request,
+            elicit: options.elicit,
+            resources: scope.resources,
+            clientName: options.connection.client?.name,
+          })
+        : services.consent.request(options.connection.id, mount, request),
     async write(fn) {
       if (settled)
         throw new AirlockError('timeout', 'The call already ended; nothing was written.');

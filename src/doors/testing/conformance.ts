@@ -22,6 +22,7 @@ import { contentTools } from './conformance/content-tools.js';
 import { elicitationTools } from './conformance/elicitation-tools.js';
 import { createInputRequiredTools } from './conformance/input-required-tools.js';
 import { createRequestStateSeal } from './conformance/request-state.js';
+import { jsonSchemaTool } from './conformance/schema-tool.js';
 import { runWithRequest } from './conformance/request-scope.js';
 import { registerResources } from './conformance/resources.js';
 import { registerPrompts } from './conformance/prompts.js';
@@ -35,7 +36,14 @@ const wirePresenter: Presenter = {
   success: (_tool, value) => value as ToolResult,
   failure(tool, f) {
     const rpc = f.data?.['jsonRpc'] as { code: number; data?: unknown } | undefined;
-    if (rpc) return { protocolError: { code: rpc.code, message: f.message, ...(rpc.data !== undefined ? { data: rpc.data } : {}) } };
+    if (rpc)
+      return {
+        protocolError: {
+          code: rpc.code,
+          message: f.message,
+          ...(rpc.data !== undefined ? { data: rpc.data } : {}),
+        },
+      };
     return defaultPresenter.failure(tool, f);
   },
 };
@@ -44,7 +52,12 @@ export function createConformanceDoor(): Door {
   const seal = createRequestStateSeal();
   return {
     name: 'conformance',
-    tools: [...contentTools, ...elicitationTools, ...createInputRequiredTools(seal)],
+    tools: [
+      ...contentTools,
+      jsonSchemaTool(),
+      ...elicitationTools,
+      ...createInputRequiredTools(seal),
+    ],
     presenter: wirePresenter,
     capabilities: {
       resources: { subscribe: true },

@@ -130,10 +130,12 @@ export const contentTools: AnyToolDef[] = [
   defineTool({
     name: 'test_reconnection',
     description:
-      'Closes its own SSE stream mid-call (SEP-1699) so the client resumes with Last-Event-ID, then answers.',
+      'Closes its own SSE stream mid-call so the client resumes with Last-Event-ID (SEP-1699), where the transport keeps an event store; then answers.',
     input: noArgs,
     annotations: readOnly,
     handler: async (_input, ctx) => {
+      // Airlock's 2025-era sessions keep no event store yet, so the SDK offers no closeStream:
+      // the result then simply arrives on the open stream (server-sse-polling reports INFO).
       currentRequest().closeStream?.();
       await sleep(100, ctx.signal);
       return text('Reconnection test completed: the result was delivered after the stream closed.');

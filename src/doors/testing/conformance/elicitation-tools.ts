@@ -9,7 +9,11 @@
  */
 import { z } from 'zod';
 import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
-import type { CallToolResult, ElicitRequestFormParams, InputRequiredResult } from '@modelcontextprotocol/server';
+import type {
+  CallToolResult,
+  ElicitRequestFormParams,
+  InputRequiredResult,
+} from '@modelcontextprotocol/server';
 import { defineTool, type AnyToolDef } from '../../../kernel/tool.js';
 import { currentRequest } from './request-scope.js';
 
@@ -20,18 +24,29 @@ const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 /** One elicitation round trip: ask under `key`, then report what the user did. */
-function elicitOnce(key: string, message: string, requestedSchema: RequestedSchema, prefix: string): Outcome {
+function elicitOnce(
+  key: string,
+  message: string,
+  requestedSchema: RequestedSchema,
+  prefix: string,
+): Outcome {
   const answer = inputResponse(currentRequest().inputResponses, key);
   if (answer.kind !== 'elicit') {
-    return inputRequired({ inputRequests: { [key]: inputRequired.elicit({ message, requestedSchema }) } });
+    return inputRequired({
+      inputRequests: { [key]: inputRequired.elicit({ message, requestedSchema }) },
+    });
   }
-  return text(`${prefix}: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
+  return text(
+    `${prefix}: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`,
+  );
 }
 
 /** The first text block of a sampling result (a single block, or an array when tools were involved). */
 export function samplingText(result: { content: unknown }): string {
   const blocks = Array.isArray(result.content) ? result.content : [result.content];
-  const first = blocks.find((b): b is { type: 'text'; text: string } => (b as { type?: unknown })?.type === 'text');
+  const first = blocks.find(
+    (b): b is { type: 'text'; text: string } => (b as { type?: unknown })?.type === 'text',
+  );
   return first?.text ?? '(no text in the sampling result)';
 }
 
@@ -137,11 +152,17 @@ export const elicitationTools: AnyToolDef[] = [
   }),
   defineTool({
     name: 'test_elicitation_sep1034_defaults',
-    description: 'Elicits a form whose string, integer, number, enum and boolean fields have defaults (SEP-1034).',
+    description:
+      'Elicits a form whose string, integer, number, enum and boolean fields have defaults (SEP-1034).',
     input: z.object({}).strict(),
     annotations: readOnly,
     handler: async () =>
-      elicitOnce('form', 'Please review and update the form fields with defaults', SEP1034_SCHEMA, 'Elicitation completed'),
+      elicitOnce(
+        'form',
+        'Please review and update the form fields with defaults',
+        SEP1034_SCHEMA,
+        'Elicitation completed',
+      ),
   }),
   defineTool({
     name: 'test_elicitation_sep1330_enums',
@@ -149,7 +170,12 @@ export const elicitationTools: AnyToolDef[] = [
     input: z.object({}).strict(),
     annotations: readOnly,
     handler: async () =>
-      elicitOnce('choices', 'Please select options from the enum fields', SEP1330_SCHEMA, 'Elicitation completed'),
+      elicitOnce(
+        'choices',
+        'Please select options from the enum fields',
+        SEP1330_SCHEMA,
+        'Elicitation completed',
+      ),
   }),
   defineTool({
     name: 'test_missing_capability',
@@ -162,7 +188,9 @@ export const elicitationTools: AnyToolDef[] = [
       if (answer.kind === 'sampling') return text(`Summary: ${samplingText(answer.result)}`);
       // The SDK's input_required seam checks this request against the client's declared capabilities.
       const request = inputRequired.createMessage({
-        messages: [{ role: 'user', content: { type: 'text', text: 'Summarise the conformance run.' } }],
+        messages: [
+          { role: 'user', content: { type: 'text', text: 'Summarise the conformance run.' } },
+        ],
         maxTokens: 50,
       });
       return inputRequired({ inputRequests: { summary: request } });
@@ -170,7 +198,8 @@ export const elicitationTools: AnyToolDef[] = [
   }),
   defineTool({
     name: 'test_streaming_elicitation',
-    description: 'Needs one elicitation; its response stream carries only the input_required result.',
+    description:
+      'Needs one elicitation; its response stream carries only the input_required result.',
     input: z.object({}).strict(),
     annotations: readOnly,
     handler: async () =>

@@ -8,7 +8,11 @@
  */
 import { z } from 'zod';
 import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
-import type { CallToolResult, InputRequest, InputRequiredResult } from '@modelcontextprotocol/server';
+import type {
+  CallToolResult,
+  InputRequest,
+  InputRequiredResult,
+} from '@modelcontextprotocol/server';
 import { defineTool, type AnyToolDef } from '../../../kernel/tool.js';
 import { failure, type Failure } from '../../../kernel/errors.js';
 import { currentRequest } from './request-scope.js';
@@ -24,7 +28,11 @@ const text = (value: string): CallToolResult => ({ content: [{ type: 'text', tex
 const askName = (message = 'What is your name?') =>
   inputRequired.elicit({
     message,
-    requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    requestedSchema: {
+      type: 'object',
+      properties: { name: { type: 'string' } },
+      required: ['name'],
+    },
   });
 const askConfirm = (message: string) =>
   inputRequired.elicit({
@@ -34,15 +42,24 @@ const askConfirm = (message: string) =>
 const askColor = () =>
   inputRequired.elicit({
     message: 'Step 2: What is your favorite color?',
-    requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
+    requestedSchema: {
+      type: 'object',
+      properties: { color: { type: 'string' } },
+      required: ['color'],
+    },
   });
 const askModel = (prompt: string, maxTokens: number) =>
-  inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens });
+  inputRequired.createMessage({
+    messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+    maxTokens,
+  });
 
 /** Accepted elicitation content under `key`, or undefined (missing, declined, not an elicitation). */
 function accepted(key: string): Record<string, unknown> | undefined {
   const answer = inputResponse(currentRequest().inputResponses, key);
-  return answer.kind === 'elicit' && answer.action === 'accept' ? (answer.content ?? {}) : undefined;
+  return answer.kind === 'elicit' && answer.action === 'accept'
+    ? (answer.content ?? {})
+    : undefined;
 }
 
 /** Refusal of a requestState that fails verification (SEP-2322: MUST reject), as JSON-RPC -32602. */
@@ -60,93 +77,143 @@ export function createInputRequiredTools(seal: RequestStateSeal): AnyToolDef[] {
     if (raw === undefined) return null;
     return seal.open(raw, tool) ?? badState();
   };
-  const ask = (inputRequests: Record<string, InputRequest>, state?: StatePayload): InputRequiredResult =>
+  const ask = (
+    inputRequests: Record<string, InputRequest>,
+    state?: StatePayload,
+  ): InputRequiredResult =>
     inputRequired({ inputRequests, ...(state ? { requestState: seal.seal(state) } : {}) });
 
   const tool = (name: string, description: string, run: () => Outcome) =>
-    defineTool({ name, description, input: noArgs, annotations: readOnly, handler: async () => run() });
+    defineTool({
+      name,
+      description,
+      input: noArgs,
+      annotations: readOnly,
+      handler: async () => run(),
+    });
 
   return [
-    tool('test_input_required_result_elicitation', 'Asks for the caller name (elicitation), then greets them.', () => {
-      const answer = accepted('user_name');
-      const name = answer?.['name'];
-      if (typeof name !== 'string') return ask({ user_name: askName() });
-      return text(`Hello, ${name}!`);
-    }),
+    tool(
+      'test_input_required_result_elicitation',
+      'Asks for the caller name (elicitation), then greets them.',
+      () => {
+        const answer = accepted('user_name');
+        const name = answer?.['name'];
+        if (typeof name !== 'string') return ask({ user_name: askName() });
+        return text(`Hello, ${name}!`);
+      },
+    ),
 
-    tool('test_input_required_result_sampling', 'Asks the client model a question (sampling), then reports the answer.', () => {
-      const answer = inputResponse(currentRequest().inputResponses, 'capital_question');
-      if (answer.kind !== 'sampling') return ask({ capital_question: askModel('What is the capital of France?', 100) });
-      return text(`The model answered: ${samplingText(answer.result)}`);
-    }),
+    tool(
+      'test_input_required_result_sampling',
+      'Asks the client model a question (sampling), then reports the answer.',
+      () => {
+        const answer = inputResponse(currentRequest().inputResponses, 'capital_question');
+        if (answer.kind !== 'sampling')
+          return ask({ capital_question: askModel('What is the capital of France?', 100) });
+        return text(`The model answered: ${samplingText(answer.result)}`);
+      },
+    ),
 
-    tool('test_input_required_result_list_roots', 'Asks for the client roots (roots/list), then lists them.', () => {
-      const answer = inputResponse(currentRequest().inputResponses, 'client_roots');
-      if (answer.kind !== 'roots') return ask({ client_roots: inputRequired.listRoots() });
-      return text(`Client roots: ${answer.roots.map((r) => r.uri).join(', ') || '(none)'}`);
-    }),
+    tool(
+      'test_input_required_result_list_roots',
+      'Asks for the client roots (roots/list), then lists them.',
+      () => {
+        const answer = inputResponse(currentRequest().inputResponses, 'client_roots');
+        if (answer.kind !== 'roots') return ask({ client_roots: inputRequired.listRoots() });
+        return text(`Client roots: ${answer.roots.map((r) => r.uri).join(', ') || '(none)'}`);
+      },
+    ),
 
-    tool('test_input_required_result_request_state', 'Asks for confirmation with sealed requestState; the retry must echo it.', () => {
-      const name = 'test_input_required_result_request_state';
-      const state = stateOf(name);
-      if (state && 'ok' in state) return state;
-      if (state === null || !accepted('confirm')) return ask({ confirm: askConfirm('Please confirm') }, { tool: name, round: 1 });
-      return text(`state-ok: requestState verified (round ${state.round}) and confirmation received.`);
-    }),
+    tool(
+      'test_input_required_result_request_state',
+      'Asks for confirmation with sealed requestState; the retry must echo it.',
+      () => {
+        const name = 'test_input_required_result_request_state';
+        const state = stateOf(name);
+        if (state && 'ok' in state) return state;
+        if (state === null || !accepted('confirm'))
+          return ask({ confirm: askConfirm('Please confirm') }, { tool: name, round: 1 });
+        return text(
+          `state-ok: requestState verified (round ${state.round}) and confirmation received.`,
+        );
+      },
+    ),
 
-    tool('test_input_required_result_multiple_inputs', 'Asks for a name, a model greeting and the roots in one round.', () => {
-      const name = 'test_input_required_result_multiple_inputs';
-      const state = stateOf(name);
-      if (state && 'ok' in state) return state;
-      const responses = currentRequest().inputResponses;
-      const user = accepted('user_name')?.['name'];
-      const greeting = inputResponse(responses, 'greeting');
-      const roots = inputResponse(responses, 'client_roots');
-      // Ask for everything on the first round; afterwards only for what is still missing.
-      const missing: Record<string, InputRequest> = {};
-      if (state === null || typeof user !== 'string') missing['user_name'] = askName();
-      if (state === null || greeting.kind !== 'sampling') missing['greeting'] = askModel('Generate a greeting', 50);
-      if (state === null || roots.kind !== 'roots') missing['client_roots'] = inputRequired.listRoots();
-      if (Object.keys(missing).length > 0) return ask(missing, { tool: name, round: 1 });
-      const greetingText = greeting.kind === 'sampling' ? samplingText(greeting.result) : '';
-      const rootCount = roots.kind === 'roots' ? roots.roots.length : 0;
-      return text(`${greetingText} (for ${String(user)}; ${rootCount} root(s))`);
-    }),
+    tool(
+      'test_input_required_result_multiple_inputs',
+      'Asks for a name, a model greeting and the roots in one round.',
+      () => {
+        const name = 'test_input_required_result_multiple_inputs';
+        const state = stateOf(name);
+        if (state && 'ok' in state) return state;
+        const responses = currentRequest().inputResponses;
+        const user = accepted('user_name')?.['name'];
+        const greeting = inputResponse(responses, 'greeting');
+        const roots = inputResponse(responses, 'client_roots');
+        // Ask for everything on the first round; afterwards only for what is still missing.
+        const missing: Record<string, InputRequest> = {};
+        if (state === null || typeof user !== 'string') missing['user_name'] = askName();
+        if (state === null || greeting.kind !== 'sampling')
+          missing['greeting'] = askModel('Generate a greeting', 50);
+        if (state === null || roots.kind !== 'roots')
+          missing['client_roots'] = inputRequired.listRoots();
+        if (Object.keys(missing).length > 0) return ask(missing, { tool: name, round: 1 });
+        const greetingText = greeting.kind === 'sampling' ? samplingText(greeting.result) : '';
+        const rootCount = roots.kind === 'roots' ? roots.roots.length : 0;
+        return text(`${greetingText} (for ${String(user)}; ${rootCount} root(s))`);
+      },
+    ),
 
-    tool('test_input_required_result_multi_round', 'Asks for a name, then a colour, carrying sealed state across three rounds.', () => {
-      const name = 'test_input_required_result_multi_round';
-      const state = stateOf(name);
-      if (state && 'ok' in state) return state;
-      const step1 = { step1: askName('Step 1: What is your name?') };
-      if (state === null) return ask(step1, { tool: name, round: 1 });
-      if (state.round === 1) {
-        const user = accepted('step1')?.['name'];
-        if (typeof user !== 'string') return ask(step1, { tool: name, round: 1 });
-        return ask({ step2: askColor() }, { tool: name, round: 2, data: { name: user } });
-      }
-      const color = accepted('step2')?.['color'];
-      if (typeof color !== 'string') return ask({ step2: askColor() }, state);
-      return text(`${String(state.data?.['name'])} likes ${color}.`);
-    }),
+    tool(
+      'test_input_required_result_multi_round',
+      'Asks for a name, then a colour, carrying sealed state across three rounds.',
+      () => {
+        const name = 'test_input_required_result_multi_round';
+        const state = stateOf(name);
+        if (state && 'ok' in state) return state;
+        const step1 = { step1: askName('Step 1: What is your name?') };
+        if (state === null) return ask(step1, { tool: name, round: 1 });
+        if (state.round === 1) {
+          const user = accepted('step1')?.['name'];
+          if (typeof user !== 'string') return ask(step1, { tool: name, round: 1 });
+          return ask({ step2: askColor() }, { tool: name, round: 2, data: { name: user } });
+        }
+        const color = accepted('step2')?.['color'];
+        if (typeof color !== 'string') return ask({ step2: askColor() }, state);
+        return text(`${String(state.data?.['name'])} likes ${color}.`);
+      },
+    ),
 
-    tool('test_input_required_result_tampered_state', 'Seals its requestState; an altered state is refused with -32602.', () => {
-      const name = 'test_input_required_result_tampered_state';
-      const state = stateOf(name);
-      if (state && 'ok' in state) return state;
-      if (state === null || !accepted('confirm')) return ask({ confirm: askConfirm('Please confirm') }, { tool: name, round: 1 });
-      return text('state-ok: untampered requestState accepted.');
-    }),
+    tool(
+      'test_input_required_result_tampered_state',
+      'Seals its requestState; an altered state is refused with -32602.',
+      () => {
+        const name = 'test_input_required_result_tampered_state';
+        const state = stateOf(name);
+        if (state && 'ok' in state) return state;
+        if (state === null || !accepted('confirm'))
+          return ask({ confirm: askConfirm('Please confirm') }, { tool: name, round: 1 });
+        return text('state-ok: untampered requestState accepted.');
+      },
+    ),
 
-    tool('test_input_required_result_capabilities', 'Asks only for input kinds the client declared (sampling, elicitation, roots).', () => {
-      const caps = currentRequest().clientCapabilities;
-      const responses = currentRequest().inputResponses;
-      if (responses && Object.keys(responses).length > 0) return text(`Received ${Object.keys(responses).length} answer(s).`);
-      const wanted: Record<string, InputRequest> = {};
-      if (caps['sampling']) wanted['model'] = askModel('Say hello.', 20);
-      if (caps['elicitation']) wanted['user_name'] = askName();
-      if (caps['roots']) wanted['client_roots'] = inputRequired.listRoots();
-      if (Object.keys(wanted).length === 0) return text('The client declared no capability this tool can ask through.');
-      return ask(wanted);
-    }),
+    tool(
+      'test_input_required_result_capabilities',
+      'Asks only for input kinds the client declared (sampling, elicitation, roots).',
+      () => {
+        const caps = currentRequest().clientCapabilities;
+        const responses = currentRequest().inputResponses;
+        if (responses && Object.keys(responses).length > 0)
+          return text(`Received ${Object.keys(responses).length} answer(s).`);
+        const wanted: Record<string, InputRequest> = {};
+        if (caps['sampling']) wanted['model'] = askModel('Say hello.', 20);
+        if (caps['elicitation']) wanted['user_name'] = askName();
+        if (caps['roots']) wanted['client_roots'] = inputRequired.listRoots();
+        if (Object.keys(wanted).length === 0)
+          return text('The client declared no capability this tool can ask through.');
+        return ask(wanted);
+      },
+    ),
   ];
 }

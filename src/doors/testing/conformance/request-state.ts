@@ -42,8 +42,13 @@ export function createRequestStateSeal(key: Buffer = randomBytes(32)): RequestSt
       } catch {
         return null;
       }
-      if (parsed.tool !== tool || typeof parsed.exp !== 'number' || parsed.exp < Date.now()) return null;
-      return { tool: parsed.tool, round: parsed.round, ...(parsed.data ? { data: parsed.data } : {}) };
+      if (parsed.tool !== tool || typeof parsed.exp !== 'number' || parsed.exp < Date.now())
+        return null;
+      return {
+        tool: parsed.tool,
+        round: parsed.round,
+        ...(parsed.data ? { data: parsed.data } : {}),
+      };
     },
   };
 }

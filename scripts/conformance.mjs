@@ -36,6 +36,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stdioSmoke } from './conformance-stdio.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
@@ -221,139 +222,6 @@ function judge(scenarios, baseline) {
   return report;
 }
 
-/** The conformance fixtures over stdio, with the SDK client, on one protocol era. */
-async function stdioSmoke(era) {
-  const { Client } = await import('@modelcontextprotocol/client');
-  const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
-  const data = mkdtempSync(join(tmpdir(), 'airlock-conformance-stdio-'));
-  cleanups.push(async () => rmSync(data, { recursive: true, force: true }));
-  const client = new Client(
-    { name: 'airlock-conformance-smoke', version: '1.0.0' },
-    {
-      capabilities: { sampling: {}, elicitation: {}, roots: {} },
-      ...(era === 'legacy' ? {} : { versionNegotiation: { mode: { pin: era } } }),
-    },
-  );
-  client.setRequestHandler('elicitation/create', async () => ({
-    action: 'accept',
-    content: { name: 'Ada', response: 'yes' },
-  }));
-  client.setRequestHandler('sampling/createMessage', async () => ({
-    role: 'assistant',
-    content: { type: 'text', text: 'Paris' },
-    model: 'smoke',
-    stopReason: 'endTurn',
-  }));
-  client.setRequestHandler('roots/list', async () => ({
-    roots: [{ uri: 'file:///smoke', name: 'smoke' }],
-  }));
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [join(root, 'bin/airlock.js'), 'stdio', '--doors', 'conformance', '--data', data],
-    env: { ...process.env, AIRLOCK_ENABLE_TEST_DOORS: '1' },
-    stderr: 'ignore',
-  });
-  const results = [];
-  const check = async (name, fn) => {
-    try {
-      const problem = await fn();
-      results.push({ name, ok: !problem, detail: problem || '' });
-    } catch (error) {
-      results.push({
-        name,
-        ok: false,
-        detail: error instanceof Error ? error.message : String(error),
-      });
-    }
-  };
-  const textOf = (r) => r.content?.find((c) => c.type === 'text')?.text ?? '';
-  try {
-    await client.connect(transport);
-    cleanups.push(() => client.close());
-    await check('tools/list offers the fixtures', async () => {
-      const { tools } = await client.listTools();
-      const names = new Set(tools.map((t) => t.name));
-      const missing = [
-        'test_simple_text',
-        'test_tool_with_progress',
-        'test_input_required_result_elicitation',
-      ].filter((n) => !names.has(n));
-      return missing.length ? `missing ${missing.join(', ')}` : '';
-    });
-    await check('tools/call test_simple_text', async () => {
-      const r = await client.callTool({ name: 'test_simple_text', arguments: {} });
-      return textOf(r) === 'This is a simple text response for testing.'
-        ? ''
-        : `got ${JSON.stringify(r)}`;
-    });
-    await check('progress notifications before the result', async () => {
-      // Watched on the transport: the SDK client can drop a progress notification that
-      // arrives in the same read as the response, which is not the server's doing.
-      const seen = [];
-      const deliver = transport.onmessage;
-      transport.onmessage = (message, extra) => {
-        if (message.method === 'notifications/progress') seen.push(message.params.progress);
-        if ('id' in message && !('method' in message)) seen.push('result');
-        deliver?.(message, extra);
-      };
-      try {
-        await client.callTool(
-          { name: 'test_tool_with_progress', arguments: {} },
-          { onprogress: () => undefined },
-        );
-      } finally {
-        transport.onmessage = deliver;
-      }
-      return seen.join(',') === '0,50,100,result' ? '' : `frames ${JSON.stringify(seen)}`;
-    });
-    await check('isError result for a throwing tool', async () => {
-      const r = await client.callTool({ name: 'test_error_handling', arguments: {} });
-      return r.isError === true && textOf(r).includes('internal') ? '' : `got ${JSON.stringify(r)}`;
-    });
-    await check('elicitation round trip', async () => {
-      const r = await client.callTool({
-        name: 'test_input_required_result_elicitation',
-        arguments: {},
-      });
-      return textOf(r) === 'Hello, Ada!' ? '' : `got ${JSON.stringify(r)}`;
-    });
-    await check('sampling round trip', async () => {
-      const r = await client.callTool({
-        name: 'test_input_required_result_sampling',
-        arguments: {},
-      });
-      return textOf(r).includes('Paris') ? '' : `got ${JSON.stringify(r)}`;
-    });
-    await check('resources/read (template)', async () => {
-      const r = await client.readResource({ uri: 'test://template/42/data' });
-      return r.contents?.[0]?.text?.includes('"id":"42"') ? '' : `got ${JSON.stringify(r)}`;
-    });
-    await check('prompts/get with arguments', async () => {
-      const r = await client.getPrompt({
-        name: 'test_prompt_with_arguments',
-        arguments: { arg1: 'a', arg2: 'b' },
-      });
-      return JSON.stringify(r.messages).includes("arg1='a'") ? '' : `got ${JSON.stringify(r)}`;
-    });
-    await check('completion/complete', async () => {
-      const r = await client.complete({
-        ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' },
-        argument: { name: 'arg1', value: 'par' },
-      });
-      return r.completion.values.includes('paris') ? '' : `got ${JSON.stringify(r)}`;
-    });
-  } catch (error) {
-    results.push({
-      name: 'connect',
-      ok: false,
-      detail: error instanceof Error ? error.message : String(error),
-    });
-  } finally {
-    await client.close().catch(() => undefined);
-  }
-  return results;
-}
-
 function printReport(title, cliExit, report) {
   const ok = report.unexpected.length === 0 && report.stale.length === 0;
   console.log(`\n${ok ? 'PASS' : 'FAIL'}  ${title}`);
@@ -407,7 +275,7 @@ async function main() {
       '       `airlock stdio --doors conformance` with the SDK client instead (not the official suite).',
     );
     for (const era of ['legacy', '2026-07-28']) {
-      const results = await stdioSmoke(era);
+      const results = await stdioSmoke(root, era, cleanups);
       const bad = results.filter((r) => !r.ok);
       allOk = bad.length === 0 && allOk;
       console.log(

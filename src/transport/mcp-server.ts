@@ -98,10 +98,29 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
           }
         : undefined;
     const progressToken = request.params._meta?.progressToken;
+    const canElicit =
+      ctx.mcpReq.envelope === undefined &&
+      server.getClientCapabilities()?.elicitation !== undefined;
     const call = () =>
       kernel.call(entry.mount, name, request.params.arguments ?? {}, {
         connection: makeConnection(base.id, base.kind, client),
         signal: ctx.mcpReq.signal,
+        // Consent may be offered as a form when a 2025-era client declared elicitation
+        // (2026-07-28 clients get it through the approval inbox; kernel §5).
+        ...(canElicit
+          ? {
+              elicit: async (message: string, requestedSchema: Record<string, unknown>) => {
+                const r = await ctx.mcpReq.elicitInput(
+                  { mode: 'form', message, requestedSchema } as never,
+                  { timeout: 10 * 60 * 1000 },
+                );
+                return {
+                  action: r.action,
+                  content: r.content as Record<string, unknown> | undefined,
+                };
+              },
+            }
+          : {}),
         ...(progressToken !== undefined
           ? {
               progress: (progress: number, total?: number, message?: string) =>

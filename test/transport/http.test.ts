@@ -280,6 +280,52 @@ describe('REST approvals', () => {
   });
 });
 
+describe('consent through elicitation', () => {
+  async function elicitingClient(answer: {
+    action: 'accept' | 'decline' | 'cancel';
+    content?: Record<string, unknown>;
+  }) {
+    const client = new Client(
+      { name: 'eliciting', version: '1' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    const asked: unknown[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(request.params);
+      return answer as never;
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base)));
+    return { client, asked };
+  }
+
+  it('offers the approval as a form to a client that supports elicitation, and accepting grants it at once', async () => {
+    const { client, asked } = await elicitingClient({
+      action: 'accept',
+      content: { approve: true },
+    });
+    const r = text(await client.callTool({ name: 'ledger_request_write_access', arguments: {} }));
+    expect(asked).toHaveLength(1);
+    expect(JSON.stringify(asked[0])).toContain('write access to ledger');
+    expect(r).toMatchObject({ grantID: expect.any(String) });
+    await client.close();
+  });
+
+  it('declining the form denies the request', async () => {
+    const { client } = await elicitingClient({ action: 'decline' });
+    const r = text(await client.callTool({ name: 'ledger_request_write_access', arguments: {} }));
+    expect(r.code).toBe('approvalDenied');
+    await client.close();
+  });
+
+  it('cancelling the form leaves the request pending in the inbox', async () => {
+    const { client } = await elicitingClient({ action: 'cancel' });
+    const r = text(await client.callTool({ name: 'ledger_request_write_access', arguments: {} }));
+    expect(r.code).toBe('approvalRequired');
+    expect((await tk.kernel.consent.pending()).map((a) => a.id)).toContain(r.approvalID);
+    await client.close();
+  });
+});
+
 describe('event stream', () => {
   async function readFrames(
     res: Response,

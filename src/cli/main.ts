@@ -2,6 +2,8 @@
 import { UsageError } from './args.js';
 import { serve, stdio } from './serve.js';
 import { approvals } from './approvals.js';
+import { catalogCommand, openapiCommand } from './openapi.js';
+import { relayCommand } from './relay.js';
 
 export const HELP = `Usage: airlock <command> [options]
 
@@ -9,6 +11,9 @@ Commands:
   serve        run the workspace (HTTP: MCP, REST, events, web UI) on embedded storage
   stdio        serve doors over MCP stdio, for clients that spawn servers
   approvals    list, approve or deny consent requests; verify receipts
+  openapi      serve one REST API (OpenAPI/Swagger document) through three generic tools
+  catalog      compile an OpenAPI document into a catalog: catalog build SPEC -o FILE
+  relay        the page door alone: MCP over stdio plus the bridge WebSocket (WU_MCP_* env)
 
 Run 'airlock <command> --help' for a command's options.`;
 
@@ -22,6 +27,12 @@ export async function main(argv: string[]): Promise<number> {
         return await stdio(rest);
       case 'approvals':
         return await approvals(rest);
+      case 'openapi':
+        return await openapiCommand(rest);
+      case 'catalog':
+        return await catalogCommand(rest);
+      case 'relay':
+        return await relayCommand(rest);
       case undefined:
       case '-h':
       case '--help':

@@ -10,6 +10,7 @@ import { availableDoors, DEFAULT_DOORS } from './doors.js';
 import { createHttpApp } from '../transport/http-app.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import { createMcpServer } from '../transport/mcp-server.js';
+import type { OpenApiMount } from '../doors/context.js';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
 
@@ -25,7 +26,10 @@ Options:
   --token T          bearer token for /mcp and /api/v1 (or AIRLOCK_TOKEN)
   --store URL        postgres://… to keep all state in PostgreSQL (default: SQLite in --data)
   --bus URL          redis://… to share events across instances
-  --relay-port N     the page door's relay port (default 19100)
+  --relay-port N     the page door's relay port (default 19100; 0 picks a free one)
+  --openapi SPEC     mount the openapi door over an OpenAPI/Swagger document or
+                     compiled catalog (repeatable; pair each with --base-url URL
+                     and --prefix P, default prefix 'plane')
   --config FILE      JSON file with any of the options above (flags win), and
                      limits per door: {"limits": {"notes": {"timeoutMs": 8000}}}
                      (requestBytes, responseBytes, concurrentCalls, timeoutMs)
@@ -75,6 +79,50 @@ function configLimits(config: Record<string, unknown>) {
   return parsed.data;
 }
 
+/**
+ * `--openapi SPEC` mounts, paired by position with `--base-url` and `--prefix`
+ * (`--openapi a.yaml --base-url https://a --prefix a --openapi b.json …`),
+ * plus `openapi: [{spec, baseUrl, prefix, headers, defaults}]` in the config file.
+ */
+function openapiMounts(
+  specs: string[],
+  baseUrls: string[],
+  prefixes: string[],
+  config: Record<string, unknown>,
+): OpenApiMount[] {
+  if (baseUrls.length > specs.length)
+    throw new UsageError(
+      '--base-url given more often than --openapi; pair each with one --openapi',
+    );
+  if (prefixes.length > specs.length)
+    throw new UsageError('--prefix given more often than --openapi; pair each with one --openapi');
+  const fromFlags = specs.map((spec, i) => ({ spec, baseUrl: baseUrls[i], prefix: prefixes[i] }));
+  const fromConfig =
+    config.openapi === undefined ? [] : OpenApiMountsSchema.safeParse(config.openapi);
+  if (!Array.isArray(fromConfig) && !fromConfig.success) {
+    const issue = fromConfig.error.issues[0];
+    throw new UsageError(
+      `--config: openapi.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return [...fromFlags, ...(Array.isArray(fromConfig) ? [] : fromConfig.data)];
+}
+
+const OpenApiMountsSchema = z.array(
+  z
+    .object({
+      spec: z.string().min(1),
+      baseUrl: z.string().url().optional(),
+      prefix: z
+        .string()
+        .regex(/^[a-zA-Z][a-zA-Z0-9_]*$/)
+        .optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+      defaults: z.record(z.string(), z.string()).optional(),
+    })
+    .strict(),
+);
+
 function readConfig(path: string | undefined): Record<string, unknown> {
   if (!path) return {};
   let text: string;
@@ -116,6 +164,9 @@ export async function serve(argv: string[]): Promise<number> {
       host: { type: 'string' },
       token: { type: 'string' },
       'relay-port': { type: 'string' },
+      openapi: { type: 'string', multiple: true },
+      'base-url': { type: 'string', multiple: true },
+      prefix: { type: 'string', multiple: true },
     },
   });
   if (values.help) {
@@ -124,7 +175,19 @@ export async function serve(argv: string[]): Promise<number> {
   }
   const config = readConfig(values.config);
   const port = intOption('port', values.port ?? str(config.port), 7300, 0, 65535);
-  intOption('relay-port', values['relay-port'] ?? str(config.relayPort), 19100, 0, 65535);
+  const relayPort = intOption(
+    'relay-port',
+    values['relay-port'] ?? str(config.relayPort),
+    19100,
+    0,
+    65535,
+  );
+  const openapi = openapiMounts(
+    values.openapi ?? [],
+    values['base-url'] ?? [],
+    values.prefix ?? [],
+    config,
+  );
   const host = values.host ?? str(config.host) ?? '127.0.0.1';
   const token = values.token ?? str(config.token) ?? process.env.AIRLOCK_TOKEN;
   if (!isLoopbackHost(host) && !token) {
@@ -133,6 +196,7 @@ export async function serve(argv: string[]): Promise<number> {
     );
   }
   const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
+  if (openapi.length > 0 && !doors.includes('openapi')) doors.push('openapi');
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
@@ -141,6 +205,9 @@ export async function serve(argv: string[]): Promise<number> {
     bus: values.bus ?? str(config.bus),
     limits: configLimits(config),
     logger,
+    relayPort,
+    openapi,
+    config,
   });
   const app = createHttpApp({
     kernel: workspace.kernel,
@@ -212,6 +279,7 @@ export async function stdio(argv: string[]): Promise<number> {
     bus: values.bus ?? str(config.bus),
     limits: configLimits(config),
     logger,
+    config,
   });
   // stdio: the process is the connection (spec/kernel.md §4); a restart is a new one.
   const connectionId = `stdio:${randomUUID()}`;

@@ -9,6 +9,7 @@ import { createEventBus } from '../kernel/events.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Store } from '../kernel/store.js';
 import type { Limits } from '../kernel/tool.js';
+import type { DoorContext, OpenApiMount } from '../doors/context.js';
 import { openStore } from '../store/open.js';
 import { UsageError } from './args.js';
 import { availableDoors, doorFactory } from './doors.js';
@@ -22,6 +23,10 @@ export interface WorkspaceOptions {
   /** Per-door limit overrides (`limits` in the config file). */
   limits?: Record<string, Partial<Limits>> | undefined;
   logger: Logger;
+  /** Door options: relay port, openapi mounts, the config file. */
+  relayPort?: number;
+  openapi?: OpenApiMount[];
+  config?: Record<string, unknown>;
 }
 
 export interface Workspace {
@@ -59,7 +64,15 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     ...(options.limits ? { limits: options.limits } : {}),
   });
   for (const name of options.doors) {
-    for (const door of await doorFactory(name)!({ data })) kernel.mount(door);
+    const ctx: DoorContext = {
+      data,
+      logger: options.logger,
+      env: process.env,
+      relayPort: options.relayPort ?? 19100,
+      openapi: options.openapi ?? [],
+      config: options.config ?? {},
+    };
+    for (const door of await doorFactory(name)!(ctx)) kernel.mount(door);
   }
   await kernel.start();
   return {

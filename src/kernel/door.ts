@@ -104,6 +104,11 @@ export interface Door {
    * notes projects). Approvals must then name one of them, by id or name.
    */
   resources?(capability: string): Promise<ResourceRef[]>;
+  /**
+   * Static files the door serves from the workspace's HTTP root (e.g. the
+   * page bridge at `/bridge.js`); null when the path is not the door's.
+   */
+  serveStatic?(path: string): Promise<{ bytes: Uint8Array; contentType: string } | null>;
   /** Extra fields for the SSE `snapshot` frame. */
   snapshot?(): Promise<Record<string, unknown>>;
 }

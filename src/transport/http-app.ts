@@ -207,6 +207,20 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       else await handleRest(req, res, url);
       return;
     }
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      for (const door of kernel.doors()) {
+        const file = await door.serveStatic?.(path);
+        if (file) {
+          res.writeHead(200, {
+            'content-type': file.contentType,
+            'content-length': String(file.bytes.byteLength),
+            'cache-control': 'no-cache',
+          });
+          res.end(req.method === 'HEAD' ? undefined : file.bytes);
+          return;
+        }
+      }
+    }
     if (options.staticHandler && (await options.staticHandler(req, res))) return;
     sendError(res, 404, 'notFound', `Nothing at ${path}; MCP is at /mcp, the REST API at /api/v1.`);
   }

@@ -1,5 +1,50 @@
-/** `airlock relay`: the page door alone, WU-style (issue #6). */
-export async function relayCommand(_argv: string[]): Promise<number> {
-  process.stderr.write('airlock: the page door (relay) is not built yet\n');
-  return 1;
+/**
+ * `airlock relay`: the page door alone, WU-style (spec/page.md "Relay"):
+ * MCP over stdio plus the bridge WebSocket listener, configured by the
+ * WU_MCP_* variables. Logs go to stderr only; stdout carries MCP.
+ */
+import { ConfigError } from '../doors/page/config.js';
+import { startRelay } from '../doors/page/relay.js';
+import { UsageError } from './args.js';
+
+export const RELAY_HELP = `Usage: airlock relay
+
+The page door alone: MCP over stdio plus the bridge WebSocket listener.
+Configured by environment variables:
+  WU_MCP_TOKEN         required secret, 16-4096 UTF-8 bytes
+  WU_MCP_HOST          listener host (default 127.0.0.1)
+  WU_MCP_PORT          listener port (default 19100)
+  WU_MCP_TIMEOUT       per-command timeout, 50-300000 ms (default 30000)
+  WU_MCP_AUTH_TIMEOUT  time to authenticate, 50-60000 ms (default 5000)
+  WU_MCP_MAX_PAYLOAD   WebSocket message limit, 1024-16777216 bytes (default 1048576)
+  WU_MCP_ORIGINS       comma-separated exact origins (default: loopback http(s))
+  WU_MCP_INSECURE      1 allows running without a token (loopback tests only)
+
+Exit codes: 0 clean shutdown, 2 bad configuration, 1 other errors.`;
+
+export async function relayCommand(argv: string[]): Promise<number> {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    process.stdout.write(RELAY_HELP + '\n');
+    return 0;
+  }
+  if (argv.length > 0)
+    throw new UsageError(
+      `relay takes no arguments (got '${argv[0]}'); configure it with WU_MCP_* variables`,
+    );
+  let handle;
+  try {
+    handle = await startRelay(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  const relay = handle;
+  const stop = () => void relay.close();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  process.stdin.once('end', stop).once('close', stop);
+  await relay.closed;
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
+  return 0;
 }

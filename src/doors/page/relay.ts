@@ -1,0 +1,186 @@
+/**
+ * The relay as a library and a process, WU-style (`airlock/page`): an MCP
+ * server with the 18 `wu_*` tools over one `Puente`. Importing this module
+ * starts nothing; `main(env)` starts the listener and MCP over stdio.
+ * Tool calls still pass the kernel pipeline (validation, limits, audit),
+ * kept in a throw-away SQLite folder unless `data` is given.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import type { Transport } from '@modelcontextprotocol/server';
+import { createKernel, type Kernel } from '../../kernel/kernel.js';
+import { createEventBus, type EventBus } from '../../kernel/events.js';
+import { silentLogger } from '../../kernel/logger.js';
+import type { ToolResult } from '../../kernel/door.js';
+import { openStore } from '../../store/open.js';
+import { createMcpServer as createKernelMcpServer } from '../../transport/mcp-server.js';
+import { loadConfig, type RelayConfig } from './config.js';
+import { Puente } from './puente.js';
+import { createPageDoor, relayUrl } from './door.js';
+import { pagePresenter } from './presenter.js';
+import { relayFailure, scrubSecret } from './command.js';
+
+export interface WuMcpServer {
+  /** Serves the tools over `transport` (either MCP protocol era). */
+  connect(transport: Transport): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface McpServerOptions {
+  /** Folder for the kernel's audit and journal (default: a temporary one, removed on close). */
+  data?: string;
+}
+
+/**
+ * An MCP server with the 18 `wu_*` tools over `puente`. The host owns the
+ * `Puente`: close both (closing one does not close the other).
+ *
+ * @example
+ * const puente = await new Puente(config).ready();
+ * const server = createMcpServer(puente, config);
+ * await server.connect(new StdioServerTransport());
+ */
+export function createMcpServer(
+  puente: Puente,
+  config: RelayConfig,
+  options: McpServerOptions = {},
+): WuMcpServer {
+  const door = createPageDoor({ config, puente, web: false });
+  const ownsData = options.data === undefined;
+  const data = options.data ?? mkdtempSync(join(tmpdir(), 'airlock-relay-'));
+  let opened: Promise<{ kernel: Kernel; events: EventBus; close(): Promise<void> }> | undefined;
+  const handles: StdioServerHandle[] = [];
+  const open = () =>
+    (opened ??= (async () => {
+      const { store, blobs } = await openStore({ data });
+      const events = await createEventBus();
+      const kernel = createKernel({ store, blobs, events, logger: silentLogger });
+      kernel.mount(door);
+      await kernel.start();
+      return {
+        kernel,
+        events,
+        async close() {
+          await kernel.close();
+          await events.close();
+          await store.close();
+        },
+      };
+    })());
+  return {
+    async connect(transport) {
+      const { kernel } = await open();
+      const id = `stdio:${randomUUID()}`;
+      handles.push(
+        serveStdio(
+          () =>
+            createKernelMcpServer({
+              kernel,
+              mounts: ['page'],
+              identify: () => ({ id, kind: 'stdio' }),
+            }),
+          { transport },
+        ),
+      );
+    },
+    async close() {
+      await Promise.all(handles.splice(0).map((h) => h.close()));
+      if (opened) await (await opened).close();
+      if (ownsData) rmSync(data, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The MCP result of one bridge command: what `createCommandRunner` resolves to. */
+export type WuMcpToolResult = ToolResult;
+
+/**
+ * `(commandName, params?) => Promise<WuMcpToolResult>`: sends a bridge command
+ * (`list_actions`, not `wu_list_actions`) and adapts the answer. `isError`
+ * is set when the page answers an error or the transport fails; an action
+ * that ran and returned `success: false` is not an error.
+ */
+export function createCommandRunner(
+  puente: Puente,
+): (command: string, params?: Record<string, unknown>) => Promise<WuMcpToolResult> {
+  return async (command, params = {}) => {
+    const tool = { name: `wu_${command}` } as Parameters<typeof pagePresenter.success>[0];
+    try {
+      const result = scrubSecret(await puente.enviar(command, params), puente.config.token);
+      return pagePresenter.success(tool, result ?? null) as ToolResult;
+    } catch (error) {
+      return pagePresenter.failure(tool, relayFailure(error)) as ToolResult;
+    }
+  };
+}
+
+export interface RelayHandle {
+  puente: Puente;
+  server: WuMcpServer;
+  /** Resolves once everything is closed (after a signal or `close()`). */
+  closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+const stderr = (line: string) => process.stderr.write(`airlock relay: ${line}\n`);
+
+/** Starts the relay: listener, tools, MCP over stdio. Used by `main` and `airlock relay`. */
+export async function startRelay(
+  env: NodeJS.ProcessEnv,
+  transport?: Transport,
+): Promise<RelayHandle> {
+  const config = loadConfig(env);
+  const puente = new Puente(config, {
+    logger: {
+      error: (...a) => stderr(a.map(String).join(' ')),
+      info: (...a) => stderr(a.map(String).join(' ')),
+    },
+  });
+  try {
+    await puente.ready();
+  } catch (error) {
+    await puente.close().catch(() => undefined);
+    throw new Error(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const port = puente.address()?.port ?? config.port;
+  stderr(
+    `bridge listener on ${relayUrl(config, port)}${config.token === null ? ' (insecure: no token)' : ''}; MCP on stdio`,
+  );
+  const server = createMcpServer(puente, config);
+  const { StdioServerTransport } = await import('@modelcontextprotocol/server/stdio');
+  await server.connect(transport ?? new StdioServerTransport());
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => (resolveClosed = r));
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await server.close().catch((e: Error) => stderr(`close: ${e.message}`));
+      await puente.close();
+      resolveClosed();
+    })());
+  return { puente, server, closed, close };
+}
+
+/**
+ * Starts the relay from `env` (the `WU_MCP_*` variables): creates the
+ * listener, waits for it, registers the tools, connects stdio, and closes
+ * everything on SIGINT/SIGTERM. Resolves once started.
+ *
+ * @example
+ * await main(process.env);
+ */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const handle = await startRelay(env);
+  const stop = () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    void handle.close();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

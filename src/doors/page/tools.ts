@@ -1,0 +1,246 @@
+/**
+ * The 18 `wu_*` tools (spec/page.md "Tools"), as kernel tools. Each forwards
+ * a bridge command (`wu_list_actions` → `list_actions`) through the relay;
+ * the page checks its own permission flags and answers. Argument names,
+ * ranges and defaults follow the reference so WU prompts work unchanged.
+ */
+import { z } from 'zod';
+import { defineTool, type AnyToolDef, type ToolContext } from '../../kernel/tool.js';
+import { failure, type Failure } from '../../kernel/errors.js';
+import { isReservedEvent } from './auth.js';
+import type { RelayConfig } from './config.js';
+import { sendCommand, type CommandSender } from './command.js';
+
+export interface PageToolsOptions {
+  /** The relay; null while it is not listening. */
+  relay: () => CommandSender | null;
+  config: RelayConfig;
+}
+
+const name = (max: number) => z.string().min(1).max(max);
+const json = z.unknown();
+const READ = { readOnlyHint: true, openWorldHint: true } as const;
+const ACT = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
+
+function forward<S extends z.ZodType>(
+  options: PageToolsOptions,
+  def: {
+    name: string;
+    description: string;
+    input: S;
+    readOnly: boolean;
+    command?: (input: z.output<S>) => Failure | null;
+  },
+): AnyToolDef {
+  const command = def.name.slice('wu_'.length);
+  return defineTool({
+    name: def.name,
+    description: def.description,
+    input: def.input,
+    annotations: def.readOnly ? READ : ACT,
+    handler: async (input: z.output<S>, ctx: ToolContext) => {
+      const refused = def.command?.(input) ?? null;
+      if (refused) return refused;
+      return sendCommand(options.relay(), options.config, command, input, ctx.signal);
+    },
+  });
+}
+
+/** Tools whose result carries a PNG (shown as MCP image content). */
+export const IMAGE_TOOLS = new Set(['wu_screenshot']);
+
+export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
+  const { config } = options;
+  const conexion = defineTool({
+    name: 'wu_conexion',
+    description:
+      'Relay connection state: port, host, whether a token is required, and whether a page is connected. Needs no page.',
+    input: z.object({}).strict(),
+    output: z.object({
+      puerto: z.number(),
+      host: z.string(),
+      requiere_token: z.boolean(),
+      app_conectada: z.boolean(),
+    }),
+    annotations: READ,
+    handler: async () => {
+      const relay = options.relay();
+      return {
+        puerto: relay?.address()?.port ?? config.port,
+        host: config.host,
+        requiere_token: config.token !== null,
+        app_conectada: relay?.conectado() ?? false,
+      };
+    },
+  });
+
+  const tools: AnyToolDef[] = [
+    conexion,
+    forward(options, {
+      name: 'wu_list_actions',
+      description:
+        'List the actions the page registered (name, description, JSON Schema parameters, permissions). Listing does not grant execution.',
+      input: z.object({}).strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_execute_action',
+      description:
+        "Run a page action by name with params matching its JSON Schema. Needs the page's executeActions flag and the action's own permissions. Check `success` in the result: an action that ran and failed answers success:false (not an MCP error).",
+      input: z
+        .object({ action: name(200), params: z.record(z.string(), json).optional() })
+        .strict(),
+      readOnly: false,
+    }),
+    forward(options, {
+      name: 'wu_status',
+      description:
+        'Page status: framework, apps, root store keys ([] without readStore), action and event counts.',
+      input: z.object({}).strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_list_apps',
+      description: 'List the mountable apps the page registered, with their state.',
+      input: z.object({}).strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_list_events',
+      description:
+        'Recent page events (ring of 200), sensitive data redacted. Needs readDiagnostics.',
+      input: z.object({ limit: z.number().int().min(1).max(200).default(20) }).strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_get_state',
+      description:
+        'Read the page store at a dot path (empty or absent = root), secrets redacted. Needs readStore.',
+      input: z.object({ path: z.string().max(1000).default('') }).strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_set_state',
+      description: 'Write a value at a non-empty dot path of the page store. Needs writeStore.',
+      input: z
+        .object({ path: name(1000), value: json })
+        .strict()
+        .refine((v) => 'value' in v, {
+          message: "missing required field 'value'",
+          path: ['value'],
+        }),
+      readOnly: false,
+    }),
+    forward(options, {
+      name: 'wu_emit_event',
+      description:
+        "Emit an event on the page's bus. The wu:, system: and app: namespaces are reserved. Needs emitEvents.",
+      input: z.object({ event: name(200), data: json.optional() }).strict(),
+      readOnly: false,
+      command: (i) =>
+        isReservedEvent(i.event)
+          ? failure(
+              'malformedRequest',
+              `Event '${i.event}' is in a reserved namespace (wu:, system:, app:); use your own prefix such as 'agent:'.`,
+              { code: 'WU_RESERVED_EVENT' },
+            )
+          : null,
+    }),
+    forward(options, {
+      name: 'wu_navigate',
+      description:
+        "Ask the page's shell to navigate: emits shell:navigate (needs emitEvents) and updates currentPath in the store when writeStore is on. The result alone does not prove the page changed.",
+      input: z.object({ route: name(2000) }).strict(),
+      readOnly: false,
+    }),
+    forward(options, {
+      name: 'wu_snapshot',
+      description:
+        'Accessibility tree of the page (or of one app): roles, names, states and a stable ref per element usable by wu_click/wu_type. Bounded; says when cut. Needs readDOM.',
+      input: z.object({ appName: name(200).optional() }).strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_screenshot',
+      description:
+        'PNG capture of the page or of one element (DOM rendering), as image content plus metadata. Needs readDOM.',
+      input: z
+        .object({ selector: name(1000).optional(), quality: z.number().min(0).max(1).default(0.8) })
+        .strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_click',
+      description:
+        'Click an element found by CSS selector, visible text, or a ref from wu_snapshot. Needs modifyDOM.',
+      input: z
+        .object({
+          selector: name(1000).optional(),
+          text: name(1000).optional(),
+          ref: name(100).optional(),
+        })
+        .strict()
+        .refine((v) => v.selector !== undefined || v.text !== undefined || v.ref !== undefined, {
+          message: 'give one of selector, text or ref',
+        }),
+      readOnly: false,
+    }),
+    forward(options, {
+      name: 'wu_type',
+      description:
+        'Type text into an input, textarea or contenteditable found by selector (or a ref from wu_snapshot); clear first with clear:true; submit its form with submit:true (requestSubmit). Needs modifyDOM.',
+      input: z
+        .object({
+          selector: name(1000).optional(),
+          ref: name(100).optional(),
+          text: z.string().max(100_000),
+          clear: z.boolean().default(false),
+          submit: z.boolean().default(false),
+        })
+        .strict()
+        .refine((v) => v.selector !== undefined || v.ref !== undefined, {
+          message: "missing required field 'selector' (or give a ref from wu_snapshot)",
+          path: ['selector'],
+        }),
+      readOnly: false,
+    }),
+    forward(options, {
+      name: 'wu_console',
+      description: 'Recent console entries, sensitive data redacted. Needs readDiagnostics.',
+      input: z
+        .object({
+          level: z.enum(['all', 'log', 'warn', 'error']).default('all'),
+          limit: z.number().int().min(1).max(500).default(50),
+        })
+        .strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_network',
+      description:
+        'Recent fetch/XMLHttpRequest metadata (method, redacted URL, status, duration). Needs readDiagnostics.',
+      input: z
+        .object({
+          method: name(20).optional(),
+          status: z.number().int().min(100).max(599).optional(),
+          limit: z.number().int().min(1).max(500).default(50),
+        })
+        .strict(),
+      readOnly: true,
+    }),
+    forward(options, {
+      name: 'wu_mount_app',
+      description:
+        'Mount a registered app into a container (CSS selector, default its own). Needs modifyDOM.',
+      input: z.object({ appName: name(200), container: name(1000).optional() }).strict(),
+      readOnly: false,
+    }),
+    forward(options, {
+      name: 'wu_unmount_app',
+      description: 'Unmount a mounted app. Needs modifyDOM.',
+      input: z.object({ appName: name(200) }).strict(),
+      readOnly: false,
+    }),
+  ];
+  return tools;
+}

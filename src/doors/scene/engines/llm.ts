@@ -1,0 +1,113 @@
+/**
+ * `llm`: translates text nodes through any OpenAI-compatible
+ * chat-completions endpoint. A page's segments are sent numbered
+ * (`1: …`), and the reply is mapped back by number, so a model that
+ * reorders or merges lines cannot shift translations onto the wrong
+ * bubble; a reply that misses a number fails the page (nothing applied).
+ */
+import type { Op } from '../ops.js';
+import type { Engine } from './registry.js';
+
+export interface LlmConfig {
+  baseUrl?: string | undefined;
+  apiKey?: string | undefined;
+  model?: string | undefined;
+  timeoutMs?: number | undefined;
+}
+
+export function numberSegments(segments: string[]): string {
+  return segments.map((s, i) => `${i + 1}: ${s.replace(/\s*\n\s*/g, ' ').trim()}`).join('\n');
+}
+
+/** Number → text, from a reply of `<n>: text` lines (continuation lines join the previous number). */
+export function parseNumbered(reply: string): Map<number, string> {
+  const out = new Map<number, string>();
+  let current: number | null = null;
+  for (const line of reply.split(/\r?\n/)) {
+    const m = /^\s*(?:\[(\d+)\]|(\d+))\s*[:.)\]-]?\s*(.*)$/.exec(line);
+    if (m && (m[1] ?? m[2])) {
+      current = Number(m[1] ?? m[2]);
+      out.set(current, m[3]!.trim());
+    } else if (current !== null && line.trim()) {
+      out.set(current, `${out.get(current)}\n${line.trim()}`.trim());
+    }
+  }
+  return out;
+}
+
+export function defaultSystemPrompt(targetLanguage: string): string {
+  return (
+    `You translate comic and manga dialogue into ${targetLanguage}. ` +
+    'The user sends numbered segments, one per line, as "<number>: <text>". ' +
+    'Answer with every number, one per line, as "<number>: <translation>", and nothing else.'
+  );
+}
+
+export function createLlmEngine(config: () => LlmConfig): Engine {
+  return {
+    id: 'llm',
+    name: 'LLM translation (OpenAI-compatible chat completions)',
+    needs: ['OcrText'],
+    produces: ['Translations'],
+    async start(options) {
+      const { baseUrl, apiKey, model = 'default', timeoutMs = 120_000 } = config();
+      if (!baseUrl)
+        throw new Error(
+          'the llm engine is not configured: set scene.llm.baseUrl in the config file or AIRLOCK_LLM_BASE_URL',
+        );
+      const target = options.targetLanguage ?? 'English';
+      // The numbering rule always follows the caller's prompt: the mapping depends on it.
+      const system = options.systemPrompt
+        ? `${options.systemPrompt}\n\n${defaultSystemPrompt(target)}`
+        : defaultSystemPrompt(target);
+      const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
+      return {
+        async page({ page, signal }) {
+          const nodes = page.nodes.filter(
+            (n) =>
+              'text' in n.kind &&
+              n.kind.text.text?.trim() &&
+              (!options.textNodeIds || options.textNodeIds.includes(n.id)),
+          );
+          if (!nodes.length) return [];
+          const segments = nodes.map((n) => ('text' in n.kind ? n.kind.text.text! : ''));
+          const response = await fetch(url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+            },
+            body: JSON.stringify({
+              model,
+              temperature: 0,
+              messages: [
+                { role: 'system', content: system },
+                { role: 'user', content: numberSegments(segments) },
+              ],
+            }),
+            signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+          });
+          if (!response.ok)
+            throw new Error(`the translation endpoint answered HTTP ${response.status}`);
+          const body = (await response.json()) as {
+            choices?: { message?: { content?: string } }[];
+          };
+          const content = body.choices?.[0]?.message?.content;
+          if (typeof content !== 'string')
+            throw new Error('the translation endpoint answered without choices[0].message.content');
+          const byNumber = parseNumbered(content);
+          const missing = segments.map((_, i) => i + 1).filter((n) => !byNumber.has(n));
+          if (missing.length)
+            throw new Error(`the translation reply has no segment ${missing.join(', ')}`);
+          return nodes.map((n, i): Op => ({
+            updateNode: {
+              page: page.id,
+              id: n.id,
+              patch: { data: { text: { translation: byNumber.get(i + 1)! } } },
+            },
+          }));
+        },
+      };
+    },
+  };
+}

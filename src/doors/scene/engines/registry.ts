@@ -1,0 +1,129 @@
+/**
+ * The engine registry and pipeline planning (spec/scene.md "Pipeline").
+ * Engines declare the artifacts they need and produce; a plan orders the
+ * selected steps topologically (ties keep the caller's order) and is refused
+ * before any job exists when a step is unknown, repeated, or needs something
+ * neither the scene nor an earlier step provides.
+ */
+import { AirlockError } from '../../../kernel/errors.js';
+import type { Page } from '../model.js';
+import type { Op } from '../ops.js';
+import type { BlobStore } from '../../../kernel/store.js';
+
+export const ARTIFACTS = [
+  'SourceImage',
+  'TextBoxes',
+  'OcrText',
+  'Translations',
+  'Inpainted',
+  'FinalRender',
+] as const;
+export type Artifact = (typeof ARTIFACTS)[number];
+
+export interface EngineInfo {
+  id: string;
+  name: string;
+  needs: Artifact[];
+  produces: Artifact[];
+}
+
+export interface PipelineOptions {
+  targetLanguage?: string | undefined;
+  systemPrompt?: string | undefined;
+  defaultFont?: string | undefined;
+  /** Limit text engines (llm, fill, renderer) to these text nodes. */
+  textNodeIds?: string[] | undefined;
+  /** The project's default font (`project.style.defaultFont`). */
+  projectFont?: string | undefined;
+}
+
+export interface PageInput {
+  page: Page;
+  pageIndex: number;
+  blobs: BlobStore;
+  signal: AbortSignal;
+}
+
+/** One engine's work for one job: a batch of ops per page. */
+export interface EngineRun {
+  page(input: PageInput): Promise<Op[]>;
+  close?(): Promise<void>;
+}
+
+export interface Engine extends EngineInfo {
+  start(options: PipelineOptions): Promise<EngineRun>;
+}
+
+export type EngineRegistry = ReadonlyMap<string, Engine>;
+
+export const infoOf = ({ id, name, needs, produces }: Engine): EngineInfo => ({
+  id,
+  name,
+  needs,
+  produces,
+});
+
+/** What a page already holds. */
+export function artifactsOf(page: Page): Set<Artifact> {
+  const have = new Set<Artifact>();
+  for (const node of page.nodes) {
+    if ('image' in node.kind) {
+      const role = node.kind.image.role;
+      if (role === 'source') have.add('SourceImage');
+      if (role === 'inpainted') have.add('Inpainted');
+      if (role === 'rendered') have.add('FinalRender');
+    } else if ('text' in node.kind) {
+      have.add('TextBoxes');
+      if (node.kind.text.text) have.add('OcrText');
+      if (node.kind.text.translation) have.add('Translations');
+    }
+  }
+  return have;
+}
+
+/** Orders and checks the steps; throws malformedRequest naming the offending step. */
+export function planSteps(registry: EngineRegistry, steps: string[], pages: Page[]): Engine[] {
+  const seen = new Set<string>();
+  const chosen: Engine[] = [];
+  const known = () => [...registry.keys()].join(', ');
+  for (const id of steps) {
+    const engine = registry.get(id);
+    if (!engine)
+      throw new AirlockError(
+        'malformedRequest',
+        `Unknown pipeline step '${id}'; the engines are: ${known()} (see list_engines).`,
+        { field: 'steps', step: id },
+      );
+    if (seen.has(id))
+      throw new AirlockError(
+        'malformedRequest',
+        `Pipeline step '${id}' is listed twice; list each engine once.`,
+        { field: 'steps', step: id },
+      );
+    seen.add(id);
+    chosen.push(engine);
+  }
+  // Kahn's algorithm; ties keep the order the caller gave.
+  const ordered: Engine[] = [];
+  const remaining = [...chosen];
+  while (remaining.length) {
+    const ready = remaining.findIndex(
+      (e) =>
+        !remaining.some((other) => other !== e && other.produces.some((a) => e.needs.includes(a))),
+    );
+    ordered.push(remaining.splice(ready < 0 ? 0 : ready, 1)[0]!);
+  }
+  const have = new Set<Artifact>();
+  for (const page of pages) for (const a of artifactsOf(page)) have.add(a);
+  for (const engine of ordered) {
+    const missing = engine.needs.find((a) => !have.has(a));
+    if (missing)
+      throw new AirlockError(
+        'malformedRequest',
+        `Pipeline step '${engine.id}' needs ${missing}, which neither the scene nor an earlier step provides; add a step that produces it (see list_engines).`,
+        { field: 'steps', step: engine.id, missing },
+      );
+    for (const a of engine.produces) have.add(a);
+  }
+  return ordered;
+}

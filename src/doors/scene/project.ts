@@ -1,0 +1,177 @@
+/**
+ * A project on disk (spec/scene.md "Project on disk"): `<folder>/project.json`,
+ * the history's `snapshot.json` and `oplog.jsonl` (kernel file history log),
+ * `blobs/` (content-addressed) and a `lock` file so a second server cannot
+ * open the same project. A lock left by a dead process on this host is taken
+ * over; a live one refuses the open with `unavailable`.
+ */
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+  fsyncSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { AirlockError } from '../../kernel/errors.js';
+import { openHistory, type History } from '../../kernel/history.js';
+import type { BlobStore } from '../../kernel/store.js';
+import { createFileHistoryLog } from '../../store/history-file.js';
+import { createFileBlobStore } from '../../store/blobs-file.js';
+import { emptyScene, type Scene } from './model.js';
+import type { Op } from './ops.js';
+import { sceneReducer } from './reducer.js';
+
+export const ProjectFile = z.object({
+  format: z.literal('airlock-scene'),
+  version: z.literal(1),
+  name: z.string(),
+  createdAt: z.string(),
+});
+export type ProjectFile = z.infer<typeof ProjectFile>;
+
+export const LOCK_FILE = 'lock';
+
+export interface Project {
+  readonly dir: string;
+  readonly history: History<Scene, Op>;
+  readonly blobs: BlobStore;
+  /** The scene with `updatedAt` taken from the last durable change. */
+  scene(): Scene;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  onChange?: (change: { epoch: number; label: string }) => void;
+  /** Compact the op log after this many entries (default: the kernel's). */
+  compactEvery?: number;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+function acquireLock(dir: string): () => void {
+  const path = join(dir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(
+        fd,
+        JSON.stringify({ pid: process.pid, host: hostname(), at: new Date().toISOString() }),
+      );
+      fsyncSync(fd);
+      closeSync(fd);
+      return () => {
+        try {
+          unlinkSync(path);
+        } catch {
+          // already gone
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      let holder: { pid?: number; host?: string } = {};
+      try {
+        holder = JSON.parse(readFileSync(path, 'utf8')) as typeof holder;
+      } catch {
+        // unreadable lock: treat as held
+      }
+      const stale =
+        holder.host === hostname() && typeof holder.pid === 'number' && !alive(holder.pid);
+      if (!stale || attempt > 0) {
+        throw new AirlockError(
+          'unavailable',
+          `The project at ${dir} is open in another Airlock server (pid ${holder.pid ?? '?'} on ${holder.host ?? '?'}); close it there first.`,
+        );
+      }
+      unlinkSync(path);
+    }
+  }
+  throw new AirlockError('unavailable', `Could not lock the project at ${dir}; retry.`);
+}
+
+export function readProjectFile(dir: string): ProjectFile {
+  const path = join(dir, 'project.json');
+  if (!existsSync(path))
+    throw new AirlockError(
+      'notFound',
+      `No project at ${dir} (no project.json); pass createName to create one there.`,
+    );
+  const parsed = ProjectFile.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  if (!parsed.success)
+    throw new AirlockError('malformedRequest', `${path} is not an Airlock scene project file.`);
+  return parsed.data;
+}
+
+/** Creates the project files in `dir` (missing or empty). */
+export function initProject(dir: string, name: string, now = new Date()): void {
+  if (existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length > 0)) {
+    throw new AirlockError(
+      'malformedRequest',
+      `Cannot create a project in ${dir}: the folder is not empty; choose a missing or empty folder.`,
+      { field: 'path' },
+    );
+  }
+  mkdirSync(join(dir, 'blobs'), { recursive: true });
+  const file: ProjectFile = {
+    format: 'airlock-scene',
+    version: 1,
+    name,
+    createdAt: now.toISOString(),
+  };
+  writeFileSync(join(dir, 'project.json'), JSON.stringify(file, null, 2) + '\n');
+}
+
+export async function openProject(dir: string, options: OpenOptions = {}): Promise<Project> {
+  const file = readProjectFile(dir);
+  const release = acquireLock(dir);
+  try {
+    const log = createFileHistoryLog<Scene, Op>(dir);
+    const history = await openHistory<Scene, Op>({
+      reducer: sceneReducer,
+      initial: emptyScene(file.name, file.createdAt),
+      log,
+      ...(options.compactEvery ? { compactEvery: options.compactEvery } : {}),
+      ...(options.onChange ? { onChange: options.onChange } : {}),
+    });
+    const blobs = createFileBlobStore(join(dir, 'blobs'));
+    const lastChange = () => {
+      let latest = Date.parse(file.createdAt);
+      for (const f of ['oplog.jsonl', 'snapshot.json']) {
+        const p = join(dir, f);
+        if (existsSync(p)) latest = Math.max(latest, statSync(p).mtimeMs);
+      }
+      return new Date(latest).toISOString();
+    };
+    return {
+      dir,
+      history,
+      blobs,
+      scene() {
+        const s = history.state;
+        return { ...s, project: { ...s.project, updatedAt: lastChange() } };
+      },
+      async close() {
+        log.close();
+        release();
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}

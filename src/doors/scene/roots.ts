@@ -1,0 +1,93 @@
+/**
+ * Project roots (spec/scene.md "MCP tools", `open_project`): every project
+ * path must lie inside one of the configured roots (default
+ * `<data>/projects`). Relative paths resolve against the first root;
+ * symlinks are resolved before the check so a link cannot lead outside.
+ */
+import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { AirlockError } from '../../kernel/errors.js';
+
+export const PROJECT_SUFFIX = '.khrproj';
+
+export interface ProjectRoots {
+  readonly roots: readonly string[];
+  /** Absolute, symlink-free path inside a root; throws malformedRequest otherwise. */
+  confine(path: string): string;
+  /** A fresh `<root>/<slug>.khrproj` folder path for a new project name. */
+  freshFolder(name: string): string;
+  /** Project folders found directly under the roots: id (folder name without suffix) → path. */
+  list(): { id: string; path: string }[];
+}
+
+export function slugify(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60);
+  return slug || 'project';
+}
+
+/** realpath of the nearest existing ancestor, with the missing tail appended. */
+function realish(path: string): string {
+  let head = path;
+  const tail: string[] = [];
+  while (!existsSync(head)) {
+    const parent = dirname(head);
+    if (parent === head) break;
+    tail.unshift(basename(head));
+    head = parent;
+  }
+  return join(realpathSync(head), ...tail);
+}
+
+export function createProjectRoots(configured: readonly string[]): ProjectRoots {
+  const roots = configured.map((r) => {
+    mkdirSync(r, { recursive: true });
+    return realpathSync(resolve(r));
+  });
+  const inside = (p: string) =>
+    roots.some((r) => {
+      const rel = relative(r, p);
+      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) && !rel.includes(`..${sep}`);
+    });
+  return {
+    roots,
+    confine(path) {
+      const absolute = realish(isAbsolute(path) ? path : resolve(roots[0]!, path));
+      if (!inside(absolute)) {
+        throw new AirlockError(
+          'malformedRequest',
+          `Path '${path}' is outside the project roots (${roots.join(', ')}); use a folder inside one of them.`,
+          { field: 'path' },
+        );
+      }
+      return absolute;
+    },
+    freshFolder(name) {
+      const slug = slugify(name);
+      for (let n = 1; ; n++) {
+        const candidate = join(roots[0]!, `${n === 1 ? slug : `${slug}-${n}`}${PROJECT_SUFFIX}`);
+        if (!existsSync(candidate)) return candidate;
+      }
+    },
+    list() {
+      const found: { id: string; path: string }[] = [];
+      for (const root of roots) {
+        for (const entry of readdirSync(root)) {
+          const path = join(root, entry);
+          if (!existsSync(join(path, 'project.json'))) continue;
+          if (!statSync(path).isDirectory()) continue;
+          const id = entry.endsWith(PROJECT_SUFFIX)
+            ? entry.slice(0, -PROJECT_SUFFIX.length)
+            : entry;
+          if (!found.some((f) => f.id === id)) found.push({ id, path });
+        }
+      }
+      return found.sort((a, b) => a.id.localeCompare(b.id));
+    },
+  };
+}

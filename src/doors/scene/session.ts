@@ -1,0 +1,128 @@
+/**
+ * The workspace's one active project (spec/scene.md: "one live state: one
+ * active project per workspace"), shared by the MCP tools, the REST routes
+ * and the pipeline. Every change goes through the project's kernel history
+ * and is published as `sceneChanged {epoch, label}`.
+ */
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { AirlockError } from '../../kernel/errors.js';
+import type { AirlockEvent } from '../../kernel/events.js';
+import { labelOf, type Op } from './ops.js';
+import { initProject, openProject, readProjectFile, type Project } from './project.js';
+import { PROJECT_SUFFIX, type ProjectRoots } from './roots.js';
+
+/** The −32600 message the reference answers with (spec/scene.md "MCP tools"). */
+export const NO_PROJECT_MESSAGE = 'invalid request: no project open';
+
+export interface ProjectInfo {
+  id: string;
+  name: string;
+  path: string;
+}
+
+export interface SceneSession {
+  readonly roots: ProjectRoots;
+  current(): Project | null;
+  /** The open project, or `noProject`. */
+  require(): Project;
+  info(): ProjectInfo | null;
+  /** Opens the project at `path`, or creates one named `createName` there; closes the previous one. */
+  open(path: string, createName?: string): Promise<ProjectInfo>;
+  /** Creates `<root>/<slug>.khrproj` and opens it. */
+  create(name: string): Promise<ProjectInfo>;
+  close(): Promise<boolean>;
+  apply(op: Op): Promise<number>;
+  /** Applies ops as one undoable step on `project` (refused when it is no longer open). */
+  applyOn(project: Project, ops: Op[], label: string): Promise<number>;
+  undo(): Promise<number | null>;
+  redo(): Promise<number | null>;
+}
+
+export interface SessionOptions {
+  roots: ProjectRoots;
+  publish(event: AirlockEvent): void;
+  compactEvery?: number;
+}
+
+export const projectIdOf = (dir: string) => {
+  const b = basename(dir);
+  return b.endsWith(PROJECT_SUFFIX) ? b.slice(0, -PROJECT_SUFFIX.length) : b;
+};
+
+export function createSceneSession(options: SessionOptions): SceneSession {
+  const { roots } = options;
+  let project: Project | null = null;
+  // Opening and closing are serialised so two opens never race for the slot.
+  let lifecycle: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = lifecycle.then(fn, fn);
+    lifecycle = next.catch(() => undefined);
+    return next;
+  };
+
+  const require = (): Project => {
+    if (!project) throw new AirlockError('noProject', NO_PROJECT_MESSAGE);
+    return project;
+  };
+  const info = (): ProjectInfo | null =>
+    project
+      ? {
+          id: projectIdOf(project.dir),
+          name: project.history.state.project.name,
+          path: project.dir,
+        }
+      : null;
+
+  const openAt = async (dir: string): Promise<ProjectInfo> => {
+    const next = await openProject(dir, {
+      onChange: (change) => options.publish({ event: 'sceneChanged', ...change }),
+      ...(options.compactEvery ? { compactEvery: options.compactEvery } : {}),
+    });
+    if (project) await project.close();
+    project = next;
+    return info()!;
+  };
+
+  return {
+    roots,
+    current: () => project,
+    require,
+    info,
+    open: (path, createName) =>
+      serial(async () => {
+        const dir = roots.confine(path);
+        if (project && project.dir === dir && createName === undefined) return info()!;
+        if (createName !== undefined) initProject(dir, createName);
+        else readProjectFile(dir);
+        return openAt(dir);
+      }),
+    create: (name) =>
+      serial(async () => {
+        const dir = roots.freshFolder(name);
+        initProject(dir, name);
+        return openAt(dir);
+      }),
+    close: () =>
+      serial(async () => {
+        if (!project) return false;
+        const p = project;
+        project = null;
+        await p.close();
+        return true;
+      }),
+    apply(op) {
+      const p = require();
+      return p.history.apply([op], labelOf(op));
+    },
+    applyOn(p, ops, label) {
+      if (project !== p)
+        throw new AirlockError('noProject', 'The project was closed while the pipeline ran.');
+      return p.history.apply(ops, label);
+    },
+    undo: () => require().history.undo(),
+    redo: () => require().history.redo(),
+  };
+}
+
+export const isProjectFolder = (dir: string) => existsSync(join(dir, 'project.json'));

@@ -1,12 +1,106 @@
 /**
- * Door `notes` (spec/notes.md). Not built yet: `available` stays false until it is,
- * so the workspace reports it as unavailable instead of mounting a stub.
+ * Door `notes` (spec/notes.md): a person's private documents, reached only
+ * with their consent, RooQi-compatible. Twelve `rooqi_*` tools answer in the
+ * RooQi response envelope; consent, limits, the journal and audit are the
+ * kernel's. Owners use the REST routes under `/api/v1/notes/`.
+ *
+ * @example
+ * const [notes] = await createNotesDoors(doorContext);
+ * kernel.mount(notes);
  */
 import type { DoorContext } from '../context.js';
 import type { Door } from '../../kernel/door.js';
+import type { AnyToolDef, Limits } from '../../kernel/tool.js';
+import type { Resolution } from '../../kernel/journal.js';
+import type { JournalEntry } from '../../kernel/records.js';
+import { ENVELOPE_MAX_BYTES, notesPresenter } from './envelope.js';
+import { getWrite, listProjects } from './documents.js';
+import { loadReceiptSigner } from './receipts.js';
+import { createRuntime, type NotesHooks } from './runtime.js';
+import { accessTools } from './tools-access.js';
+import { noteTools } from './tools-notes.js';
+import { pdfTools } from './tools-pdf.js';
+import { notesRoutes } from './routes.js';
 
-export const available = false;
+export const available = true;
 
-export async function createNotesDoors(_ctx: DoorContext): Promise<Door[]> {
-  throw new Error('the notes door is not built yet');
+/**
+ * The reference's limits: 16,384-byte arguments and envelopes, 8 calls in
+ * flight per connection, 8 s per call. The envelope cap is enforced exactly
+ * by the presenter; the kernel's `responseBytes` bounds the whole wrapped
+ * result (the envelope appears twice, as text and as structuredContent, with
+ * JSON escaping), so it is set to what a 16,384-byte envelope can become.
+ */
+export const NOTES_LIMITS: Limits = {
+  requestBytes: 16_384,
+  responseBytes: 4 * ENVELOPE_MAX_BYTES + 1024,
+  concurrentCalls: 8,
+  timeoutMs: 8_000,
+};
+
+export interface NotesDoorOptions {
+  /** Tool-name prefix (default `rooqi`, the reference's). */
+  prefix?: string;
+  /** Test seams only. */
+  hooks?: NotesHooks;
+}
+
+export function createNotesDoor(options: NotesDoorOptions = {}): Door {
+  const mount = 'notes';
+  const rt = createRuntime({ mount, prefix: options.prefix ?? 'rooqi', hooks: options.hooks });
+  const hooks = rt.hooks;
+  // The reference's order: status, then each capability's request tool before its tools.
+  const [status, requestRead, requestWrite, requestPdf] = accessTools(rt);
+  const [list, read, create, append] = noteTools(rt);
+  const tools = [
+    status,
+    requestRead,
+    list,
+    read,
+    requestWrite,
+    create,
+    append,
+    requestPdf,
+    ...pdfTools(rt),
+  ] as AnyToolDef[];
+  const wrapped = hooks.beforeHandler
+    ? tools.map((t): AnyToolDef => ({
+        ...t,
+        handler: async (input, ctx) => {
+          await hooks.beforeHandler?.(t.name);
+          return t.handler(input, ctx);
+        },
+      }))
+    : tools;
+
+  return {
+    name: 'notes',
+    tools: wrapped,
+    limits: NOTES_LIMITS,
+    presenter: notesPresenter,
+    routes: notesRoutes(rt),
+    instructions:
+      'Notes door (RooQi-compatible): request read, write or PDF annotation access first; the owner approves one project for 15 minutes. Every answer is an envelope {code, message?, resultJSON?}. Reuse operationID and documentID unchanged on retry; after mutationUncertain never switch to a new operationID.',
+    async start(kernel) {
+      rt.bind(kernel, await loadReceiptSigner(kernel.store));
+    },
+    async resources() {
+      const projects = await rt.kernel().store.read(listProjects);
+      return projects.map((p) => ({ id: p.projectID, name: p.name }));
+    },
+    // A write commits with its journal entry and its write record; the record decides.
+    async resolveOperation(entry: JournalEntry): Promise<Resolution> {
+      if (!entry.target) return { exists: false };
+      const written = await rt
+        .kernel()
+        .store.read((tx) => getWrite(tx, entry.target!, entry.operationId));
+      return written ? { exists: true, receipt: written.receipt } : { exists: false };
+    },
+  };
+}
+
+export async function createNotesDoors(ctx: DoorContext): Promise<Door[]> {
+  const section = ctx.config.notes as { prefix?: unknown } | undefined;
+  const prefix = typeof section?.prefix === 'string' ? section.prefix : undefined;
+  return [createNotesDoor(prefix ? { prefix } : {})];
 }

@@ -1,0 +1,211 @@
+/**
+ * Reading and writing notes (spec/notes.md "Tools"): list, read, create,
+ * append. Writes go through the kernel journal (idempotent `operationID`) and
+ * commit the document, the write record (with provenance) and the receipt in
+ * one transaction; `expectedVersion` must equal the current revision.
+ */
+import { AirlockError } from '../../kernel/errors.js';
+import { defineTool } from '../../kernel/tool.js';
+import type { StoreTx } from '../../kernel/store.js';
+import type { ToolContext } from '../../kernel/tool.js';
+import { EnvelopeSchema } from './envelope.js';
+import { AppendTextInput, CreateNoteInput, DocumentInput, Empty } from './schemas.js';
+import {
+  getDocument,
+  getProject,
+  getWrite,
+  listDocuments,
+  noteText,
+  putDocument,
+  putWrite,
+  type NoteDocument,
+  type Receipt,
+  type WriteRecord,
+} from './documents.js';
+import { authorizedDocument, grantedProject, type NotesRuntime } from './runtime.js';
+
+export const provenanceOf = (i: { provider: string; model: string; promptVersion: string }) => ({
+  provider: i.provider,
+  model: i.model,
+  promptVersion: i.promptVersion,
+});
+
+export function conflict(doc: NoteDocument, expected: number): AirlockError {
+  return new AirlockError(
+    'versionConflict',
+    `Document ${doc.documentID} is at revision ${doc.revision}, not ${expected}; read it again and retry with expectedVersion ${doc.revision}.`,
+    { currentRevision: doc.revision },
+  );
+}
+
+/**
+ * Commits a write record and returns the signed receipt. A write record for
+ * this operation already there (its journal entry expired) answers with the
+ * stored receipt instead of writing twice.
+ */
+export async function recordWrite(
+  rt: NotesRuntime,
+  tx: StoreTx,
+  ctx: ToolContext,
+  w: Omit<WriteRecord, 'receipt' | 'connection' | 'at' | 'tool'>,
+): Promise<Receipt> {
+  const receipt = rt.signer().sign({
+    operationID: w.operationID,
+    documentID: w.documentID,
+    committedRevision: w.committedRevision,
+  });
+  await putWrite(tx, {
+    ...w,
+    tool: ctx.tool,
+    connection: ctx.connection.id,
+    at: Date.now(),
+    receipt,
+  });
+  return receipt;
+}
+
+export function noteTools(rt: NotesRuntime) {
+  const p = rt.prefix;
+  const journal = {
+    operationId: (i: { operationID: string }) => i.operationID,
+    target: (i: { documentID: string }) => i.documentID,
+    provenance: provenanceOf,
+  };
+
+  const list = defineTool({
+    name: `${p}_list_approved_documents`,
+    description:
+      'The documents this connection may read: an object mapping documentID to title. Needs a read grant.',
+    input: Empty,
+    output: EnvelopeSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    consent: { capability: 'read' },
+    handler: async (_input, ctx) => {
+      const projectID = grantedProject(ctx.grant);
+      const docs = await ctx.store.read((tx) => listDocuments(tx, projectID));
+      return Object.fromEntries(docs.map((d) => [d.documentID, d.title]));
+    },
+  });
+
+  const read = defineTool({
+    name: `${p}_read_note`,
+    description:
+      'Saved text blocks and revision of a document in the granted project (no drafts, images or PDF text). Too large a note answers resultTooLarge; it is never truncated.',
+    input: DocumentInput,
+    output: EnvelopeSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    consent: { capability: 'read' },
+    handler: async ({ documentID }, ctx) => {
+      const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, documentID));
+      return { documentID, revision: doc.revision, scope: 'savedTextBlocks', text: noteText(doc) };
+    },
+  });
+
+  const create = defineTool({
+    name: `${p}_create_note`,
+    description:
+      'Create an empty document in the granted project; returns a receipt at revision 0. operationID and documentID are yours to generate; reuse both unchanged on retry. Needs a write grant.',
+    input: CreateNoteInput,
+    output: EnvelopeSchema,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    consent: { capability: 'write' },
+    journal,
+    writes: true,
+    handler: async (input, ctx) => {
+      const projectID = grantedProject(ctx.grant);
+      return ctx.write(async (tx) => {
+        const done = await getWrite(tx, input.documentID, input.operationID);
+        if (done) return done.receipt;
+        if (!(await getProject(tx, projectID))) {
+          throw new AirlockError(
+            'notAuthorized',
+            'The granted project no longer exists; request write access again.',
+          );
+        }
+        const existing = await getDocument(tx, input.documentID);
+        if (existing) {
+          if (existing.projectID !== projectID) {
+            throw new AirlockError(
+              'notAuthorized',
+              `Document ${input.documentID} exists outside the granted project; generate a new documentID.`,
+            );
+          }
+          throw new AirlockError(
+            'versionConflict',
+            `Document ${input.documentID} already exists (revision ${existing.revision}); generate a new documentID for a new note, or append to this one.`,
+            { currentRevision: existing.revision },
+          );
+        }
+        const now = Date.now();
+        await putDocument(tx, {
+          documentID: input.documentID,
+          projectID,
+          title: input.title,
+          revision: 0,
+          blocks: [],
+          surfaces: [],
+          createdAt: now,
+          updatedAt: now,
+        });
+        await rt.hooks.insideWrite?.(ctx.tool);
+        return recordWrite(rt, tx, ctx, {
+          operationID: input.operationID,
+          documentID: input.documentID,
+          committedRevision: 0,
+          provenance: provenanceOf(input),
+          detail: { title: input.title },
+        });
+      });
+    },
+  });
+
+  const append = defineTool({
+    name: `${p}_append_text`,
+    description:
+      'Append one new text block (1–6,000 UTF-8 bytes) to a document; never replaces text. expectedVersion must equal the current revision. Retry with the same operationID after mutationUncertain, never a new one. Needs a write grant.',
+    input: AppendTextInput,
+    output: EnvelopeSchema,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    consent: { capability: 'write' },
+    journal,
+    writes: true,
+    handler: async (input, ctx) =>
+      ctx.write(async (tx) => {
+        const done = await getWrite(tx, input.documentID, input.operationID);
+        if (done) return done.receipt;
+        const doc = await authorizedDocument(tx, ctx.grant, input.documentID);
+        if (doc.revision !== input.expectedVersion) throw conflict(doc, input.expectedVersion);
+        const now = Date.now();
+        const next: NoteDocument = {
+          ...doc,
+          revision: doc.revision + 1,
+          blocks: [
+            ...doc.blocks,
+            { text: input.text, at: now, author: 'agent', operationID: input.operationID },
+          ],
+          updatedAt: now,
+        };
+        await putDocument(tx, next);
+        await rt.hooks.insideWrite?.(ctx.tool);
+        return recordWrite(rt, tx, ctx, {
+          operationID: input.operationID,
+          documentID: input.documentID,
+          committedRevision: next.revision,
+          provenance: provenanceOf(input),
+          detail: { blockIndex: next.blocks.length - 1, bytes: Buffer.byteLength(input.text) },
+        });
+      }),
+  });
+
+  return [list, read, create, append];
+}

@@ -1,0 +1,302 @@
+/**
+ * PDF tools (spec/notes.md "PDF geometry and digests"): list a document's
+ * PDF surfaces, read the text inside a rect of a page with the digests that
+ * pin it, annotate exactly what was read (an incremental update of the PDF),
+ * and query an operation's durable state. All need the separate
+ * `pdfAnnotate` grant.
+ */
+import { AirlockError } from '../../kernel/errors.js';
+import { utf8Bytes } from '../../kernel/digest.js';
+import { defineTool, type ToolContext } from '../../kernel/tool.js';
+import { doorError, EnvelopeSchema } from './envelope.js';
+import {
+  AnnotateInput,
+  DocumentInput,
+  PageQuery,
+  QueryOperationInput,
+  type Rect,
+} from './schemas.js';
+import { getWrite, putDocument, type NoteDocument, type Surface } from './documents.js';
+import { authorizedDocument, type NotesRuntime } from './runtime.js';
+import {
+  MILLION,
+  quadOf,
+  rectOf,
+  select,
+  userPoint,
+  type PageText,
+  type Selection,
+} from './pdf-text.js';
+import { appendAnnotation } from './pdf-incremental.js';
+import { conflict, provenanceOf, recordWrite } from './tools-notes.js';
+
+const SELECTION_MAX_BYTES = 8000;
+
+function surfaceOf(doc: NoteDocument, surfaceID: string): Surface {
+  const surface = doc.surfaces.find((s) => s.surfaceID === surfaceID);
+  if (!surface) {
+    throw new AirlockError(
+      'notFound',
+      `Document ${doc.documentID} has no PDF surface ${surfaceID}; call rooqi_list_pdf_targets for its surfaces.`,
+    );
+  }
+  return surface;
+}
+
+interface PageRead {
+  doc: NoteDocument;
+  surface: Surface;
+  page: PageText;
+  selection: Selection;
+}
+
+/** Shared by read and annotate: the page's text layer and what `rect` selects. */
+async function readSelection(
+  rt: NotesRuntime,
+  ctx: ToolContext,
+  q: { documentID: string; surfaceID: string; pageIndex: number; rect: Rect },
+): Promise<PageRead> {
+  const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, q.documentID));
+  const surface = surfaceOf(doc, q.surfaceID);
+  if (q.pageIndex >= surface.sourcePageCount) {
+    throw new AirlockError(
+      'notFound',
+      `Surface ${q.surfaceID} has pages 0 to ${surface.sourcePageCount - 1}; pageIndex ${q.pageIndex} does not exist.`,
+    );
+  }
+  if (q.rect.width * q.rect.height > (MILLION * MILLION) / 2) {
+    throw doorError(
+      'selectionTooLarge',
+      'rect covers more than half of the page; select a smaller region (a paragraph or a few lines).',
+    );
+  }
+  const page = await rt.pageText(surface.sourceDigest, q.pageIndex);
+  if (page.lines.length === 0) {
+    throw doorError(
+      'noText',
+      `Page ${q.pageIndex} has no extractable text (it may be a scanned image); text is never invented by OCR. Choose another page.`,
+    );
+  }
+  const selection = select(page, q.rect);
+  if (utf8Bytes(selection.selectedText) > SELECTION_MAX_BYTES) {
+    throw doorError(
+      'selectionTooLarge',
+      `The selected text exceeds ${SELECTION_MAX_BYTES} bytes; select a smaller region.`,
+    );
+  }
+  return { doc, surface, page, selection };
+}
+
+export function pdfTools(rt: NotesRuntime) {
+  const p = rt.prefix;
+
+  const targets = defineTool({
+    name: `${p}_list_pdf_targets`,
+    description:
+      'The PDF surfaces of a document in the granted project, with their source asset, digest and 0-based page ranges ([from, to] inclusive). Needs a PDF annotation grant.',
+    input: DocumentInput,
+    output: EnvelopeSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    consent: { capability: 'pdfAnnotate' },
+    handler: async ({ documentID }, ctx) => {
+      const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, documentID));
+      return {
+        documentID,
+        revision: doc.revision,
+        targets: doc.surfaces.map((s) => ({
+          surfaceID: s.surfaceID,
+          sourceAssetID: s.sourceAssetID,
+          sourceDigest: s.sourceDigest,
+          sourcePageCount: s.sourcePageCount,
+          availableSourcePages: s.sourcePageCount > 0 ? [[0, s.sourcePageCount - 1]] : [],
+        })),
+      };
+    },
+  });
+
+  const readPage = defineTool({
+    name: `${p}_read_pdf_page`,
+    description:
+      'The text inside rect on one page of the real source PDF, with the digests and revision rooqi_annotate_pdf needs. rect is in display coordinates (after rotation and crop box), origin top-left, integers in millionths of the page; a word is selected when its centre is inside. Pages without text answer noText (no OCR); rects over half the page or selections over 8,000 bytes answer selectionTooLarge.',
+    input: PageQuery,
+    output: EnvelopeSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    consent: { capability: 'pdfAnnotate' },
+    handler: async (q, ctx) => {
+      const { doc, surface, page, selection } = await readSelection(rt, ctx, q);
+      return {
+        revision: doc.revision,
+        sourceAssetID: surface.sourceAssetID,
+        sourceDigest: surface.sourceDigest,
+        geometryDigest: page.geometryDigest,
+        pageTextDigest: page.pageTextDigest,
+        selectionTextDigest: selection.selectionTextDigest,
+        selectedText: selection.selectedText,
+        lines: selection.lines.map((l) => ({ text: l.text, rect: rectOf(l.box) })),
+      };
+    },
+  });
+
+  const annotate = defineTool({
+    name: `${p}_annotate_pdf`,
+    description:
+      'Add one highlight, underline or comment over the text rooqi_read_pdf_page returned: pass its query unchanged, its revision as expectedVersion and its sourceAssetID and digests. The original PDF and earlier annotations are kept. Digests that no longer match answer staleSelection. Retry with the same operationID after mutationUncertain.',
+    input: AnnotateInput,
+    output: EnvelopeSchema,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    consent: { capability: 'pdfAnnotate' },
+    journal: {
+      operationId: (i) => i.operationID,
+      target: (i) => i.query.documentID,
+      provenance: provenanceOf,
+    },
+    writes: true,
+    handler: async (input, ctx) => {
+      const q = input.query;
+      const done = await ctx.store.read((tx) => getWrite(tx, q.documentID, input.operationID));
+      if (done) return ctx.write(async () => done.receipt);
+      const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, q.documentID));
+      const surface = surfaceOf(doc, q.surfaceID);
+      if (
+        surface.sourceAssetID !== input.sourceAssetID ||
+        surface.sourceDigest !== input.sourceDigest
+      ) {
+        throw doorError(
+          'staleSelection',
+          'The PDF was replaced since you read it (sourceAssetID or sourceDigest differ); call rooqi_list_pdf_targets and rooqi_read_pdf_page again.',
+        );
+      }
+      const { page, selection } = await readSelection(rt, ctx, q);
+      if (page.geometryDigest !== input.geometryDigest) {
+        throw doorError(
+          'staleSelection',
+          'geometryDigest does not match the page; read the page again.',
+        );
+      }
+      if (selection.selectionTextDigest !== input.selectionTextDigest) {
+        throw doorError(
+          'staleSelection',
+          'selectionTextDigest does not match the text inside rect; read the page again and annotate what it returns.',
+        );
+      }
+      if (doc.revision !== input.expectedVersion) throw conflict(doc, input.expectedVersion);
+      if (input.kind !== 'comment' && selection.lines.length === 0) {
+        throw new AirlockError(
+          'malformedRequest',
+          'rect selects no words, so there is nothing to highlight or underline; read the page and choose a rect around words (or use kind comment).',
+          { field: 'query.rect' },
+        );
+      }
+
+      const quads = selection.lines.map((l) => quadOf(page, l.box));
+      const rect = annotationRect(page, q.rect, quads, input.kind === 'comment');
+      const current = await ctx.blobs.get(surface.currentDigest);
+      if (!current)
+        throw new Error(`annotated PDF ${surface.currentDigest} is missing from the blob store`);
+      const bytes = await appendAnnotation(current, {
+        pageIndex: q.pageIndex,
+        kind: input.kind,
+        quads,
+        rect,
+        contents: input.comment,
+        name: input.operationID,
+        author: `${input.provider}/${input.model}`,
+        date: new Date(),
+      });
+      const digest = await ctx.blobs.put(bytes);
+
+      return ctx.write(async (tx) => {
+        const latest = await authorizedDocument(tx, ctx.grant, q.documentID);
+        if (latest.revision !== input.expectedVersion)
+          throw conflict(latest, input.expectedVersion);
+        const now = Date.now();
+        const next: NoteDocument = {
+          ...latest,
+          revision: latest.revision + 1,
+          updatedAt: now,
+          surfaces: latest.surfaces.map((s) =>
+            s.surfaceID !== q.surfaceID
+              ? s
+              : {
+                  ...s,
+                  currentDigest: digest,
+                  annotations: [
+                    ...s.annotations,
+                    {
+                      operationID: input.operationID,
+                      kind: input.kind,
+                      pageIndex: q.pageIndex,
+                      rect: q.rect,
+                      comment: input.comment,
+                      at: now,
+                    },
+                  ],
+                },
+          ),
+        };
+        await putDocument(tx, next);
+        await rt.hooks.insideWrite?.(ctx.tool);
+        return recordWrite(rt, tx, ctx, {
+          operationID: input.operationID,
+          documentID: q.documentID,
+          committedRevision: next.revision,
+          provenance: provenanceOf(input),
+          detail: {
+            surfaceID: q.surfaceID,
+            pageIndex: q.pageIndex,
+            kind: input.kind,
+            rect: q.rect,
+            selectedText: selection.selectedText,
+            comment: input.comment,
+          },
+        });
+      });
+    },
+  });
+
+  const query = defineTool({
+    name: `${p}_query_pdf_operation`,
+    description:
+      'The durable state of an earlier write by operationID: committed (with its receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found. Never writes.',
+    input: QueryOperationInput,
+    output: EnvelopeSchema,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    consent: { capability: 'pdfAnnotate' },
+    handler: async ({ documentID, operationID }, ctx) => {
+      const kernel = rt.kernel();
+      const { entry, written } = await ctx.store.read(async (tx) => {
+        await authorizedDocument(tx, ctx.grant, documentID);
+        return {
+          entry: await tx.journal.get(rt.mount, operationID),
+          written: await getWrite(tx, documentID, operationID),
+        };
+      });
+      if (written) return { state: 'committed', receipt: written.receipt };
+      if (!entry || entry.target !== documentID) return { state: 'not-found' };
+      return kernel.journal.state(rt.mount, operationID);
+    },
+  });
+
+  return [targets, readPage, annotate, query];
+}
+
+/** The annotation's /Rect in user space: around the quads, or a note icon at the rect's corner. */
+function annotationRect(
+  page: PageText,
+  rect: Rect,
+  quads: number[][],
+  note: boolean,
+): [number, number, number, number] {
+  if (note) {
+    const [x, y] = userPoint(page, rect.x / MILLION, rect.y / MILLION);
+    return [x, y - 20, x + 20, y];
+  }
+  const xs = quads.flatMap((q) => q.filter((_, i) => i % 2 === 0));
+  const ys = quads.flatMap((q) => q.filter((_, i) => i % 2 === 1));
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+}

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { notesHarness, provenance, uuid, type Harness } from './harness.js';
+import { notesHarness, provenance, textOf, uuid, type Harness } from './harness.js';
 import { NOTES_LIMITS } from '../../../src/doors/notes/index.js';
 
 let h: Harness;
@@ -71,13 +71,18 @@ describe('tool surface', () => {
       );
     }
     const annotate = h.tk.kernel.tools('notes').find((t) => t.name === 'rooqi_annotate_pdf')!;
-    const query = (annotate.inputSchema.properties as Record<string, Record<string, unknown>>).query!;
+    const query = (annotate.inputSchema.properties as Record<string, Record<string, unknown>>)
+      .query!;
     expect(query.additionalProperties).toBe(false);
     expect(query.required).toEqual(['documentID', 'surfaceID', 'pageIndex', 'rect']);
   });
 
   it('sets the reference limits: 16,384-byte requests, 8 calls in flight, 8 s per call', () => {
-    expect(NOTES_LIMITS).toMatchObject({ requestBytes: 16_384, concurrentCalls: 8, timeoutMs: 8_000 });
+    expect(NOTES_LIMITS).toMatchObject({
+      requestBytes: 16_384,
+      concurrentCalls: 8,
+      timeoutMs: 8_000,
+    });
   });
 });
 
@@ -88,7 +93,7 @@ describe('envelope', () => {
     expect(r.content).toHaveLength(1);
     expect(r.content[0]!.type).toBe('text');
     expect(r.isError).toBe(false);
-    const env = JSON.parse((r.content[0] as { text: string }).text);
+    const env = JSON.parse(textOf(r));
     expect(Object.keys(env).sort()).toEqual(['code', 'resultJSON']);
     expect(env.code).toBe('ready');
     expect(typeof env.resultJSON).toBe('string');
@@ -103,7 +108,7 @@ describe('envelope', () => {
     h = await notesHarness();
     const r = await h.call('rooqi_read_note', { documentID: uuid() });
     expect(r.isError).toBe(true);
-    const env = JSON.parse((r.content[0] as { text: string }).text);
+    const env = JSON.parse(textOf(r));
     expect(Object.keys(env).sort()).toEqual(['code', 'message']);
     expect(env.code).toBe('notAuthorized');
     expect(env.message).toMatch(/request-access tool/);
@@ -143,22 +148,42 @@ describe('strict schemas answer malformedRequest inside the envelope', () => {
     [
       'a rect past the right edge',
       'rooqi_read_pdf_page',
-      { documentID: uuid(), surfaceID: uuid(), pageIndex: 0, rect: { x: 600_000, y: 0, width: 400_001, height: 10 } },
+      {
+        documentID: uuid(),
+        surfaceID: uuid(),
+        pageIndex: 0,
+        rect: { x: 600_000, y: 0, width: 400_001, height: 10 },
+      },
     ],
     [
       'a zero-width rect',
       'rooqi_read_pdf_page',
-      { documentID: uuid(), surfaceID: uuid(), pageIndex: 0, rect: { x: 0, y: 0, width: 0, height: 10 } },
+      {
+        documentID: uuid(),
+        surfaceID: uuid(),
+        pageIndex: 0,
+        rect: { x: 0, y: 0, width: 0, height: 10 },
+      },
     ],
     [
       'a page index over 999,999',
       'rooqi_read_pdf_page',
-      { documentID: uuid(), surfaceID: uuid(), pageIndex: 1_000_000, rect: { x: 0, y: 0, width: 1, height: 1 } },
+      {
+        documentID: uuid(),
+        surfaceID: uuid(),
+        pageIndex: 1_000_000,
+        rect: { x: 0, y: 0, width: 1, height: 1 },
+      },
     ],
     [
       'an extra field inside rect',
       'rooqi_read_pdf_page',
-      { documentID: uuid(), surfaceID: uuid(), pageIndex: 0, rect: { x: 0, y: 0, width: 1, height: 1, z: 1 } },
+      {
+        documentID: uuid(),
+        surfaceID: uuid(),
+        pageIndex: 0,
+        rect: { x: 0, y: 0, width: 1, height: 1, z: 1 },
+      },
     ],
   ];
   for (const [what, tool, args] of cases) {
@@ -166,7 +191,7 @@ describe('strict schemas answer malformedRequest inside the envelope', () => {
       h = await notesHarness();
       const r = await h.call(tool, args);
       expect(r.isError).toBe(true);
-      const env = JSON.parse((r.content[0] as { text: string }).text);
+      const env = JSON.parse(textOf(r));
       expect(env.code).toBe('malformedRequest');
       expect(Object.keys(env).sort()).toEqual(['code', 'message']);
     });
@@ -189,7 +214,12 @@ describe('strict schemas answer malformedRequest inside the envelope', () => {
     h = await notesHarness();
     const base = {
       operationID: uuid(),
-      query: { documentID: uuid(), surfaceID: uuid(), pageIndex: 0, rect: { x: 0, y: 0, width: 10, height: 10 } },
+      query: {
+        documentID: uuid(),
+        surfaceID: uuid(),
+        pageIndex: 0,
+        rect: { x: 0, y: 0, width: 10, height: 10 },
+      },
       expectedVersion: 0,
       sourceAssetID: uuid(),
       sourceDigest: 'a'.repeat(64),
@@ -201,7 +231,8 @@ describe('strict schemas answer malformedRequest inside the envelope', () => {
     };
     expect((await h.env('rooqi_annotate_pdf', base)).code).toBe('malformedRequest');
     expect(
-      (await h.env('rooqi_annotate_pdf', { ...base, comment: 'x', sourceDigest: 'A'.repeat(64) })).code,
+      (await h.env('rooqi_annotate_pdf', { ...base, comment: 'x', sourceDigest: 'A'.repeat(64) }))
+        .code,
     ).toBe('malformedRequest');
     expect((await h.env('rooqi_annotate_pdf', { ...base, comment: 'x', provider: '' })).code).toBe(
       'malformedRequest',
@@ -225,7 +256,7 @@ describe('size limits', () => {
     await h.rest('POST', `notes/documents/${d}/blocks`, { text: 'y'.repeat(17_000) });
     await h.grant('read', p);
     const r = await h.call('rooqi_read_note', { documentID: d });
-    const env = JSON.parse((r.content[0] as { text: string }).text);
+    const env = JSON.parse(textOf(r));
     expect(env.code).toBe('resultTooLarge');
     expect(env.resultJSON).toBeUndefined();
     expect(r.isError).toBe(true);
@@ -237,11 +268,11 @@ describe('size limits', () => {
     const d = await h.document(p);
     await h.grant('read', p);
     const probe = await h.call('rooqi_read_note', { documentID: d });
-    const base = Buffer.byteLength((probe.content[0] as { text: string }).text);
+    const base = Buffer.byteLength(textOf(probe));
     // one block of plain letters adds exactly its length (revision goes 0 → 1)
     await h.rest('POST', `notes/documents/${d}/blocks`, { text: 'z'.repeat(16_384 - base) });
     const r = await h.call('rooqi_read_note', { documentID: d });
-    expect(Buffer.byteLength((r.content[0] as { text: string }).text)).toBe(16_384);
+    expect(Buffer.byteLength(textOf(r))).toBe(16_384);
     expect(r.isError).toBe(false);
   });
 });

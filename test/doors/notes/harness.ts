@@ -16,6 +16,13 @@ export interface Envelope {
   resultJSON?: string;
 }
 
+export interface RestAnswer {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  raw?: Uint8Array;
+}
+
 export interface Harness {
   tk: TestKernel;
   door: Door;
@@ -24,13 +31,18 @@ export interface Harness {
   env(tool: string, args: unknown, connection?: string): Promise<Envelope>;
   /** Calls, expects `ready`, returns the parsed resultJSON. */
   ok<T = Record<string, unknown>>(tool: string, args: unknown, connection?: string): Promise<T>;
-  rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; raw?: Uint8Array }>;
+  /** REST bodies are read loosely in tests. */
+  rest(method: string, path: string, body?: unknown): Promise<RestAnswer>;
   /** Creates a project and returns its id. */
   project(name: string): Promise<string>;
   /** Creates a document in a project and returns its id. */
   document(projectID: string, title?: string): Promise<string>;
   /** Requests the capability on the connection and approves it for the project. */
-  grant(capability: 'read' | 'write' | 'pdfAnnotate', projectID: string, connection?: string): Promise<void>;
+  grant(
+    capability: 'read' | 'write' | 'pdfAnnotate',
+    projectID: string,
+    connection?: string,
+  ): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -40,8 +52,10 @@ const REQUEST_TOOL = {
   pdfAnnotate: 'rooqi_request_pdf_annotation_access',
 } as const;
 
-export const envelopeOf = (r: ToolResult): Envelope =>
-  JSON.parse((r.content[0] as { text: string }).text) as Envelope;
+/** The text of a result's one content item. */
+export const textOf = (r: ToolResult): string => String(r.content[0]?.text);
+
+export const envelopeOf = (r: ToolResult): Envelope => JSON.parse(textOf(r)) as Envelope;
 
 export async function notesHarness(
   options: NotesDoorOptions & { limits?: Partial<Limits>; dir?: string } = {},
@@ -73,7 +87,12 @@ export async function notesHarness(
       const url = new URL(path, 'http://x/');
       const m = router.match(method, url.pathname.slice(1));
       if (!m.route) return { status: 404, body: null };
-      const out = await m.route.handler({ params: m.params, query: url.searchParams, body, headers: {} });
+      const out = await m.route.handler({
+        params: m.params,
+        query: url.searchParams,
+        body,
+        headers: {},
+      });
       return { status: out.status, body: out.body, ...(out.raw ? { raw: out.raw.bytes } : {}) };
     },
     async project(name) {

@@ -42,6 +42,9 @@ export interface ConsentOptions {
   now?: () => number;
 }
 
+const unknownApproval = (id: string) =>
+  failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
+
 export function createConsent({ store, events, now = Date.now }: ConsentOptions): Consent {
   const find = async (connection: string, door: string, capability: string) => {
     const active = await store.read((tx) => tx.grants.listActive(now(), connection));
@@ -97,11 +100,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
     async approve(id, resource) {
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
-        if (!approval)
-          return failure(
-            'notFound',
-            `No approval ${id}; list pending approvals and use one of their ids.`,
-          );
+        if (!approval) return unknownApproval(id);
         if (approval.status !== 'pending') {
           return failure(
             'malformedRequest',
@@ -135,11 +134,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
     async deny(id) {
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
-        if (!approval)
-          return failure(
-            'notFound',
-            `No approval ${id}; list pending approvals and use one of their ids.`,
-          );
+        if (!approval) return unknownApproval(id);
         const decided = await tx.approvals.decide(id, {
           status: 'denied',
           decidedAt: now(),

@@ -139,6 +139,25 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
     return next;
   };
 
+  /**
+   * Runs one change in memory (a refused op throws before anything changes),
+   * logs it durably, and rolls the memory back if logging fails.
+   */
+  const commit = (change: () => { epoch: number; label: string; entry: LogEntry<Op> } | null) =>
+    serial(async () => {
+      const before = { state, undo: [...undo], redo: [...redo], epoch };
+      const r = change();
+      if (!r) return null;
+      try {
+        await persist(r.entry);
+      } catch (error) {
+        ({ state, undo, redo, epoch } = before);
+        throw error;
+      }
+      options.onChange?.({ epoch: r.epoch, label: r.label });
+      return r.epoch;
+    });
+
   return {
     get epoch() {
       return epoch;
@@ -147,46 +166,19 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
       return state;
     },
     apply: (ops, label) =>
-      serial(async () => {
-        // Compute first: a refused op throws before anything changes or is logged.
-        const before = { state, undo: [...undo], redo: [...redo], epoch };
-        const newEpoch = doApply(ops, label);
-        try {
-          await persist({ epoch: newEpoch, type: 'apply', ops, label });
-        } catch (error) {
-          ({ state, undo, redo, epoch } = before);
-          throw error;
-        }
-        options.onChange?.({ epoch: newEpoch, label });
-        return newEpoch;
-      }),
+      commit(() => {
+        const e = doApply(ops, label);
+        return { epoch: e, label, entry: { epoch: e, type: 'apply', ops, label } };
+      }) as Promise<number>,
     undo: () =>
-      serial(async () => {
-        const before = { state, undo: [...undo], redo: [...redo], epoch };
+      commit(() => {
         const r = doUndo();
-        if (!r) return null;
-        try {
-          await persist({ epoch: r.epoch, type: 'undo' });
-        } catch (error) {
-          ({ state, undo, redo, epoch } = before);
-          throw error;
-        }
-        options.onChange?.(r);
-        return r.epoch;
+        return r && { ...r, entry: { epoch: r.epoch, type: 'undo' } };
       }),
     redo: () =>
-      serial(async () => {
-        const before = { state, undo: [...undo], redo: [...redo], epoch };
+      commit(() => {
         const r = doRedo();
-        if (!r) return null;
-        try {
-          await persist({ epoch: r.epoch, type: 'redo' });
-        } catch (error) {
-          ({ state, undo, redo, epoch } = before);
-          throw error;
-        }
-        options.onChange?.(r);
-        return r.epoch;
+        return r && { ...r, entry: { epoch: r.epoch, type: 'redo' } };
       }),
     canUndo: () => undo.length > 0,
     canRedo: () => redo.length > 0,

@@ -58,12 +58,13 @@ export const textOf = (r: ToolResult): string => String(r.content[0]?.text);
 export const envelopeOf = (r: ToolResult): Envelope => JSON.parse(textOf(r)) as Envelope;
 
 export async function notesHarness(
-  options: NotesDoorOptions & { limits?: Partial<Limits>; dir?: string } = {},
+  options: NotesDoorOptions & { limits?: Partial<Limits>; dir?: string; now?: () => number } = {},
 ): Promise<Harness> {
   const door = createNotesDoor(options);
   const tk = await testKernel([door], {
     ...(options.limits ? { limits: { notes: options.limits } } : {}),
     ...(options.dir ? { dir: options.dir } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   const router = createRouter();
   for (const route of door.routes ?? []) router.add(route);

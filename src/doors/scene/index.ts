@@ -1,12 +1,111 @@
 /**
- * Door `scene` (spec/scene.md). Not built yet: `available` stays false until it is,
- * so the workspace reports it as unavailable instead of mounting a stub.
+ * Door `scene` (spec/scene.md): a Koharu-compatible document model — projects
+ * on disk, a scene of pages and nodes edited by ops with undo/redo through
+ * the kernel history, background pipelines of engines on the kernel job
+ * registry, a REST API and events. One active project per workspace, shared
+ * by MCP, REST and the web UI.
+ *
+ * Config file section `scene` (all optional):
+ * `{projectRoots: [dir…], prefix: 'koharu', llm: {baseUrl, apiKey, model}}`;
+ * the llm settings fall back to AIRLOCK_LLM_BASE_URL / AIRLOCK_LLM_API_KEY /
+ * AIRLOCK_LLM_MODEL (then OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL).
  */
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
 import type { DoorContext } from '../context.js';
 import type { Door } from '../../kernel/door.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import { createFillEngine } from './engines/fill.js';
+import { createLlmEngine, type LlmConfig } from './engines/llm.js';
+import type { Engine } from './engines/registry.js';
+import { createRendererEngine } from './engines/renderer.js';
+import { createTesseractEngine } from './engines/tesseract.js';
+import { scenePresenter } from './presenter.js';
+import { createProjectRoots } from './roots.js';
+import { sceneRoutes } from './routes.js';
+import { createSceneSession } from './session.js';
+import { sceneTools, toolNames } from './tools.js';
 
-export const available = false;
+export const available = true;
 
-export async function createSceneDoors(_ctx: DoorContext): Promise<Door[]> {
-  throw new Error('the scene door is not built yet');
+export const SceneConfig = z.object({
+  projectRoots: z.array(z.string().min(1)).min(1).optional(),
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z][\w-]*$/)
+    .optional(),
+  llm: z
+    .object({
+      baseUrl: z.string().optional(),
+      apiKey: z.string().optional(),
+      model: z.string().optional(),
+      timeoutMs: z.number().int().positive().optional(),
+    })
+    .optional(),
+  /** Compact each project's op log after this many entries. */
+  compactEvery: z.number().int().positive().optional(),
+});
+export type SceneConfig = z.infer<typeof SceneConfig>;
+
+export async function createSceneDoors(ctx: DoorContext): Promise<Door[]> {
+  const parsed = SceneConfig.safeParse(ctx.config.scene ?? {});
+  if (!parsed.success)
+    throw new Error(`config file: scene: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const config = parsed.data;
+  const roots = createProjectRoots(
+    (config.projectRoots ?? [join(ctx.data, 'projects')]).map((r) => resolve(ctx.data, r)),
+  );
+  let kernel: Kernel | undefined;
+  const session = createSceneSession({
+    roots,
+    publish: (event) => kernel?.events.publish(event),
+    ...(config.compactEvery ? { compactEvery: config.compactEvery } : {}),
+  });
+  const env = ctx.env;
+  const llm = (): LlmConfig => ({
+    baseUrl: config.llm?.baseUrl ?? env.AIRLOCK_LLM_BASE_URL ?? env.OPENAI_BASE_URL,
+    apiKey: config.llm?.apiKey ?? env.AIRLOCK_LLM_API_KEY ?? env.OPENAI_API_KEY,
+    model: config.llm?.model ?? env.AIRLOCK_LLM_MODEL ?? env.OPENAI_MODEL,
+    timeoutMs: config.llm?.timeoutMs,
+  });
+  const engines: Engine[] = [
+    createTesseractEngine(),
+    createLlmEngine(llm),
+    createFillEngine(),
+    createRendererEngine(),
+  ];
+  const registry = new Map(engines.map((e) => [e.id, e]));
+  const names = toolNames(config.prefix ?? 'koharu');
+
+  const door: Door = {
+    name: 'scene',
+    tools: sceneTools(names, session, registry),
+    presenter: scenePresenter(names.export),
+    limits: { requestBytes: 8 * 1024 * 1024, timeoutMs: 120_000 },
+    instructions:
+      `Scene door (Koharu-compatible): ${names.openProject} a project, read it with ${names.getScene} (or GET /api/v1/scene.json), ` +
+      `edit with ${names.apply} ops and ${names.undo}/${names.redo}, run ${names.startPipeline} and follow GET /api/v1/events, ` +
+      `${names.export}, then ${names.closeProject}.`,
+    routes: sceneRoutes({
+      session,
+      registry,
+      jobs: () => {
+        if (!kernel) throw new Error('the scene door is not started');
+        return kernel.jobs;
+      },
+      logger: ctx.logger,
+      version: '0.1.0',
+    }),
+    async start(k) {
+      kernel = k;
+    },
+    async stop() {
+      await session.close();
+    },
+    async snapshot() {
+      const p = session.current();
+      return { scene: { project: session.info(), epoch: p ? p.history.epoch : null } };
+    },
+  };
+  return [door];
 }

@@ -30,7 +30,6 @@ export function wrap(ctx: SKRSContext2D, text: string, maxWidth: number): string
         continue;
       }
       if (line) lines.push(line);
-      line = '';
       let rest = word;
       while (ctx.measureText(rest).width > maxWidth && rest.length > 1) {
         let cut = rest.length - 1;

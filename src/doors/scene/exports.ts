@@ -1,0 +1,178 @@
+/**
+ * Export and import (spec/scene.md "Project on disk"): `khr` is a zip of the
+ * project folder without the lock and caches (`exports/`, blob temp files),
+ * taken after compacting the history so the snapshot holds everything;
+ * `rendered`/`inpainted` are PNG pages (one file, or a zip for several);
+ * `pdf` is one PDF with a page per rendered page, at the page's size.
+ */
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, normalize, relative, sep } from 'node:path';
+import { unzipSync, zipSync } from 'fflate';
+import { PDFDocument } from 'pdf-lib';
+import { z } from 'zod';
+import { AirlockError } from '../../kernel/errors.js';
+import { blobHash } from '../../store/blob-hash.js';
+import { asPng, blobBytes, imageNode } from './images.js';
+import type { Page } from './model.js';
+import { ProjectFile, LOCK_FILE, type Project } from './project.js';
+import { slugify } from './roots.js';
+
+export const ExportFormat = z.enum(['khr', 'rendered', 'inpainted', 'pdf']);
+export type ExportFormat = z.infer<typeof ExportFormat>;
+
+export interface ExportedFile {
+  bytes: Uint8Array;
+  contentType: string;
+  filename: string;
+}
+
+export const EXPORTS_DIR = 'exports';
+const SKIP = new Set([LOCK_FILE, EXPORTS_DIR, 'snapshot.json.tmp']);
+
+function selectPages(project: Project, ids?: string[]): Page[] {
+  const pages = project.history.state.pages;
+  if (!ids) return pages;
+  return ids.map((id) => {
+    const page = pages.find((p) => p.id === id);
+    if (!page)
+      throw new AirlockError('notFound', `No page ${id}; read the scene for page ids.`, {
+        page: id,
+      });
+    return page;
+  });
+}
+
+async function pageImage(project: Project, page: Page, role: 'rendered' | 'inpainted') {
+  const found = imageNode(page, role);
+  if (!found)
+    throw new AirlockError(
+      'notFound',
+      `Page '${page.name}' (${page.id}) has no ${role} image; run the ${role === 'rendered' ? 'renderer' : 'fill'} step first.`,
+      { page: page.id },
+    );
+  return asPng(await blobBytes(project.blobs, found.image.blob));
+}
+
+function walk(dir: string, base = dir, out: Record<string, Uint8Array> = {}) {
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    const rel = relative(base, path).split(sep).join('/');
+    if (SKIP.has(rel) || rel === 'blobs/tmp') continue;
+    if (statSync(path).isDirectory()) walk(path, base, out);
+    else out[rel] = new Uint8Array(readFileSync(path));
+  }
+  return out;
+}
+
+export async function exportProject(
+  project: Project,
+  format: ExportFormat,
+  pageIds?: string[],
+): Promise<ExportedFile> {
+  const slug = slugify(project.history.state.project.name);
+  if (format === 'khr') {
+    await project.history.compact();
+    return {
+      bytes: zipSync(walk(project.dir)),
+      contentType: 'application/zip',
+      filename: `${slug}.khr`,
+    };
+  }
+  const pages = selectPages(project, pageIds);
+  if (!pages.length)
+    throw new AirlockError('notFound', 'The project has no pages to export; upload pages first.');
+  if (format === 'pdf') {
+    const pdf = await PDFDocument.create();
+    pdf.setTitle(project.history.state.project.name);
+    for (const page of pages) {
+      const image = await pdf.embedPng(await pageImage(project, page, 'rendered'));
+      pdf.addPage([page.width, page.height]).drawImage(image, {
+        x: 0,
+        y: 0,
+        width: page.width,
+        height: page.height,
+      });
+    }
+    return { bytes: await pdf.save(), contentType: 'application/pdf', filename: `${slug}.pdf` };
+  }
+  const files = await Promise.all(pages.map((p) => pageImage(project, p, format)));
+  if (files.length === 1)
+    return {
+      bytes: files[0]!,
+      contentType: 'image/png',
+      filename: `${slug}-${slugify(pages[0]!.name)}-${format}.png`,
+    };
+  const entries: Record<string, Uint8Array> = {};
+  pages.forEach((p, i) => {
+    entries[`${String(i + 1).padStart(3, '0')}-${slugify(p.name)}.png`] = files[i]!;
+  });
+  return {
+    bytes: zipSync(entries),
+    contentType: 'application/zip',
+    filename: `${slug}-${format}.zip`,
+  };
+}
+
+/** Keeps an export in the project's `exports/` cache, named by hash; returns the hash. */
+export function cacheExport(project: Project, file: ExportedFile): { hash: string; path: string } {
+  const hash = blobHash(file.bytes);
+  const dir = join(project.dir, EXPORTS_DIR);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${hash}-${file.filename}`);
+  writeFileSync(path, file.bytes);
+  return { hash, path };
+}
+
+export function findCachedExport(project: Project, hash: string): ExportedFile | null {
+  const dir = join(project.dir, EXPORTS_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return null;
+  }
+  const name = names.find((n) => n.startsWith(`${hash}-`));
+  if (!name) return null;
+  const filename = name.slice(hash.length + 1);
+  const contentType = filename.endsWith('.png')
+    ? 'image/png'
+    : filename.endsWith('.pdf')
+      ? 'application/pdf'
+      : 'application/zip';
+  return { bytes: new Uint8Array(readFileSync(join(dir, name))), contentType, filename };
+}
+
+/** Unpacks a `khr` zip into `target` (which must not exist); returns the project's name. */
+export function unpackKhr(zip: Uint8Array, target: string): string {
+  let entries: Record<string, Uint8Array>;
+  try {
+    entries = unzipSync(zip);
+  } catch {
+    throw new AirlockError('malformedRequest', 'The upload is not a zip file; send a .khr export.');
+  }
+  const projectJson = entries['project.json'];
+  const parsed = projectJson
+    ? ProjectFile.safeParse(JSON.parse(Buffer.from(projectJson).toString('utf8')))
+    : null;
+  if (!parsed?.success)
+    throw new AirlockError(
+      'malformedRequest',
+      'The zip has no valid project.json at its root; send a .khr export of a scene project.',
+    );
+  for (const [name, bytes] of Object.entries(entries)) {
+    if (name.endsWith('/')) continue;
+    const clean = normalize(name);
+    if (
+      clean.startsWith('..') ||
+      clean.startsWith(sep) ||
+      SKIP.has(clean) ||
+      clean.includes(`..${sep}`)
+    )
+      continue;
+    const path = join(target, clean);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, bytes);
+  }
+  mkdirSync(join(target, 'blobs'), { recursive: true });
+  return parsed.data.name;
+}

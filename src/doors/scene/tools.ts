@@ -1,0 +1,228 @@
+/**
+ * The scene door's MCP tools (spec/scene.md "MCP tools"): the six reference
+ * tools with their exact names and shapes, plus the read tools that spare
+ * agents raw HTTP. A tool that needs a project raises `noProject`, which the
+ * presenter shows as JSON-RPC −32600 `invalid request: no project open`.
+ */
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { failure } from '../../kernel/errors.js';
+import { uuidString, utf8String } from '../../kernel/schemas.js';
+import { defineTool, type AnyToolDef } from '../../kernel/tool.js';
+import { ARTIFACTS, infoOf, type EngineRegistry } from './engines/registry.js';
+import { cacheExport, exportProject, ExportFormat } from './exports.js';
+import { Scene } from './model.js';
+import { OpSchema } from './ops.js';
+import { PipelineInput, startPipeline } from './pipeline.js';
+import type { SceneSession } from './session.js';
+
+export interface ToolNames {
+  apply: string;
+  undo: string;
+  redo: string;
+  openProject: string;
+  closeProject: string;
+  startPipeline: string;
+  getScene: string;
+  listEngines: string;
+  getJob: string;
+  cancelJob: string;
+  export: string;
+}
+
+export const toolNames = (prefix: string): ToolNames => ({
+  apply: `${prefix}.apply`,
+  undo: `${prefix}.undo`,
+  redo: `${prefix}.redo`,
+  openProject: `${prefix}.open_project`,
+  closeProject: `${prefix}.close_project`,
+  startPipeline: `${prefix}.start_pipeline`,
+  getScene: `${prefix}.get_scene`,
+  listEngines: `${prefix}.list_engines`,
+  getJob: `${prefix}.get_job`,
+  cancelJob: `${prefix}.cancel_job`,
+  export: `${prefix}.export`,
+});
+
+const Epoch = z.object({ epoch: z.number().int() });
+const EpochOrNull = z.object({ epoch: z.number().int().nullable() });
+const Empty = z.object({}).strict();
+export const EngineInfoSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  needs: z.array(z.enum(ARTIFACTS)),
+  produces: z.array(z.enum(ARTIFACTS)),
+});
+export const SceneView = z.object({ epoch: z.number().int(), scene: Scene });
+export const ExportResult = z.object({
+  uri: z.string(),
+  url: z.string(),
+  name: z.string(),
+  mimeType: z.string(),
+  bytes: z.number().int(),
+});
+
+export function sceneTools(
+  names: ToolNames,
+  session: SceneSession,
+  registry: EngineRegistry,
+): AnyToolDef[] {
+  const apply = defineTool({
+    name: names.apply,
+    description:
+      'Apply one Op to the active scene through the history (one undo step). Op is externally tagged: {"addNode": {...}} (PascalCase tags such as {"AddNode": ...} also work); {"batch": {"ops": [...], "label": "..."}} applies all or nothing. prev* fields are ignored: inverses come from the live scene. Returns {epoch}.',
+    input: z.object({ op: OpSchema }).strict(),
+    output: Epoch,
+    annotations: { destructiveHint: true },
+    writes: true,
+    handler: async ({ op }) => ({ epoch: await session.apply(op) }),
+  });
+
+  const undo = defineTool({
+    name: names.undo,
+    description:
+      'Undo the most recent op. Returns {epoch}; epoch is null when there is nothing to undo.',
+    input: Empty,
+    output: EpochOrNull,
+    writes: true,
+    handler: async () => ({ epoch: await session.undo() }),
+  });
+
+  const redo = defineTool({
+    name: names.redo,
+    description:
+      'Redo the most recently undone op. Returns {epoch}; epoch is null when there is nothing to redo.',
+    input: Empty,
+    output: EpochOrNull,
+    writes: true,
+    handler: async () => ({ epoch: await session.redo() }),
+  });
+
+  const open = defineTool({
+    name: names.openProject,
+    description: `Open the project folder at path, or with createName create a project named createName in path (a missing or empty folder). Paths must lie inside the project roots (${session.roots.roots.join(', ')}); relative paths resolve against the first. Returns {name, path}.`,
+    input: z
+      .object({ path: utf8String(1, 4096), createName: utf8String(1, 200).optional() })
+      .strict(),
+    output: z.object({ name: z.string(), path: z.string() }),
+    writes: true,
+    handler: async ({ path, createName }) => {
+      const info = await session.open(path, createName);
+      return { name: info.name, path: info.path };
+    },
+  });
+
+  const close = defineTool({
+    name: names.closeProject,
+    description:
+      'Close the active project. Calls that need a project then fail with invalid request until one is opened.',
+    input: Empty,
+    output: Empty,
+    handler: async () => {
+      session.require();
+      await session.close();
+      return {};
+    },
+  });
+
+  const start = defineTool({
+    name: names.startPipeline,
+    description:
+      'Start a pipeline run in the background and return {jobId} at once. steps are engine ids (see list_engines; e.g. ["tesseract","llm","fill","renderer"]), run in dependency order over pages (default: all) in order; each engine writes one undoable batch per page. Follow progress on GET /api/v1/events (jobStarted, jobProgress, jobWarning, jobFinished) or with get_job.',
+    input: PipelineInput,
+    output: z.object({ jobId: z.string() }),
+    handler: async (input, ctx) => startPipeline({ session, registry, jobs: ctx.jobs }, input),
+  });
+
+  const getScene = defineTool({
+    name: names.getScene,
+    description:
+      'Read the active scene as JSON (pages, nodes, texts and translations; images as blob hashes, never pixels). Pass pages to read only those. Returns {epoch, scene}.',
+    input: z.object({ pages: z.array(uuidString()).max(10_000).optional() }).strict(),
+    output: SceneView,
+    annotations: { readOnlyHint: true },
+    handler: async ({ pages }) => {
+      const project = session.require();
+      const scene = project.scene();
+      const epoch = project.history.epoch;
+      if (!pages) return { epoch, scene };
+      const missing = pages.find((id) => !scene.pages.some((p) => p.id === id));
+      if (missing)
+        return failure(
+          'notFound',
+          `No page ${missing}; call get_scene without pages to list them.`,
+        );
+      return { epoch, scene: { ...scene, pages: scene.pages.filter((p) => pages.includes(p.id)) } };
+    },
+  });
+
+  const listEngines = defineTool({
+    name: names.listEngines,
+    description: 'The pipeline engines: {engines: [{id, name, needs, produces}]}.',
+    input: Empty,
+    output: z.object({ engines: z.array(EngineInfoSchema) }),
+    annotations: { readOnlyHint: true },
+    handler: async () => ({ engines: [...registry.values()].map(infoOf) }),
+  });
+
+  const getJob = defineTool({
+    name: names.getJob,
+    description: 'A job: status, progress, warnings, error.',
+    input: z.object({ jobId: uuidString() }).strict(),
+    annotations: { readOnlyHint: true },
+    handler: async ({ jobId }, ctx) =>
+      (await ctx.jobs.get(jobId)) ??
+      failure('notFound', `No job ${jobId}; start_pipeline returns the id to use.`),
+  });
+
+  const cancelJob = defineTool({
+    name: names.cancelJob,
+    description: 'Cancel a running job; it stops within one page of work and ends cancelled.',
+    input: z.object({ jobId: uuidString() }).strict(),
+    output: z.object({ jobId: z.string(), cancelled: z.boolean(), status: z.string() }),
+    handler: async ({ jobId }, ctx) => {
+      const job = await ctx.jobs.get(jobId);
+      if (!job)
+        return failure('notFound', `No job ${jobId}; start_pipeline returns the id to use.`);
+      const cancelled = await ctx.jobs.cancel(jobId);
+      return { jobId, cancelled, status: cancelled ? 'cancelling' : job.status };
+    },
+  });
+
+  const exportTool = defineTool({
+    name: names.export,
+    description:
+      'Export the active project: khr (project zip), rendered or inpainted (PNG, or a zip of PNGs for several pages), pdf (rendered pages). Returns a resource link to the file (also served at url).',
+    input: z
+      .object({ format: ExportFormat, pages: z.array(uuidString()).max(10_000).optional() })
+      .strict(),
+    output: ExportResult,
+    annotations: { readOnlyHint: true },
+    handler: async ({ format, pages }) => {
+      const project = session.require();
+      const file = await exportProject(project, format, pages);
+      const { hash, path } = cacheExport(project, file);
+      return {
+        uri: pathToFileURL(path).href,
+        url: `/api/v1/blobs/${hash}`,
+        name: file.filename,
+        mimeType: file.contentType,
+        bytes: file.bytes.byteLength,
+      };
+    },
+  });
+
+  return [
+    apply,
+    undo,
+    redo,
+    open,
+    close,
+    start,
+    getScene,
+    listEngines,
+    getJob,
+    cancelJob,
+    exportTool,
+  ];
+}

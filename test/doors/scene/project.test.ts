@@ -1,0 +1,193 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { initProject, openProject, type Project } from '../../../src/doors/scene/project.js';
+import { createProjectRoots } from '../../../src/doors/scene/roots.js';
+import { createSceneSession } from '../../../src/doors/scene/session.js';
+import { AirlockError } from '../../../src/kernel/errors.js';
+import type { AirlockEvent } from '../../../src/kernel/events.js';
+import { pageOf, tempDir, textNodeOf } from './helpers.js';
+
+const dirs: string[] = [];
+const open: Project[] = [];
+const temp = () => {
+  const d = tempDir();
+  dirs.push(d);
+  return d;
+};
+afterEach(async () => {
+  for (const p of open.splice(0)) await p.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function opened(dir: string, compactEvery?: number) {
+  const p = await openProject(dir, compactEvery ? { compactEvery } : {});
+  open.push(p);
+  return p;
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AirlockError) return error.code;
+    throw error;
+  }
+  return 'ok';
+}
+
+describe('projects on disk', () => {
+  it('creates project.json, the op log, blobs/ and a lock file in the project folder', async () => {
+    const dir = join(temp(), 'comic.khrproj');
+    initProject(dir, 'Comic');
+    const p = await opened(dir);
+    await p.history.apply([{ addPage: { page: pageOf() } }], 'page');
+    for (const f of ['project.json', 'oplog.jsonl', 'blobs', 'lock'])
+      expect(existsSync(join(dir, f))).toBe(true);
+    await p.close();
+    open.pop();
+    expect(existsSync(join(dir, 'lock'))).toBe(false);
+  });
+
+  it('replays the op log on reopen: same scene, same epoch, undo still works', async () => {
+    const dir = join(temp(), 'p');
+    initProject(dir, 'P');
+    const p = await opened(dir);
+    const page = pageOf();
+    await p.history.apply([{ addPage: { page } }], 'a');
+    await p.history.apply([{ addNode: { page: page.id, node: textNodeOf('x') } }], 'b');
+    await p.history.undo();
+    const scene = structuredClone(p.history.state);
+    await p.close();
+    open.pop();
+    const again = await opened(dir);
+    expect(again.history.epoch).toBe(3);
+    expect(again.history.state).toEqual(scene);
+    expect(await again.history.redo()).toBe(4);
+    expect(again.history.state.pages[0]!.nodes).toHaveLength(1);
+  });
+
+  it('compacts into snapshot.json and reopens from snapshot plus the log tail', async () => {
+    const dir = join(temp(), 'p');
+    initProject(dir, 'P');
+    const p = await opened(dir, 3);
+    for (let i = 0; i < 7; i++)
+      await p.history.apply([{ addPage: { page: pageOf([], undefined, `p${i}`) } }], `p${i}`);
+    expect(existsSync(join(dir, 'snapshot.json'))).toBe(true);
+    expect(readFileSync(join(dir, 'oplog.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+    const names = p.history.state.pages.map((x) => x.name);
+    await p.close();
+    open.pop();
+    const again = await opened(dir, 3);
+    expect(again.history.epoch).toBe(7);
+    expect(again.history.state.pages.map((x) => x.name)).toEqual(names);
+  });
+
+  it('after a crash (no close), the acknowledged ops and their epoch are all there', async () => {
+    const dir = join(temp(), 'p');
+    initProject(dir, 'P');
+    const p = await opened(dir);
+    for (let i = 0; i < 5; i++) await p.history.apply([{ addPage: { page: pageOf() } }], `p${i}`);
+    // Copy the folder as a killed process leaves it (lock included, log fsynced), minus the live lock.
+    const copy = join(temp(), 'copy');
+    cpSync(dir, copy, { recursive: true });
+    writeFileSync(
+      join(copy, 'lock'),
+      JSON.stringify({ pid: 2 ** 22 + 1, host: (await import('node:os')).hostname() }),
+    );
+    const again = await opened(copy);
+    expect(again.history.epoch).toBe(5);
+    expect(again.history.state.pages).toHaveLength(5);
+  });
+
+  it('a second open of the same project is refused while the first holds the lock', async () => {
+    const dir = join(temp(), 'p');
+    initProject(dir, 'P');
+    await opened(dir);
+    expect(await codeOf(openProject(dir))).toBe('unavailable');
+  });
+
+  it('a second process cannot open a project this process holds', async () => {
+    const dir = join(temp(), 'p');
+    initProject(dir, 'P');
+    await opened(dir);
+    // The other process checks the lock the way openProject does: the holder's pid is alive.
+    const holder = JSON.parse(readFileSync(join(dir, 'lock'), 'utf8')) as { pid: number };
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['-e', `try { process.kill(${holder.pid}, 0); process.exit(3) } catch { process.exit(0) }`],
+        { stdio: 'ignore' },
+      );
+      child.on('close', resolve);
+    });
+    expect(code).toBe(3);
+    expect(holder.pid).toBe(process.pid);
+  });
+
+  it('a lock left by a dead process on this host is taken over', async () => {
+    const dir = join(temp(), 'p');
+    initProject(dir, 'P');
+    const { hostname } = await import('node:os');
+    writeFileSync(join(dir, 'lock'), JSON.stringify({ pid: 2 ** 22 + 7, host: hostname() }));
+    const p = await opened(dir);
+    expect(JSON.parse(readFileSync(join(dir, 'lock'), 'utf8')).pid).toBe(process.pid);
+    expect(p.history.epoch).toBe(0);
+  });
+});
+
+describe('project roots and the session', () => {
+  const session = (root: string, events: AirlockEvent[] = []) =>
+    createSceneSession({ roots: createProjectRoots([root]), publish: (e) => events.push(e) });
+
+  it('refuses paths outside the project roots, including through ..', async () => {
+    const root = temp();
+    const s = session(root);
+    expect(await codeOf(s.open('/tmp/elsewhere', 'x'))).toBe('malformedRequest');
+    expect(await codeOf(s.open('../escape', 'x'))).toBe('malformedRequest');
+    expect(s.current()).toBeNull();
+  });
+
+  it('creates with createName in a missing folder and refuses a non-empty one', async () => {
+    const root = temp();
+    const s = session(root);
+    const info = await s.open('mine.khrproj', 'Mine');
+    expect(info).toMatchObject({ name: 'Mine', path: join(root, 'mine.khrproj'), id: 'mine' });
+    await s.close();
+    expect(await codeOf(s.open('mine.khrproj', 'Again'))).toBe('malformedRequest');
+    expect((await s.open('mine.khrproj')).name).toBe('Mine');
+    await s.close();
+  });
+
+  it('opening a folder without a project answers notFound', async () => {
+    const s = session(temp());
+    expect(await codeOf(s.open('nothing-here'))).toBe('notFound');
+  });
+
+  it('needs a project for apply, undo and redo (noProject)', async () => {
+    const s = session(temp());
+    expect(
+      await codeOf(Promise.resolve().then(() => s.apply({ addPage: { page: pageOf() } }))),
+    ).toBe('noProject');
+    expect(await codeOf(Promise.resolve().then(() => s.undo()))).toBe('noProject');
+  });
+
+  it('publishes sceneChanged {epoch, label} for apply, undo and redo', async () => {
+    const events: AirlockEvent[] = [];
+    const s = session(temp(), events);
+    await s.open('p', 'P');
+    await s.apply({ addPage: { page: pageOf() } });
+    await s.undo();
+    await s.redo();
+    expect(await s.undo()).toBe(4);
+    expect(await s.undo()).toBeNull();
+    expect(events).toEqual([
+      { event: 'sceneChanged', epoch: 1, label: 'addPage' },
+      { event: 'sceneChanged', epoch: 2, label: 'undo addPage' },
+      { event: 'sceneChanged', epoch: 3, label: 'redo addPage' },
+      { event: 'sceneChanged', epoch: 4, label: 'undo addPage' },
+    ]);
+    await s.close();
+  });
+});

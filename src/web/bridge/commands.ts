@@ -1,0 +1,164 @@
+/**
+ * The relay's commands as the page answers them (spec/page.md "Tools": the
+ * `wu_x` tool sends command `x`). Each checks its permission flag here, in
+ * the page, whatever the relay did.
+ */
+import { BridgeError } from './errors.js';
+import { getPermissions, requirePermission } from './permissions.js';
+import { actionCount, emitChecked, execute, listActions, navigate } from './actions.js';
+import { eventCount, recentEvents } from './events.js';
+import { pageStore } from './store.js';
+import { listApps, mountApp, mountedContainer, unmountApp } from './apps.js';
+import { snapshot } from './a11y.js';
+import { click, screenshot, type } from './dom.js';
+import { consoleEntries, networkEntries } from './diagnostics.js';
+import { redactUrl, redactValue } from './redact.js';
+
+export const FRAMEWORK = { name: 'airlock-bridge', version: '1.0.0' };
+
+type Params = Record<string, unknown>;
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const int = (v: unknown, fallback: number, min: number, max: number) =>
+  typeof v === 'number' && Number.isInteger(v) ? Math.min(max, Math.max(min, v)) : fallback;
+
+const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
+  list_actions: () => listActions(),
+  execute_action: (p, signal) => {
+    const action = str(p.action);
+    if (!action) throw new BridgeError('WU_INVALID_PARAMS', "Give the action's name in 'action'.");
+    const params =
+      p.params && typeof p.params === 'object' && !Array.isArray(p.params)
+        ? (p.params as Params)
+        : {};
+    return execute(action, params, signal);
+  },
+  status: () => {
+    const readable = getPermissions().readStore;
+    return {
+      framework: FRAMEWORK.name,
+      version: FRAMEWORK.version,
+      url: redactUrl(location.href),
+      title: document.title,
+      apps: listApps(),
+      storeKeys: readable ? pageStore().keys() : [],
+      actionCount: actionCount(),
+      eventCount: eventCount(),
+      permissions: getPermissions(),
+    };
+  },
+  list_apps: () => {
+    const apps = listApps();
+    return { apps, count: apps.length };
+  },
+  list_events: (p) => (
+    requirePermission('readDiagnostics'),
+    recentEvents(int(p.limit, 20, 1, 200))
+  ),
+  get_state: (p) => {
+    requirePermission('readStore');
+    const path = str(p.path) ?? '';
+    const value =
+      path === ''
+        ? Object.fromEntries(
+            pageStore()
+              .keys()
+              .map((k) => [k, pageStore().get(k)]),
+          )
+        : pageStore().get(path);
+    return { path, value: redactValue(value) ?? null };
+  },
+  set_state: (p) => {
+    requirePermission('writeStore');
+    const path = str(p.path);
+    if (!path) throw new BridgeError('WU_INVALID_PARAMS', 'Give a non-empty path to write.');
+    pageStore().set(path, p.value);
+    return { path, value: redactValue(p.value) ?? null, updated: true };
+  },
+  emit_event: (p) => {
+    const event = str(p.event);
+    if (!event || event.length > 200)
+      throw new BridgeError('WU_INVALID_PARAMS', 'Give an event name of 1 to 200 characters.');
+    emitChecked(event, p.data);
+    return { emitted: event, data: redactValue(p.data) ?? null };
+  },
+  navigate: (p) => {
+    const route = str(p.route);
+    if (!route) throw new BridgeError('WU_INVALID_PARAMS', 'Give the route to navigate to.');
+    return navigate(route);
+  },
+  snapshot: (p) => {
+    requirePermission('readDOM');
+    const appName = str(p.appName);
+    const root = appName ? mountedContainer(appName) : document.body;
+    return {
+      app: appName ?? null,
+      url: redactUrl(location.href),
+      title: document.title,
+      ...snapshot(root),
+      timestamp: Date.now(),
+    };
+  },
+  screenshot: (p) => {
+    requirePermission('readDOM');
+    const quality =
+      typeof p.quality === 'number' && p.quality >= 0 && p.quality <= 1 ? p.quality : 0.8;
+    return screenshot({ selector: str(p.selector), quality });
+  },
+  click: (p) => (
+    requirePermission('modifyDOM'),
+    click({ selector: str(p.selector), text: str(p.text), ref: str(p.ref) })
+  ),
+  type: (p) => {
+    requirePermission('modifyDOM');
+    return type({
+      selector: str(p.selector),
+      ref: str(p.ref),
+      text: str(p.text) ?? '',
+      clear: p.clear === true,
+      submit: p.submit === true,
+    });
+  },
+  console: (p) => {
+    requirePermission('readDiagnostics');
+    const level = ['all', 'log', 'warn', 'error'].includes(str(p.level) ?? '')
+      ? str(p.level)!
+      : 'all';
+    return consoleEntries(level, int(p.limit, 50, 1, 500));
+  },
+  network: (p) => {
+    requirePermission('readDiagnostics');
+    return networkEntries({
+      ...(str(p.method) ? { method: str(p.method)! } : {}),
+      ...(typeof p.status === 'number' ? { status: p.status } : {}),
+      limit: int(p.limit, 50, 1, 500),
+    });
+  },
+  mount_app: (p) => {
+    requirePermission('modifyDOM');
+    const name = str(p.appName);
+    if (!name) throw new BridgeError('WU_INVALID_PARAMS', "Give the app's name in 'appName'.");
+    return mountApp(name, str(p.container));
+  },
+  unmount_app: (p) => {
+    requirePermission('modifyDOM');
+    const name = str(p.appName);
+    if (!name) throw new BridgeError('WU_INVALID_PARAMS', "Give the app's name in 'appName'.");
+    return unmountApp(name);
+  },
+};
+
+export async function runCommand(
+  command: string,
+  params: unknown,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (!handler)
+    throw new BridgeError(
+      'WU_UNKNOWN_COMMAND',
+      `This bridge does not know the command '${command}'; update the page's bridge.`,
+    );
+  const p =
+    params && typeof params === 'object' && !Array.isArray(params) ? (params as Params) : {};
+  return handler(p, signal);
+}

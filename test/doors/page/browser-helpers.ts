@@ -1,0 +1,77 @@
+/** A workspace with the page door, headless Chromium on its demo page, and an SDK MCP client. */
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { loadConfig } from '../../../src/doors/page/config.js';
+import { createPageDoor } from '../../../src/doors/page/door.js';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { silentLogger } from '../../../src/kernel/logger.js';
+import { testKernel, type TestKernel } from '../../helpers/kernel.js';
+
+export const BRIDGE_TOKEN = 'e2e-bridge-token-' + 'k'.repeat(24);
+
+export interface Workspace {
+  tk: TestKernel;
+  app: HttpApp;
+  base: string;
+  door: ReturnType<typeof createPageDoor>;
+  close(): Promise<void>;
+}
+
+export async function startWorkspace(env: Record<string, string> = {}): Promise<Workspace> {
+  const config = Object.freeze({
+    ...loadConfig({ WU_MCP_TOKEN: BRIDGE_TOKEN, WU_MCP_TIMEOUT: '5000', ...env }),
+    port: 0,
+  });
+  const door = createPageDoor({ config });
+  const tk = await testKernel([door]);
+  const app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
+  const addr = await app.listen(0, '127.0.0.1');
+  return {
+    tk,
+    app,
+    door,
+    base: `http://127.0.0.1:${addr.port}`,
+    async close() {
+      await app.close();
+      await tk.dispose();
+    },
+  };
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** Opens the demo page and waits until its bridge is authenticated. */
+export async function openDemo(browser: Browser, base: string): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(`${base}/page-demo`);
+  await page.evaluate(() => (window as unknown as { demo: { ready: Promise<void> } }).demo.ready);
+  return page;
+}
+
+export async function mcpClient(base: string): Promise<Client> {
+  const client = new Client({ name: 'page-e2e', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp/page', base)));
+  return client;
+}
+
+export interface CallResult {
+  isError?: boolean;
+  content: { type: string; text?: string; data?: string; mimeType?: string }[];
+  structuredContent?: Record<string, unknown>;
+}
+
+export const json = (r: CallResult) => JSON.parse(r.content[0]!.text!) as Record<string, unknown>;

@@ -1,0 +1,149 @@
+/**
+ * The REST client of the UI (`/api/v1`, same origin). Failures arrive as the
+ * server's `{status, code, message}` and become an `ApiError` whose message is
+ * the server's own sentence (it says what to do next).
+ */
+const TOKEN_KEY = 'airlock.token';
+export const API = '/api/v1';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** The bearer token the owner entered (only when the server runs with --token), for this tab only. */
+export function token(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(value: string | null): void {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+export function authHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  const t = token();
+  return t ? { ...extra, authorization: `Bearer ${t}` } : extra;
+}
+
+const listeners = new Set<() => void>();
+/** Called when the server answers 401 (a token is needed or wrong). */
+export function onUnauthorized(listener: () => void): void {
+  listeners.add(listener);
+}
+
+async function failureOf(res: Response): Promise<ApiError> {
+  let body: Record<string, unknown> = {};
+  try {
+    body = (await res.json()) as Record<string, unknown>;
+  } catch {
+    // not JSON: fall back to the status line
+  }
+  if (res.status === 401) for (const l of listeners) l();
+  const message =
+    typeof body.message === 'string' ? body.message : `${res.status} ${res.statusText}`.trim();
+  return new ApiError(
+    res.status,
+    typeof body.code === 'string' ? body.code : 'http',
+    message,
+    body,
+  );
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Raw bytes (e.g. a PDF) with their content type, instead of JSON. */
+  raw?: { bytes: Blob | ArrayBuffer; type: string };
+  signal?: AbortSignal;
+}
+
+/** Fetches an API path (relative to /api/v1) and returns the raw response, throwing ApiError on failure. */
+export async function request(
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<Response> {
+  const headers: Record<string, string> = {};
+  let body: BodyInit | undefined;
+  if (options.raw) {
+    headers['content-type'] = options.raw.type;
+    body = options.raw.bytes;
+  } else if (options.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.body);
+  }
+  let res: Response;
+  try {
+    res = await fetch(`${API}/${path}`, {
+      method,
+      headers: authHeaders(headers),
+      ...(body === undefined ? {} : { body }),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (e) {
+    if (options.signal?.aborted) throw e;
+    throw new ApiError(
+      0,
+      'unreachable',
+      'Cannot reach the Airlock server; is `airlock serve` running?',
+    );
+  }
+  if (!res.ok) throw await failureOf(res);
+  return res;
+}
+
+export async function json<T>(
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<T> {
+  const res = await request(method, path, options);
+  const text = await res.text();
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+export const get = <T>(path: string, signal?: AbortSignal) =>
+  json<T>('GET', path, signal ? { signal } : {});
+export const post = <T>(path: string, body?: unknown) =>
+  json<T>('POST', path, body === undefined ? {} : { body });
+export const del = <T>(path: string) => json<T>('DELETE', path);
+
+/** Fetches bytes (with the token) and gives an object URL for img/a elements; revoke it when done. */
+export async function objectUrl(path: string): Promise<string> {
+  const res = await request('GET', path);
+  return URL.createObjectURL(await res.blob());
+}
+
+/** Downloads an API resource as a file the browser saves. */
+export async function download(path: string, filename: string): Promise<void> {
+  const url = await objectUrl(path);
+  saveUrl(url, filename);
+}
+
+export function saveUrl(url: string, filename: string): void {
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** Whether the server's door list (from /healthz) includes a door. */
+export async function doors(): Promise<string[]> {
+  try {
+    const res = await fetch('/healthz');
+    const body = (await res.json()) as { doors?: string[] };
+    return body.doors ?? [];
+  } catch {
+    return [];
+  }
+}

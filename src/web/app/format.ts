@@ -1,0 +1,39 @@
+/** How times, durations and ids read in the UI. */
+
+/** "14 min 05 s", "42 s", or "expired". */
+export function remaining(ms: number): string {
+  if (ms <= 0) return 'expired';
+  const s = Math.floor(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  if (h > 0) return `${h} h ${String(m).padStart(2, '0')} min`;
+  if (m > 0) return `${m} min ${String(sec).padStart(2, '0')} s`;
+  return `${sec} s`;
+}
+
+export function time(ms: number): string {
+  return new Date(ms).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+}
+
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The connection key without its long id tail: `session:1a2b3c4d…`. */
+export function shortConnection(connection: string): string {
+  const colon = connection.indexOf(':');
+  const kind = colon < 0 ? '' : connection.slice(0, colon + 1);
+  const rest = colon < 0 ? connection : connection.slice(colon + 1);
+  return rest.length > 12 ? `${kind}${rest.slice(0, 8)}…` : connection;
+}
+
+export function percent(value: number): string {
+  return `${Math.round(value * 10) / 10} %`;
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

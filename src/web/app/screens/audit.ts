@@ -1,0 +1,195 @@
+/**
+ * The audit trail (spec/kernel.md §10): every agent action and refusal,
+ * filterable by door, connection and result, exportable as JSON lines.
+ * New entries arrive live (`auditRecorded`).
+ */
+import type { AuditEntry } from '../../../kernel/records.js';
+import { get, request, saveUrl } from '../api.js';
+import { busy, fill, h, labelCells } from '../dom.js';
+
+const COLUMNS = ['Time', 'Door', 'Tool', 'Connection', 'Result', 'Duration', 'Provenance'] as const;
+import { showError } from '../errors.js';
+import { shortConnection, time } from '../format.js';
+import { subscribe, live } from '../live.js';
+import type { Screen } from './screen.js';
+
+interface Filters {
+  door: string;
+  connection: string;
+  result: string;
+}
+
+/** Whether an entry passes the filters; result `error` matches every refusal or failure. */
+export function matches(e: AuditEntry, f: Filters): boolean {
+  if (f.door && e.door !== f.door) return false;
+  if (f.connection && e.connection !== f.connection) return false;
+  if (f.result === 'ok') return e.result === 'ok';
+  if (f.result === 'error') return e.result !== 'ok';
+  return !f.result || e.result === f.result;
+}
+
+function options(
+  select: HTMLSelectElement,
+  all: string,
+  values: string[],
+  label = (v: string) => v,
+) {
+  const current = select.value;
+  fill(
+    select,
+    h('option', { value: '' }, all),
+    ...values.map((v) => h('option', { value: v }, label(v))),
+  );
+  select.value = values.includes(current) ? current : '';
+}
+
+export const auditScreen: Screen = (root, route) => {
+  let entries: AuditEntry[] = [];
+  const door = h('select', { id: 'audit-door', name: 'door' });
+  const connection = h('select', { id: 'audit-connection', name: 'connection' });
+  const result = h('select', { id: 'audit-result', name: 'result' });
+  const body = h('tbody', { id: 'audit-rows' });
+  const count = h('p', { class: 'meta', role: 'status' });
+  const exportButton = h('button', { type: 'button' }, 'Export JSON lines');
+  const filters = (): Filters => ({
+    door: door.value,
+    connection: connection.value,
+    result: result.value,
+  });
+
+  const render = () => {
+    const f = filters();
+    options(door, 'All doors', [...new Set(entries.map((e) => e.door))].sort());
+    options(
+      connection,
+      'All connections',
+      [...new Set(entries.map((e) => e.connection))].sort(),
+      shortConnection,
+    );
+    const codes = [...new Set(entries.map((e) => e.result))].filter((r) => r !== 'ok').sort();
+    const currentResult = result.value || f.result;
+    fill(
+      result,
+      h('option', { value: '' }, 'All results'),
+      h('option', { value: 'ok' }, 'ok'),
+      h('option', { value: 'error' }, 'Any refusal or error'),
+      ...codes.map((c) => h('option', { value: c }, c)),
+    );
+    result.value = currentResult;
+    door.value = f.door;
+    connection.value = f.connection;
+    const shown = entries
+      .filter((e) => matches(e, filters()))
+      .slice()
+      .reverse();
+    count.textContent = `${shown.length} of ${entries.length} entries`;
+    fill(
+      body,
+      ...shown.map((e) =>
+        labelCells(
+          h(
+            'tr',
+            { 'data-audit-id': e.id },
+            h('td', {}, time(e.at)),
+            h('td', {}, e.door),
+            h('td', { class: 'code' }, e.tool),
+            h('td', { title: e.connection }, shortConnection(e.connection)),
+            h('td', { class: e.result === 'ok' ? 'result-ok' : 'result-err' }, e.result),
+            h('td', {}, `${e.durationMs} ms`),
+            h(
+              'td',
+              {},
+              e.provenance
+                ? `${e.provenance.provider} / ${e.provenance.model} / ${e.provenance.promptVersion}`
+                : '—',
+            ),
+          ),
+          COLUMNS,
+        ),
+      ),
+    );
+  };
+
+  const load = async () => {
+    try {
+      entries = (await get<{ entries: AuditEntry[] }>('audit?limit=10000')).entries;
+    } catch (e) {
+      showError(e, 'Could not load the audit trail');
+    }
+    render();
+  };
+
+  for (const [select, key] of [
+    [door, 'door'],
+    [connection, 'connection'],
+    [result, 'result'],
+  ] as const) {
+    select.addEventListener('change', render);
+    const wanted = route.query.get(key);
+    if (wanted) {
+      select.append(h('option', { value: wanted }, wanted));
+      select.value = wanted;
+    }
+  }
+
+  exportButton.addEventListener(
+    'click',
+    () =>
+      void busy(exportButton, async () => {
+        try {
+          const f = filters();
+          const res = await request(
+            'GET',
+            `audit?format=jsonl&limit=10000${f.door ? `&door=${encodeURIComponent(f.door)}` : ''}`,
+          );
+          const lines = (await res.text())
+            .split('\n')
+            .filter((l) => l && matches(JSON.parse(l) as AuditEntry, f));
+          const blob = new Blob(
+            lines.map((l) => l + '\n'),
+            { type: 'application/x-ndjson' },
+          );
+          saveUrl(URL.createObjectURL(blob), 'audit.jsonl');
+        } catch (e) {
+          showError(e, 'Export failed');
+        }
+      }),
+  );
+
+  fill(
+    root,
+    h('h1', { tabindex: '-1' }, 'Audit'),
+    h(
+      'form',
+      {
+        class: 'row',
+        role: 'search',
+        'aria-label': 'Filter the audit trail',
+        onsubmit: (e: Event) => e.preventDefault(),
+      },
+      h('label', { for: 'audit-door' }, 'Door', door),
+      h('label', { for: 'audit-connection' }, 'Connection', connection),
+      h('label', { for: 'audit-result' }, 'Result', result),
+      exportButton,
+    ),
+    count,
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'stack', 'aria-label': 'Audit entries, newest first' },
+        h('thead', {}, h('tr', {}, ...COLUMNS.map((t) => h('th', { scope: 'col' }, t)))),
+        body,
+      ),
+    ),
+  );
+  void load();
+  return subscribe('event', () => {
+    const e = live().lastEvent;
+    if (e?.event === 'auditRecorded' && e.entry && typeof e.entry === 'object') {
+      entries.push(e.entry as AuditEntry);
+      render();
+    } else if (e?.event === 'snapshot') void load();
+  });
+};

@@ -1,0 +1,184 @@
+/**
+ * The workspace UI's approvals inbox, grants, jobs and audit against a real
+ * `airlock serve` (the test-only `ledger` door stands in for any door that
+ * asks for consent), in headless Chromium.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Browser } from 'playwright-core';
+import { startServe, type Served } from '../helpers/cli.js';
+import { go, launch, openUi, screenshots, type UiPage } from './browser.js';
+import { connectAgent, type Agent } from './mcp.js';
+
+const TOKEN = 'web-ui-inbox-token-0123456789';
+const dir = mkdtempSync(join(tmpdir(), 'airlock-web-inbox-'));
+let served: Served;
+let browser: Browser;
+let ui: UiPage;
+let agent: Agent;
+
+beforeAll(async () => {
+  [served, browser] = await Promise.all([
+    startServe(['--doors', 'ledger', '--data', dir, '--token', TOKEN]),
+    launch(),
+  ]);
+  ui = await openUi(browser, `${served.url}/#/approvals`, { token: TOKEN });
+  agent = await connectAgent(served.url, 'inbox-test-agent', TOKEN);
+});
+
+afterAll(async () => {
+  await agent?.close();
+  await browser?.close();
+  served?.child.kill('SIGTERM');
+  await served?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('web UI: approvals inbox, grants, jobs, audit', () => {
+  it('shows a request live, approves it for the chosen project, and revoking makes the next call answer approvalRequired', async () => {
+    const { page } = ui;
+    const first = await agent.call('ledger_request_write_access');
+    expect(first.body.code).toBe('approvalRequired');
+    const id = String(first.body.approvalID);
+
+    // Appears without a reload, with the capability asked and the connection.
+    const card = page.locator(`[data-approval-id="${id}"]`);
+    await card.waitFor();
+    await expect(card.getByRole('heading').textContent()).resolves.toBe('ledger: write access');
+    await expect(card.locator('.connection').getAttribute('title')).resolves.toMatch(/^session:/);
+    await expect(page.locator('[data-badge="approvals"]').textContent()).resolves.toBe('1');
+    await screenshots(ui, 'approvals-pending');
+
+    await card.getByLabel('Project or resource (optional)').fill('books');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.waitFor({ state: 'detached' });
+
+    const granted = await agent.call('ledger_request_write_access');
+    expect(granted.body).toMatchObject({ grantID: expect.any(String) });
+    const append = await agent.call('ledger_append', {
+      operationID: randomUUID(),
+      account: 'cash',
+      amount: 5,
+      expectedVersion: null,
+    });
+    expect(append.isError).toBe(false);
+
+    const row = page.locator(`[data-grant-id="${String(granted.body.grantID)}"]`);
+    await row.waitFor();
+    await expect(row.locator('td').nth(2).textContent()).resolves.toBe('books');
+    await expect(row.locator('.remaining').textContent()).resolves.toMatch(/^1[45] min/);
+    await screenshots(ui, 'approvals-grant');
+
+    await row.getByRole('button', { name: /Revoke ledger write grant/ }).click();
+    await row.waitFor({ state: 'detached' });
+    const refused = await agent.call('ledger_append', {
+      operationID: randomUUID(),
+      account: 'cash',
+      amount: 1,
+      expectedVersion: null,
+    });
+    expect(refused.isError).toBe(true);
+    const again = await agent.call('ledger_request_write_access');
+    expect(again.body.code).toBe('approvalRequired');
+    await page.locator(`[data-approval-id="${String(again.body.approvalID)}"]`).waitFor();
+  });
+
+  it('denies a request from the keyboard and moves focus to the section heading', async () => {
+    const { page } = ui;
+    const other = await connectAgent(served.url, 'denied-agent', TOKEN);
+    try {
+      // The revoked request from the previous test is still pending: deny both.
+      await other.call('ledger_request_write_access');
+      const cards = page.locator('[data-approval-id]');
+      await expect.poll(() => cards.count()).toBe(2);
+      for (let i = 0; i < 2; i++) {
+        await cards.first().getByRole('button', { name: 'Deny' }).focus();
+        await page.keyboard.press('Enter');
+        await expect.poll(() => cards.count()).toBe(1 - i);
+      }
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.id))
+        .toBe('pending-title');
+      expect((await other.call('ledger_request_write_access')).body.code).toBe('approvalDenied');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('shows a job started over MCP advancing to 100 % and finished, without reloading', async () => {
+    const { page } = ui;
+    await go(ui, 'jobs', 'Jobs');
+    const { body } = await agent.call('ledger_count', { to: 60 });
+    const job = page.locator(`[data-job-id="${String(body.jobId)}"]`);
+    await job.waitFor();
+    const seen = new Set<number>();
+    await expect
+      .poll(
+        async () => {
+          seen.add(Number(await job.locator('progress').getAttribute('value')));
+          return job.getAttribute('data-status');
+        },
+        { interval: 50, timeout: 15_000 },
+      )
+      .toBe('completed');
+    expect(await job.locator('progress').evaluate((p) => (p as HTMLProgressElement).value)).toBe(
+      100,
+    );
+    expect([...seen].some((v) => v > 0 && v < 100)).toBe(true);
+    await expect(job.locator('.status').textContent()).resolves.toBe('Finished');
+    await expect(job.getByRole('button', { name: /Cancel/ }).count()).resolves.toBe(0);
+    await screenshots(ui, 'jobs');
+  });
+
+  it('cancels a running job from the UI', async () => {
+    const { page } = ui;
+    const { body } = await agent.call('ledger_count', { to: 5000 });
+    const job = page.locator(`[data-job-id="${String(body.jobId)}"]`);
+    await job.getByRole('button', { name: 'Cancel job count' }).click();
+    await expect.poll(() => job.getAttribute('data-status')).toBe('cancelled');
+  });
+
+  it('filters the audit trail by result and connection and exports what is shown', async () => {
+    const { page } = ui;
+    await go(ui, 'audit', 'Audit');
+    const rows = page.locator('#audit-rows tr');
+    await expect.poll(() => rows.count()).toBeGreaterThan(2);
+    await page.getByLabel('Result').selectOption('error');
+    const refusals = await rows.locator('td:nth-child(5)').allTextContents();
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(refusals).not.toContain('ok');
+    expect(refusals).toContain('notAuthorized');
+
+    // A new refusal arrives live, already filtered.
+    const before = await rows.count();
+    await agent.call('ledger_append', {
+      operationID: randomUUID(),
+      account: 'cash',
+      amount: 1,
+      expectedVersion: null,
+    });
+    await expect.poll(() => rows.count()).toBe(before + 1);
+    await screenshots(ui, 'audit');
+
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export JSON lines' }).click();
+    const file = await (await download).path();
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { result: string; door: string });
+    expect(lines).toHaveLength(before + 1);
+    expect(lines.every((l) => l.result !== 'ok' && l.door === 'ledger')).toBe(true);
+  });
+
+  it('renders the settings screen, and no screen logged a console error', async () => {
+    await go(ui, 'settings', 'Settings');
+    await screenshots(ui, 'settings');
+    await go(ui, 'approvals', 'Approvals');
+    await screenshots(ui, 'approvals');
+    expect(ui.errors).toEqual([]);
+  });
+});

@@ -8,6 +8,7 @@ import { createProcessLogger } from './logger.js';
 import { openWorkspace } from './workspace.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
 import { createHttpApp } from '../transport/http-app.js';
+import { createWebUi } from '../web/web-ui.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import { createMcpServer } from '../transport/mcp-server.js';
 import type { OpenApiMount } from '../doors/context.js';
@@ -214,6 +215,7 @@ export async function serve(argv: string[]): Promise<number> {
     logger,
     token,
     allowedHosts: isLoopbackHost(host) ? [] : [host],
+    staticHandler: createWebUi(),
   });
   let address;
   try {

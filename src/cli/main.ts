@@ -1,9 +1,7 @@
 /** The `airlock` command: dispatch to subcommands; usage errors exit 2 with one line. */
 import { UsageError } from './args.js';
-import { serve, stdio } from './serve.js';
-import { approvals } from './approvals.js';
-import { catalogCommand, openapiCommand } from './openapi.js';
-import { relayCommand } from './relay.js';
+
+// Subcommands load on demand, so `--help` and `approvals` start fast.
 
 export const HELP = `Usage: airlock <command> [options]
 
@@ -22,17 +20,17 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'serve':
-        return await serve(rest);
+        return await (await import('./serve.js')).serve(rest);
       case 'stdio':
-        return await stdio(rest);
+        return await (await import('./serve.js')).stdio(rest);
       case 'approvals':
-        return await approvals(rest);
+        return await (await import('./approvals.js')).approvals(rest);
       case 'openapi':
-        return await openapiCommand(rest);
+        return await (await import('./openapi.js')).openapiCommand(rest);
       case 'catalog':
-        return await catalogCommand(rest);
+        return await (await import('./openapi.js')).catalogCommand(rest);
       case 'relay':
-        return await relayCommand(rest);
+        return await (await import('./relay.js')).relayCommand(rest);
       case undefined:
       case '-h':
       case '--help':

@@ -50,45 +50,43 @@ export function createTesseractEngine(): Engine {
           const ops: Op[] = page.nodes
             .filter((n) => 'text' in n.kind)
             .map((n) => ({ removeNode: { page: page.id, id: n.id } }));
-          for (const block of data.blocks ?? []) {
-            for (const para of block.paragraphs) {
-              const lines = para.lines.filter(
-                (l) => l.text.trim() && l.confidence >= MIN_CONFIDENCE,
-              );
-              if (!lines.length) continue;
-              const text = lines.map((l) => l.text.trim()).join('\n');
-              const box = union(lines.map((l) => l.bbox));
-              const heights = lines.map((l) => l.bbox.y1 - l.bbox.y0).sort((a, b) => a - b);
-              const x = Math.max(0, box.x0 - REGION_MARGIN_PX);
-              const y = Math.max(0, box.y0 - REGION_MARGIN_PX);
-              const node: Node = {
-                id: randomUUID(),
-                transform: {
-                  x,
-                  y,
-                  width: Math.min(page.width, box.x1 + REGION_MARGIN_PX) - x,
-                  height: Math.min(page.height, box.y1 + REGION_MARGIN_PX) - y,
-                  rotationDeg: 0,
+          const lines = (data.blocks ?? [])
+            .flatMap((b) => b.paragraphs.flatMap((p) => p.lines))
+            .filter((l) => l.text.trim() && l.confidence >= MIN_CONFIDENCE);
+          for (const region of regions(lines)) {
+            const text = region.map((l) => l.text.trim()).join('\n');
+            const box = union(region.map((l) => l.bbox));
+            const heights = region.map((l) => l.bbox.y1 - l.bbox.y0).sort((a, b) => a - b);
+            const confidence = region.reduce((sum, l) => sum + l.confidence, 0) / region.length;
+            const x = Math.max(0, box.x0 - REGION_MARGIN_PX);
+            const y = Math.max(0, box.y0 - REGION_MARGIN_PX);
+            const node: Node = {
+              id: randomUUID(),
+              transform: {
+                x,
+                y,
+                width: Math.min(page.width, box.x1 + REGION_MARGIN_PX) - x,
+                height: Math.min(page.height, box.y1 + REGION_MARGIN_PX) - y,
+                rotationDeg: 0,
+              },
+              visible: true,
+              kind: {
+                text: {
+                  text,
+                  confidence: Math.round(confidence) / 100,
+                  sourceLang: 'en',
+                  direction: 'horizontal',
+                  linePolygons: region.map(({ bbox: b }) => [
+                    [b.x0, b.y0],
+                    [b.x1, b.y0],
+                    [b.x1, b.y1],
+                    [b.x0, b.y1],
+                  ]),
+                  fontSizePx: Math.max(1, heights[Math.floor(heights.length / 2)]!),
                 },
-                visible: true,
-                kind: {
-                  text: {
-                    text,
-                    confidence: Math.round(para.confidence) / 100,
-                    sourceLang: 'en',
-                    direction: 'horizontal',
-                    linePolygons: lines.map(({ bbox: b }) => [
-                      [b.x0, b.y0],
-                      [b.x1, b.y0],
-                      [b.x1, b.y1],
-                      [b.x0, b.y1],
-                    ]),
-                    fontSizePx: Math.max(1, heights[Math.floor(heights.length / 2)]!),
-                  },
-                },
-              };
-              ops.push({ addNode: { page: page.id, node } });
-            }
+              },
+            };
+            ops.push({ addNode: { page: page.id, node } });
           }
           return ops;
         },
@@ -98,6 +96,29 @@ export function createTesseractEngine(): Engine {
       };
     },
   };
+}
+
+/**
+ * Text regions (speech bubbles): lines in reading order, a line joining the
+ * region above it when the vertical gap is under one line height and their
+ * horizontal extents overlap. Tesseract's own paragraphs span bubbles that
+ * sit in one column, which would erase the art between them.
+ */
+export function regions<L extends { bbox: Box }>(lines: L[]): L[][] {
+  const sorted = [...lines].sort((a, b) => a.bbox.y0 - b.bbox.y0 || a.bbox.x0 - b.bbox.x0);
+  const out: { lines: L[]; box: Box }[] = [];
+  for (const line of sorted) {
+    const b = line.bbox;
+    const height = b.y1 - b.y0;
+    const near = out.find(
+      (r) => b.y0 - r.box.y1 < height && b.x0 < r.box.x1 && b.x1 > r.box.x0 && b.y0 >= r.box.y0,
+    );
+    if (near) {
+      near.lines.push(line);
+      near.box = union([near.box, b]);
+    } else out.push({ lines: [line], box: b });
+  }
+  return out.map((r) => r.lines);
 }
 
 function union(boxes: Box[]): Box {

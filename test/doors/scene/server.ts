@@ -1,0 +1,171 @@
+/**
+ * A real workspace for scene tests: kernel on temp SQLite, the scene door,
+ * the HTTP app on loopback, an MCP client, an SSE reader, and a fake
+ * OpenAI-compatible endpoint on loopback.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { rmSync } from 'node:fs';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { silentLogger } from '../../../src/kernel/logger.js';
+import { testKernel, type TestKernel } from '../../helpers/kernel.js';
+import { sceneDoor, tempDir } from './helpers.js';
+
+export interface FakeLlm {
+  url: string;
+  requests: { system: string; user: string }[];
+  /** Delay per request (ms), to give cancellation time. */
+  delayMs: number;
+  close(): Promise<void>;
+}
+
+/** Answers `n: <text> [pt]` for each numbered segment, numbers in reverse order. */
+export async function fakeLlm(): Promise<FakeLlm> {
+  const state: FakeLlm = { url: '', requests: [], delayMs: 0, close: async () => undefined };
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const parsed = JSON.parse(body) as { messages: { role: string; content: string }[] };
+      const system = parsed.messages.find((m) => m.role === 'system')?.content ?? '';
+      const user = parsed.messages.find((m) => m.role === 'user')?.content ?? '';
+      state.requests.push({ system, user });
+      const lines = user
+        .split('\n')
+        .map((l) => /^(\d+): (.*)$/.exec(l))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => `${m[1]}: ${m[2]!.toLowerCase()} [pt]`)
+        .reverse();
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            choices: [{ message: { role: 'assistant', content: lines.join('\n') } }],
+          }),
+        );
+      }, state.delayMs);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  state.close = () =>
+    new Promise((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  return state;
+}
+
+export interface SceneServer {
+  base: string;
+  tk: TestKernel;
+  app: HttpApp;
+  llm: FakeLlm;
+  data: string;
+  mcp(): Promise<Client>;
+  close(): Promise<void>;
+}
+
+export async function sceneServer(): Promise<SceneServer> {
+  const llm = await fakeLlm();
+  const data = tempDir();
+  const door = await sceneDoor(data, { llm: { baseUrl: llm.url, model: 'fake' } });
+  const tk = await testKernel([door], { dir: data });
+  const app = createHttpApp({
+    kernel: tk.kernel,
+    logger: silentLogger,
+    maxBodyBytes: 16 * 1024 * 1024,
+  });
+  const addr = await app.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${addr.port}`;
+  const clients: Client[] = [];
+  return {
+    base,
+    tk,
+    app,
+    llm,
+    data,
+    async mcp() {
+      const client = new Client({ name: 'scene-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base)));
+      clients.push(client);
+      return client;
+    },
+    async close() {
+      for (const c of clients) await c.close().catch(() => undefined);
+      await app.close();
+      await tk.close();
+      await llm.close();
+      rmSync(data, { recursive: true, force: true });
+    },
+  };
+}
+
+export type SseEvent = Record<string, unknown> & { event: string };
+
+/** Reads /api/v1/events into an array until stopped. */
+export function sse(base: string) {
+  const abort = new AbortController();
+  const events: SseEvent[] = [];
+  const decoder = new TextDecoder();
+  const connected = fetch(`${base}/api/v1/events`, { signal: abort.signal }).then((res) => {
+    const reader = res.body!.getReader();
+    let buf = '';
+    void (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const frame = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const data = frame
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join('\n');
+          if (data) events.push(JSON.parse(data) as SseEvent);
+        }
+      }
+    })().catch(() => undefined);
+  });
+  return {
+    events,
+    /** Resolves once the snapshot frame arrived. */
+    ready: async () => {
+      await connected;
+      await until(() => events.some((e) => e.event === 'snapshot'));
+    },
+    stop: () => abort.abort(),
+  };
+}
+
+export async function until(check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Uploads PNG pages through POST /api/v1/pages (multipart). */
+export async function uploadPages(base: string, files: { name: string; bytes: Uint8Array }[]) {
+  const form = new FormData();
+  for (const f of files) form.append('file', new Blob([f.bytes], { type: 'image/png' }), f.name);
+  const res = await fetch(`${base}/api/v1/pages`, { method: 'POST', body: form });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+export const structured = (r: unknown) =>
+  (r as { structuredContent: Record<string, unknown> }).structuredContent;
+
+export const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
+
+export const post = (base: string, path: string, body?: unknown, method = 'POST') =>
+  fetch(`${base}/api/v1/${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });

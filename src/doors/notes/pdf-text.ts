@@ -130,6 +130,12 @@ export async function readPageText(bytes: Uint8Array, pageIndex: number): Promis
       const style = styles[run.fontName] ?? {};
       words.push(...wordsOf(run, style.ascent ?? 0.8, style.descent ?? -0.2, vt, viewport));
     }
+    // Text outside the crop box is not on the displayed page.
+    const shown = words.filter((w) => {
+      const cx = (w.box.x0 + w.box.x1) / 2;
+      const cy = (w.box.y0 + w.box.y1) / 2;
+      return cx >= 0 && cx <= 1 && cy >= 0 && cy <= 1;
+    });
     const [vx0, vy0, vx1, vy1] = page.view as [number, number, number, number];
     const geometry: PageGeometry = {
       cropBox: [vx0, vy0, vx1, vy1],
@@ -137,7 +143,7 @@ export async function readPageText(bytes: Uint8Array, pageIndex: number): Promis
       rotation: page.rotate,
       width: viewport.width,
     };
-    const lines = groupLines(words);
+    const lines = groupLines(shown);
     const pageText = lines.map((l) => l.text).join('\n');
     return {
       geometry,

@@ -44,7 +44,7 @@ export async function densePdf(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Courier);
   const page = doc.addPage([600, 800]);
-  const line = 'abcdefghij'.repeat(12);
+  const line = 'abcdefghij'.repeat(24);
   for (let i = 0; i < 90; i++) page.drawText(line, { x: 5, y: 790 - i * 8.5, size: 4, font });
   return doc.save();
 }

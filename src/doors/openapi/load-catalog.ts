@@ -1,0 +1,23 @@
+/**
+ * A mount's catalog: a compiled catalog file is read as is (after a schema
+ * check); anything else is compiled on the fly from the OpenAPI document.
+ */
+import { DocumentError } from './document/errors.js';
+import { loadDocuments, type LoadOptions } from './document/load.js';
+import { isCatalog, parseCatalog, type Catalog } from './catalog.js';
+import { compileDocuments } from './compile/compile.js';
+
+export async function loadCatalog(source: string, options: LoadOptions = {}): Promise<Catalog> {
+  const set = await loadDocuments(source, options);
+  if (isCatalog(set.main.root)) {
+    const parsed = parseCatalog(set.main.root);
+    if (!parsed.ok)
+      throw new DocumentError(
+        set.main.label,
+        '',
+        `not a valid catalog (${parsed.reason}); rebuild it with airlock catalog build`,
+      );
+    return parsed.catalog;
+  }
+  return compileDocuments(set);
+}

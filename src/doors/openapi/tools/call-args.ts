@@ -1,0 +1,158 @@
+/**
+ * The checks `<prefix>_call` makes before any request, in the reference's
+ * order (spec/openapi.md "Tools"): unknown argument names; defaults applied
+ * (`slug` from the configured workspace, any `--default name=value`);
+ * missing required arguments; the body and query validated against the
+ * spec's schemas (a JSON pointer per violation); path values that would
+ * change the path refused. Each failure says how to fix the call.
+ */
+import { failure, type Failure } from '../../../kernel/errors.js';
+import type { MethodEntry } from '../catalog-index.js';
+import { signature } from '../catalog-index.js';
+import { createValidator, type Violation } from '../compile/validate.js';
+import { unsafePathValue } from '../http/build.js';
+import { escapeToken } from '../document/errors.js';
+
+export interface CheckedArgs {
+  /** Path values by the spec's parameter name. */
+  pathValues: Record<string, string>;
+  params: Record<string, unknown>;
+  data: unknown;
+}
+
+const bodyValidator = createValidator(false);
+const queryValidator = createValidator(true);
+
+/** One wrapper object per parameter schema, so compiled validators are reused (Ajv caches by object). */
+const wrappers = new WeakMap<object, object>();
+function asValue(schema: unknown): object {
+  const key = schema !== null && typeof schema === 'object' ? schema : wrappers;
+  let w = wrappers.get(key);
+  if (!w) {
+    w = { type: 'object', properties: { value: schema } };
+    wrappers.set(key, w);
+  }
+  return w;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+const list = (names: string[]) => names.map((n) => `'${n}'`).join(', ');
+
+export function checkArgs(
+  where: string,
+  describeTool: string,
+  method: MethodEntry,
+  rawArgs: Record<string, unknown>,
+  defaults: Record<string, string>,
+): CheckedArgs | Failure {
+  const sig = `${where}.${signature(method)}`;
+
+  // 1. unknown argument names
+  const known = new Set<string>(['params']);
+  for (const p of method.pathIds) known.add(p.name).add(p.original);
+  if (method.body) known.add('data');
+  const unknown = Object.keys(rawArgs).filter(
+    (k) => !known.has(k) || (k === 'params' && method.params.length === 0),
+  );
+  if (unknown.length > 0)
+    return failure(
+      'malformedRequest',
+      `Unknown argument${unknown.length > 1 ? 's' : ''} ${list(unknown)} for ${sig}; pass only those (path ids, then data, then params).`,
+      { unknown },
+    );
+  const given = rawArgs.params;
+  if (given !== undefined && !isObject(given))
+    return failure(
+      'malformedRequest',
+      `args.params must be an object of query parameters for ${sig}.`,
+    );
+  const params: Record<string, unknown> = { ...(given ?? {}) };
+  const unknownParams = Object.keys(params).filter((k) => !method.params.some((p) => p.name === k));
+  if (unknownParams.length > 0)
+    return failure(
+      'malformedRequest',
+      `Unknown params ${list(unknownParams)} for ${where}.${method.name}; known params: ${method.params.map((p) => p.name).join(', ') || 'none'}.`,
+      { unknown: unknownParams.map((k) => `params.${k}`) },
+    );
+
+  // 2. defaults
+  const pathValues: Record<string, unknown> = {};
+  for (const p of method.pathIds) {
+    pathValues[p.original] =
+      rawArgs[p.name] ?? rawArgs[p.original] ?? defaults[p.name] ?? defaults[p.original];
+  }
+  for (const p of method.params)
+    if (params[p.name] === undefined && defaults[p.name] !== undefined)
+      params[p.name] = defaults[p.name];
+
+  // 3. missing required
+  const missing = [
+    ...method.pathIds
+      .filter((p) => pathValues[p.original] === undefined || pathValues[p.original] === null)
+      .map((p) => p.name),
+    ...(method.body?.required && rawArgs.data === undefined ? ['data'] : []),
+    ...method.params
+      .filter((p) => p.required && params[p.name] === undefined)
+      .map((p) => `params.${p.name}`),
+  ];
+  if (missing.length > 0)
+    return failure(
+      'malformedRequest',
+      `Missing required argument${missing.length > 1 ? 's' : ''} ${list(missing)} for ${sig}; ${describeTool} shows their types.`,
+      { missing },
+    );
+
+  // 4. schemas
+  const violations: Violation[] = [];
+  const at = (pointer: string, base: string) => pointer.replace(/^\/value/, base);
+  for (const p of method.pathIds) {
+    const v = pathValues[p.original];
+    if (typeof v === 'object')
+      violations.push({ pointer: `/${p.name}`, message: 'must be a string or number' });
+    else
+      violations.push(
+        ...queryValidator
+          .check(asValue(p.schema), { value: String(v) }, '')
+          .map((x) => ({ ...x, pointer: at(x.pointer, `/${p.name}`) })),
+      );
+  }
+  if (method.body && rawArgs.data !== undefined)
+    violations.push(...bodyValidator.check(method.body.schema, rawArgs.data, '/data'));
+  for (const p of method.params) {
+    if (params[p.name] === undefined) continue;
+    const holder = { value: params[p.name] };
+    violations.push(
+      ...queryValidator
+        .check(asValue(p.schema), holder, '')
+        .map((v) => ({ ...v, pointer: at(v.pointer, `/params/${escapeToken(p.name)}`) })),
+    );
+    params[p.name] = holder.value;
+  }
+  if (violations.length > 0) {
+    const shown = violations
+      .slice(0, 10)
+      .map((v) => `${v.pointer} ${v.message}`)
+      .join('; ');
+    return failure(
+      'malformedRequest',
+      `The arguments do not match the API's schema: ${shown}${violations.length > 10 ? ` (and ${violations.length - 10} more)` : ''}. Fix them (see ${describeTool}) and call again.`,
+      { violations: violations.slice(0, 50) },
+    );
+  }
+
+  // 5. path values that would change the path
+  const out: Record<string, string> = {};
+  for (const p of method.pathIds) {
+    const value = String(pathValues[p.original]);
+    const why = unsafePathValue(value);
+    if (why)
+      return failure(
+        'malformedRequest',
+        `Path id '${p.name}' is refused: ${why}, which would change the request path; pass the id alone.`,
+        { pointer: `/${p.name}` },
+      );
+    out[p.original] = value;
+  }
+  return { pathValues: out, params, data: rawArgs.data };
+}

@@ -1,0 +1,137 @@
+/**
+ * `<prefix>_call {resource, method, args?, limit?, confirm?}`: runs one
+ * catalog method. Order of checks (spec/openapi.md): the version probe;
+ * the resource and method exist; destructive without `confirm: true` →
+ * `confirmRequired`; then the argument checks of `call-args.ts`; then the
+ * HTTP request. HTTP errors come back as `isError` with status and body.
+ */
+import { z } from 'zod';
+import { defineTool } from '../../../kernel/tool.js';
+import { failure } from '../../../kernel/errors.js';
+import type { Runtime } from '../runtime.js';
+import { pretty, type Shown } from '../present.js';
+import type { Probe } from '../probe.js';
+import { lookup } from './describe.js';
+import { checkArgs } from './call-args.js';
+import { buildRequest } from '../http/build.js';
+import { send, type UpstreamRequest, type UpstreamResponse } from '../http/send.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, iterate } from '../http/iterate.js';
+
+function hint(status: number, rt: Runtime): string {
+  if (status === 401 || status === 403)
+    return ' Check the credentials the server is configured with (environment variables); do not retry with the same ones.';
+  if (status === 404) return ` Check the ids (${rt.tool('resources')} / list methods find them).`;
+  if (status === 400 || status === 422)
+    return ` Fix the arguments (${rt.tool('describe')} shows the schema) and call again.`;
+  if (status === 429 || status === 503)
+    return ' The API is rate limiting or unavailable; wait, then retry.';
+  return '';
+}
+
+export function callTool(rt: Runtime, probe: Probe) {
+  const title = rt.index.catalog.source.title || 'the API';
+  return defineTool({
+    name: rt.tool('call'),
+    description:
+      `Run a method of ${title}: {resource, method, args} with args by parameter name — path ids first (e.g. slug, project), then data (the body), then params (query: fields, filters, order_by, per_page, offset). ` +
+      `iterate methods collect up to limit items across pages (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}) → {items, count, truncated}. ` +
+      `Destructive methods (delete, bulkDelete, remove, unlink) refuse to run without confirm: true — ask the user first and pass confirm only after they agree. ` +
+      `Use ${rt.tool('describe')} first for the exact signature and an example input.`,
+    input: z
+      .object({
+        resource: z.string().min(1).max(300),
+        method: z.string().min(1).max(200),
+        args: z.record(z.string(), z.unknown()).optional(),
+        limit: z.number().int().min(1).max(MAX_LIMIT).optional(),
+        confirm: z.boolean().optional(),
+      })
+      .strict(),
+    annotations: { destructiveHint: true, openWorldHint: true, idempotentHint: false },
+    // A POST that times out may have happened: never claim "nothing was written".
+    writes: true,
+    handler: async (input, ctx) => {
+      const refused = await probe.check();
+      if (refused) return refused;
+      const found = lookup(rt, input.resource, input.method);
+      if ('ok' in found) return found;
+      const m = found.method;
+      const where = input.resource;
+      if (m.kind === 'destructive' && input.confirm !== true)
+        return failure(
+          'confirmRequired',
+          `${where}.${m.name} is destructive (${m.http} ${m.path}); ask the user first, then call again with confirm: true.`,
+        );
+      const checked = checkArgs(where, rt.tool('describe'), m, input.args ?? {}, rt.defaults);
+      if ('ok' in checked) return checked;
+      if (!rt.base)
+        return failure(
+          'unavailable',
+          `No base URL is configured for ${rt.prefix} and the document names no absolute server; restart with --base-url URL.`,
+        );
+      const base = rt.base;
+      const credentials = rt.credentials(m);
+      const request = (params: Record<string, unknown>): UpstreamRequest =>
+        buildRequest({
+          method: m,
+          base,
+          pathValues: checked.pathValues,
+          params,
+          data: checked.data,
+          credentials,
+          extraHeaders: rt.extraHeaders,
+        });
+      const exchange = async (req: UpstreamRequest) => {
+        const started = Date.now();
+        const res = await send(req, { signal: ctx.signal, limits: rt.limits, fetch: rt.fetch });
+        ctx.logger.info(
+          {
+            resource: where,
+            method: m.name,
+            http: m.http,
+            status: 'ok' in res ? res.code : res.status,
+            ms: Date.now() - started,
+          },
+          'openapi request',
+        );
+        return res;
+      };
+
+      if (m.iterates && m.pagination) {
+        const sizeSchema = m.params.find((p) => p.name === m.pagination?.sizeParam)?.schema as
+          { maximum?: unknown } | undefined;
+        const result = await iterate(
+          m.pagination,
+          checked.params,
+          input.limit ?? DEFAULT_LIMIT,
+          typeof sizeSchema?.maximum === 'number' ? sizeSchema.maximum : undefined,
+          {
+            first: request,
+            follow: (url) => {
+              for (const [k, v] of credentials.query)
+                if (!url.searchParams.has(k)) url.searchParams.append(k, v);
+              return { ...request(checked.params), url };
+            },
+            send: exchange,
+          },
+          `${m.http} ${m.path}`,
+        );
+        if ('ok' in result) return result;
+        return { text: pretty(result) } satisfies Shown;
+      }
+
+      const res = await exchange(request(checked.params));
+      if ('ok' in res) return res;
+      return shownResponse(res, `${m.http} ${m.path}`, rt);
+    },
+  });
+}
+
+function shownResponse(res: UpstreamResponse, label: string, rt: Runtime) {
+  if (res.status >= 400)
+    return failure(
+      'upstreamError',
+      `${label} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}.${hint(res.status, rt)}`,
+      { status: res.status, body: res.body },
+    );
+  return { text: pretty(res.body === null ? { status: res.status } : res.body) } satisfies Shown;
+}

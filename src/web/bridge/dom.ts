@@ -221,7 +221,6 @@ export async function screenshot(options: { selector?: string | undefined; quali
     Math.max(1, Math.ceil(isRoot ? document.documentElement.clientHeight : rect.height)),
   );
   const clone = styledClone(isRoot ? document.body : el);
-  if (clone instanceof HTMLElement) clone.style.margin = '0';
   const xhtml = new XMLSerializer().serializeToString(clone);
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +

@@ -11,6 +11,7 @@ import {
   type CallResult,
   type Workspace,
 } from './browser-helpers.js';
+import { fakeRelay } from './fake-relay.js';
 
 let ws: Workspace;
 let browser: Browser;
@@ -29,7 +30,12 @@ const ALL_ON = {
 
 type Win = {
   bridge: { setPermissions(f: Record<string, boolean>): void; isConnected(): boolean };
-  demo: { submitted: Record<string, string>[]; aborted: number[]; navigations: string[]; shadowClicks?: number };
+  demo: {
+    submitted: Record<string, string>[];
+    aborted: number[];
+    navigations: string[];
+    shadowClicks?: number;
+  };
 };
 
 const call = async (name: string, args: Record<string, unknown> = {}) =>
@@ -56,10 +62,24 @@ describe('the page door end to end', () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
-        'wu_conexion', 'wu_list_actions', 'wu_execute_action', 'wu_status', 'wu_list_apps',
-        'wu_list_events', 'wu_get_state', 'wu_set_state', 'wu_emit_event', 'wu_navigate',
-        'wu_snapshot', 'wu_screenshot', 'wu_click', 'wu_type', 'wu_console', 'wu_network',
-        'wu_mount_app', 'wu_unmount_app',
+        'wu_conexion',
+        'wu_list_actions',
+        'wu_execute_action',
+        'wu_status',
+        'wu_list_apps',
+        'wu_list_events',
+        'wu_get_state',
+        'wu_set_state',
+        'wu_emit_event',
+        'wu_navigate',
+        'wu_snapshot',
+        'wu_screenshot',
+        'wu_click',
+        'wu_type',
+        'wu_console',
+        'wu_network',
+        'wu_mount_app',
+        'wu_unmount_app',
       ].sort(),
     );
   });
@@ -84,18 +104,28 @@ describe('the page door end to end', () => {
     expect(json(sum)).toEqual({ action: 'sum_local', success: true, result: { sum: 5 } });
     const failed = await call('wu_execute_action', { action: 'fail_local' });
     expect(failed.isError).toBeFalsy();
-    expect(json(failed)).toEqual({ action: 'fail_local', success: false, reason: 'this action always fails' });
+    expect(json(failed)).toEqual({
+      action: 'fail_local',
+      success: false,
+      reason: 'this action always fails',
+    });
     const unknown = await call('wu_execute_action', { action: 'nope' });
     expect(unknown.isError).toBe(true);
     expect(json(unknown).code).toBe('WU_ACTION_NOT_FOUND');
-    const invalid = await call('wu_execute_action', { action: 'sum_local', params: { a: 'x', b: 1 } });
+    const invalid = await call('wu_execute_action', {
+      action: 'sum_local',
+      params: { a: 'x', b: 1 },
+    });
     expect(invalid.isError).toBe(true);
     expect(json(invalid).code).toBe('WU_INVALID_PARAMS');
   });
 
   it('wu_status shows framework, apps, store keys and counts; keys are [] without readStore', async () => {
     const s = json(await call('wu_status'));
-    expect(s).toMatchObject({ framework: 'airlock-bridge', storeKeys: ['user', 'cart', 'settings'] });
+    expect(s).toMatchObject({
+      framework: 'airlock-bridge',
+      storeKeys: ['user', 'cart', 'settings'],
+    });
     expect(typeof s.actionCount).toBe('number');
     expect(typeof s.eventCount).toBe('number');
     await permit({ readStore: false });
@@ -103,7 +133,10 @@ describe('the page door end to end', () => {
   });
 
   it('reads and writes the store', async () => {
-    expect(json(await call('wu_get_state', { path: 'user.name' }))).toEqual({ path: 'user.name', value: 'Ada' });
+    expect(json(await call('wu_get_state', { path: 'user.name' }))).toEqual({
+      path: 'user.name',
+      value: 'Ada',
+    });
     expect(json(await call('wu_set_state', { path: 'user.name', value: 'Grace' }))).toEqual({
       path: 'user.name',
       value: 'Grace',
@@ -127,15 +160,22 @@ describe('the page door end to end', () => {
       expect(json(r).code).toBe('WU_RESERVED_EVENT');
     }
     // The bridge refuses it too, through its built-in action.
-    const viaAction = await call('wu_execute_action', { action: 'emitEvent', params: { event: 'wu:boot' } });
+    const viaAction = await call('wu_execute_action', {
+      action: 'emitEvent',
+      params: { event: 'wu:boot' },
+    });
     expect(json(viaAction)).toMatchObject({ success: false });
     const events = json(await call('wu_list_events', { limit: 200 }));
     expect((events.events as { event: string }[]).some((e) => e.event === 'wu:boot')).toBe(false);
   });
 
   it('navigates by emitting shell:navigate and updating currentPath only with writeStore', async () => {
-    expect(json(await call('wu_navigate', { route: '/orders' }))).toMatchObject({ navigated: '/orders' });
-    expect(await page.evaluate(() => (window as unknown as Win).demo.navigations)).toContain('/orders');
+    expect(json(await call('wu_navigate', { route: '/orders' }))).toMatchObject({
+      navigated: '/orders',
+    });
+    expect(await page.evaluate(() => (window as unknown as Win).demo.navigations)).toContain(
+      '/orders',
+    );
     expect(json(await call('wu_get_state', { path: 'currentPath' })).value).toBe('/orders');
     await permit({ writeStore: false });
     expect(json(await call('wu_navigate', { route: '/other' }))).toMatchObject({
@@ -146,14 +186,23 @@ describe('the page door end to end', () => {
   });
 
   it('lists, mounts and unmounts apps', async () => {
-    expect(json(await call('wu_list_apps'))).toMatchObject({ count: 1, apps: [{ name: 'counter', mounted: false }] });
-    expect(json(await call('wu_mount_app', { appName: 'counter' }))).toMatchObject({ mounted: 'counter' });
+    expect(json(await call('wu_list_apps'))).toMatchObject({
+      count: 1,
+      apps: [{ name: 'counter', mounted: false }],
+    });
+    expect(json(await call('wu_mount_app', { appName: 'counter' }))).toMatchObject({
+      mounted: 'counter',
+    });
     expect(await page.locator('#increment').count()).toBe(1);
     const snap = json(await call('wu_snapshot', { appName: 'counter' }));
     expect(JSON.stringify(snap.tree)).toContain('Increment');
-    expect(json(await call('wu_unmount_app', { appName: 'counter' }))).toMatchObject({ unmounted: 'counter' });
+    expect(json(await call('wu_unmount_app', { appName: 'counter' }))).toMatchObject({
+      unmounted: 'counter',
+    });
     expect(await page.locator('#increment').count()).toBe(0);
-    expect(json(await call('wu_unmount_app', { appName: 'counter' })).code).toBe('WU_APP_NOT_MOUNTED');
+    expect(json(await call('wu_unmount_app', { appName: 'counter' })).code).toBe(
+      'WU_APP_NOT_MOUNTED',
+    );
   });
 
   it('takes an accessibility snapshot whose refs wu_click accepts, shadow DOM included', async () => {
@@ -163,9 +212,15 @@ describe('the page door end to end', () => {
     const flat: Node[] = [];
     const walk = (n: Node[]) => n.forEach((x) => (flat.push(x), walk(x.children ?? [])));
     walk(snap.tree as Node[]);
-    expect(flat.find((n) => n.role === 'heading')).toMatchObject({ name: 'Airlock page demo', level: 1 });
+    expect(flat.find((n) => n.role === 'heading')).toMatchObject({
+      name: 'Airlock page demo',
+      level: 1,
+    });
     expect(flat.find((n) => n.role === 'textbox' && n.name === 'Name')).toBeTruthy();
-    expect(flat.find((n) => n.role === 'checkbox')).toMatchObject({ name: 'Subscribe', checked: false });
+    expect(flat.find((n) => n.role === 'checkbox')).toMatchObject({
+      name: 'Subscribe',
+      checked: false,
+    });
     const shadow = flat.find((n) => n.role === 'button' && n.name === 'Shadow toggle')!;
     expect(shadow.ref).toMatch(/^e\d+$/);
     const clicked = json(await call('wu_click', { ref: shadow.ref }));
@@ -185,7 +240,8 @@ describe('the page door end to end', () => {
     await page.evaluate(() => {
       const list = document.createElement('ul');
       list.id = 'many';
-      for (let i = 0; i < 2000; i++) list.appendChild(document.createElement('li')).textContent = `item ${i}`;
+      for (let i = 0; i < 2000; i++)
+        list.appendChild(document.createElement('li')).textContent = `item ${i}`;
       document.body.appendChild(list);
     });
     const snap = json(await call('wu_snapshot'));
@@ -223,13 +279,18 @@ describe('the page door end to end', () => {
   it('cancelling wu_execute_action aborts the handler signal in the page', async () => {
     const controller = new AbortController();
     const pending = client
-      .callTool({ name: 'wu_execute_action', arguments: { action: 'wait_for_cancel' } }, { signal: controller.signal })
+      .callTool(
+        { name: 'wu_execute_action', arguments: { action: 'wait_for_cancel' } },
+        { signal: controller.signal },
+      )
       .catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 300));
     controller.abort();
     await pending;
     await expect
-      .poll(() => page.evaluate(() => (window as unknown as Win).demo.aborted.length), { timeout: 3000 })
+      .poll(() => page.evaluate(() => (window as unknown as Win).demo.aborted.length), {
+        timeout: 3000,
+      })
       .toBe(1);
     expect(ws.door.relay()!.pending()).toBe(0);
   });
@@ -244,11 +305,16 @@ describe('the page door end to end', () => {
         console.log(`login ok token=${secret}`);
         console.warn('Authorization: Bearer ' + secret);
         console.error({ password: secret });
-        (window as unknown as { bridge: { events: { emit(e: string, d: unknown): void } } }).bridge.events.emit(
-          'demo:login',
-          { user: 'ada', credentials: { secret }, url: `https://x.test/cb?access_token=${secret}` },
-        );
-        await fetch(`/healthz?token=${secret}&page=1`, { headers: { Authorization: `Bearer ${secret}` } });
+        (
+          window as unknown as { bridge: { events: { emit(e: string, d: unknown): void } } }
+        ).bridge.events.emit('demo:login', {
+          user: 'ada',
+          credentials: { secret },
+          url: `https://x.test/cb?access_token=${secret}`,
+        });
+        await fetch(`/healthz?token=${secret}&page=1`, {
+          headers: { Authorization: `Bearer ${secret}` },
+        });
       },
       { secret: SECRET, token: BRIDGE_TOKEN },
     );
@@ -268,38 +334,56 @@ describe('the page door end to end', () => {
       expect(text).not.toContain(BRIDGE_TOKEN);
     }
     const network = json(results[5]!);
-    const req = (network.requests as { url: string; requestHeaders: Record<string, string> }[]).find((x) =>
-      x.url.includes('/healthz'),
-    )!;
+    const req = (
+      network.requests as { url: string; requestHeaders: Record<string, string> }[]
+    ).find((x) => x.url.includes('/healthz'))!;
     expect(req.url).toContain('token=%5BREDACTED%5D');
     expect(req.url).toContain('page=1');
     expect(req.requestHeaders.authorization).toBe('[REDACTED]');
     const consoleLog = json(results[3]!);
     expect(JSON.stringify(consoleLog)).toContain('[REDACTED]');
     expect(json(await call('wu_console', { level: 'error' })).count).toBeGreaterThanOrEqual(1);
-    expect(json(await call('wu_network', { method: 'GET', status: 200 })).count).toBeGreaterThanOrEqual(1);
+    expect(
+      json(await call('wu_network', { method: 'GET', status: 200 })).count,
+    ).toBeGreaterThanOrEqual(1);
   });
 
-  const REFUSALS: [string, [string, Record<string, unknown>][], [string, Record<string, unknown>][]][] = [
-    ['executeActions', [['wu_execute_action', { action: 'sum_local', params: { a: 1, b: 2 } }]], []],
+  const REFUSALS: [
+    string,
+    [string, Record<string, unknown>][],
+    [string, Record<string, unknown>][],
+  ][] = [
     [
-      'readStore',
-      [['wu_get_state', { path: 'user' }]],
-      [['getState', { path: 'user' }]],
+      'executeActions',
+      [['wu_execute_action', { action: 'sum_local', params: { a: 1, b: 2 } }]],
+      [],
     ],
+    ['readStore', [['wu_get_state', { path: 'user' }]], [['getState', { path: 'user' }]]],
     [
       'writeStore',
       [['wu_set_state', { path: 'x', value: 1 }]],
-      [['setState', { path: 'x', value: 1 }], ['add_to_cart', { item: 'pen' }]],
+      [
+        ['setState', { path: 'x', value: 1 }],
+        ['add_to_cart', { item: 'pen' }],
+      ],
     ],
     [
       'emitEvents',
-      [['wu_emit_event', { event: 'agent:x' }], ['wu_navigate', { route: '/x' }]],
-      [['emitEvent', { event: 'agent:x' }], ['navigate', { route: '/x' }]],
+      [
+        ['wu_emit_event', { event: 'agent:x' }],
+        ['wu_navigate', { route: '/x' }],
+      ],
+      [
+        ['emitEvent', { event: 'agent:x' }],
+        ['navigate', { route: '/x' }],
+      ],
     ],
     [
       'readDOM',
-      [['wu_snapshot', {}], ['wu_screenshot', {}]],
+      [
+        ['wu_snapshot', {}],
+        ['wu_screenshot', {}],
+      ],
       [['snapshot', {}]],
     ],
     [
@@ -314,21 +398,151 @@ describe('the page door end to end', () => {
     ],
     [
       'readDiagnostics',
-      [['wu_list_events', {}], ['wu_console', {}], ['wu_network', {}]],
-      [['readEvents', {}], ['readConsole', {}]],
+      [
+        ['wu_list_events', {}],
+        ['wu_console', {}],
+        ['wu_network', {}],
+      ],
+      [
+        ['readEvents', {}],
+        ['readConsole', {}],
+      ],
     ],
   ];
-  it.each(REFUSALS)('with %s off the page refuses the matching tools and actions', async (flag, tools, actions) => {
-    await permit({ [flag]: false });
-    for (const [name, args] of tools) {
-      const r = await call(name, args);
-      expect(r.isError, name).toBe(true);
-      expect(json(r).code, name).toBe('WU_PERMISSION_DENIED');
+  it.each(REFUSALS)(
+    'with %s off the page refuses the matching tools and actions',
+    async (flag, tools, actions) => {
+      await permit({ [flag]: false });
+      for (const [name, args] of tools) {
+        const r = await call(name, args);
+        expect(r.isError, name).toBe(true);
+        expect(json(r).code, name).toBe('WU_PERMISSION_DENIED');
+      }
+      for (const [action, params] of actions) {
+        const r = await call('wu_execute_action', { action, params });
+        expect(r.isError, action).toBe(true);
+        expect(json(r).code, action).toBe('WU_PERMISSION_DENIED');
+      }
+    },
+  );
+});
+
+describe('the bridge in the browser', () => {
+  type Bridge = {
+    connect(url: string, o?: Record<string, unknown>): Promise<void>;
+    disconnect(): void;
+    isConnected(): boolean;
+  };
+  const blank = async () => {
+    const p = await browser.newPage();
+    await p.goto(`${ws.base}/page-demo?connect=0`);
+    await p.waitForFunction(() => 'bridge' in window);
+    return p;
+  };
+  const connectError = (p: Page, url: string, options: Record<string, unknown>) =>
+    p.evaluate(
+      ({ url, options }) =>
+        (window as unknown as { bridge: Bridge }).bridge.connect(url, options).then(
+          () => 'connected',
+          (e: { code?: string }) => e.code ?? String(e),
+        ),
+      { url, options },
+    );
+
+  it('fails without a token, and refuses ws:// off loopback', async () => {
+    const p = await blank();
+    expect(await connectError(p, 'ws://127.0.0.1:1', {})).toBe('WU_MCP_TOKEN_REQUIRED');
+    expect(await connectError(p, 'ws://example.com:19100', { token: BRIDGE_TOKEN })).toBe(
+      'WU_MCP_INSECURE_URL',
+    );
+    expect(await connectError(p, 'ws://example.com:19100', { insecure: true })).toBe(
+      'WU_MCP_INSECURE_URL',
+    );
+    expect(await connectError(p, 'wss://example.com', { insecure: true })).toBe(
+      'WU_MCP_TOKEN_REQUIRED',
+    );
+    await p.close();
+  });
+
+  it('a second page cannot take over the active bridge (WU_MCP_BRIDGE_ACTIVE)', async () => {
+    const p = await blank();
+    const { url } = (await (await fetch(`${ws.base}/api/v1/page/bridge-token`)).json()) as {
+      url: string;
+    };
+    expect(await connectError(p, url, { token: BRIDGE_TOKEN })).toBe('WU_MCP_BRIDGE_ACTIVE');
+    expect(
+      await page.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.isConnected()),
+    ).toBe(true);
+    await p.close();
+  });
+
+  it('drops a relay that cannot prove the token', async () => {
+    const liar = await fakeRelay({ token: BRIDGE_TOKEN, lie: true });
+    const p = await blank();
+    expect(await connectError(p, liar.url, { token: BRIDGE_TOKEN })).toBe('WU_MCP_AUTH_FAILED');
+    expect(
+      await p.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.isConnected()),
+    ).toBe(false);
+    expect(liar.connections).toBe(1);
+    await p.close();
+    await liar.close();
+  });
+
+  it('reconnects after an accidental drop, and disconnect() stops that and releases its interceptors', async () => {
+    const relay = await fakeRelay({ token: BRIDGE_TOKEN });
+    const p = await blank();
+    const nativeLog = () => p.evaluate(() => console.log.toString().includes('[native code]'));
+    expect(await connectError(p, relay.url, { token: BRIDGE_TOKEN })).toBe('connected');
+    expect(await nativeLog()).toBe(false);
+    relay.sockets[0]!.terminate();
+    await expect.poll(() => relay.authenticated, { timeout: 5000 }).toBe(2);
+    await expect
+      .poll(() => p.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.isConnected()))
+      .toBe(true);
+    // Never a second socket while connected.
+    expect(await connectError(p, relay.url, { token: BRIDGE_TOKEN })).toBe('connected');
+    expect(relay.connections).toBe(2);
+    await p.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.disconnect());
+    expect(await nativeLog()).toBe(true);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(relay.connections).toBe(2);
+    await p.close();
+    await relay.close();
+  });
+
+  it('keeps the token out of URLs, storage, cookies and the served bridge', async () => {
+    const state = await page.evaluate(() => ({
+      href: location.href,
+      local: JSON.stringify({ ...localStorage }),
+      session: JSON.stringify({ ...sessionStorage }),
+      cookie: document.cookie,
+    }));
+    expect(JSON.stringify(state)).not.toContain(BRIDGE_TOKEN);
+    for (const path of ['/bridge.js', '/bridge/index.js', '/bridge/connection.js', '/page-demo']) {
+      const res = await fetch(`${ws.base}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(await res.text()).not.toContain(BRIDGE_TOKEN);
     }
-    for (const [action, params] of actions) {
-      const r = await call('wu_execute_action', { action, params });
-      expect(r.isError, action).toBe(true);
-      expect(json(r).code, action).toBe('WU_PERMISSION_DENIED');
-    }
+    expect((await fetch(`${ws.base}/bridge.js`)).headers.get('content-type')).toContain(
+      'javascript',
+    );
+  });
+
+  it('gives the bridge token only to same-origin requests', async () => {
+    const ok = await fetch(`${ws.base}/api/v1/page/bridge-token`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({
+      url: `ws://127.0.0.1:${ws.door.relay()!.address()!.port}`,
+      token: BRIDGE_TOKEN,
+      versions: [2, 1],
+    });
+    const foreign = await fetch(`${ws.base}/api/v1/page/bridge-token`, {
+      headers: { origin: 'http://127.0.0.1:1' },
+    });
+    expect(foreign.status).toBe(403);
+    const crossSite = await fetch(`${ws.base}/api/v1/page/bridge-token`, {
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    expect(crossSite.status).toBe(403);
   });
 });

@@ -1,0 +1,237 @@
+/** The scene tools through a real MCP client over HTTP. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/client';
+import { comicPage, pageOf, textNodeOf } from './helpers.js';
+import { json, post, sceneServer, structured, uploadPages, type SceneServer } from './server.js';
+
+let s: SceneServer;
+let client: Client;
+beforeAll(async () => {
+  s = await sceneServer();
+  client = await s.mcp();
+});
+afterAll(async () => {
+  await s.close();
+});
+
+const call = (name: string, args: Record<string, unknown> = {}) =>
+  client.callTool({ name, arguments: args });
+const errorOf = (r: unknown) =>
+  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+
+async function protocolError(name: string, args: Record<string, unknown> = {}) {
+  try {
+    await call(name, args);
+  } catch (error) {
+    return { code: (error as { code?: number }).code, message: (error as Error).message };
+  }
+  return null;
+}
+
+describe('scene tools over MCP', () => {
+  it('lists the six reference tools and the added read tools, with the Op schema published', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      [
+        'koharu.apply',
+        'koharu.cancel_job',
+        'koharu.close_project',
+        'koharu.export',
+        'koharu.get_job',
+        'koharu.get_scene',
+        'koharu.list_engines',
+        'koharu.open_project',
+        'koharu.redo',
+        'koharu.start_pipeline',
+        'koharu.undo',
+      ].sort(),
+    );
+    const apply = tools.find((t) => t.name === 'koharu.apply')!;
+    const schema = JSON.stringify(apply.inputSchema);
+    for (const tag of ['addNode', 'AddNode', 'batch', 'Batch', 'updateProjectMeta'])
+      expect(schema).toContain(`"${tag}"`);
+  });
+
+  it('answers JSON-RPC −32600 "invalid request: no project open" for every tool that needs a project', async () => {
+    const needing: [string, Record<string, unknown>][] = [
+      ['koharu.apply', { op: { addPage: { page: pageOf() } } }],
+      ['koharu.undo', {}],
+      ['koharu.redo', {}],
+      ['koharu.close_project', {}],
+      ['koharu.start_pipeline', { steps: ['tesseract'] }],
+      ['koharu.get_scene', {}],
+      ['koharu.export', { format: 'khr' }],
+    ];
+    for (const [name, args] of needing) {
+      const error = await protocolError(name, args);
+      expect(error, name).not.toBeNull();
+      expect(error!.code, name).toBe(-32600);
+      expect(error!.message, name).toContain('invalid request: no project open');
+    }
+    const res = await fetch(`${s.base}/api/v1/scene.json`);
+    expect(await res.json()).toEqual({
+      status: 409,
+      code: 'noProject',
+      message: 'invalid request: no project open',
+    });
+  });
+
+  it('lists engines without a project', async () => {
+    const r = structured(await call('koharu.list_engines'));
+    expect(r.engines).toEqual([
+      {
+        id: 'tesseract',
+        name: expect.any(String),
+        needs: ['SourceImage'],
+        produces: ['TextBoxes', 'OcrText'],
+      },
+      { id: 'llm', name: expect.any(String), needs: ['OcrText'], produces: ['Translations'] },
+      {
+        id: 'fill',
+        name: expect.any(String),
+        needs: ['SourceImage', 'TextBoxes'],
+        produces: ['Inpainted'],
+      },
+      {
+        id: 'renderer',
+        name: expect.any(String),
+        needs: ['SourceImage', 'Translations'],
+        produces: ['FinalRender'],
+      },
+    ]);
+  });
+
+  it('refuses a project path outside the roots', async () => {
+    const r = await call('koharu.open_project', { path: '/etc', createName: 'x' });
+    expect(r.isError).toBe(true);
+    expect(errorOf(r)).toMatchObject({ code: 'malformedRequest' });
+  });
+
+  it('applies {"AddPage": …} as the reference docs write it, then undo/redo walk the epoch and stop at the boundary', async () => {
+    await call('koharu.open_project', { path: 'ops', createName: 'Ops' });
+    const page = pageOf();
+    expect(structured(await call('koharu.apply', { op: { AddPage: { page, at: 0 } } }))).toEqual({
+      epoch: 1,
+    });
+    expect(structured(await call('koharu.undo'))).toEqual({ epoch: 2 });
+    expect(structured(await call('koharu.undo'))).toEqual({ epoch: null });
+    expect(structured(await call('koharu.redo'))).toEqual({ epoch: 3 });
+    expect(structured(await call('koharu.redo'))).toEqual({ epoch: null });
+    const view = structured(await call('koharu.get_scene', { pages: [page.id] })) as {
+      epoch: number;
+      scene: { pages: unknown[] };
+    };
+    expect(view.epoch).toBe(3);
+    expect(view.scene.pages).toEqual([page]);
+  });
+
+  it('refuses bad ops with the op named and nothing applied', async () => {
+    const before = structured(await call('koharu.get_scene'));
+    const pageId = (before.scene as { pages: { id: string }[] }).pages[0]!.id;
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ addSticker: {} }, /addSticker/],
+      [
+        {
+          updateNode: { page: pageId, id: randomUUID(), patch: { data: { text: { text: 'x' } } } },
+        },
+        /updateNode.*nodeNotFound/,
+      ],
+      [{ removePage: { id: randomUUID() } }, /removePage.*pageNotFound/],
+      [{ addNode: { page: pageId, node: textNodeOf(), at: 5 } }, /addNode.*indexOutOfRange/],
+      [
+        {
+          batch: {
+            label: 'half',
+            ops: [
+              { addNode: { page: pageId, node: textNodeOf() } },
+              { removePage: { id: randomUUID() } },
+            ],
+          },
+        },
+        /batch 'half' op 1 \(removePage\).*pageNotFound/,
+      ],
+    ];
+    for (const [op, pattern] of bad) {
+      const r = await call('koharu.apply', { op });
+      expect(r.isError, JSON.stringify(op)).toBe(true);
+      expect(String(errorOf(r).message)).toMatch(pattern);
+    }
+    const text = textNodeOf();
+    await call('koharu.apply', { op: { addNode: { page: pageId, node: text } } });
+    const wrongKind = await call('koharu.apply', {
+      op: { updateNode: { page: pageId, id: text.id, patch: { data: { image: { opacity: 1 } } } } },
+    });
+    expect(errorOf(wrongKind)).toMatchObject({ opError: 'nodeKindMismatch', op: 'updateNode' });
+    await call('koharu.undo');
+    const after = structured(await call('koharu.get_scene')).scene as { pages: unknown };
+    expect(after.pages).toEqual((before.scene as { pages: unknown }).pages);
+  });
+
+  it('refuses a second source image on a page (invariant)', async () => {
+    const [page] = (structured(await call('koharu.get_scene')).scene as { pages: { id: string }[] })
+      .pages;
+    const png = await comicPage([], 40, 30);
+    await uploadPages(s.base, [{ name: 'src.png', bytes: png }]);
+    const scene = structured(await call('koharu.get_scene')).scene as {
+      pages: { id: string; nodes: { kind: { image?: { blob: string } } }[] }[];
+    };
+    const uploaded = scene.pages.at(-1)!;
+    const blob = uploaded.nodes[0]!.kind.image!.blob;
+    const second = {
+      id: randomUUID(),
+      transform: { x: 0, y: 0, width: 40, height: 30, rotationDeg: 0 },
+      visible: true,
+      kind: { image: { role: 'source', blob, opacity: 1, naturalWidth: 40, naturalHeight: 30 } },
+    };
+    const r = await call('koharu.apply', { op: { addNode: { page: uploaded.id, node: second } } });
+    expect(errorOf(r)).toMatchObject({ opError: 'invariant', op: 'addNode' });
+  });
+
+  it('validates pipeline steps before any job exists: unknown, duplicate, unmet need', async () => {
+    const jobsBefore = (await s.tk.kernel.jobs.list()).length;
+    const cases: [string[], RegExp][] = [
+      [['tesseract', 'ocr-magic'], /Unknown pipeline step 'ocr-magic'/],
+      [['tesseract', 'tesseract'], /'tesseract' is listed twice/],
+      [['renderer'], /'renderer' needs Translations/],
+      [['llm', 'fill'], /'llm' needs OcrText/],
+    ];
+    for (const [steps, pattern] of cases) {
+      const r = await call('koharu.start_pipeline', { steps });
+      expect(r.isError, steps.join()).toBe(true);
+      expect(String(errorOf(r).message)).toMatch(pattern);
+    }
+    const rest = await post(s.base, 'pipelines', { steps: ['nope'] });
+    expect(rest.status).toBe(400);
+    expect(await json(rest)).toMatchObject({ status: 400, code: 'malformedRequest' });
+    expect((await s.tk.kernel.jobs.list()).length).toBe(jobsBefore);
+  });
+
+  it('get_job and cancel_job answer notFound for an unknown job', async () => {
+    const id = randomUUID();
+    expect(errorOf(await call('koharu.get_job', { jobId: id }))).toMatchObject({
+      code: 'notFound',
+    });
+    expect(errorOf(await call('koharu.cancel_job', { jobId: id }))).toMatchObject({
+      code: 'notFound',
+    });
+  });
+
+  it('export returns a resource link to the file, also served over HTTP', async () => {
+    const r = (await call('koharu.export', { format: 'khr' })) as {
+      content: { type: string; uri?: string; mimeType?: string }[];
+      structuredContent: { url: string; uri: string; bytes: number };
+    };
+    const link = r.content.find((c) => c.type === 'resource_link')!;
+    expect(link).toMatchObject({ uri: r.structuredContent.uri, mimeType: 'application/zip' });
+    expect(link.uri).toMatch(/^file:\/\//);
+    const res = await fetch(`${s.base}${r.structuredContent.url}`);
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBe(r.structuredContent.bytes);
+  });
+
+  it('close_project closes; the next call that needs a project answers −32600', async () => {
+    expect(structured(await call('koharu.close_project'))).toEqual({});
+    expect((await protocolError('koharu.get_scene'))?.code).toBe(-32600);
+  });
+});

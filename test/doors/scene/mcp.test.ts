@@ -169,8 +169,6 @@ describe('scene tools over MCP', () => {
   });
 
   it('refuses a second source image on a page (invariant)', async () => {
-    const [page] = (structured(await call('koharu.get_scene')).scene as { pages: { id: string }[] })
-      .pages;
     const png = await comicPage([], 40, 30);
     await uploadPages(s.base, [{ name: 'src.png', bytes: png }]);
     const scene = structured(await call('koharu.get_scene')).scene as {

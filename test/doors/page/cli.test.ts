@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { BIN, run, startServe, testEnv } from '../../helpers/cli.js';
+import { authenticated, TOKEN } from './relay-helpers.js';
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+const text = (r: unknown) =>
+  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+
+describe('airlock relay', () => {
+  it('exits 2 with one line naming a bad WU_MCP_* variable', async () => {
+    const missing = await run(['relay'], testEnv({ WU_MCP_TOKEN: '' }));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+    expect(missing.stderr).toContain('WU_MCP_TOKEN');
+    const port = await run(['relay'], testEnv({ WU_MCP_TOKEN: TOKEN, WU_MCP_PORT: '70000' }));
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('WU_MCP_PORT');
+    expect(port.stderr).not.toContain(TOKEN);
+  });
+
+  it('serves the 18 tools over stdio and forwards them to an authenticated bridge', async () => {
+    const port = await freePort();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'relay'],
+      env: testEnv({ WU_MCP_TOKEN: TOKEN, WU_MCP_PORT: String(port) }) as Record<string, string>,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const client = new Client({ name: 'relay-test', version: '1' });
+    await client.connect(transport);
+    expect((await client.listTools()).tools).toHaveLength(18);
+    expect(text(await client.callTool({ name: 'wu_conexion', arguments: {} }))).toEqual({
+      puerto: port,
+      host: '127.0.0.1',
+      requiere_token: true,
+      app_conectada: false,
+    });
+    const offline = await client.callTool({ name: 'wu_status', arguments: {} });
+    expect(offline.isError).toBe(true);
+    expect(text(offline).code).toBe('WU_MCP_NOT_CONNECTED');
+
+    const { b } = await authenticated(`ws://127.0.0.1:${port}`);
+    b.ws.on('message', (data) => {
+      const m = JSON.parse(String(data)) as {
+        type: string;
+        id: string;
+        command: string;
+        params: unknown;
+      };
+      if (m.type === 'request')
+        b.send({
+          type: 'response',
+          id: m.id,
+          result: { echoed: m.command, params: m.params, secret: TOKEN },
+        });
+    });
+    const r = await client.callTool({ name: 'wu_get_state', arguments: { path: 'a.b' } });
+    expect(r.isError).toBeFalsy();
+    // The relay scrubs its own token from whatever the page answers.
+    expect(text(r)).toEqual({ echoed: 'get_state', params: { path: 'a.b' }, secret: '[REDACTED]' });
+    expect(stderr).toContain(`bridge listener on ws://127.0.0.1:${port}`);
+    expect(stderr).not.toContain(TOKEN);
+    b.ws.close();
+    await client.close();
+  });
+
+  it('airlock serve mounts the page door with its relay on --relay-port 0 and serves /bridge.js', async () => {
+    const served = await startServe(
+      [
+        '--doors',
+        'page',
+        '--relay-port',
+        '0',
+        '--data',
+        mkdtempSync(join(tmpdir(), 'airlock-page-')),
+      ],
+      testEnv({ AIRLOCK_LOG_LEVEL: 'info' }),
+    );
+    try {
+      expect(served.stdout()).toContain('/mcp/page');
+      const bridge = await fetch(`${served.url}/bridge.js`);
+      expect(bridge.status).toBe(200);
+      const token = (await (await fetch(`${served.url}/api/v1/page/bridge-token`)).json()) as {
+        url: string;
+        token: string;
+      };
+      expect(token.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+      expect(token.token.length).toBeGreaterThanOrEqual(16);
+      expect(served.stderr()).toContain('page relay listening');
+      expect(served.stderr()).not.toContain(token.token);
+    } finally {
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+    }
+  });
+});

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import type { Node, Scene } from '../../../src/doors/scene/model.js';
+import type { Scene } from '../../../src/doors/scene/model.js';
 import { comicPage } from './helpers.js';
 import {
   json,
@@ -90,16 +90,12 @@ describe('the seed flow', () => {
       scene: Scene;
     };
     const texts = (page: number) =>
-      scene.pages[page]!.nodes.filter(
-        (n): n is Node & { kind: { text: object } } => 'text' in n.kind,
+      scene.pages[page]!.nodes.flatMap((n) =>
+        'text' in n.kind ? [{ node: n, text: n.kind.text }] : [],
       );
-    const read = texts(0).map((n) => ('text' in n.kind ? n.kind.text.text : ''));
-    expect(read).toEqual(['HELLO', 'WORLD']);
-    expect(texts(1).map((n) => ('text' in n.kind ? n.kind.text.text : ''))).toEqual(['GOOD NIGHT']);
-    expect(texts(0).map((n) => ('text' in n.kind ? n.kind.text.translation : ''))).toEqual([
-      'hello [pt]',
-      'world [pt]',
-    ]);
+    expect(texts(0).map((t) => t.text.text)).toEqual(['HELLO', 'WORLD']);
+    expect(texts(1).map((t) => t.text.text)).toEqual(['GOOD NIGHT']);
+    expect(texts(0).map((t) => t.text.translation)).toEqual(['hello [pt]', 'world [pt]']);
     expect(s.llm.requests[0]!.system).toContain('Portuguese');
     expect(s.llm.requests[0]!.user).toBe('1: HELLO\n2: WORLD');
 
@@ -111,7 +107,7 @@ describe('the seed flow', () => {
     expect(exported.headers.get('content-type')).toBe('image/png');
     const rendered = await pixels(new Uint8Array(await exported.arrayBuffer()));
     const source = await pixels(sourceBytes);
-    const regions = texts(0).map((n) => n.transform);
+    const regions = texts(0).map((t) => t.node.transform);
     let inside = 0;
     let outside = 0;
     for (let y = 0; y < source.height; y++) {

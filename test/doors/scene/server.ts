@@ -153,7 +153,8 @@ export async function until(check: () => boolean, timeoutMs = 60_000): Promise<v
 /** Uploads PNG pages through POST /api/v1/pages (multipart). */
 export async function uploadPages(base: string, files: { name: string; bytes: Uint8Array }[]) {
   const form = new FormData();
-  for (const f of files) form.append('file', new Blob([f.bytes], { type: 'image/png' }), f.name);
+  for (const f of files)
+    form.append('file', new Blob([new Uint8Array(f.bytes)], { type: 'image/png' }), f.name);
   const res = await fetch(`${base}/api/v1/pages`, { method: 'POST', body: form });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }

@@ -51,6 +51,8 @@ export interface EngineRun {
 }
 
 export interface Engine extends EngineInfo {
+  /** Artifacts used when present (not required): they order the steps, e.g. renderer after fill. */
+  uses?: Artifact[];
   start(options: PipelineOptions): Promise<EngineRun>;
 }
 
@@ -109,7 +111,10 @@ export function planSteps(registry: EngineRegistry, steps: string[], pages: Page
   while (remaining.length) {
     const ready = remaining.findIndex(
       (e) =>
-        !remaining.some((other) => other !== e && other.produces.some((a) => e.needs.includes(a))),
+        !remaining.some(
+          (other) =>
+            other !== e && other.produces.some((a) => e.needs.includes(a) || !!e.uses?.includes(a)),
+        ),
     );
     ordered.push(remaining.splice(ready < 0 ? 0 : ready, 1)[0]!);
   }

@@ -87,6 +87,7 @@ export function createRendererEngine(): Engine {
     id: 'renderer',
     name: 'Renderer (draw translations into their regions)',
     needs: ['SourceImage', 'Translations'],
+    uses: ['Inpainted'],
     produces: ['FinalRender'],
     async start(options) {
       return {

@@ -43,6 +43,7 @@ textarea { width: 100%; min-height: 6em; }
 label { display: inline-flex; flex-direction: column; gap: 2px; font-size: 0.9em; color: var(--muted); }
 label > input, label > select, label > textarea { color: var(--fg); font-size: 1rem; }
 label.check { flex-direction: row; align-items: center; gap: 6px; color: var(--fg); font-size: 1rem; }
+.stack-form { display: grid; gap: 6px; }
 .row { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; }
 .cards { list-style: none; margin: 0; padding: 0; display: grid; gap: 10px; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 12px; background: var(--panel); }
@@ -67,6 +68,7 @@ progress { width: 100%; height: 14px; }
 .thumb img { max-width: 100%; height: auto; display: block; margin: 0 auto 4px; }
 .stage { position: relative; display: inline-block; max-width: 100%; }
 .stage img, .stage canvas { max-width: 100%; height: auto; display: block; }
+.overlays { position: absolute; inset: 0; pointer-events: none; }
 .overlay { position: absolute; border: 2px solid var(--accent); background: rgba(11, 92, 173, 0.12); color: inherit;
   padding: 0; border-radius: 2px; }
 .overlay[aria-pressed="true"] { border-color: var(--warn); background: rgba(181, 71, 8, 0.18); }
@@ -80,7 +82,7 @@ progress { width: 100%; height: 14px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 700px) {
   main { padding: 12px; }
-  .top { padding: 8px; }
+  .top { padding: 8px; position: static; }
   .live { margin-left: 0; width: 100%; }
   .split { grid-template-columns: 1fr; }
   th, td { padding: 4px; }

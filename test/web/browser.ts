@@ -66,6 +66,7 @@ export async function screenshots(ui: UiPage, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   for (const [label, size] of Object.entries(VIEWPORTS)) {
     await ui.page.setViewportSize(size);
+    await ui.page.evaluate(() => window.scrollTo(0, 0));
     await ui.page.screenshot({ path: `${SCREENSHOTS}${name}-${label}.png`, fullPage: true });
   }
   await ui.page.setViewportSize(VIEWPORTS.laptop);

@@ -1,0 +1,110 @@
+/** The scene door in the real `airlock serve` process (dist/): SIGKILL safety and the project lock. */
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startServe, type Served } from '../../helpers/cli.js';
+import { pageOf, tempDir } from './helpers.js';
+
+const dirs: string[] = [];
+const servers: Served[] = [];
+afterAll(() => {
+  for (const s of servers) s.child.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function serve(data: string, config?: string) {
+  const served = await startServe([
+    '--doors',
+    'scene',
+    '--data',
+    data,
+    ...(config ? ['--config', config] : []),
+  ]);
+  servers.push(served);
+  const client = new Client({ name: 'scene-cli-test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', served.url)));
+  return { served, client };
+}
+
+const structured = (r: unknown) =>
+  (r as { structuredContent: Record<string, unknown> }).structuredContent;
+const errorText = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
+
+describe('scene door in airlock serve', () => {
+  it('after SIGKILL following N acknowledged ops, reopening yields exactly those N ops and that epoch', async () => {
+    const data = tempDir();
+    dirs.push(data);
+    const first = await serve(data);
+    await first.client.callTool({
+      name: 'koharu.open_project',
+      arguments: { path: 'crash.khrproj', createName: 'Crash' },
+    });
+    const names: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const r = await first.client.callTool({
+        name: 'koharu.apply',
+        arguments: { op: { AddPage: { page: pageOf([], undefined, `p${i}`) } } },
+      });
+      expect(structured(r)).toEqual({ epoch: i + 1 });
+      names.push(`p${i}`);
+    }
+    expect(structured(await first.client.callTool({ name: 'koharu.undo', arguments: {} }))).toEqual(
+      {
+        epoch: 8,
+      },
+    );
+    first.served.child.kill('SIGKILL');
+    await first.served.exited;
+    expect(existsSync(join(data, 'projects', 'crash.khrproj', 'lock'))).toBe(true);
+
+    const second = await serve(data);
+    await second.client.callTool({
+      name: 'koharu.open_project',
+      arguments: { path: 'crash.khrproj' },
+    });
+    const view = structured(
+      await second.client.callTool({ name: 'koharu.get_scene', arguments: {} }),
+    ) as {
+      epoch: number;
+      scene: { pages: { name: string }[] };
+    };
+    expect(view.epoch).toBe(8);
+    expect(view.scene.pages.map((p) => p.name)).toEqual(names.slice(0, 6));
+    expect(
+      structured(await second.client.callTool({ name: 'koharu.redo', arguments: {} })),
+    ).toEqual({
+      epoch: 9,
+    });
+    second.served.child.kill('SIGKILL');
+    await second.served.exited;
+  });
+
+  it('a second server cannot open a project the first one has open', async () => {
+    const shared = tempDir();
+    const config = join(shared, 'config.json');
+    writeFileSync(config, JSON.stringify({ scene: { projectRoots: [join(shared, 'projects')] } }));
+    const dataA = tempDir();
+    const dataB = tempDir();
+    dirs.push(shared, dataA, dataB);
+    const a = await serve(dataA, config);
+    const b = await serve(dataB, config);
+    const opened = await a.client.callTool({
+      name: 'koharu.open_project',
+      arguments: { path: 'shared.khrproj', createName: 'Shared' },
+    });
+    expect(structured(opened)).toMatchObject({ name: 'Shared' });
+    const refused = await b.client.callTool({
+      name: 'koharu.open_project',
+      arguments: { path: 'shared.khrproj' },
+    });
+    expect(refused.isError).toBe(true);
+    expect(JSON.parse(errorText(refused))).toMatchObject({ code: 'unavailable' });
+    await a.client.callTool({ name: 'koharu.close_project', arguments: {} });
+    const now = await b.client.callTool({
+      name: 'koharu.open_project',
+      arguments: { path: 'shared.khrproj' },
+    });
+    expect(structured(now)).toMatchObject({ name: 'Shared' });
+  });
+});

@@ -5,12 +5,14 @@
  * the `.js` files do not exist yet, so the `.ts` sources are transpiled on
  * first request with TypeScript (a dev dependency), never bundled.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { DEMO_HTML } from './demo-page.js';
 
 const BRIDGE_DIR = fileURLToPath(new URL('../../web/bridge/', import.meta.url));
+/** From sources, `npm run build`'s output, used when it is newer than the source. */
+const BUILT_DIR = fileURLToPath(new URL('../../../dist/web/bridge/', import.meta.url));
 const MODULE = /^\/bridge\/([a-z][a-z0-9-]*)\.js$/;
 const JS = 'text/javascript; charset=utf-8';
 
@@ -25,11 +27,17 @@ async function moduleSource(name: string): Promise<Uint8Array | null> {
   try {
     bytes = await readFile(join(BRIDGE_DIR, `${name}.js`));
   } catch {
+    const source = join(BRIDGE_DIR, `${name}.ts`);
     let ts: string;
     try {
-      ts = await readFile(join(BRIDGE_DIR, `${name}.ts`), 'utf8');
+      ts = await readFile(source, 'utf8');
     } catch {
       return null;
+    }
+    const built = await newerBuild(source, join(BUILT_DIR, `${name}.js`));
+    if (built) {
+      cache.set(name, built);
+      return built;
     }
     const { default: typescript } = await import('typescript');
     const out = typescript.transpileModule(ts, {
@@ -43,6 +51,15 @@ async function moduleSource(name: string): Promise<Uint8Array | null> {
   }
   cache.set(name, bytes);
   return bytes;
+}
+
+async function newerBuild(source: string, built: string): Promise<Uint8Array | null> {
+  try {
+    const [src, out] = await Promise.all([stat(source), stat(built)]);
+    return out.mtimeMs >= src.mtimeMs ? await readFile(built) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `Door.serveStatic` for the page door. */

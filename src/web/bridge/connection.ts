@@ -45,6 +45,8 @@ let intent = false;
 let attempts = 0;
 let reconnectTimer: ReturnType<typeof setTimeout> | undefined;
 const running = new Map<string, AbortController>();
+/** Rejects the connect() in progress (disconnect() during the handshake). */
+let abandon: ((error: BridgeError) => void) | null = null;
 const statusListeners = new Set<(state: BridgeState, detail?: string) => void>();
 
 function setState(next: BridgeState, detail?: string) {
@@ -167,6 +169,12 @@ function open(c: Credentials): Promise<void> {
     let settled = false;
     let bridgeNonce = '';
     let relayNonce = '';
+    abandon = (error) => {
+      if (!settled) {
+        settled = true;
+        reject(error);
+      }
+    };
     const fail = (error: BridgeError, stop: boolean) => {
       if (stop) intent = false;
       if (!settled) {
@@ -335,6 +343,13 @@ export function disconnect(): void {
   const ws = socket;
   socket = null;
   pendingConnect = null;
+  abandon?.(
+    new BridgeError(
+      'WU_MCP_DISCONNECTED',
+      'disconnect() was called before the bridge authenticated.',
+    ),
+  );
+  abandon = null;
   ws?.close(1000, 'disconnect');
   setState('idle');
   uninstall();

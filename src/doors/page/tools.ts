@@ -29,6 +29,8 @@ function forward<S extends z.ZodType>(
     description: string;
     input: S;
     readOnly: boolean;
+    /** Page actions may do anything the page allows: no non-destructive promise. */
+    mayDestroy?: boolean;
     command?: (input: z.output<S>) => Failure | null;
   },
 ): AnyToolDef {
@@ -37,7 +39,11 @@ function forward<S extends z.ZodType>(
     name: def.name,
     description: def.description,
     input: def.input,
-    annotations: def.readOnly ? READ : ACT,
+    annotations: def.readOnly
+      ? READ
+      : def.mayDestroy
+        ? { readOnlyHint: false, openWorldHint: true }
+        : ACT,
     handler: async (input: z.output<S>, ctx: ToolContext) => {
       const refused = def.command?.(input) ?? null;
       if (refused) return refused;
@@ -91,6 +97,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
         .object({ action: name(200), params: z.record(z.string(), json).optional() })
         .strict(),
       readOnly: false,
+      mayDestroy: true,
     }),
     forward(options, {
       name: 'wu_status',

@@ -29,7 +29,9 @@ async function api(method: string, path: string, body?: unknown, type = 'applica
     headers: body === undefined ? {} : { 'content-type': type },
     ...(body === undefined
       ? {}
-      : { body: body instanceof Uint8Array ? body : JSON.stringify(body) }),
+      : {
+          body: body instanceof Uint8Array ? new Blob([Buffer.from(body)]) : JSON.stringify(body),
+        }),
   });
   const bytes = new Uint8Array(await res.arrayBuffer());
   const isJson = res.headers.get('content-type')?.includes('json');

@@ -10,12 +10,15 @@
  *    tool (the low-level `Server` Airlock builds on, and `McpServer`), wired
  *    the way Airlock serves (sessionful NodeStreamableHTTPServerTransport for
  *    the 2025 era, `createMcpHandler` + `toNodeHandler` for 2026-07-28).
+ * 3. Scene door (bench/scene.mjs): ops/s (single and 100-op batches) and
+ *    undo/redo/s with the fsynced op log against the same history in memory,
+ *    and `scene.json` time and size for a 200-page scene.
  * 2. Journaled idempotent writes (`ledger_append`, fresh operationIDs) and
  *    replays (same operationID again), in process through `kernel.call`
  *    (sequential and 8 in flight) and over HTTP, on SQLite against PostgreSQL.
  *
  * Run with `npm run bench` (builds first; imports from dist/). Env:
- * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes),
+ * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene), BENCH_SCENE_OPS (1000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
  * BENCH_SERVER_PROF=1 (CPU profile of the echo servers into bench/results/).
@@ -30,6 +33,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { connection } from '../dist/kernel/connection.js';
 import { ERAS, airlockHttp, airlockKernel, connect } from './servers.mjs';
+import { benchScene } from './scene.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -39,7 +43,7 @@ const CALLS = int('BENCH_CALLS', 2000);
 const WRITES = int('BENCH_WRITES', 1000);
 const CONCURRENCY = 8;
 const ROUND = 100; // calls per leg per round
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'calls,writes').split(','));
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'calls,writes,scene').split(','));
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REQUIRE_PG = process.env.BENCH_REQUIRE_PG === '1';
 
@@ -377,6 +381,26 @@ async function main() {
       );
     }
     console.log('');
+  }
+
+  if (PARTS.has('scene')) {
+    results.scene = await benchScene();
+    console.log(
+      `scene history, ${results.scene.ops} ops per row (durable: fsynced op log; baseline: in memory)\n`,
+    );
+    console.log(
+      table(
+        ['measure', 'durable/s', 'in memory/s', 'ratio'],
+        Object.keys(results.scene.durable).map((k) => [
+          k,
+          results.scene.durable[k],
+          results.scene.inMemory[k],
+          results.scene.ratios[k],
+        ]),
+      ),
+    );
+    const sj = results.scene.sceneJson200Pages;
+    console.log(`scene.json, 200 pages: median ${sj.medianMs} ms, ${sj.bytes} bytes\n`);
   }
 
   results.elapsedSeconds = Math.round((Date.now() - started) / 100) / 10;

@@ -12,14 +12,8 @@ import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { RelayConfig } from './config.js';
-import {
-  bridgeProof,
-  isOriginAllowed,
-  proofMatches,
-  relayProof,
-  sha256,
-  tokenMatches,
-} from './auth.js';
+import { isOriginAllowed, sha256 } from './auth.js';
+import { decideAuth, NonceLedger } from './handshake.js';
 import { RelayError } from './relay-error.js';
 
 export interface PuenteLogger {
@@ -58,10 +52,6 @@ interface Session {
   authTimer: NodeJS.Timeout | undefined;
 }
 
-const NONCE = /^[A-Za-z0-9_-]{16,128}$/;
-/** Bridge nonces already used, so a replayed auth frame fails (bounded). */
-const SEEN_NONCES_MAX = 10_000;
-
 const stderrLogger: PuenteLogger = {
   error: (...args) => process.stderr.write(`[wu-relay] ${args.map(String).join(' ')}\n`),
 };
@@ -75,7 +65,7 @@ export class Puente {
   private readonly tokenDigest: Buffer | null;
   private readonly sessions = new Set<Session>();
   private readonly pendingById = new Map<string, Pending>();
-  private readonly seenNonces = new Set<string>();
+  private readonly nonces = new NonceLedger();
   private active: Session | null = null;
   private nextId = 1;
   private closed = false;
@@ -299,49 +289,17 @@ export class Puente {
   }
 
   private authenticate(session: Session, frame: Record<string, unknown>): void {
-    const v1 = frame.version === undefined && 'token' in frame;
-    if (v1) {
-      // v1 for old bridges: the token itself, compared by digest, timing-safe.
-      if (!this.tokenDigest || !tokenMatches(frame.token, this.tokenDigest))
-        return this.refuse(session, 'WU_MCP_AUTH_FAILED', 1);
-      if (this.conectado()) return this.refuse(session, 'WU_MCP_BRIDGE_ACTIVE', 1);
-      this.admit(session);
-      session.socket.send(JSON.stringify({ type: 'auth_result', success: true }));
-      return;
-    }
-    if (frame.version !== 2) return this.refuse(session, 'WU_MCP_AUTH_FAILED');
-    if (frame.insecure === true) {
-      if (!(this.config.insecure && this.tokenDigest === null))
-        return this.refuse(session, 'WU_MCP_AUTH_FAILED');
-      if (this.conectado()) return this.refuse(session, 'WU_MCP_BRIDGE_ACTIVE');
-      this.admit(session);
-      session.socket.send(JSON.stringify({ type: 'auth_ok', version: 2, insecure: true }));
-      return;
-    }
-    const nonce = frame.nonce;
-    if (!this.tokenDigest || typeof nonce !== 'string' || !NONCE.test(nonce))
-      return this.refuse(session, 'WU_MCP_AUTH_FAILED');
-    if (this.seenNonces.has(nonce)) return this.refuse(session, 'WU_MCP_AUTH_FAILED');
-    this.remember(nonce);
-    const expected = bridgeProof(this.tokenDigest, session.relayNonce, nonce, session.origin);
-    if (!proofMatches(frame.proof, expected)) return this.refuse(session, 'WU_MCP_AUTH_FAILED');
-    if (this.conectado()) return this.refuse(session, 'WU_MCP_BRIDGE_ACTIVE');
+    const decision = decideAuth(frame, {
+      tokenDigest: this.tokenDigest,
+      insecure: this.config.insecure,
+      relayNonce: session.relayNonce,
+      origin: session.origin,
+      nonces: this.nonces,
+      bridgeActive: this.conectado(),
+    });
+    if (!decision.admit) return this.refuse(session, decision.code, decision.version);
     this.admit(session);
-    session.socket.send(
-      JSON.stringify({
-        type: 'auth_ok',
-        version: 2,
-        proof: relayProof(this.tokenDigest, nonce, session.relayNonce),
-      }),
-    );
-  }
-
-  private remember(nonce: string): void {
-    if (this.seenNonces.size >= SEEN_NONCES_MAX) {
-      const oldest = this.seenNonces.values().next().value;
-      if (oldest !== undefined) this.seenNonces.delete(oldest);
-    }
-    this.seenNonces.add(nonce);
+    session.socket.send(JSON.stringify(decision.reply));
   }
 
   private admit(session: Session): void {

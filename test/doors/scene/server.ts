@@ -17,12 +17,20 @@ export interface FakeLlm {
   requests: { system: string; user: string }[];
   /** Delay per request (ms), to give cancellation time. */
   delayMs: number;
+  /** A segment number the reply leaves out (0: none). */
+  omit: number;
   close(): Promise<void>;
 }
 
 /** Answers `n: <text> [pt]` for each numbered segment, numbers in reverse order. */
 export async function fakeLlm(): Promise<FakeLlm> {
-  const state: FakeLlm = { url: '', requests: [], delayMs: 0, close: async () => undefined };
+  const state: FakeLlm = {
+    url: '',
+    requests: [],
+    delayMs: 0,
+    omit: 0,
+    close: async () => undefined,
+  };
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -34,7 +42,7 @@ export async function fakeLlm(): Promise<FakeLlm> {
       const lines = user
         .split('\n')
         .map((l) => /^(\d+): (.*)$/.exec(l))
-        .filter((m): m is RegExpExecArray => m !== null)
+        .filter((m): m is RegExpExecArray => m !== null && Number(m[1]) !== state.omit)
         .map((m) => `${m[1]}: ${m[2]!.toLowerCase()} [pt]`)
         .reverse();
       setTimeout(() => {

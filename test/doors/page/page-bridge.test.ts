@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import {
+  BRIDGE_TOKEN,
+  launchBrowser,
+  openDemo,
+  startWorkspace,
+  type Workspace,
+} from './browser-helpers.js';
+import { fakeRelay } from './fake-relay.js';
+
+let ws: Workspace;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  [ws, browser] = await Promise.all([startWorkspace(), launchBrowser()]);
+  page = await openDemo(browser, ws.base);
+});
+afterAll(async () => {
+  await browser?.close();
+  await ws?.close();
+});
+
+describe('the bridge in the browser', () => {
+  type Bridge = {
+    connect(url: string, o?: Record<string, unknown>): Promise<void>;
+    disconnect(): void;
+    isConnected(): boolean;
+  };
+  const blank = async () => {
+    const p = await browser.newPage();
+    await p.goto(`${ws.base}/page-demo?connect=0`);
+    await p.waitForFunction(() => 'bridge' in window);
+    return p;
+  };
+  const connectError = (p: Page, url: string, options: Record<string, unknown>) =>
+    p.evaluate(
+      ({ url, options }) =>
+        (window as unknown as { bridge: Bridge }).bridge.connect(url, options).then(
+          () => 'connected',
+          (e: { code?: string }) => e.code ?? String(e),
+        ),
+      { url, options },
+    );
+
+  it('fails without a token, and refuses ws:// off loopback', async () => {
+    const p = await blank();
+    expect(await connectError(p, 'ws://127.0.0.1:1', {})).toBe('WU_MCP_TOKEN_REQUIRED');
+    expect(await connectError(p, 'ws://example.com:19100', { token: BRIDGE_TOKEN })).toBe(
+      'WU_MCP_INSECURE_URL',
+    );
+    expect(await connectError(p, 'ws://example.com:19100', { insecure: true })).toBe(
+      'WU_MCP_INSECURE_URL',
+    );
+    expect(await connectError(p, 'wss://example.com', { insecure: true })).toBe(
+      'WU_MCP_TOKEN_REQUIRED',
+    );
+    await p.close();
+  });
+
+  it('a second page cannot take over the active bridge (WU_MCP_BRIDGE_ACTIVE)', async () => {
+    const p = await blank();
+    const { url } = (await (await fetch(`${ws.base}/api/v1/page/bridge-token`)).json()) as {
+      url: string;
+    };
+    expect(await connectError(p, url, { token: BRIDGE_TOKEN })).toBe('WU_MCP_BRIDGE_ACTIVE');
+    expect(
+      await page.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.isConnected()),
+    ).toBe(true);
+    await p.close();
+  });
+
+  it('drops a relay that cannot prove the token', async () => {
+    const liar = await fakeRelay({ token: BRIDGE_TOKEN, lie: true });
+    const p = await blank();
+    expect(await connectError(p, liar.url, { token: BRIDGE_TOKEN })).toBe('WU_MCP_AUTH_FAILED');
+    expect(
+      await p.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.isConnected()),
+    ).toBe(false);
+    expect(liar.connections).toBe(1);
+    await p.close();
+    await liar.close();
+  });
+
+  it('reconnects after an accidental drop, and disconnect() stops that and releases its interceptors', async () => {
+    const relay = await fakeRelay({ token: BRIDGE_TOKEN });
+    const p = await blank();
+    const nativeLog = () => p.evaluate(() => console.log.toString().includes('[native code]'));
+    expect(await connectError(p, relay.url, { token: BRIDGE_TOKEN })).toBe('connected');
+    expect(await nativeLog()).toBe(false);
+    relay.sockets[0]!.terminate();
+    await expect.poll(() => relay.authenticated, { timeout: 5000 }).toBe(2);
+    await expect
+      .poll(() => p.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.isConnected()))
+      .toBe(true);
+    // Never a second socket while connected.
+    expect(await connectError(p, relay.url, { token: BRIDGE_TOKEN })).toBe('connected');
+    expect(relay.connections).toBe(2);
+    await p.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.disconnect());
+    expect(await nativeLog()).toBe(true);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(relay.connections).toBe(2);
+    await p.close();
+    await relay.close();
+  });
+
+  it('keeps the token out of URLs, storage, cookies and the served bridge', async () => {
+    const state = await page.evaluate(() => ({
+      href: location.href,
+      local: JSON.stringify({ ...localStorage }),
+      session: JSON.stringify({ ...sessionStorage }),
+      cookie: document.cookie,
+    }));
+    expect(JSON.stringify(state)).not.toContain(BRIDGE_TOKEN);
+    for (const path of ['/bridge.js', '/bridge/index.js', '/bridge/connection.js', '/page-demo']) {
+      const res = await fetch(`${ws.base}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(await res.text()).not.toContain(BRIDGE_TOKEN);
+    }
+    expect((await fetch(`${ws.base}/bridge.js`)).headers.get('content-type')).toContain(
+      'javascript',
+    );
+  });
+
+  it('gives the bridge token only to same-origin requests', async () => {
+    const ok = await fetch(`${ws.base}/api/v1/page/bridge-token`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({
+      url: `ws://127.0.0.1:${ws.door.relay()!.address()!.port}`,
+      token: BRIDGE_TOKEN,
+      versions: [2, 1],
+    });
+    const foreign = await fetch(`${ws.base}/api/v1/page/bridge-token`, {
+      headers: { origin: 'http://127.0.0.1:1' },
+    });
+    expect(foreign.status).toBe(403);
+    const crossSite = await fetch(`${ws.base}/api/v1/page/bridge-token`, {
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    expect(crossSite.status).toBe(403);
+  });
+});

@@ -136,7 +136,7 @@ export function malformedInputSuite(tools: string[]) {
         );
         expect(after).toBe(before);
         expect(await h.tk.kernel.store.read((tx) => tx.records.list('notes.writes'))).toEqual([]);
-      }, 120_000);
+      }, 400_000);
     }
   });
 }

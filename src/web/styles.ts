@@ -43,6 +43,7 @@ textarea { width: 100%; min-height: 6em; }
 label { display: inline-flex; flex-direction: column; gap: 2px; font-size: 0.9em; color: var(--muted); }
 label > input, label > select, label > textarea { color: var(--fg); font-size: 1rem; }
 label.check { flex-direction: row; align-items: center; gap: 6px; color: var(--fg); font-size: 1rem; }
+fieldset { border: 1px solid var(--line); border-radius: 6px; display: flex; flex-wrap: wrap; gap: 6px 14px; }
 .stack-form { display: grid; gap: 6px; }
 .row { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; }
 .cards { list-style: none; margin: 0; padding: 0; display: grid; gap: 10px; }
@@ -71,6 +72,7 @@ progress { width: 100%; height: 14px; }
 .overlays { position: absolute; inset: 0; pointer-events: none; }
 .overlay { position: absolute; border: 2px solid var(--accent); background: rgba(11, 92, 173, 0.12); color: inherit;
   padding: 0; border-radius: 2px; }
+button.overlay { pointer-events: auto; cursor: pointer; }
 .overlay[aria-pressed="true"] { border-color: var(--warn); background: rgba(181, 71, 8, 0.18); }
 .split { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap: 16px; }
 .blocks { list-style: none; padding: 0; margin: 0; display: grid; gap: 8px; }

@@ -61,6 +61,8 @@ export interface RequestOptions {
   body?: unknown;
   /** Raw bytes (e.g. a PDF) with their content type, instead of JSON. */
   raw?: { bytes: Blob | ArrayBuffer; type: string };
+  /** A multipart form (the browser sets its content type and boundary). */
+  form?: FormData;
   signal?: AbortSignal;
 }
 
@@ -72,7 +74,8 @@ export async function request(
 ): Promise<Response> {
   const headers: Record<string, string> = {};
   let body: BodyInit | undefined;
-  if (options.raw) {
+  if (options.form) body = options.form;
+  else if (options.raw) {
     headers['content-type'] = options.raw.type;
     body = options.raw.bytes;
   } else if (options.body !== undefined) {

@@ -13,13 +13,14 @@ import { approvalsScreen } from './screens/approvals.js';
 import { auditScreen } from './screens/audit.js';
 import { jobsScreen } from './screens/jobs.js';
 import { notesScreen } from './screens/notes.js';
+import { scenesScreen } from './screens/scenes.js';
 import { needsDoor, settingsScreen } from './screens/settings.js';
 import type { Screen } from './screens/screen.js';
 
 const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> = {
   approvals: { screen: approvalsScreen, title: 'Approvals' },
   notes: { screen: notesScreen, title: 'Notes', door: 'notes' },
-  scenes: { screen: (root) => needsDoor(root, 'Scenes', 'scene'), title: 'Scenes', door: 'scene' },
+  scenes: { screen: scenesScreen, title: 'Scenes', door: 'scene' },
   jobs: { screen: jobsScreen, title: 'Jobs' },
   audit: { screen: auditScreen, title: 'Audit' },
   settings: { screen: settingsScreen, title: 'Settings' },

@@ -1,0 +1,172 @@
+/**
+ * The scenes screens against a real `airlock serve --doors scene` in
+ * headless Chromium: a project created and pages uploaded in the UI, a
+ * pipeline started over MCP watched to 100 % without reloading, node
+ * overlays with text and a translation written over MCP, undo/redo with the
+ * epoch, the engine list, and export.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { createCanvas } from '@napi-rs/canvas';
+import { startServe, type Served } from '../helpers/cli.js';
+import { launch, openUi, screenshots, type UiPage } from './browser.js';
+import { connectAgent, type Agent } from './mcp.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'airlock-web-scenes-'));
+let served: Served;
+let browser: Browser;
+let ui: UiPage;
+let agent: Agent;
+
+/** A light page with bold black words, as a comic page scan. */
+async function pageImage(words: string[]): Promise<Buffer> {
+  const canvas = createCanvas(480, 320);
+  const g = canvas.getContext('2d');
+  g.fillStyle = '#f4f4f4';
+  g.fillRect(0, 0, 480, 320);
+  g.fillStyle = '#000';
+  g.font = 'bold 40px "DejaVu Sans"';
+  words.forEach((w, i) => g.fillText(w, 40, 90 + i * 120));
+  return Buffer.from(await canvas.encode('png'));
+}
+
+beforeAll(async () => {
+  [served, browser] = await Promise.all([
+    startServe(['--doors', 'scene', '--data', dir]),
+    launch(),
+  ]);
+  ui = await openUi(browser, `${served.url}/#/scenes`);
+  agent = await connectAgent(served.url, 'scenes-web-agent');
+});
+
+afterAll(async () => {
+  await agent?.close();
+  await browser?.close();
+  served?.child.kill('SIGTERM');
+  await served?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('web UI: scenes', () => {
+  it('lists the engines, creates a project and adds pages with thumbnails', async () => {
+    const { page } = ui;
+    await page.getByRole('heading', { level: 1, name: 'Scenes' }).waitFor();
+    await expect
+      .poll(() =>
+        page
+          .locator('#engines [data-engine]')
+          .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.engine)),
+      )
+      .toEqual(expect.arrayContaining(['tesseract', 'llm', 'fill', 'renderer']));
+    await page.getByLabel('New project name').fill('Comic');
+    await page.getByRole('button', { name: 'Create and open' }).click();
+    await expect.poll(() => page.locator('#scene-project').textContent()).toBe('Open: Comic');
+    await page.getByLabel('Page images').setInputFiles([
+      { name: 'one.png', mimeType: 'image/png', buffer: await pageImage(['HELLO', 'WORLD']) },
+      { name: 'two.png', mimeType: 'image/png', buffer: await pageImage(['GOOD NIGHT']) },
+    ]);
+    await page.getByRole('button', { name: 'Add pages' }).click();
+    const thumbs = page.locator('#thumbnails [data-page-id] img');
+    await expect.poll(() => thumbs.count()).toBe(2);
+    await expect
+      .poll(() => thumbs.first().evaluate((i) => (i as HTMLImageElement).naturalWidth))
+      .toBeGreaterThan(0);
+  });
+
+  it('shows a pipeline started over MCP advancing to 100 % and finished, without reloading', async () => {
+    const { page } = ui;
+    const started = await agent.call('koharu.start_pipeline', { steps: ['tesseract', 'fill'] });
+    expect(started.isError).toBe(false);
+    const job = page.locator(`[data-job-id="${String(started.body.jobId)}"]`);
+    await job.waitFor();
+    const seen = new Set<number>();
+    await expect
+      .poll(
+        async () => {
+          seen.add(
+            Number(await job.locator('progress').evaluate((p) => (p as HTMLProgressElement).value)),
+          );
+          return job.getAttribute('data-status');
+        },
+        { interval: 50, timeout: 60_000 },
+      )
+      .toBe('completed');
+    expect(await job.locator('progress').evaluate((p) => (p as HTMLProgressElement).value)).toBe(
+      100,
+    );
+    expect([...seen].some((v) => v > 0 && v < 100)).toBe(true);
+    await expect(job.locator('.status').textContent()).resolves.toBe('Finished');
+    await screenshots(ui, 'scenes');
+  });
+
+  it('shows text regions over the page with text and a translation written over MCP; undo and redo say the epoch', async () => {
+    const { page } = ui;
+    await page.locator('#thumbnails a.thumb').first().click();
+    await page.getByRole('heading', { level: 1, name: /^Page 1:/ }).waitFor();
+    const overlays = page.locator('#scene-stage button.overlay');
+    await expect.poll(() => overlays.count()).toBeGreaterThan(0);
+
+    const scene = (await (await fetch(`${served.url}/api/v1/scene.json`)).json()) as {
+      scene: {
+        pages: { id: string; nodes: { id: string; kind: Record<string, { text?: string }> }[] }[];
+      };
+    };
+    const first = scene.scene.pages[0]!;
+    const node = first.nodes.find(
+      (n) => 'text' in n.kind && /HELLO/i.test(n.kind.text!.text ?? ''),
+    )!;
+    expect(node).toBeTruthy();
+    const epochText = () => page.locator('#scene-epoch').textContent();
+    const before = await epochText();
+    const applied = await agent.call('koharu.apply', {
+      op: {
+        updateNode: {
+          page: first.id,
+          id: node.id,
+          patch: { data: { text: { translation: 'OLÁ' } } },
+        },
+      },
+    });
+    expect(applied.isError).toBe(false);
+    await expect.poll(epochText).toBe(`Epoch ${String(applied.body.epoch)}`);
+    expect(before).not.toBe(await epochText());
+
+    const region = page.locator(`#scene-stage button.overlay[data-node-id="${node.id}"]`);
+    await region.focus();
+    await page.keyboard.press('Enter');
+    await expect(region.getAttribute('aria-pressed')).resolves.toBe('true');
+    await expect(page.locator('#node-detail .node-text').textContent()).resolves.toMatch(/HELLO/i);
+    await expect
+      .poll(() => page.locator('#node-detail .node-translation').textContent())
+      .toBe('OLÁ');
+    await screenshots(ui, 'scene-page');
+
+    await page.getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(epochText).toBe(`Epoch ${Number(applied.body.epoch) + 1}`);
+    await expect.poll(() => page.locator('#node-detail .node-translation').textContent()).toBe('—');
+    await page.getByRole('button', { name: 'Redo' }).click();
+    await expect.poll(epochText).toBe(`Epoch ${Number(applied.body.epoch) + 2}`);
+    await expect
+      .poll(() =>
+        page.locator(`#text-nodes tr[data-node-id="${node.id}"] .translation`).textContent(),
+      )
+      .toBe('OLÁ');
+  });
+
+  it('exports the project as a khr archive', async () => {
+    const { page } = ui;
+    await page.getByRole('link', { name: '← All pages' }).click();
+    await page.getByLabel('Format').selectOption('khr');
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export' }).click();
+    const bytes = readFileSync(await (await download).path());
+    expect(bytes.subarray(0, 2).toString('latin1')).toBe('PK');
+  });
+
+  it('logged no console errors on any scenes screen', () => {
+    expect(ui.errors).toEqual([]);
+  });
+});

@@ -7,7 +7,7 @@
  * module's memory: never in a URL, the store or storage.
  */
 import { BridgeError } from './errors.js';
-import { hmac, randomNonce, sameProof, tokenKey } from './crypto.js';
+import { randomNonce, sameProof, tokenKey } from './crypto.js';
 import { runCommand } from './commands.js';
 import { install, uninstall } from './diagnostics.js';
 import { REDACTED, redactText } from './redact.js';
@@ -199,10 +199,9 @@ function open(c: Credentials): Promise<void> {
         relayNonce = msg.nonce;
         if (!key) return send(ws, { type: 'auth', version: 2, insecure: true });
         bridgeNonce = randomNonce();
-        const proof = await hmac(
-          await key,
-          `wu-mcp/v2/bridge\n${relayNonce}\n${bridgeNonce}\n${location.origin}`,
-        );
+        const proof = await (
+          await key
+        ).sign(`wu-mcp/v2/bridge\n${relayNonce}\n${bridgeNonce}\n${location.origin}`);
         send(ws, { type: 'auth', version: 2, nonce: bridgeNonce, proof });
         return;
       }
@@ -213,7 +212,7 @@ function open(c: Credentials): Promise<void> {
               new BridgeError('WU_MCP_AUTH_FAILED', 'The relay skipped the handshake.'),
               true,
             );
-          const expected = await hmac(await key, `wu-mcp/v2/relay\n${bridgeNonce}\n${relayNonce}`);
+          const expected = await (await key).sign(`wu-mcp/v2/relay\n${bridgeNonce}\n${relayNonce}`);
           if (!sameProof(msg.proof, expected))
             return fail(
               new BridgeError(

@@ -1,5 +1,9 @@
-/** WebCrypto helpers for the v2 handshake (spec/page.md "Wire protocol" 3–4). */
-import { BridgeError } from './errors.js';
+/**
+ * Crypto for the v2 handshake (spec/page.md "Wire protocol" 3–4): WebCrypto
+ * where the page is a secure context, the plain-TypeScript SHA-256/HMAC
+ * otherwise. K = SHA-256(token) is all the bridge signs with.
+ */
+import { hmacSha256, sha256 } from './sha256.js';
 
 const encoder = new TextEncoder();
 
@@ -16,24 +20,25 @@ export function randomNonce(): string {
   return base64url(bytes);
 }
 
-function subtle(): SubtleCrypto {
-  const s = globalThis.crypto?.subtle;
-  if (!s)
-    throw new BridgeError(
-      'WU_MCP_CRYPTO_UNAVAILABLE',
-      'WebCrypto is unavailable (the page is not a secure context); serve it from https:// or loopback.',
-    );
-  return s;
+/** Signs handshake strings with K = SHA-256(token): base64url(HMAC-SHA256(K, message)). */
+export interface HandshakeKey {
+  sign(message: string): Promise<string>;
 }
 
-/** K = SHA-256(token) as a non-extractable HMAC-SHA256 key. */
-export async function tokenKey(token: string): Promise<CryptoKey> {
-  const digest = await subtle().digest('SHA-256', encoder.encode(token));
-  return subtle().importKey('raw', digest, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-}
-
-export async function hmac(key: CryptoKey, message: string): Promise<string> {
-  return base64url(new Uint8Array(await subtle().sign('HMAC', key, encoder.encode(message))));
+export async function tokenKey(token: string): Promise<HandshakeKey> {
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle) {
+    const digest = await subtle.digest('SHA-256', encoder.encode(token));
+    const key = await subtle.importKey('raw', digest, { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+    ]);
+    return {
+      sign: async (message) =>
+        base64url(new Uint8Array(await subtle.sign('HMAC', key, encoder.encode(message)))),
+    };
+  }
+  const k = sha256(encoder.encode(token));
+  return { sign: async (message) => base64url(hmacSha256(k, encoder.encode(message))) };
 }
 
 /** Comparison whose time does not depend on where the strings differ. */

@@ -83,6 +83,16 @@ describe('the bridge in the browser', () => {
     await liar.close();
   });
 
+  it('authenticates without crypto.subtle (not a secure context) using its own SHA-256', async () => {
+    const relay = await fakeRelay({ token: BRIDGE_TOKEN });
+    const p = await blank();
+    await p.evaluate(() => Object.defineProperty(crypto, 'subtle', { value: undefined }));
+    expect(await connectError(p, relay.url, { token: BRIDGE_TOKEN })).toBe('connected');
+    expect(relay.authenticated).toBe(1);
+    await p.close();
+    await relay.close();
+  });
+
   it('reconnects after an accidental drop, and disconnect() stops that and releases its interceptors', async () => {
     const relay = await fakeRelay({ token: BRIDGE_TOKEN });
     const p = await blank();

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { PDFDocument } from 'pdf-lib';
 import { failure, type Failure } from '../../kernel/errors.js';
 import { sha256Hex } from '../../kernel/digest.js';
 import { validateInput } from '../../kernel/validate.js';
@@ -82,6 +83,13 @@ async function uploadedPdf(
   }
   try {
     const pages = await pageCountOf(body);
+    // Annotations are written by incremental update, which needs an unencrypted file pdf-lib can parse.
+    const parsed = await PDFDocument.load(body, { updateMetadata: false }).catch(() => null);
+    if (!parsed || parsed.isEncrypted) {
+      return bad(
+        'The PDF is encrypted or cannot be parsed for annotation; upload an unencrypted copy.',
+      );
+    }
     return { bytes: body, digest: sha256Hex(body), pages };
   } catch (error) {
     const reason = error instanceof PdfUnreadableError ? error.message : 'unreadable';

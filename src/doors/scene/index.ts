@@ -89,10 +89,11 @@ export async function createSceneDoors(ctx: DoorContext): Promise<Door[]> {
     routes: sceneRoutes({
       session,
       registry,
-      jobs: () => {
+      kernel: () => {
         if (!kernel) throw new Error('the scene door is not started');
-        return kernel.jobs;
+        return kernel;
       },
+      names,
       logger: ctx.logger,
       version: '0.1.0',
     }),

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { AirlockError, type ErrorCode } from '../../kernel/errors.js';
 import type { RestRequest, RestResponse, RestRoute } from '../../kernel/door.js';
-import type { JobRegistry } from '../../kernel/jobs.js';
+import { connection } from '../../kernel/connection.js';
+import type { ToolResult } from '../../kernel/door.js';
+import type { Kernel } from '../../kernel/kernel.js';
 import type { Logger } from '../../kernel/logger.js';
 import { validateInput } from '../../kernel/validate.js';
 import { isBlobHash } from '../../store/blob-hash.js';
@@ -17,12 +19,11 @@ import { infoOf, type EngineRegistry } from './engines/registry.js';
 import { exportProject, ExportFormat, findCachedExport, unpackKhr } from './exports.js';
 import { bestImage, blobBytes, thumbnail } from './images.js';
 import { parseMultipart } from './multipart.js';
-import { OpSchema } from './ops.js';
-import { PipelineInput, startPipeline } from './pipeline.js';
 import { LOCK_FILE } from './project.js';
-import { projectIdOf, type SceneSession } from './session.js';
+import { NO_PROJECT_MESSAGE, projectIdOf, type SceneSession } from './session.js';
 import { importOps, rowsFromCsv, textRows, TextsBody, toCsv } from './texts.js';
 import { addPages } from './uploads.js';
+import type { ToolNames } from './tools.js';
 
 const STATUS: Record<ErrorCode, number> = {
   malformedRequest: 400,
@@ -47,10 +48,15 @@ const STATUS: Record<ErrorCode, number> = {
 export interface RouteDeps {
   session: SceneSession;
   registry: EngineRegistry;
-  jobs: () => JobRegistry;
+  kernel: () => Kernel;
+  /** Tool names, for the REST writes that run as tool calls. */
+  names: ToolNames;
   logger: Logger;
   version: string;
 }
+
+/** REST callers share one connection identity for limits and audit. */
+const REST_CONNECTION = connection('rest:scene', 'rest');
 
 const ok = (body: unknown, status = 200): RestResponse => ({ status, body });
 
@@ -75,7 +81,27 @@ const ExportBody = z
   .strict();
 
 export function sceneRoutes(deps: RouteDeps): RestRoute[] {
-  const { session, registry, logger } = deps;
+  const { session, registry, logger, names } = deps;
+  const jobs = () => deps.kernel().jobs;
+
+  /**
+   * State changes over REST run as the matching MCP tool through the kernel
+   * pipeline, so they are validated, limited and audited exactly alike.
+   */
+  const asTool = async (tool: string, args: unknown, status = 200): Promise<RestResponse> => {
+    const shown = await deps.kernel().call('scene', tool, args, { connection: REST_CONNECTION });
+    if ('protocolError' in shown) throw new AirlockError('noProject', NO_PROJECT_MESSAGE);
+    const result = shown as ToolResult;
+    if (result.isError) {
+      const body = JSON.parse(String(result.content[0]?.text)) as {
+        code: ErrorCode;
+        message: string;
+      };
+      const code = STATUS[body.code] ? body.code : 'internal';
+      return { status: STATUS[code], body: { ...body, status: STATUS[code], code } };
+    }
+    return ok(result.structuredContent, status);
+  };
 
   const route = (
     method: RestRoute['method'],
@@ -185,15 +211,14 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
         });
       },
     ),
-    route('POST', 'history/apply', 'Apply an Op: {op} → {epoch}', async (req) => {
-      const { op } = parse(z.object({ op: OpSchema }).strict(), req.body);
-      return ok({ epoch: await session.apply(op) });
-    }),
+    route('POST', 'history/apply', 'Apply an Op: {op} → {epoch}', async (req) =>
+      asTool(names.apply, req.body ?? {}),
+    ),
     route('POST', 'history/undo', 'Undo → {epoch} (null at the boundary)', async () =>
-      ok({ epoch: await session.undo() }),
+      asTool(names.undo, {}),
     ),
     route('POST', 'history/redo', 'Redo → {epoch} (null at the boundary)', async () =>
-      ok({ epoch: await session.redo() }),
+      asTool(names.redo, {}),
     ),
     route('POST', 'pages', 'Upload page images (multipart/form-data), one batch', async (req) => {
       session.require();
@@ -312,27 +337,26 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
         return ok({ epoch, updated: ops.length });
       },
     ),
-    route('POST', 'pipelines', 'Start a pipeline → {jobId}', async (req) => {
-      const input = parse(PipelineInput, req.body);
-      return ok(await startPipeline({ session, registry, jobs: deps.jobs() }, input), 202);
-    }),
+    route('POST', 'pipelines', 'Start a pipeline → {jobId}', async (req) =>
+      asTool(names.startPipeline, req.body ?? {}, 202),
+    ),
     route('GET', 'operations', 'Pipeline jobs, newest first', async () =>
-      ok({ operations: await deps.jobs().list({ door: 'scene' }) }),
+      ok({ operations: await jobs().list({ door: 'scene' }) }),
     ),
     route('GET', 'operations/{id}', 'One pipeline job', async (req) => {
-      const job = await deps.jobs().get(req.params.id ?? '');
+      const job = await jobs().get(req.params.id ?? '');
       if (!job) throw new AirlockError('notFound', `No operation ${req.params.id}.`);
       return ok(job);
     }),
     route('DELETE', 'operations/{id}', 'Cancel a pipeline job (404 when unknown)', async (req) => {
-      const jobs = deps.jobs();
-      const job = await jobs.get(req.params.id ?? '');
+      const registry = jobs();
+      const job = await registry.get(req.params.id ?? '');
       if (!job)
         throw new AirlockError(
           'notFound',
           `No operation ${req.params.id}; GET /api/v1/operations lists them.`,
         );
-      const cancelled = await jobs.cancel(job.id);
+      const cancelled = await registry.cancel(job.id);
       return ok({ id: job.id, cancelled, status: cancelled ? 'cancelling' : job.status });
     }),
   ];

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { failure } from '../../kernel/errors.js';
 import { uuidString, utf8String } from '../../kernel/schemas.js';
 import { defineTool, type AnyToolDef } from '../../kernel/tool.js';
+import { JobSchema } from '../../kernel/records.js';
 import { ARTIFACTS, infoOf, type EngineRegistry } from './engines/registry.js';
 import { cacheExport, exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';
@@ -169,6 +170,7 @@ export function sceneTools(
     name: names.getJob,
     description: 'A job: status, progress, warnings, error.',
     input: z.object({ jobId: uuidString() }).strict(),
+    output: JobSchema,
     annotations: { readOnlyHint: true },
     handler: async ({ jobId }, ctx) =>
       (await ctx.jobs.get(jobId)) ??

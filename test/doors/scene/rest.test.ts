@@ -8,7 +8,7 @@ import { unzipSync } from 'fflate';
 import { PDFDocument } from 'pdf-lib';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Scene } from '../../../src/doors/scene/model.js';
-import { comicPage } from './helpers.js';
+import { comicPage, pageOf } from './helpers.js';
 import {
   json,
   post,
@@ -102,6 +102,30 @@ describe('scene REST API', () => {
     });
     expect(unknown.status).toBe(404);
     expect(await json(unknown)).toMatchObject({ status: 404, code: 'notFound' });
+  });
+
+  it('runs REST writes as the matching tool call, so they are audited like MCP calls', async () => {
+    await post(s.base, 'projects', { name: 'Audited' });
+    expect(
+      await json(await post(s.base, 'history/apply', { op: { AddPage: { page: pageOf() } } })),
+    ).toEqual({
+      epoch: 1,
+    });
+    const bad = await post(s.base, 'history/apply', { op: { addSticker: {} } });
+    expect(bad.status).toBe(400);
+    expect(await json(bad)).toMatchObject({ status: 400, code: 'malformedRequest' });
+    const { entries } = (await json(await fetch(`${s.base}/api/v1/audit?door=scene`))) as {
+      entries: { connection: string; tool: string; result: string }[];
+    };
+    const rest = entries.filter((e) => e.connection === 'rest:scene');
+    expect(rest.map((e) => [e.tool, e.result])).toEqual(
+      expect.arrayContaining([
+        ['koharu.undo', 'noProject'],
+        ['koharu.apply', 'ok'],
+        ['koharu.apply', 'malformedRequest'],
+      ]),
+    );
+    await fetch(`${s.base}/api/v1/projects/current`, { method: 'DELETE' });
   });
 
   it('serves meta and engines, and documents the routes in openapi.json', async () => {

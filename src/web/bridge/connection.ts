@@ -292,6 +292,7 @@ function open(c: Credentials): Promise<void> {
 function scheduleReconnect(c: Credentials) {
   if (attempts >= MAX_RECONNECTS) {
     intent = false;
+    uninstall();
     setState('idle', 'WU_MCP_RECONNECT_EXHAUSTED');
     return;
   }
@@ -330,6 +331,13 @@ export function connect(url = 'ws://localhost:19100', options: ConnectOptions = 
   attempts = 0;
   install();
   pendingConnect = open(c).finally(() => (pendingConnect = null));
+  // A first attempt that fails leaves nothing installed behind it.
+  pendingConnect.catch(() => {
+    if (!socket && reconnectTimer === undefined) {
+      intent = false;
+      uninstall();
+    }
+  });
   return pendingConnect;
 }
 

@@ -8,6 +8,8 @@ import {
   type Workspace,
 } from './browser-helpers.js';
 import { fakeRelay } from './fake-relay.js';
+import { createHttpApp } from '../../../src/transport/http-app.js';
+import { silentLogger } from '../../../src/kernel/logger.js';
 
 let ws: Workspace;
 let browser: Browser;
@@ -149,5 +151,23 @@ describe('the bridge in the browser', () => {
       headers: { 'sec-fetch-site': 'cross-site' },
     });
     expect(crossSite.status).toBe(403);
+  });
+
+  it('gives the bridge token only with the workspace bearer token when one is set', async () => {
+    const guarded = createHttpApp({
+      kernel: ws.tk.kernel,
+      logger: silentLogger,
+      token: 'workspace-secret',
+    });
+    const { port } = await guarded.listen(0, '127.0.0.1');
+    try {
+      const url = `http://127.0.0.1:${port}/api/v1/page/bridge-token`;
+      expect((await fetch(url)).status).toBe(401);
+      const ok = await fetch(url, { headers: { authorization: 'Bearer workspace-secret' } });
+      expect(ok.status).toBe(200);
+      expect(((await ok.json()) as { token: string }).token).toBe(BRIDGE_TOKEN);
+    } finally {
+      await guarded.close();
+    }
   });
 });

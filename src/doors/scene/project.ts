@@ -64,6 +64,18 @@ const alive = (pid: number) => {
   }
 };
 
+/** True when a live process (or another host) holds the project's lock. */
+export function isLockedElsewhere(dir: string): boolean {
+  const path = join(dir, LOCK_FILE);
+  if (!existsSync(path)) return false;
+  try {
+    const holder = JSON.parse(readFileSync(path, 'utf8')) as { pid?: number; host?: string };
+    return !(holder.host === hostname() && typeof holder.pid === 'number' && !alive(holder.pid));
+  } catch {
+    return true;
+  }
+}
+
 function acquireLock(dir: string): () => void {
   const path = join(dir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {

@@ -4,7 +4,7 @@
  * `{status, code, message}`.
  */
 import { z } from 'zod';
-import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { AirlockError, type ErrorCode } from '../../kernel/errors.js';
@@ -19,7 +19,7 @@ import { infoOf, type EngineRegistry } from './engines/registry.js';
 import { exportProject, ExportFormat, findCachedExport, unpackKhr } from './exports.js';
 import { bestImage, blobBytes, thumbnail } from './images.js';
 import { parseMultipart } from './multipart.js';
-import { LOCK_FILE } from './project.js';
+import { isLockedElsewhere } from './project.js';
 import { NO_PROJECT_MESSAGE, projectIdOf, type SceneSession } from './session.js';
 import { importOps, rowsFromCsv, textRows, TextsBody, toCsv } from './texts.js';
 import { addPages } from './uploads.js';
@@ -264,7 +264,7 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
       const found = session.roots.list().find((p) => p.id === req.params.id);
       if (!found) throw new AirlockError('notFound', `No project '${req.params.id}'.`);
       if (session.info()?.path === found.path) await session.close();
-      else if (existsSync(join(found.path, LOCK_FILE)))
+      else if (isLockedElsewhere(found.path))
         throw new AirlockError(
           'unavailable',
           `Project '${found.id}' is open in another server; close it there first.`,

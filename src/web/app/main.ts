@@ -9,6 +9,7 @@ import { initErrors, showError } from './errors.js';
 import { connectEvents, type StreamState } from './event-stream.js';
 import { handleEvent, live, subscribe } from './live.js';
 import { parseRoute } from './router.js';
+import { bridgeWanted, startBridge } from './bridge.js';
 import { approvalsScreen } from './screens/approvals.js';
 import { auditScreen } from './screens/audit.js';
 import { jobsScreen } from './screens/jobs.js';
@@ -85,6 +86,7 @@ async function start(): Promise<void> {
 
   window.addEventListener('hashchange', show);
   show();
+  if (bridgeWanted() && mounted.includes('page')) void startBridge();
   // Doors may be switched on by a restart; refresh the list when the stream reconnects with a snapshot.
   subscribe('event', () => {
     if (live().lastEvent?.event === 'snapshot')

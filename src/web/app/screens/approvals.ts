@@ -82,8 +82,17 @@ function approvalCard(a: Approval, focusNext: (from: HTMLElement) => void): HTML
   const headingId = `approval-${a.id}-title`;
   const picker = resourcePicker(a);
   const problem = h('p', { class: 'result-err', role: 'alert' });
-  const decide = async (button: HTMLButtonElement, action: 'approve' | 'deny') => {
+  const decide = async (
+    button: HTMLButtonElement,
+    action: 'approve' | 'deny',
+    trusted: boolean,
+  ) => {
     problem.textContent = '';
+    // A click the page bridge synthesises for an agent is untrusted: an agent must never approve itself.
+    if (action === 'approve' && !trusted) {
+      problem.textContent = 'Approving needs your own click or key press.';
+      return;
+    }
     await busy(button, async () => {
       try {
         const resource = picker.value();
@@ -104,8 +113,8 @@ function approvalCard(a: Approval, focusNext: (from: HTMLElement) => void): HTML
   };
   const approve = h('button', { type: 'button', class: 'primary' }, 'Approve');
   const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
-  approve.addEventListener('click', () => void decide(approve, 'approve'));
-  deny.addEventListener('click', () => void decide(deny, 'deny'));
+  approve.addEventListener('click', (e) => void decide(approve, 'approve', e.isTrusted));
+  deny.addEventListener('click', (e) => void decide(deny, 'deny', e.isTrusted));
   const client = clientOf(a);
   const card = h(
     'li',

@@ -1,5 +1,5 @@
 /** Settings: the bearer token (when the server needs one) and the page bridge switch. */
-import { setToken, token } from '../api.js';
+import { doors, setToken, token } from '../api.js';
 import { fill, h } from '../dom.js';
 import { clearErrors } from '../errors.js';
 import { bridgeSection } from '../bridge.js';
@@ -14,9 +14,18 @@ export const settingsScreen: Screen = (root) => {
     value: token() ?? '',
   });
   const saved = h('p', { class: 'meta', role: 'status' });
+  const bridgeSlot = h('section', {});
+  const username = h('input', {
+    type: 'text',
+    name: 'username',
+    autocomplete: 'username',
+    value: 'owner',
+    hidden: true,
+  });
   const form = h(
     'form',
     { class: 'row', 'aria-labelledby': 'token-title' },
+    username,
     h('label', { for: 'token' }, 'Bearer token', input),
     h('button', { type: 'submit', class: 'primary' }, 'Save'),
   );
@@ -42,8 +51,9 @@ export const settingsScreen: Screen = (root) => {
       form,
       saved,
     ),
-    bridgeSection(),
+    bridgeSlot,
   );
+  void doors().then((d) => bridgeSlot.replaceWith(bridgeSection(d.includes('page'))));
 };
 
 export function needsDoor(root: HTMLElement, title: string, door: string): void {

@@ -369,6 +369,27 @@ describe('annotate_pdf', () => {
     expect(await pdfAnnotations(bytes, 0)).toHaveLength(0);
   });
 
+  it('a comment may sit on a rect without words; a highlight there is malformedRequest', async () => {
+    const { documentID, surfaceID } = await withPdf();
+    const q = query(documentID, surfaceID, 0, {
+      x: 700_000,
+      y: 400_000,
+      width: 100_000,
+      height: 100_000,
+    });
+    const read = await h.ok<Read>('rooqi_read_pdf_page', q);
+    expect(read.selectedText).toBe('');
+    expect(read.lines).toEqual([]);
+    expect((await h.env('rooqi_annotate_pdf', annotateArgs(q, read, 'highlight'))).code).toBe(
+      'malformedRequest',
+    );
+    await h.ok('rooqi_annotate_pdf', annotateArgs(q, read, 'comment', 'blank area'));
+    const bytes = (await h.rest('GET', `notes/documents/${documentID}/pdfs/${surfaceID}`)).raw!;
+    expect(await pdfAnnotations(bytes, 0)).toEqual([
+      { subtype: 'Text', quadPoints: null, contents: 'blank area' },
+    ]);
+  });
+
   it('a PDF grant is separate: read and write grants do not allow PDF tools', async () => {
     h = await notesHarness();
     const p = await h.project('P');

@@ -178,8 +178,13 @@ export async function openProject(dir: string, options: OpenOptions = {}): Promi
         return { ...s, project: { ...s.project, updatedAt: lastChange() } };
       },
       async close() {
-        log.close();
-        release();
+        // A clean close leaves the scene snapshot on disk and an empty op log.
+        try {
+          await history.compact();
+        } finally {
+          log.close();
+          release();
+        }
       },
     };
   } catch (error) {

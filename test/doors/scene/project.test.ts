@@ -37,7 +37,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 }
 
 describe('projects on disk', () => {
-  it('creates project.json, the op log, blobs/ and a lock file in the project folder', async () => {
+  it('creates project.json, the op log, blobs/ and a lock file; a clean close leaves the scene snapshot and no lock', async () => {
     const dir = join(temp(), 'comic.khrproj');
     initProject(dir, 'Comic');
     const p = await opened(dir);
@@ -47,6 +47,7 @@ describe('projects on disk', () => {
     await p.close();
     open.pop();
     expect(existsSync(join(dir, 'lock'))).toBe(false);
+    expect(existsSync(join(dir, 'snapshot.json'))).toBe(true);
   });
 
   it('replays the op log on reopen: same scene, same epoch, undo still works', async () => {

@@ -179,30 +179,60 @@ export function type(options: TypeOptions) {
 const MAX_SIDE = 4096;
 const MAX_STYLED = 3000;
 
-/** Clones `el` with computed styles inlined, so the SVG rendering looks like the page. */
-function styledClone(el: Element): Element {
-  const clone = el.cloneNode(true) as Element;
-  const sources = [el, ...el.querySelectorAll('*')];
-  const copies = [clone, ...clone.querySelectorAll('*')];
-  for (let i = 0; i < sources.length && i < MAX_STYLED; i++) {
-    const src = sources[i]!;
-    const copy = copies[i];
-    if (!(copy instanceof HTMLElement || copy instanceof SVGElement)) continue;
-    const cs = getComputedStyle(src);
-    let text = '';
-    for (let j = 0; j < cs.length; j++) {
-      const prop = cs.item(j);
-      text += `${prop}:${cs.getPropertyValue(prop)};`;
-    }
-    copy.setAttribute('style', text);
-    if (src instanceof HTMLInputElement && copy instanceof HTMLInputElement) {
-      copy.setAttribute('value', src.type === 'password' ? '' : src.value);
-      if (src.checked) copy.setAttribute('checked', '');
-    }
-    if (src instanceof HTMLTextAreaElement) copy.textContent = src.value;
+const NOT_RENDERED = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'LINK', 'META']);
+
+function inlineStyle(src: Element, copy: Element) {
+  const cs = getComputedStyle(src);
+  let text = '';
+  for (let j = 0; j < cs.length; j++) {
+    const prop = cs.item(j);
+    text += `${prop}:${cs.getPropertyValue(prop)};`;
   }
-  for (const s of clone.querySelectorAll('script')) s.remove();
-  return clone;
+  copy.setAttribute('style', text);
+}
+
+/**
+ * A detached copy of what `src` renders, computed styles inlined (the SVG
+ * image has no stylesheets): open shadow roots flattened with their slots
+ * filled, custom elements as plain boxes (no constructors run), form values
+ * kept (never a password), canvases as images.
+ */
+function renderCopy(src: Node, budget: { left: number }): Node | null {
+  if (src.nodeType === Node.TEXT_NODE) return document.createTextNode(src.textContent ?? '');
+  if (!(src instanceof Element) || NOT_RENDERED.has(src.tagName)) return null;
+  if (src instanceof HTMLSlotElement) {
+    const fragment = document.createDocumentFragment();
+    const assigned = src.assignedNodes({ flatten: true });
+    for (const n of assigned.length > 0 ? assigned : [...src.childNodes]) {
+      const r = renderCopy(n, budget);
+      if (r) fragment.appendChild(r);
+    }
+    return fragment;
+  }
+  let copy: Element;
+  if (src instanceof HTMLCanvasElement) {
+    copy = document.createElement('img');
+    try {
+      copy.setAttribute('src', src.toDataURL());
+    } catch {
+      // A tainted canvas renders as an empty box.
+    }
+  } else if (src.tagName.includes('-')) copy = document.createElement('div');
+  else copy = src.cloneNode(false) as Element;
+  if (budget.left-- > 0) inlineStyle(src, copy);
+  if (src instanceof HTMLInputElement) {
+    copy.setAttribute('value', src.type === 'password' ? '' : src.value);
+    if (src.checked) copy.setAttribute('checked', '');
+  }
+  if (src instanceof HTMLTextAreaElement) {
+    copy.textContent = src.value;
+    return copy;
+  }
+  for (const child of src.shadowRoot ? src.shadowRoot.childNodes : src.childNodes) {
+    const r = renderCopy(child, budget);
+    if (r) copy.appendChild(r);
+  }
+  return copy;
 }
 
 export async function screenshot(options: { selector?: string | undefined; quality: number }) {
@@ -220,7 +250,7 @@ export async function screenshot(options: { selector?: string | undefined; quali
     MAX_SIDE,
     Math.max(1, Math.ceil(isRoot ? document.documentElement.clientHeight : rect.height)),
   );
-  const clone = styledClone(isRoot ? document.body : el);
+  const clone = renderCopy(isRoot ? document.body : el, { left: MAX_STYLED }) as Element;
   const xhtml = new XMLSerializer().serializeToString(clone);
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +

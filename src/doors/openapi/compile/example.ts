@@ -99,7 +99,11 @@ export function exampleOf(schema: unknown, options: ExampleOptions, depth = 0): 
       return out;
     }
     case 'array': {
-      const n = typeof schema.minItems === 'number' ? schema.minItems : 0;
+      // One item at least: an empty required array is often no argument at all (a query without the key).
+      const n = Math.max(
+        typeof schema.minItems === 'number' ? schema.minItems : 0,
+        typeof schema.maxItems === 'number' && schema.maxItems === 0 ? 0 : 1,
+      );
       return Array.from({ length: n }, (_, i) => {
         const v = exampleOf(schema.items, options, depth + 1);
         return typeof v === 'string' && n > 1

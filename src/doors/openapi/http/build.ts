@@ -95,7 +95,10 @@ export function buildRequest(input: BuildInput): UpstreamRequest {
   const basePath = base.pathname.replace(/\/+$/, '');
   const url = new URL(base.origin);
   url.pathname = `${basePath}${path.startsWith('/') ? path : `/${path}`}`;
-  const headers: Record<string, string> = { accept: 'application/json', ...input.extraHeaders };
+  const headers: Record<string, string> = {
+    accept: 'application/json, */*;q=0.5',
+    ...input.extraHeaders,
+  };
   const cookies = [...input.credentials.cookies];
   for (const [name, value] of Object.entries(input.params)) {
     const param = method.params.find((p) => p.name === name);

@@ -98,8 +98,14 @@ const tooLarge = (label: string, max: number) =>
     `${label} answered with more than ${max} bytes; narrow the request (fewer fields, filters, a smaller per_page).`,
   );
 
-function parseBody(text: string, contentType: string | null): unknown {
+function parseBody(text: string, contentType: string | null, bytes: number): unknown {
   if (text === '') return null;
+  // Images, archives, PDFs…: shown as what they are, not as mojibake.
+  if (
+    contentType &&
+    !/json|text|xml|html|javascript|yaml|csv|x-www-form-urlencoded/i.test(contentType)
+  )
+    return { contentType, bytes, note: 'binary content is not shown' };
   if (/json/i.test(contentType ?? '') || /^\s*[[{]/.test(text)) {
     try {
       return JSON.parse(text) as unknown;
@@ -190,11 +196,12 @@ export async function send(
     }
     const text = await readCapped(response, limits.maxResponseBytes, request.label);
     if (typeof text !== 'string') return text;
+    const bytes = Buffer.byteLength(text);
     return {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
-      body: parseBody(text, response.headers.get('content-type')),
+      body: parseBody(text, response.headers.get('content-type'), bytes),
       length: text.length,
     };
   }

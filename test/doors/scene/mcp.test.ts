@@ -53,6 +53,61 @@ describe('scene tools over MCP', () => {
       expect(schema).toContain(`"${tag}"`);
   });
 
+  it('pins the reference tools’ argument names, required fields and result schemas', async () => {
+    const { tools } = await client.listTools();
+    const shape = (name: string) => {
+      const t = tools.find((x) => x.name === name)!;
+      const input = t.inputSchema as {
+        properties?: object;
+        required?: string[];
+        additionalProperties?: boolean;
+      };
+      const output = t.outputSchema as { properties?: object; required?: string[] } | undefined;
+      return {
+        args: Object.keys(input.properties ?? {}),
+        required: input.required ?? [],
+        strict: input.additionalProperties === false,
+        result: Object.keys(output?.properties ?? {}),
+      };
+    };
+    expect(shape('koharu.apply')).toEqual({
+      args: ['op'],
+      required: ['op'],
+      strict: true,
+      result: ['epoch'],
+    });
+    expect(shape('koharu.undo')).toEqual({
+      args: [],
+      required: [],
+      strict: true,
+      result: ['epoch'],
+    });
+    expect(shape('koharu.redo')).toEqual({
+      args: [],
+      required: [],
+      strict: true,
+      result: ['epoch'],
+    });
+    expect(shape('koharu.open_project')).toEqual({
+      args: ['path', 'createName'],
+      required: ['path'],
+      strict: true,
+      result: ['name', 'path'],
+    });
+    expect(shape('koharu.close_project')).toEqual({
+      args: [],
+      required: [],
+      strict: true,
+      result: [],
+    });
+    expect(shape('koharu.start_pipeline')).toEqual({
+      args: ['steps', 'pages', 'targetLanguage', 'systemPrompt', 'defaultFont', 'textNodeIds'],
+      required: ['steps'],
+      strict: true,
+      result: ['jobId'],
+    });
+  });
+
   it('answers JSON-RPC −32600 "invalid request: no project open" for every tool that needs a project', async () => {
     const needing: [string, Record<string, unknown>][] = [
       ['koharu.apply', { op: { addPage: { page: pageOf() } } }],

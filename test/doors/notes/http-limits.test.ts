@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createNotesDoor } from '../../../src/doors/notes/index.js';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { silentLogger } from '../../../src/kernel/logger.js';
+import { testKernel, type TestKernel } from '../../helpers/kernel.js';
+
+let tk: TestKernel;
+let app: HttpApp;
+let base: string;
+let release!: () => void;
+let gate = new Promise<void>((r) => (release = r));
+let entered = 0;
+
+beforeAll(async () => {
+  tk = await testKernel([
+    createNotesDoor({
+      hooks: {
+        beforeHandler: async (tool) => {
+          if (tool !== 'rooqi_status') return;
+          entered++;
+          await gate;
+        },
+      },
+    }),
+  ]);
+  app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
+  base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}`;
+});
+afterAll(async () => {
+  release();
+  await app.close();
+  await tk.dispose();
+});
+
+const envelope = (r: unknown) => {
+  const result = r as { content: { text: string }[]; isError?: boolean };
+  const env = JSON.parse(result.content[0]!.text) as { code: string };
+  expect(result.isError).toBe(env.code !== 'ready');
+  return env;
+};
+
+async function client() {
+  const c = new Client({ name: 'limits', version: '1' });
+  await c.connect(new StreamableHTTPClientTransport(new URL('/mcp', base)));
+  return c;
+}
+
+describe('notes limits over the real MCP HTTP stack', () => {
+  it('the 9th concurrent call of one session answers busy; another session is unaffected', async () => {
+    const c = await client();
+    const other = await client();
+    entered = 0;
+    gate = new Promise<void>((r) => (release = r));
+    const held = Array.from({ length: 8 }, () =>
+      c.callTool({ name: 'rooqi_status', arguments: {} }),
+    );
+    while (entered < 8) await new Promise((r) => setTimeout(r, 5));
+    expect(envelope(await c.callTool({ name: 'rooqi_status', arguments: {} })).code).toBe('busy');
+    expect(
+      envelope(await other.callTool({ name: 'rooqi_request_read_access', arguments: {} })).code,
+    ).toBe('approvalRequired');
+    release();
+    expect((await Promise.all(held)).map((r) => envelope(r).code)).toEqual(Array(8).fill('ready'));
+    await c.close();
+    await other.close();
+  });
+
+  it('a 16,385-byte request answers requestTooLarge inside the envelope', async () => {
+    const c = await client();
+    const args = { documentID: randomUUID(), pad: '' };
+    args.pad = 'x'.repeat(16_385 - JSON.stringify(args).length);
+    const r = await c.callTool({ name: 'rooqi_read_note', arguments: args });
+    expect(envelope(r).code).toBe('requestTooLarge');
+    const ok = { documentID: 'not-a-uuid' };
+    expect(envelope(await c.callTool({ name: 'rooqi_read_note', arguments: ok })).code).toBe(
+      'malformedRequest',
+    );
+    await c.close();
+  });
+});

@@ -50,6 +50,7 @@ export function callTool(rt: Runtime, probe: Probe) {
     // A POST that times out may have happened: never claim "nothing was written".
     writes: true,
     handler: async (input, ctx) => {
+      // Requests are logged by the door's logger: resource, method, status, time — never URLs, headers or bodies.
       const refused = await probe.check();
       if (refused) return refused;
       const found = lookup(rt, input.resource, input.method);
@@ -83,7 +84,7 @@ export function callTool(rt: Runtime, probe: Probe) {
       const exchange = async (req: UpstreamRequest) => {
         const started = Date.now();
         const res = await send(req, { signal: ctx.signal, limits: rt.limits, fetch: rt.fetch });
-        ctx.logger.info(
+        rt.logger.info(
           {
             resource: where,
             method: m.name,

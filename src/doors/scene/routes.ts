@@ -277,7 +277,13 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
       'projects/import',
       'Import a khr zip as a new project and open it',
       async (req) => {
-        const zip = bytesOf(req.body);
+        // The zip as the raw body, or as the first file of a multipart form.
+        const type = header(req, 'content-type') ?? '';
+        const zip = /multipart\/form-data/i.test(type)
+          ? new Uint8Array(
+              parseMultipart(bytesAsBuffer(req.body), type).find((p) => p.data.length)?.data ?? [],
+            )
+          : bytesOf(req.body);
         const target = session.roots.freshFolder(`import-${Date.now()}`);
         let name: string;
         try {

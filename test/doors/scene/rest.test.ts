@@ -317,6 +317,16 @@ describe('scene REST API', () => {
     const after = await scene();
     expect(after.scene.pages).toEqual(before.scene.pages);
     expect(existsSync(join(String(info.path), 'lock'))).toBe(true);
+
+    // The same export as a multipart form upload.
+    const khrBytes = new Uint8Array(
+      await (await post(s.base, 'projects/current/export', { format: 'khr' })).arrayBuffer(),
+    );
+    const form = new FormData();
+    form.append('file', new Blob([khrBytes], { type: 'application/zip' }), 'exports.khr');
+    const viaForm = await fetch(`${s.base}/api/v1/projects/import`, { method: 'POST', body: form });
+    expect(await json(viaForm)).toMatchObject({ name: 'Exports', id: 'exports-3' });
+    expect((await scene()).scene.pages).toEqual(before.scene.pages);
   });
 
   it('a page that fails a step gets a jobWarning, skips its later steps, and the job ends completed_with_errors', async () => {

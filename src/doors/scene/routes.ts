@@ -14,6 +14,7 @@ import type { ToolResult } from '../../kernel/door.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { Logger } from '../../kernel/logger.js';
 import { validateInput } from '../../kernel/validate.js';
+import { uuidString } from '../../kernel/schemas.js';
 import { isBlobHash } from '../../store/blob-hash.js';
 import { infoOf, type EngineRegistry } from './engines/registry.js';
 import { exportProject, ExportFormat, findCachedExport, unpackKhr } from './exports.js';
@@ -77,7 +78,7 @@ const bytesOf = (body: unknown): Uint8Array => {
 };
 
 const ExportBody = z
-  .object({ format: ExportFormat, pages: z.array(z.string()).optional() })
+  .object({ format: ExportFormat, pages: z.array(uuidString()).optional() })
   .strict();
 
 export function sceneRoutes(deps: RouteDeps): RestRoute[] {
@@ -93,12 +94,13 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
     if ('protocolError' in shown) throw new AirlockError('noProject', NO_PROJECT_MESSAGE);
     const result = shown as ToolResult;
     if (result.isError) {
-      const body = JSON.parse(String(result.content[0]?.text)) as {
-        code: ErrorCode;
-        message: string;
-      };
-      const code = STATUS[body.code] ? body.code : 'internal';
-      return { status: STATUS[code], body: { ...body, status: STATUS[code], code } };
+      const {
+        code: shownCode,
+        message,
+        ...data
+      } = JSON.parse(String(result.content[0]?.text)) as { code: ErrorCode; message: string };
+      const code = STATUS[shownCode] ? shownCode : 'internal';
+      return { status: STATUS[code], body: { status: STATUS[code], code, message, ...data } };
     }
     return ok(result.structuredContent, status);
   };

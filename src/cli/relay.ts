@@ -4,7 +4,7 @@
  * WU_MCP_* variables. Logs go to stderr only; stdout carries MCP.
  */
 import { ConfigError } from '../doors/page/config.js';
-import { startRelay } from '../doors/page/relay.js';
+import { startRelay, type RelayHandle } from '../doors/page/relay.js';
 import { UsageError } from './args.js';
 
 export const RELAY_HELP = `Usage: airlock relay
@@ -31,20 +31,28 @@ export async function relayCommand(argv: string[]): Promise<number> {
     throw new UsageError(
       `relay takes no arguments (got '${argv[0]}'); configure it with WU_MCP_* variables`,
     );
-  let handle;
-  try {
-    handle = await startRelay(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message);
-    throw error;
-  }
-  const relay = handle;
-  const stop = () => void relay.close();
+  // Signals are handled from the start, so one that arrives during start-up still closes cleanly.
+  let relay: RelayHandle | undefined;
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    void relay?.close();
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  process.stdin.once('end', stop).once('close', stop);
-  await relay.closed;
-  process.off('SIGINT', stop);
-  process.off('SIGTERM', stop);
+  try {
+    try {
+      relay = await startRelay(process.env);
+    } catch (error) {
+      if (error instanceof ConfigError) throw new UsageError(error.message);
+      throw error;
+    }
+    if (stopping) void relay.close();
+    process.stdin.once('end', stop).once('close', stop);
+    await relay.closed;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
   return 0;
 }

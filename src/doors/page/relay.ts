@@ -147,13 +147,13 @@ export async function startRelay(
       cause: error,
     });
   }
+  const server = createMcpServer(puente, config);
+  const { StdioServerTransport } = await import('@modelcontextprotocol/server/stdio');
+  await server.connect(transport ?? new StdioServerTransport());
   const port = puente.address()?.port ?? config.port;
   stderr(
     `bridge listener on ${relayUrl(config, port)}${config.token === null ? ' (insecure: no token)' : ''}; MCP on stdio`,
   );
-  const server = createMcpServer(puente, config);
-  const { StdioServerTransport } = await import('@modelcontextprotocol/server/stdio');
-  await server.connect(transport ?? new StdioServerTransport());
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
   let closing: Promise<void> | undefined;

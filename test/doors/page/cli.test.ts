@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +78,28 @@ describe('airlock relay', () => {
     expect(stderr).not.toContain(TOKEN);
     b.ws.close();
     await client.close();
+  });
+
+  it('shuts down cleanly on SIGTERM, and runs without a token only with WU_MCP_INSECURE=1', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN, 'relay'], {
+      env: testEnv({ WU_MCP_INSECURE: '1', WU_MCP_PORT: String(port) }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    await new Promise<void>((resolve) =>
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes('MCP on stdio')) resolve();
+      }),
+    );
+    expect(stderr).toContain('(insecure: no token)');
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stdout).toBe('');
   });
 
   it('airlock serve mounts the page door with its relay on --relay-port 0 and serves /bridge.js', async () => {

@@ -7,7 +7,24 @@ import { loadDocuments, type LoadOptions } from './document/load.js';
 import { isCatalog, parseCatalog, type Catalog } from './catalog.js';
 import { compileDocuments } from './compile/compile.js';
 
-export async function loadCatalog(source: string, options: LoadOptions = {}): Promise<Catalog> {
+/**
+ * Catalogs already loaded in this process, by source and options: the CLI
+ * checks a document before the workspace opens, and the door then reuses it.
+ */
+const loaded = new Map<string, Promise<Catalog>>();
+
+export function loadCatalog(source: string, options: LoadOptions = {}): Promise<Catalog> {
+  const key = JSON.stringify([source, options.allowExternalRefs === true]);
+  let pending = loaded.get(key);
+  if (!pending) {
+    pending = readCatalog(source, options);
+    loaded.set(key, pending);
+    pending.catch(() => loaded.delete(key));
+  }
+  return pending;
+}
+
+async function readCatalog(source: string, options: LoadOptions): Promise<Catalog> {
   const set = await loadDocuments(source, options);
   if (isCatalog(set.main.root)) {
     const parsed = parseCatalog(set.main.root);

@@ -1,6 +1,6 @@
 /**
- * The reference's suggested agent flow, end to end through a real MCP client
- * and HTTP: open_project with createName, upload generated comic pages,
+ * The reference's suggested agent flow, end to end against a real
+ * `airlock serve` (dist/) through an MCP client and HTTP: open_project with createName, upload generated comic pages,
  * start_pipeline tesseract → llm (fake endpoint on loopback) → fill →
  * renderer while /events is followed, export, undo, close.
  */
@@ -8,20 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import type { Scene } from '../../../src/doors/scene/model.js';
 import { comicPage } from './helpers.js';
-import {
-  json,
-  post,
-  sceneServer,
-  sse,
-  structured,
-  until,
-  uploadPages,
-  type SceneServer,
-} from './server.js';
+import { json, post, servedScene, sse, structured, until, uploadPages } from './server.js';
 
-let s: SceneServer;
+let s: Awaited<ReturnType<typeof servedScene>>;
 beforeAll(async () => {
-  s = await sceneServer();
+  s = await servedScene();
 });
 afterAll(async () => {
   await s.close();

@@ -10,6 +10,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
+import { startServe } from '../../helpers/cli.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { sceneDoor, tempDir } from './helpers.js';
 
 export interface FakeLlm {
@@ -104,6 +107,40 @@ export async function sceneServer(): Promise<SceneServer> {
       for (const c of clients) await c.close().catch(() => undefined);
       await app.close();
       await tk.close();
+      await llm.close();
+      rmSync(data, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The scene door in a real `airlock serve` child process (dist/), llm pointed at a loopback fake. */
+export async function servedScene() {
+  const llm = await fakeLlm();
+  const data = tempDir();
+  const config = join(data, 'config.json');
+  writeFileSync(config, JSON.stringify({ scene: { llm: { baseUrl: llm.url, model: 'fake' } } }));
+  const served = await startServe([
+    '--doors',
+    'scene',
+    '--data',
+    join(data, 'data'),
+    '--config',
+    config,
+  ]);
+  const clients: Client[] = [];
+  return {
+    base: served.url,
+    llm,
+    async mcp() {
+      const client = new Client({ name: 'scene-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', served.url)));
+      clients.push(client);
+      return client;
+    },
+    async close() {
+      for (const c of clients) await c.close().catch(() => undefined);
+      served.child.kill('SIGTERM');
+      await served.exited;
       await llm.close();
       rmSync(data, { recursive: true, force: true });
     },

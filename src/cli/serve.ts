@@ -248,6 +248,7 @@ export async function serve(argv: string[]): Promise<number> {
       `  Events           ${base}/api/v1/events`,
       `  Web UI           ${base}/`,
       `  Health           ${base}/healthz`,
+      ...workspace.kernel.doors().flatMap((d) => (d.banner?.() ?? []).map((line) => `  ${line}`)),
       '',
       'MCP client configuration (paste into your client):',
       JSON.stringify(clientConfig, null, 2),

@@ -72,7 +72,16 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
       openapi: options.openapi ?? [],
       config: options.config ?? {},
     };
-    for (const door of await doorFactory(name)!(ctx)) kernel.mount(door);
+    let doors;
+    try {
+      doors = await doorFactory(name)!(ctx);
+    } catch (error) {
+      // A door's own configuration (e.g. WU_MCP_* for page) is a usage error: exit 2 naming it.
+      if (error instanceof Error && error.name === 'ConfigError')
+        throw new UsageError(error.message);
+      throw error;
+    }
+    for (const door of doors) kernel.mount(door);
   }
   await kernel.start();
   return {

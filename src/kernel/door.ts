@@ -109,6 +109,8 @@ export interface Door {
    * page bridge at `/bridge.js`); null when the path is not the door's.
    */
   serveStatic?(path: string): Promise<{ bytes: Uint8Array; contentType: string } | null>;
+  /** Lines for the server's start-up output (e.g. where the door's own listener is). */
+  banner?(): string[];
   /** Extra fields for the SSE `snapshot` frame. */
   snapshot?(): Promise<Record<string, unknown>>;
 }

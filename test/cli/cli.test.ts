@@ -62,6 +62,24 @@ describe('airlock command line', () => {
     expect(r.stderr).toContain('limits.ledger.timeoutMs');
   });
 
+  it("exits 2 naming a door's bad environment setting", async () => {
+    const r = await run(
+      ['serve', '--doors', 'page', '--relay-port', '0', '--data', tempDir()],
+      testEnv({ WU_MCP_TIMEOUT: '10' }),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('WU_MCP_TIMEOUT');
+  });
+
+  it('prints where a door listens of its own (the page relay) on start', async () => {
+    const s = await startServe(['--doors', 'page', '--data', tempDir()]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(s.stdout()).toMatch(/Page relay\s+ws:\/\/127\.0\.0\.1:\d+/);
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  });
+
   it('refuses to bind beyond loopback without a token', async () => {
     const r = await run(['serve', '--host', '0.0.0.0', '--data', tempDir()]);
     expect(r.code).toBe(2);

@@ -44,13 +44,17 @@ export interface Served {
   exited: Promise<number | null>;
 }
 
-/** Starts `airlock serve` and resolves once it printed its MCP URL. */
+/** Starts `airlock serve` (free HTTP and relay ports unless given) and resolves once it printed its MCP URL. */
 export function startServe(args: string[], env = testEnv()): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--port', '0', '--relay-port', '0', ...args],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));

@@ -123,6 +123,12 @@ export function createPageDoor(options: PageDoorOptions): Door & { relay(): Puen
         await p.close();
       }
     },
+    banner() {
+      const port = puente?.address()?.port;
+      return port === undefined
+        ? []
+        : [`Page relay       ${relayUrl(config, port)}   (bridge at /bridge.js)`];
+    },
     async snapshot() {
       const port = puente?.address()?.port;
       return {

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createNotesDoor } from '../../../src/doors/notes/index.js';
 import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
@@ -201,6 +203,29 @@ describe('notes over the real MCP HTTP stack', () => {
       'write',
     ]);
     await client.close();
+  });
+
+  it('answers SDK v1 and 2026-era clients with envelopes their output-schema checks accept', async () => {
+    const v1 = new V1Client({ name: 'v1', version: '1' });
+    await v1.connect(new V1Transport(new URL('/mcp', base)));
+    const ok = (await v1.callTool({ name: 'rooqi_status', arguments: {} })) as unknown as Result;
+    expect(JSON.parse(ok.content[0]!.text).code).toBe('ready');
+    const err = (await v1.callTool({
+      name: 'rooqi_read_note',
+      arguments: { documentID: randomUUID() },
+    })) as unknown as Result;
+    expect(err.isError).toBe(true);
+    expect(JSON.parse(err.content[0]!.text).code).toBe('notAuthorized');
+    await v1.close();
+
+    const modern = new Client(
+      { name: 'modern', version: '1' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await modern.connect(new StreamableHTTPClientTransport(new URL('/mcp', base)));
+    const r = (await modern.callTool({ name: 'rooqi_status', arguments: {} })) as Result;
+    expect(JSON.parse(r.content[0]!.text).code).toBe('ready');
+    await modern.close();
   });
 
   it('lists the notes routes in the OpenAPI document', async () => {

@@ -33,6 +33,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { connection } from '../dist/kernel/connection.js';
 import { ERAS, airlockHttp, airlockKernel, connect } from './servers.mjs';
+import { benchOpenapi, printOpenapi } from './openapi.mjs';
 import { benchScene } from './scene.mjs';
 
 const int = (name, fallback) => {
@@ -401,6 +402,11 @@ async function main() {
     );
     const sj = results.scene.sceneJson200Pages;
     console.log(`scene.json, 200 pages: median ${sj.medianMs} ms, ${sj.bytes} bytes\n`);
+  }
+
+  if (PARTS.has('openapi')) {
+    results.openapi = await benchOpenapi();
+    printOpenapi(results.openapi, table);
   }
 
   results.elapsedSeconds = Math.round((Date.now() - started) / 100) / 10;

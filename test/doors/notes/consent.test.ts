@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { notesHarness, provenance, uuid, type Harness } from './harness.js';
+import { envelopeOf, notesHarness, provenance, uuid, type Harness } from './harness.js';
+import { connection } from '../../../src/kernel/connection.js';
+import type { ToolResult } from '../../../src/kernel/door.js';
 
 let h: Harness;
 afterEach(async () => h?.dispose());
@@ -43,6 +45,29 @@ describe('consent', () => {
     ]);
     const theirs = await h.ok<{ grants: unknown[] }>('rooqi_status', {}, 'conn:b');
     expect(theirs.grants).toEqual([]);
+  });
+
+  it('an elicitation form offers the projects by name, and accepting grants the chosen one', async () => {
+    h = await notesHarness();
+    await h.project('Alpha');
+    const beta = await h.project('Beta');
+    let offered: unknown;
+    const r = (await h.tk.kernel.call(
+      'notes',
+      'rooqi_request_read_access',
+      {},
+      {
+        connection: connection('elicit:1', 'internal'),
+        elicit: async (_message, schema) => {
+          offered = (schema.properties as Record<string, { enum?: string[] }>).resource?.enum;
+          return { action: 'accept', content: { approve: true, resource: 'Beta' } };
+        },
+      },
+    )) as ToolResult;
+    expect(offered).toEqual(expect.arrayContaining(['Alpha', 'Beta']));
+    const env = envelopeOf(r);
+    expect(env.code).toBe('ready');
+    expect(JSON.parse(env.resultJSON!)).toMatchObject({ capability: 'read', projectID: beta });
   });
 
   it('owner resources for approval are the projects', async () => {

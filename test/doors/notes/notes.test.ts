@@ -178,6 +178,16 @@ describe('receipts and provenance', () => {
     });
   });
 
+  it('every write is audited with its provenance, and refusals are audited too', async () => {
+    const { documentID } = await writable();
+    await h.ok('rooqi_append_text', appendArgs(documentID, 'a', 0));
+    await h.env('rooqi_append_text', appendArgs(documentID, 'b', 0));
+    const entries = await h.tk.kernel.audit.list({ door: 'notes' });
+    const appends = entries.filter((e) => e.tool === 'rooqi_append_text');
+    expect(appends.map((e) => e.result)).toEqual(['ok', 'versionConflict']);
+    expect(appends[0]!.provenance).toEqual(provenance);
+  });
+
   it('the receipt secret never appears in results or the REST API', async () => {
     const { documentID } = await writable();
     const secret = await h.tk.kernel.store.read((tx) =>

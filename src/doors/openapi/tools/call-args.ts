@@ -20,6 +20,9 @@ export interface CheckedArgs {
   data: unknown;
 }
 
+/** spec/openapi.md: "fields, filters, order_by, per_page and offset pass through in params". */
+const PASS_THROUGH = ['fields', 'expand', 'order_by', 'per_page', 'offset'];
+
 const bodyValidator = createValidator(false);
 const queryValidator = createValidator(true);
 
@@ -50,10 +53,11 @@ export function checkArgs(
 
   // 1. unknown argument names
   const known = new Set<string>(['params']);
+  const listing = method.http === 'GET';
   for (const p of method.pathIds) known.add(p.name).add(p.original);
   if (method.body) known.add('data');
   const unknown = Object.keys(rawArgs).filter(
-    (k) => !known.has(k) || (k === 'params' && method.params.length === 0),
+    (k) => !known.has(k) || (k === 'params' && method.params.length === 0 && !listing),
   );
   if (unknown.length > 0)
     return failure(
@@ -68,7 +72,12 @@ export function checkArgs(
       `args.params must be an object of query parameters for ${sig}.`,
     );
   const params: Record<string, unknown> = { ...(given ?? {}) };
-  const unknownParams = Object.keys(params).filter((k) => !method.params.some((p) => p.name === k));
+  // The listing parameters the reference names pass through even where a document forgets to declare them.
+  const unknownParams = Object.keys(params).filter(
+    (k) =>
+      !method.params.some((p) => p.name === k) &&
+      !(method.http === 'GET' && PASS_THROUGH.includes(k)),
+  );
   if (unknownParams.length > 0)
     return failure(
       'malformedRequest',

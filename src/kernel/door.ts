@@ -35,6 +35,8 @@ export interface RestRoute {
   /** Path pattern with `{param}` segments, relative to /api/v1. */
   path: string;
   summary: string;
+  /** Body cap for this route when it needs more than the server's default (uploads). */
+  maxBodyBytes?: number;
   handler(request: RestRequest): Promise<RestResponse>;
 }
 

@@ -142,7 +142,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     let body: unknown;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      const bytes = await readBody(req, maxBody);
+      const bytes = await readBody(req, m.route.maxBodyBytes ?? maxBody);
       const type = req.headers['content-type'] ?? '';
       if (bytes.length === 0) body = undefined;
       else if (type.includes('json')) {

@@ -235,6 +235,7 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
       method: 'POST',
       path: 'notes/documents/{id}/pdfs',
       summary: 'Upload a PDF (raw application/pdf body) as a new surface of the document',
+      maxBodyBytes: 64 * 1024 * 1024,
       handler: async ({ params, body }) => {
         const pdf = await uploadedPdf(body);
         if ('status' in pdf) return pdf;

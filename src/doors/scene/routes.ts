@@ -81,6 +81,10 @@ const ExportBody = z
   .object({ format: ExportFormat, pages: z.array(uuidString()).optional() })
   .strict();
 
+/** Page images and project zips are larger than the server's default body cap. */
+const UPLOAD_MAX_BYTES = 256 * 1024 * 1024;
+const UPLOADS = new Set(['POST pages', 'POST projects/import']);
+
 export function sceneRoutes(deps: RouteDeps): RestRoute[] {
   const { session, registry, logger, names } = deps;
   const jobs = () => deps.kernel().jobs;
@@ -112,6 +116,7 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
     fn: (req: RestRequest) => Promise<RestResponse>,
   ): RestRoute => ({
     method,
+    ...(UPLOADS.has(`${method} ${path}`) ? { maxBodyBytes: UPLOAD_MAX_BYTES } : {}),
     path,
     summary,
     async handler(req) {

@@ -107,5 +107,6 @@ describe('web UI: the page bridge', () => {
     await page.getByLabel('Let agents drive this page').uncheck();
     await expect.poll(connected).toBe(false);
     expect(ui.errors).toEqual([]);
+    expect(ui.a11y).toEqual([]);
   });
 });

@@ -174,11 +174,42 @@ describe('web UI: approvals inbox, grants, jobs, audit', () => {
     expect(lines.every((l) => l.result !== 'ok' && l.door === 'ledger')).toBe(true);
   });
 
-  it('renders the settings screen, and no screen logged a console error', async () => {
+  it('renders the settings screen, and no screen logged a console error or an accessibility problem', async () => {
     await go(ui, 'settings', 'Settings');
     await screenshots(ui, 'settings');
     await go(ui, 'approvals', 'Approvals');
     await screenshots(ui, 'approvals');
     expect(ui.errors).toEqual([]);
+    expect(ui.a11y).toEqual([]);
+  });
+
+  it('reconnects by itself when the server restarts, and shows requests made after it', async () => {
+    const { page } = ui;
+    const port = new URL(served.url).port;
+    served.child.kill('SIGTERM');
+    await served.exited;
+    await page.locator('#live[data-state="down"]').waitFor();
+    served = await startServe([
+      '--port',
+      port,
+      '--doors',
+      'ledger',
+      '--data',
+      dir,
+      '--token',
+      TOKEN,
+    ]);
+    await page.locator('#live[data-state="live"]').waitFor({ timeout: 20_000 });
+    const after = await connectAgent(served.url, 'after-restart', TOKEN);
+    try {
+      const asked = await after.call('ledger_request_write_access');
+      await page.locator(`[data-approval-id="${String(asked.body.approvalID)}"]`).waitFor();
+    } finally {
+      await after.close();
+    }
+    // Only the network's own messages about the cut stream and the refused reconnects reached the console.
+    expect(
+      ui.errors.filter((e) => !/net::ERR_(CONNECTION_REFUSED|INCOMPLETE_CHUNKED_ENCODING)/.test(e)),
+    ).toEqual([]);
   });
 });

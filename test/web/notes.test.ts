@@ -205,5 +205,6 @@ describe('web UI: notes', () => {
 
   it('logged no console errors on any notes screen', () => {
     expect(ui.errors).toEqual([]);
+    expect(ui.a11y).toEqual([]);
   });
 });

@@ -168,5 +168,6 @@ describe('web UI: scenes', () => {
 
   it('logged no console errors on any scenes screen', () => {
     expect(ui.errors).toEqual([]);
+    expect(ui.a11y).toEqual([]);
   });
 });

@@ -3,6 +3,11 @@
  * connection gets a `snapshot` first; after a drop it reconnects with
  * bounded backoff and sends `Last-Event-ID`, so the server replays what was
  * missed (or sends a snapshot when its ring no longer reaches back).
+ *
+ * Event ids are counted per server process, so after the server was
+ * unreachable (perhaps restarted, its ids starting again from 1) an old id
+ * would make it skip new events; then the stream starts afresh, without
+ * `Last-Event-ID`, and the snapshot reloads everything.
  */
 import { API, authHeaders } from './api.js';
 import { createSseParser } from './sse-parser.js';
@@ -51,11 +56,14 @@ export function connectEvents(options: EventStreamOptions): EventStream {
     options.onState({ state: 'connecting' });
     const headers = authHeaders({ accept: 'text/event-stream' });
     if (lastEventId) headers['last-event-id'] = lastEventId;
-    const res = await fetch(`${API}/events`, {
-      headers,
-      signal: controller.signal,
-      cache: 'no-store',
-    });
+    let res: Response;
+    try {
+      res = await fetch(`${API}/events`, { headers, signal: controller.signal, cache: 'no-store' });
+    } catch (error) {
+      // Unreachable: the server may come back restarted, counting ids from 1 again.
+      lastEventId = '';
+      throw error;
+    }
     if (!res.ok || !res.body) {
       let message = `${res.status} ${res.statusText}`;
       try {

@@ -84,10 +84,15 @@ export async function appendAnnotation(
   } else {
     fields.QuadPoints = annotation.quads.flat().map(round);
   }
+  // An appearance stream, so viewers that do not synthesise one still show the markup.
+  const appearance = annotation.kind === 'comment' ? null : appearanceOf(annotation);
+  const apRef = appearance ? PDFRef.of(next++) : null;
+  if (apRef) fields.AP = context.obj({ N: apRef });
   const annot = context.obj(fields as never) as unknown as PDFDict;
 
   // The page's /Annots: an array object of its own is rewritten in place; otherwise the page is.
   const objects: Array<{ ref: PDFRef; body: string }> = [{ ref: annotRef, body: annot.toString() }];
+  if (apRef && appearance) objects.push({ ref: apRef, body: appearance });
   const annotsEntry = page.node.get(PDFName.of('Annots'));
   if (annotsEntry instanceof PDFRef) {
     const existing = context.lookup(annotsEntry, PDFArray);
@@ -170,6 +175,58 @@ export async function appendAnnotation(
     at += part.length;
   }
   return out;
+}
+
+/**
+ * A Form XObject drawing the markup in user space (BBox = the annotation's
+ * Rect, identity Matrix): filled quads blended with Multiply for a highlight,
+ * a line along each quad's lower edge for an underline.
+ */
+function appearanceOf(a: NewAnnotation): string {
+  const [r, g, b] = COLOURS[a.kind].map(round);
+  const n = (v: number) => String(round(v));
+  const ops: string[] = [];
+  if (a.kind === 'highlight') {
+    ops.push('/G0 gs', `${r} ${g} ${b} rg`);
+    for (const [x1, y1, x2, y2, x3, y3, x4, y4] of a.quads as number[][] as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ][]) {
+      ops.push(
+        `${n(x1)} ${n(y1)} m ${n(x2)} ${n(y2)} l ${n(x4)} ${n(y4)} l ${n(x3)} ${n(y3)} l h f`,
+      );
+    }
+  } else {
+    ops.push(`${r} ${g} ${b} RG`);
+    for (const [x1, y1, x2, y2, x3, y3, x4, y4] of a.quads as number[][] as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ][]) {
+      const height = Math.hypot(x1 - x3, y1 - y3);
+      // a little above the lower edge, which sits at the font's descent
+      const t = 0.12;
+      const lx = x3 + (x1 - x3) * t;
+      const ly = y3 + (y1 - y3) * t;
+      const rx = x4 + (x2 - x4) * t;
+      const ry = y4 + (y2 - y4) * t;
+      ops.push(`${n(Math.max(0.5, height / 16))} w ${n(lx)} ${n(ly)} m ${n(rx)} ${n(ry)} l S`);
+    }
+  }
+  const content = ops.join('\n');
+  const bbox = a.rect.map(round).join(' ');
+  return `<< /Type /XObject /Subtype /Form /FormType 1 /BBox [ ${bbox} ] /Matrix [ 1 0 0 1 0 0 ] /Resources << /ExtGState << /G0 << /Type /ExtGState /BM /Multiply /CA 1 /ca 1 >> >> >> /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`;
 }
 
 /** Annotation names (/NM) already on a page, to find an operation's effect after a crash. */

@@ -261,6 +261,11 @@ describe('annotate_pdf', () => {
 
       const annots = await pdfAnnotations(after2, 0);
       expect(annots.map((a) => a.subtype)).toEqual(['Highlight', 'Underline']);
+      // each carries its own appearance stream, for viewers that do not draw markup themselves
+      const doc = await pdfjs.getDocument({ data: new Uint8Array(after2), verbosity: 0 }).promise;
+      const raw = await (await doc.getPage(1)).getAnnotations();
+      expect(raw.map((a) => a.hasAppearance)).toEqual([true, true]);
+      await doc.destroy();
       expect(annots[0]!.contents).toBe('key terms');
       // one quad per selected line, upper-left, upper-right, lower-left, lower-right in user space
       const alphaTop = 700 + ASCENT * 20;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/kernel/records.js';
 import { applyProgress } from '../../src/web/app/live.js';
 import { matches } from '../../src/web/app/screens/audit.js';
+import { whereText } from '../../src/web/app/screens/jobs.js';
 import { remaining, shortConnection } from '../../src/web/app/format.js';
 import { parseRoute, href } from '../../src/web/app/router.js';
 
@@ -46,6 +47,13 @@ describe('live job progress', () => {
       totalSteps: 3,
       overallPercent: 50,
     });
+  });
+});
+
+describe('job warnings', () => {
+  it('say where in words, with pages counted from 1', () => {
+    expect(whereText({ pageIndex: 0, stepId: 'llm' })).toBe('page 1, step llm');
+    expect(whereText({ unit: 'a' })).toBe('unit a');
   });
 });
 

@@ -102,6 +102,21 @@ describe('web UI: scenes', () => {
     await screenshots(ui, 'scenes');
   });
 
+  it('starts a pipeline from the UI and shows its per-page warnings when a step fails', async () => {
+    const { page } = ui;
+    // No translation endpoint is configured, so the llm step fails on every page.
+    await page.getByLabel('llm').check();
+    await page.getByLabel('Target language').fill('Portuguese');
+    await page.getByRole('button', { name: 'Start pipeline' }).click();
+    const job = page.locator('[data-job-id][data-status="completed_with_errors"]');
+    await job.waitFor({ timeout: 30_000 });
+    await expect(job.locator('.status').textContent()).resolves.toBe('Finished with errors');
+    const warnings = await job.locator('.warnings li').allTextContents();
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/^page 1, step llm: .*not configured/);
+    await page.getByLabel('llm').uncheck();
+  });
+
   it('shows text regions over the page with text and a translation written over MCP; undo and redo say the epoch', async () => {
     const { page } = ui;
     await page.locator('#thumbnails a.thumb').first().click();

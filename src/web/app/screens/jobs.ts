@@ -19,6 +19,17 @@ const STATUS_TEXT: Record<string, string> = {
   failed: 'Failed',
 };
 
+/** Where a warning happened, in words: "page 2, step llm" (0-based indexes shown 1-based). */
+export function whereText(where: Record<string, unknown>): string {
+  return Object.entries(where)
+    .map(([k, v]) => {
+      if (k === 'pageIndex' && typeof v === 'number') return `page ${v + 1}`;
+      if (k === 'stepId') return `step ${String(v)}`;
+      return `${k} ${String(v)}`;
+    })
+    .join(', ');
+}
+
 export function jobCard(job: Job): HTMLElement {
   const titleId = `job-${job.id}-title`;
   const el = h(
@@ -70,9 +81,7 @@ export function updateJobCard(el: HTMLElement, job: Job): void {
     fill(
       warnings,
       ...job.warnings.map((w) => {
-        const where = Object.entries(w.where)
-          .map(([k, v]) => `${k} ${String(v)}`)
-          .join(', ');
+        const where = whereText(w.where);
         return h('li', {}, where ? `${where}: ${w.message}` : w.message);
       }),
     );

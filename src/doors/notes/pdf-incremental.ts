@@ -38,7 +38,7 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 
 /** Offset and /Size of the last cross-reference section, and whether it is a stream. */
 function lastSection(bytes: Uint8Array): { offset: number; size: number | null; stream: boolean } {
-  const tail = Buffer.from(bytes.subarray(Math.max(0, bytes.length - 2048))).toString('latin1');
+  const tail = Buffer.from(bytes.subarray(Math.max(0, bytes.length - 4096))).toString('latin1');
   const matches = [...tail.matchAll(/startxref\s+(\d+)/g)];
   const last = matches[matches.length - 1];
   if (!last) throw new Error('no startxref in the PDF');

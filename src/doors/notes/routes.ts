@@ -279,6 +279,7 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
       path: 'notes/documents/{id}/pdfs/{surfaceID}',
       summary:
         'Replace a surface’s source PDF (raw application/pdf body): a new source asset, earlier annotations dropped',
+      maxBodyBytes: 64 * 1024 * 1024,
       handler: async ({ params, body }) => {
         const pdf = await uploadedPdf(body);
         if ('status' in pdf) return pdf;

@@ -92,8 +92,10 @@ export function exampleOf(schema: unknown, options: ExampleOptions, depth = 0): 
   switch (type) {
     case 'object': {
       const out: Obj = {};
+      // A body that is one optional envelope (`{data: {...}}`, Asana) shows the envelope.
+      const envelope = depth === 0 && shape.required.size === 0 && shape.properties.length === 1;
       for (const [name, sub] of shape.properties) {
-        if (!shape.required.has(name) || sub.readOnly === true) continue;
+        if ((!shape.required.has(name) && !envelope) || sub.readOnly === true) continue;
         out[name] = exampleOf(sub, options, depth + 1);
       }
       return out;

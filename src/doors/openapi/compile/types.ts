@@ -51,11 +51,10 @@ function rawType(schema: unknown, nameOf: NameOf, depth: number): string {
   const nullable = schema.nullable === true ? ' | null' : '';
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (Array.isArray(schema.enum)) {
-    const values = schema.enum
-      .slice(0, 8)
-      .map((v) => JSON.stringify(v))
-      .join(' | ');
-    return schema.enum.length > 8 ? `${values} | …` : values;
+    // Long enumerations are listed under "allowed", not in the type.
+    if (schema.enum.length > 8)
+      return `${typeof schema.type === 'string' ? schema.type : 'value'} (one of ${schema.enum.length})`;
+    return schema.enum.map((v) => JSON.stringify(v)).join(' | ');
   }
   for (const k of ['oneOf', 'anyOf'] as const) {
     const list = schema[k];

@@ -370,6 +370,27 @@ describe('safety', () => {
     expect(audit).not.toContain(SECRET);
   });
 
+  it('--header values read ${VAR} from the environment; the value is sent and scrubbed like any secret', async () => {
+    const other = await mountDoor(catalog, {
+      prefix: 'hdr',
+      baseUrl: server.url,
+      env: { TRACE_TOKEN: 'trace-secret-777' },
+      headers: { 'X-Trace-Token': '${TRACE_TOKEN}' },
+      defaults: { slug: 'acme' },
+    });
+    try {
+      const r = await other.call('call', {
+        resource: 'workspaces.items',
+        method: 'create',
+        args: { data: { name: 'trace-secret-777' } },
+      });
+      expect(server.requests[0]!.headers['x-trace-token']).toBe('trace-secret-777');
+      expect(r.text).not.toContain('trace-secret-777');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('idempotent methods retry on 429 honouring Retry-After; writes are not retried', async () => {
     flaky = 0;
     const r = await door.call('call', { resource: 'flaky', method: 'list' });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { buildRequest, unsafePathValue } from '../../../src/doors/openapi/http/build.js';
 import { retryAfterMs } from '../../../src/doors/openapi/http/send.js';
 import { nextLink } from '../../../src/doors/openapi/http/iterate.js';
+import { credentialsFor, envNamesFor } from '../../../src/doors/openapi/http/auth.js';
 import type { MethodEntry } from '../../../src/doors/openapi/catalog-index.js';
 
 const method: MethodEntry = {
@@ -95,5 +96,50 @@ describe('HTTP details', () => {
     );
     expect(nextLink('<https://a/x?page=1>; rel="prev"')).toBeUndefined();
     expect(nextLink(null)).toBeUndefined();
+  });
+});
+
+describe('credentials', () => {
+  const schemes = {
+    BotToken: { type: 'apiKey', in: 'header', name: 'Authorization' },
+    basic: { type: 'http', scheme: 'basic' },
+    OAuth2: { type: 'oauth2' },
+  } as const;
+
+  it('env names follow the prefix and the scheme name in upper snake case', () => {
+    expect(envNamesFor('discord', 'BotToken', schemes.BotToken)).toEqual([
+      'DISCORD_BOT_TOKEN',
+      'DISCORD_API_KEY',
+    ]);
+    expect(envNamesFor('discord', 'OAuth2', schemes.OAuth2)).toEqual([
+      'DISCORD_OAUTH2',
+      'DISCORD_TOKEN',
+    ]);
+  });
+
+  it('configured credentials win over an optional anonymous alternative', () => {
+    const source = {
+      prefix: 'discord',
+      schemes: { ...schemes },
+      env: { DISCORD_BOT_TOKEN: 'Bot abc' },
+    };
+    expect(credentialsFor(source, [[], ['BotToken']]).headers).toEqual({
+      Authorization: 'Bot abc',
+    });
+    expect(credentialsFor(source, [['OAuth2'], ['BotToken']]).headers).toEqual({
+      Authorization: 'Bot abc',
+    });
+    expect(credentialsFor({ ...source, env: {} }, [[], ['BotToken']]).headers).toEqual({});
+  });
+
+  it('basic auth from <PREFIX>_USERNAME and <PREFIX>_PASSWORD', () => {
+    const source = {
+      prefix: 'svc',
+      schemes: { ...schemes },
+      env: { SVC_USERNAME: 'u', SVC_PASSWORD: 'p' },
+    };
+    expect(credentialsFor(source, [['basic']]).headers).toEqual({
+      Authorization: `Basic ${Buffer.from('u:p').toString('base64')}`,
+    });
   });
 });

@@ -73,8 +73,8 @@ export function configuredSecrets(source: AuthSource): string[] {
 
 /**
  * Credentials for one operation: the first security alternative whose
- * schemes all have secrets configured (an empty alternative means anonymous
- * access is allowed). Nothing configured: no credentials, and the API decides.
+ * schemes all have secrets configured. None (or only the anonymous `{}`
+ * alternative): no credentials, and the API decides.
  */
 export function credentialsFor(source: AuthSource, alternatives: string[][]): Credentials {
   const creds: Credentials = { headers: {}, query: [], cookies: [] };
@@ -83,7 +83,8 @@ export function credentialsFor(source: AuthSource, alternatives: string[][]): Cr
       const scheme = source.schemes[name];
       return scheme ? { name, scheme, secret: secretFor(source, name, scheme) } : undefined;
     });
-    if (alt.length === 0) return creds;
+    // Anonymous access is the fallback, not the first choice, when credentials are configured.
+    if (alt.length === 0) continue;
     if (values.some((v) => !v?.secret)) continue;
     for (const v of values) {
       const { scheme, secret } = v!;

@@ -172,7 +172,9 @@ export function readDocument(resolver: Resolver): DocumentView {
       '/openapi',
       `OpenAPI ${String(root.openapi)} is not supported (3.0 and 3.1 are)`,
     );
-  if (!isObject(root.paths))
+  // OpenAPI 3.1 may describe only webhooks: no paths is then an empty catalog.
+  const only31 = !swagger && String(root.openapi).startsWith('3.1') && root.paths === undefined;
+  if (!isObject(root.paths) && !only31)
     throw new DocumentError(doc.label, '/paths', 'missing or not an object');
   const info = isObject(root.info) ? root.info : {};
   const components = isObject(root.components) ? root.components : {};
@@ -186,7 +188,7 @@ export function readDocument(resolver: Resolver): DocumentView {
     operations: [],
   };
   const consumes = Array.isArray(root.consumes) ? root.consumes.map(String) : [];
-  for (const [path, rawItem] of Object.entries(root.paths)) {
+  for (const [path, rawItem] of Object.entries(isObject(root.paths) ? root.paths : {})) {
     const itemAt: Location = { doc, pointer: pointerOf('/paths', path) };
     const { node: item, loc: itemLoc } = resolver.deref(rawItem, itemAt);
     if (!isObject(item))

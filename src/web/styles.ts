@@ -68,7 +68,7 @@ progress { width: 100%; height: 14px; }
   color: var(--fg); text-decoration: none; text-align: center; }
 .thumb img { max-width: 100%; height: auto; display: block; margin: 0 auto 4px; }
 .stage { position: relative; display: inline-block; max-width: 100%; }
-.stage img, .stage canvas { max-width: 100%; height: auto; display: block; }
+.stage img, .stage canvas { max-width: 100%; height: auto; display: block; border: 1px solid var(--line); }
 .overlays { position: absolute; inset: 0; pointer-events: none; }
 .overlay { position: absolute; border: 2px solid var(--accent); background: rgba(11, 92, 173, 0.12); color: inherit;
   padding: 0; border-radius: 2px; }

@@ -183,6 +183,22 @@ describe('web UI: approvals inbox, grants, jobs, audit', () => {
     expect(ui.a11y).toEqual([]);
   });
 
+  it('asks for the bearer token when the server needs one, and connects once it is entered', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${served.url}/#/approvals`);
+      await page.locator('#errors .error', { hasText: 'needs a bearer token' }).first().waitFor();
+      await expect.poll(() => page.locator('#live').getAttribute('data-state')).toBe('down');
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.getByLabel('Bearer token').fill(TOKEN);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.locator('#live[data-state="live"]').waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
   it('reconnects by itself when the server restarts, and shows requests made after it', async () => {
     const { page } = ui;
     const port = new URL(served.url).port;

@@ -39,6 +39,10 @@ export function onUnauthorized(listener: () => void): void {
   listeners.add(listener);
 }
 
+export function notifyUnauthorized(): void {
+  for (const l of listeners) l();
+}
+
 async function failureOf(res: Response): Promise<ApiError> {
   let body: Record<string, unknown> = {};
   try {
@@ -46,7 +50,7 @@ async function failureOf(res: Response): Promise<ApiError> {
   } catch {
     // not JSON: fall back to the status line
   }
-  if (res.status === 401) for (const l of listeners) l();
+  if (res.status === 401) notifyUnauthorized();
   const message =
     typeof body.message === 'string' ? body.message : `${res.status} ${res.statusText}`.trim();
   return new ApiError(

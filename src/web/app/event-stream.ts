@@ -9,7 +9,7 @@
  * would make it skip new events; then the stream starts afresh, without
  * `Last-Event-ID`, and the snapshot reloads everything.
  */
-import { API, authHeaders } from './api.js';
+import { API, authHeaders, notifyUnauthorized } from './api.js';
 import { createSseParser } from './sse-parser.js';
 
 export interface LiveEvent {
@@ -64,6 +64,7 @@ export function connectEvents(options: EventStreamOptions): EventStream {
       lastEventId = '';
       throw error;
     }
+    if (res.status === 401) notifyUnauthorized();
     if (!res.ok || !res.body) {
       let message = `${res.status} ${res.statusText}`;
       try {

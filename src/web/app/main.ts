@@ -67,13 +67,14 @@ async function start(): Promise<void> {
   };
 
   const indicator = document.getElementById('live')!;
+  onUnauthorized(() =>
+    showError('This server needs a bearer token; enter it under Settings.', 'Not signed in'),
+  );
+
   connectEvents({
     onEvent: (e) => handleEvent(e),
     onState: (s) => liveIndicator(indicator, s),
   });
-  onUnauthorized(() =>
-    showError('This server needs a bearer token; enter it under Settings.', 'Not signed in'),
-  );
 
   const badge = document.querySelector<HTMLElement>('[data-badge="approvals"]');
   subscribe('approvals', () => {

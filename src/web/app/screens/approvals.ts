@@ -120,7 +120,7 @@ function approvalCard(a: Approval, focusNext: (from: HTMLElement) => void): HTML
     'li',
     { class: 'card approval', 'aria-labelledby': headingId, 'data-approval-id': a.id },
     h('h3', { id: headingId }, `${a.door}: ${a.capability} access`),
-    h('p', { class: 'meta' }, a.summary),
+    a.summary === `${a.door}: ${a.capability} access` ? null : h('p', { class: 'meta' }, a.summary),
     h(
       'p',
       { class: 'meta' },

@@ -36,6 +36,7 @@ export function shellHtml(): string {
   <p class="live" id="live" role="status" aria-live="polite">Connecting…</p>
 </header>
 <div id="errors" class="errors" role="alert" aria-live="assertive"></div>
+<p id="announce" class="visually-hidden" role="status" aria-live="polite"></p>
 <main id="main" tabindex="-1"><p>Loading…</p></main>
 </body>
 </html>

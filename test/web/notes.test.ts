@@ -203,6 +203,41 @@ describe('web UI: notes', () => {
     expect(reopened.getPage(0).node.Annots()?.size()).toBe(1);
   });
 
+  it('approves a request for a new project named in the inbox, and announces new requests', async () => {
+    const { page } = ui;
+    const other = await connectAgent(served.url, 'notes-reader');
+    try {
+      expect((await other.call('rooqi_request_read_access')).body.code).toBe('approvalRequired');
+      await expect
+        .poll(() => page.locator('#announce').textContent())
+        .toBe('New request: notes read access');
+      await go(ui, 'approvals', 'Approvals');
+      const card = page.locator('[data-approval-id]', { hasText: 'notes: read access' });
+      const picker = card.getByLabel('Project the grant covers');
+      await expect.poll(() => picker.locator('option').count()).toBeGreaterThan(2);
+      await picker.selectOption({ label: 'New project…' });
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.getAttribute('name')))
+        .toBe('new-project');
+      await page.keyboard.type('Made in the inbox');
+      await card.getByRole('button', { name: 'Approve' }).click();
+      await card.waitFor({ state: 'detached' });
+      const grants = (await (await fetch(`${served.url}/api/v1/grants`)).json()) as {
+        grants: { capability: string; resource: { name: string } | null }[];
+      };
+      expect(grants.grants).toContainEqual(
+        expect.objectContaining({
+          capability: 'read',
+          resource: expect.objectContaining({ name: 'Made in the inbox' }),
+        }),
+      );
+      const { body } = await other.call('rooqi_request_read_access');
+      expect(body.code).toBe('ready');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('logged no console errors on any notes screen', () => {
     expect(ui.errors).toEqual([]);
     expect(ui.a11y).toEqual([]);

@@ -76,6 +76,18 @@ async function start(): Promise<void> {
     onState: (s) => liveIndicator(indicator, s),
   });
 
+  // Screen-reader users hear of a new request wherever they are in the workspace.
+  const announce = document.getElementById('announce');
+  subscribe('event', () => {
+    const e = live().lastEvent;
+    const a =
+      e?.event === 'approvalRequested'
+        ? (e.approval as { door?: string; capability?: string })
+        : null;
+    if (a && announce)
+      announce.textContent = `New request: ${a.door ?? ''} ${a.capability ?? ''} access`;
+  });
+
   const badge = document.querySelector<HTMLElement>('[data-badge="approvals"]');
   subscribe('approvals', () => {
     if (!badge) return;

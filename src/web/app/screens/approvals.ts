@@ -34,7 +34,17 @@ function clientOf(a: Approval): string | null {
   return c.name ? `${c.name}${c.version ? ` ${c.version}` : ''}` : null;
 }
 
-function resourcePicker(a: Approval): { control: HTMLElement; value: () => string | undefined } {
+const NEW_PROJECT = '__new__';
+
+/**
+ * What the grant covers. Notes requests pick one of the notes projects (or
+ * name a new one, created on approval, so a first request on an empty
+ * workspace needs no detour); other doors take an optional free-text name.
+ */
+function resourcePicker(a: Approval): {
+  control: HTMLElement;
+  value: () => Promise<string | undefined>;
+} {
   const id = `resource-${a.id}`;
   if (a.door === 'notes') {
     const select = h(
@@ -42,17 +52,27 @@ function resourcePicker(a: Approval): { control: HTMLElement; value: () => strin
       { id, name: 'resource', required: true },
       h('option', { value: '' }, 'Loading projects…'),
     );
+    const name = h('input', {
+      id: `${id}-new`,
+      name: 'new-project',
+      type: 'text',
+      autocomplete: 'off',
+      maxlength: 200,
+    });
+    const newLabel = h('label', { for: `${id}-new` }, 'New project name', name);
+    newLabel.hidden = true;
+    select.addEventListener('change', () => {
+      newLabel.hidden = select.value !== NEW_PROJECT;
+      if (!newLabel.hidden) name.focus();
+    });
     const load = async () => {
       try {
         const projects = await notesProjects();
         fill(
           select,
-          h(
-            'option',
-            { value: '' },
-            projects.length ? 'Choose a project…' : 'No projects yet: create one in Notes',
-          ),
+          h('option', { value: '' }, projects.length ? 'Choose a project…' : 'No projects yet'),
           ...projects.map((p) => h('option', { value: p.id }, p.name)),
+          h('option', { value: NEW_PROJECT }, 'New project…'),
         );
         if (projects.length === 1) select.value = projects[0]!.id;
       } catch (e) {
@@ -61,8 +81,18 @@ function resourcePicker(a: Approval): { control: HTMLElement; value: () => strin
     };
     void load();
     return {
-      control: h('label', { for: id }, 'Project the grant covers', select),
-      value: () => select.value || undefined,
+      control: h(
+        'div',
+        { class: 'row' },
+        h('label', { for: id }, 'Project the grant covers', select),
+        newLabel,
+      ),
+      async value() {
+        if (select.value !== NEW_PROJECT) return select.value || undefined;
+        const wanted = name.value.trim();
+        if (!wanted) return undefined;
+        return (await post<{ projectID: string }>('notes/projects', { name: wanted })).projectID;
+      },
     };
   }
   const input = h('input', {
@@ -74,7 +104,7 @@ function resourcePicker(a: Approval): { control: HTMLElement; value: () => strin
   });
   return {
     control: h('label', { for: id }, 'Project or resource (optional)', input),
-    value: () => input.value.trim() || undefined,
+    value: async () => input.value.trim() || undefined,
   };
 }
 
@@ -95,7 +125,7 @@ function approvalCard(a: Approval, focusNext: (from: HTMLElement) => void): HTML
     }
     await busy(button, async () => {
       try {
-        const resource = picker.value();
+        const resource = action === 'approve' ? await picker.value() : undefined;
         if (action === 'approve' && a.door === 'notes' && !resource) {
           problem.textContent = 'Choose the project this grant covers first.';
           return;

@@ -9,6 +9,7 @@ import type { DoorContext } from '../context.js';
 import type { Door } from '../../kernel/door.js';
 import { createOpenapiDoor, DEFAULT_PREFIX } from './door.js';
 import { loadCatalog } from './load-catalog.js';
+import { DocumentError } from './document/errors.js';
 
 export const available = true;
 
@@ -44,6 +45,11 @@ export const MountOptionsSchema = z
   .strict();
 export type MountOptions = z.infer<typeof MountOptionsSchema>;
 
+/** A mount the workspace cannot open: the workspace answers it as a usage error (exit 2), by this name. */
+class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 function mountOptions(ctx: DoorContext, prefix: string): MountOptions {
   const section = ctx.config.openapiOptions;
   const raw =
@@ -54,7 +60,7 @@ function mountOptions(ctx: DoorContext, prefix: string): MountOptions {
   const parsed = MountOptionsSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(
+    throw new ConfigError(
       `config openapiOptions.${prefix}.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
     );
   }
@@ -69,6 +75,8 @@ export async function createOpenapiDoors(ctx: DoorContext): Promise<Door[]> {
     const options = mountOptions(ctx, prefix);
     const catalog = await loadCatalog(mount.spec, {
       allowExternalRefs: options.allowExternalRefs === true,
+    }).catch((error: unknown) => {
+      throw error instanceof DocumentError ? new ConfigError(`--openapi ${error.message}`) : error;
     });
     doors.push(
       createOpenapiDoor({

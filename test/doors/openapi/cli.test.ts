@@ -170,6 +170,22 @@ describe('airlock openapi', () => {
     }
   }, 60_000);
 
+  it('airlock serve with an unreadable --openapi document exits 2 naming the file', async () => {
+    const r = await run([
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      join(dir, 'serve-bad'),
+      '--doors',
+      'ledger',
+      '--openapi',
+      join(dir, 'gone.yaml'),
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--openapi .*gone\.yaml: no such file/);
+  });
+
   it('airlock serve mounts one door per --openapi, named by its prefix', async () => {
     const s = await startServe([
       '--data',

@@ -231,7 +231,8 @@ async function execute(
 
   if (winner === 'timeout' || winner === 'cancelled') {
     timeout.abort(new AirlockError(winner));
-    const mayHaveWritten = write.state !== 'none' || (tool.writes === true && !operation);
+    const writes = typeof tool.writes === 'function' ? tool.writes(input) : tool.writes === true;
+    const mayHaveWritten = write.state !== 'none' || (writes && !operation);
     if (operation) {
       if (write.state === 'none') await operation.abandon();
       else await operation.markUncertain();

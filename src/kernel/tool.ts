@@ -96,8 +96,11 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
   /** Capability a grant must cover before the handler runs (kernel §5). */
   consent?: { capability: string };
   journal?: JournalSpec<z.output<S>>;
-  /** True when a timeout after the handler started may leave a write done (→ mutationUncertain). */
-  writes?: boolean;
+  /**
+   * True when a timeout after the handler started may leave a write done
+   * (→ mutationUncertain); a function decides per call (e.g. GET vs POST).
+   */
+  writes?: boolean | ((input: z.output<S>) => boolean);
   handler: (input: z.output<S>, ctx: ToolContext) => Promise<R | Failure>;
 }
 

@@ -166,6 +166,24 @@ describe('limits stage', () => {
     expect(textOf(r)).toMatchObject({ code: 'mutationUncertain' });
   });
 
+  it('decides per call whether a timed-out call may have written', async () => {
+    const upstream = defineTool({
+      name: 'upstream',
+      description: 'reads or writes upstream slowly',
+      input: z.object({ method: z.enum(['GET', 'POST']) }).strict(),
+      writes: (input) => input.method !== 'GET',
+      handler: async () => {
+        await sleep(500);
+        return { done: true };
+      },
+    });
+    tk = await testKernel([door([upstream], { timeoutMs: 50 })]);
+    const get = await tk.kernel.call('d', 'upstream', { method: 'GET' }, { connection: conn() });
+    expect(textOf(get)).toMatchObject({ code: 'timeout' });
+    const post = await tk.kernel.call('d', 'upstream', { method: 'POST' }, { connection: conn() });
+    expect(textOf(post)).toMatchObject({ code: 'mutationUncertain' });
+  });
+
   it('answers resultTooLarge instead of truncating a result over the response limit', async () => {
     const big = defineTool({
       name: 'big',

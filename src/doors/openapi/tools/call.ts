@@ -47,8 +47,12 @@ export function callTool(rt: Runtime, probe: Probe) {
       })
       .strict(),
     annotations: { destructiveHint: true, openWorldHint: true, idempotentHint: false },
-    // A POST that times out may have happened: never claim "nothing was written".
-    writes: true,
+    // A non-read call that times out may have happened: never claim "nothing was written".
+    // A read (GET/HEAD) that times out wrote nothing, so it answers a plain timeout.
+    writes: (input) => {
+      const found = lookup(rt, input.resource, input.method);
+      return 'ok' in found || found.method.kind !== 'read';
+    },
     handler: async (input, ctx) => {
       // Requests are logged by the door's logger: resource, method, status, time — never URLs, headers or bodies.
       const refused = await probe.check();

@@ -37,7 +37,7 @@ export interface EventBus {
   subscribe(listener: EventListener): () => void;
   /** Events with id greater than `afterId`, or null when the ring no longer reaches back that far. */
   since(afterId: number): DeliveredEvent[] | null;
-  /** Id of the newest delivered event (0 when none). */
+  /** Id of the newest delivered event (the starting id when none yet). */
   readonly lastId: number;
   close(): Promise<void>;
 }
@@ -47,6 +47,8 @@ export interface EventBusOptions {
   transport?: BusTransport;
   onError?: (error: unknown) => void;
   now?: () => number;
+  /** Id before the first event (default: the clock in ms). */
+  firstId?: number;
 }
 
 export async function createEventBus(options: EventBusOptions = {}): Promise<EventBus> {
@@ -54,7 +56,9 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
   const now = options.now ?? Date.now;
   const ring: DeliveredEvent[] = [];
   const listeners = new Set<EventListener>();
-  let lastId = 0;
+  // Ids start from the clock so that, after a restart, they continue above the old
+  // ones and a client's stale Last-Event-ID gets a fresh snapshot, never silence.
+  let lastId = options.firstId ?? now();
 
   const deliver = (data: AirlockEvent): void => {
     const delivered: DeliveredEvent = { id: ++lastId, at: now(), data };
@@ -82,7 +86,9 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
       return () => listeners.delete(listener);
     },
     since(afterId) {
-      if (afterId >= lastId) return [];
+      // An id from the future is from another run (or instance): start over with a snapshot.
+      if (afterId > lastId) return null;
+      if (afterId === lastId) return [];
       const oldest = ring[0];
       // The ring reaches back when it holds the event right after `afterId`.
       if (!oldest || oldest.id > afterId + 1) return null;

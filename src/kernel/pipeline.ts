@@ -171,8 +171,16 @@ async function execute(
     jobs: services.jobs,
     events: services.events,
     progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),
-    requestConsent: (request) =>
-      options.elicit
+    requestConsent: (asked) => {
+      // The owner's inbox says which client asks.
+      const who = options.connection.client?.name;
+      const request = who
+        ? {
+            ...asked,
+            summary: `${who}: ${asked.summary ?? `${asked.capability} access to ${mount}`}`,
+          }
+        : asked;
+      return options.elicit
         ? requestWithElicitation({
             consent: services.consent,
             connection: options.connection.id,
@@ -182,7 +190,8 @@ async function execute(
             resources: scope.resources,
             clientName: options.connection.client?.name,
           })
-        : services.consent.request(options.connection.id, mount, request),
+        : services.consent.request(options.connection.id, mount, request);
+    },
     async write(fn) {
       if (settled)
         throw new AirlockError('timeout', 'The call already ended; nothing was written.');

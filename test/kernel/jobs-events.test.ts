@@ -77,7 +77,7 @@ describe('jobs', () => {
 
 describe('event bus', () => {
   it('numbers events and replays those after a given id', async () => {
-    const bus = await createEventBus({ ringSize: 10 });
+    const bus = await createEventBus({ ringSize: 10, firstId: 0 });
     for (let i = 0; i < 5; i++) bus.publish({ event: 'x', i });
     expect(bus.lastId).toBe(5);
     expect(bus.since(3)!.map((e) => e.data.i)).toEqual([3, 4]);
@@ -85,15 +85,31 @@ describe('event bus', () => {
   });
 
   it('says when the ring no longer reaches back to the requested id', async () => {
-    const bus = await createEventBus({ ringSize: 3 });
+    const bus = await createEventBus({ ringSize: 3, firstId: 0 });
     for (let i = 0; i < 10; i++) bus.publish({ event: 'x', i });
     expect(bus.since(7)!.map((e) => e.id)).toEqual([8, 9, 10]);
     expect(bus.since(6)).toBeNull();
   });
 
+  it('a Last-Event-ID from another run (ahead of this one) gets a snapshot, not silence', async () => {
+    const bus = await createEventBus({ firstId: 0 });
+    bus.publish({ event: 'x' });
+    expect(bus.since(500)).toBeNull();
+  });
+
+  it('numbers events above the previous run after a restart', async () => {
+    let clock = 1_000;
+    const first = await createEventBus({ now: () => clock });
+    for (let i = 0; i < 5; i++) first.publish({ event: 'x' });
+    clock += 10;
+    const second = await createEventBus({ now: () => clock });
+    second.publish({ event: 'y' });
+    expect(second.lastId).toBeGreaterThan(first.lastId);
+  });
+
   it('a throwing listener does not stop delivery to the others', async () => {
     const errors: unknown[] = [];
-    const bus = await createEventBus({ onError: (e) => errors.push(e) });
+    const bus = await createEventBus({ onError: (e) => errors.push(e), firstId: 0 });
     const got: number[] = [];
     bus.subscribe(() => {
       throw new Error('bad listener');

@@ -265,6 +265,8 @@ describe('REST approvals', () => {
     };
     const mine = list.approvals.find((a) => a.id === first.approvalID)!;
     expect(mine.connection).toBe('principal:local');
+    // The inbox line names the client that asks.
+    expect((mine as unknown as { summary: string }).summary).toContain('test-client');
     const res = await fetch(`${base}/api/v1/approvals/${mine.id}/approve`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -26,9 +26,10 @@ beforeAll(async () => {
 });
 afterAll(async () => h.dispose());
 
-// 400 malformed inputs per tool keeps the default suite fast on 2 cores; set
-// NOTES_PROPERTY_RUNS=5000 for a deep run (about 60,000 calls).
-const RUNS = Number(process.env.NOTES_PROPERTY_RUNS ?? 400);
+// Issue #4 asks for at least 5,000 malformed inputs per tool: CI runs that many
+// (about 60,000 calls, minutes on 2 cores); a local run takes 400 per tool
+// unless NOTES_PROPERTY_RUNS says otherwise.
+const RUNS = Number(process.env.NOTES_PROPERTY_RUNS ?? (process.env.CI ? 5_000 : 400));
 
 /** A valid argument object per tool, from which malformed ones are derived. */
 const valid = (): Record<string, Record<string, unknown>> => ({

@@ -17,8 +17,12 @@
  *    replays (same operationID again), in process through `kernel.call`
  *    (sequential and 8 in flight) and over HTTP, on SQLite against PostgreSQL.
  *
+ * 4. Page door (bench/page.mjs): MCP client → relay → page → back for
+ *    `wu_status`, against a bare WebSocket echo in the same rounds.
+ *
  * Run with `npm run bench` (builds first; imports from dist/). Env:
- * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene), BENCH_SCENE_OPS (1000),
+ * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page; also openapi),
+ * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
  * BENCH_SERVER_PROF=1 (CPU profile of the echo servers into bench/results/).
@@ -35,6 +39,7 @@ import { connection } from '../dist/kernel/connection.js';
 import { ERAS, airlockHttp, airlockKernel, connect } from './servers.mjs';
 import { benchOpenapi, printOpenapi } from './openapi.mjs';
 import { benchScene } from './scene.mjs';
+import { benchPage, printPage } from './page.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -44,7 +49,7 @@ const CALLS = int('BENCH_CALLS', 2000);
 const WRITES = int('BENCH_WRITES', 1000);
 const CONCURRENCY = 8;
 const ROUND = 100; // calls per leg per round
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'calls,writes,scene').split(','));
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'calls,writes,scene,page').split(','));
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REQUIRE_PG = process.env.BENCH_REQUIRE_PG === '1';
 
@@ -402,6 +407,11 @@ async function main() {
     );
     const sj = results.scene.sceneJson200Pages;
     console.log(`scene.json, 200 pages: median ${sj.medianMs} ms, ${sj.bytes} bytes\n`);
+  }
+
+  if (PARTS.has('page')) {
+    results.page = await benchPage({ interleave, sequential, stats, ratio });
+    printPage(results.page, table);
   }
 
   if (PARTS.has('openapi')) {

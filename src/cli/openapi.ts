@@ -3,14 +3,13 @@
  * stdio) and `airlock catalog build SPEC -o FILE` (the catalog codegen).
  * Door `openapi`, spec/openapi.md; issue #5.
  */
-import { randomUUID } from 'node:crypto';
 import { renameSync, writeFileSync } from 'node:fs';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { parse, intOption, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
+import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
 import { createHttpApp } from '../transport/http-app.js';
-import { createMcpServer } from '../transport/mcp-server.js';
+import { serveOverStdio } from '../transport/mcp-stdio.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import {
   catalogJson,
@@ -225,21 +224,7 @@ export async function openapiCommand(argv: string[]): Promise<number> {
   });
 
   if (values.stdio) {
-    const connectionId = `stdio:${randomUUID()}`;
-    const handle = serveStdio(
-      () =>
-        createMcpServer({
-          kernel: workspace.kernel,
-          mounts: workspace.mounts,
-          identify: () => ({ id: connectionId, kind: 'stdio' }),
-        }),
-      { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
-    );
-    const stdinClosed = new Promise<void>((resolve) =>
-      process.stdin.once('close', resolve).once('end', resolve),
-    );
-    await Promise.race([untilSignal(), stdinClosed]);
-    await handle.close();
+    await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal());
     await workspace.close();
     return 0;
   }
@@ -291,16 +276,4 @@ export async function openapiCommand(argv: string[]): Promise<number> {
   await workspace.close();
   await app.close();
   return 0;
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      resolve();
-    };
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
 }

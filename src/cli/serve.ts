@@ -1,16 +1,15 @@
 /** `airlock serve` and `airlock stdio`. */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { randomUUID } from 'node:crypto';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { intOption, listOption, parse, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
+import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
 import { createHttpApp } from '../transport/http-app.js';
 import { createWebUi } from '../web/web-ui.js';
 import { isLoopbackHost } from '../transport/guards.js';
-import { createMcpServer } from '../transport/mcp-server.js';
+import { serveOverStdio } from '../transport/mcp-stdio.js';
 import type { OpenApiMount } from '../doors/context.js';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
@@ -284,34 +283,7 @@ export async function stdio(argv: string[]): Promise<number> {
     logger,
     config,
   });
-  // stdio: the process is the connection (spec/kernel.md §4); a restart is a new one.
-  const connectionId = `stdio:${randomUUID()}`;
-  const handle = serveStdio(
-    () =>
-      createMcpServer({
-        kernel: workspace.kernel,
-        mounts: workspace.mounts,
-        identify: () => ({ id: connectionId, kind: 'stdio' }),
-      }),
-    { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
-  );
-  const stdinClosed = new Promise<void>((resolve) =>
-    process.stdin.once('close', resolve).once('end', resolve),
-  );
-  await Promise.race([untilSignal(), stdinClosed]);
-  await handle.close();
+  await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal());
   await workspace.close();
   return 0;
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      resolve();
-    };
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
 }

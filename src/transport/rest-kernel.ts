@@ -6,31 +6,12 @@ import { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.js';
 import type { RestRoute, RestResponse } from '../kernel/door.js';
 import type { Failure } from '../kernel/errors.js';
+import { HTTP_STATUS } from '../kernel/http-status.js';
 import type { ResourceRef } from '../kernel/records.js';
 import { validateInput } from '../kernel/validate.js';
 
-const STATUS: Record<string, number> = {
-  malformedRequest: 400,
-  notFound: 404,
-  noProject: 409,
-  approvalRequired: 403,
-  approvalDenied: 403,
-  notAuthorized: 403,
-  versionConflict: 409,
-  confirmRequired: 400,
-  requestTooLarge: 413,
-  resultTooLarge: 413,
-  busy: 429,
-  timeout: 504,
-  cancelled: 499,
-  mutationUncertain: 503,
-  unavailable: 503,
-  upstreamError: 502,
-  internal: 500,
-};
-
 export function failureResponse(f: Failure): RestResponse {
-  const status = STATUS[f.code] ?? 500;
+  const status = HTTP_STATUS[f.code] ?? 500;
   return { status, body: { status, code: f.code, message: f.message, ...(f.data ?? {}) } };
 }
 

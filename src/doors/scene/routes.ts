@@ -25,26 +25,9 @@ import { NO_PROJECT_MESSAGE, projectIdOf, type SceneSession } from './session.js
 import { importOps, rowsFromCsv, textRows, TextsBody, toCsv } from './texts.js';
 import { addPages } from './uploads.js';
 import type { ToolNames } from './tools.js';
+import { HTTP_STATUS } from '../../kernel/http-status.js';
 
-const STATUS: Record<ErrorCode, number> = {
-  malformedRequest: 400,
-  notFound: 404,
-  noProject: 409,
-  approvalRequired: 403,
-  approvalDenied: 403,
-  notAuthorized: 403,
-  versionConflict: 409,
-  confirmRequired: 400,
-  requestTooLarge: 413,
-  resultTooLarge: 413,
-  busy: 429,
-  timeout: 504,
-  cancelled: 499,
-  mutationUncertain: 503,
-  unavailable: 503,
-  upstreamError: 502,
-  internal: 500,
-};
+const STATUS = HTTP_STATUS;
 
 export interface RouteDeps {
   session: SceneSession;

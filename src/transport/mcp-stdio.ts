@@ -1,0 +1,29 @@
+/**
+ * MCP over stdio for a workspace's doors (spec/kernel.md §11): the process is
+ * the connection (§4), so a restart is a new one. Serves until SIGINT/SIGTERM
+ * or until the client closes stdin; only protocol messages reach stdout.
+ */
+import { randomUUID } from 'node:crypto';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { createMcpServer } from './mcp-server.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { Logger } from '../kernel/logger.js';
+
+export async function serveOverStdio(
+  kernel: Kernel,
+  mounts: string[],
+  logger: Logger,
+  until: Promise<void>,
+): Promise<void> {
+  const connectionId = `stdio:${randomUUID()}`;
+  const handle = serveStdio(
+    () =>
+      createMcpServer({ kernel, mounts, identify: () => ({ id: connectionId, kind: 'stdio' }) }),
+    { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
+  );
+  const stdinClosed = new Promise<void>((resolve) =>
+    process.stdin.once('close', resolve).once('end', resolve),
+  );
+  await Promise.race([until, stdinClosed]);
+  await handle.close();
+}

@@ -78,6 +78,20 @@ describe('web UI: scenes', () => {
 
   it('shows a pipeline started over MCP advancing to 100 % and finished, without reloading', async () => {
     const { page } = ui;
+    // Record every progress value the page shows, however fast the job runs
+    // (polling alone can miss the intermediate values on a quick run).
+    await page.evaluate(() => {
+      const w = window as unknown as { __progress: number[] };
+      w.__progress = [];
+      new MutationObserver(() => {
+        document.querySelectorAll('progress').forEach((p) => w.__progress.push(p.value));
+      }).observe(document.body, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        attributeFilter: ['value'],
+      });
+    });
     const started = await agent.call('koharu.start_pipeline', { steps: ['tesseract', 'fill'] });
     expect(started.isError).toBe(false);
     const job = page.locator(`[data-job-id="${String(started.body.jobId)}"]`);
@@ -97,7 +111,10 @@ describe('web UI: scenes', () => {
     expect(await job.locator('progress').evaluate((p) => (p as HTMLProgressElement).value)).toBe(
       100,
     );
-    expect([...seen].some((v) => v > 0 && v < 100)).toBe(true);
+    const recorded = await page.evaluate(
+      () => (window as unknown as { __progress: number[] }).__progress,
+    );
+    expect([...seen, ...recorded].some((v) => v > 0 && v < 100)).toBe(true);
     await expect(job.locator('.status').textContent()).resolves.toBe('Finished');
     await screenshots(ui, 'scenes');
   });

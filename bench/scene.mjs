@@ -18,6 +18,9 @@ import { silentLogger } from '../dist/kernel/logger.js';
 import { sceneReducer } from '../dist/doors/scene/reducer.js';
 import { emptyScene } from '../dist/doors/scene/model.js';
 import { createSceneDoors } from '../dist/doors/scene/index.js';
+import { createKernel } from '../dist/kernel/kernel.js';
+import { createEventBus } from '../dist/kernel/events.js';
+import { openStore } from '../dist/store/open.js';
 
 const OPS = Number.parseInt(process.env.BENCH_SCENE_OPS ?? '', 10) || 1000;
 const HASH = 'a'.repeat(64);
@@ -94,6 +97,16 @@ export async function benchScene() {
       openapi: [],
       config: {},
     });
+    // REST writes run as tool calls through the kernel, so the door needs a started kernel.
+    const { store, blobs } = await openStore({ data: join(dir, 'kernel') });
+    const kernel = createKernel({
+      store,
+      blobs,
+      events: await createEventBus(),
+      logger: silentLogger,
+    });
+    kernel.mount(door);
+    await kernel.start();
     const route = (method, path) => door.routes.find((r) => r.method === method && r.path === path);
     await route('POST', 'projects').handler({
       params: {},
@@ -133,7 +146,8 @@ export async function benchScene() {
       times.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
     times.sort((a, b) => a - b);
-    await door.stop();
+    await kernel.close();
+    await store.close();
     const ratio = (a, b) => Math.round((a / b) * 100) / 100;
     return {
       ops: OPS,

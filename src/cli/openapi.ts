@@ -8,7 +8,7 @@ import { parse, intOption, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
-import { createHttpApp } from '../transport/http-app.js';
+import { serveHttpUntilSignal } from './http-serve.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import {
@@ -229,51 +229,17 @@ export async function openapiCommand(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const app = createHttpApp({
-    kernel: workspace.kernel,
+  return serveHttpUntilSignal({
+    workspace,
     logger,
+    host,
+    port,
     token,
-    allowedHosts: isLoopbackHost(host) ? [] : [host],
+    title: `Airlock is serving ${spec} as ${prefix}_resources, ${prefix}_describe, ${prefix}_call`,
+    clientName: prefix,
+    links: [
+      ['REST API', '/api/v1'],
+      ['Health', '/healthz'],
+    ],
   });
-  let address;
-  try {
-    address = await app.listen(port, host);
-  } catch (error) {
-    await workspace.close();
-    throw new Error(`cannot listen on ${host}:${port}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
-  const base = `http://${shownHost}:${address.port}`;
-  const clientConfig = {
-    mcpServers: {
-      [prefix]: {
-        type: 'http',
-        url: `${base}/mcp`,
-        ...(token ? { headers: { Authorization: 'Bearer <your token>' } } : {}),
-      },
-    },
-  };
-  process.stdout.write(
-    [
-      `Airlock is serving ${spec} as ${prefix}_resources, ${prefix}_describe, ${prefix}_call`,
-      `  MCP (all doors)  ${base}/mcp`,
-      `  MCP (${prefix})${' '.repeat(Math.max(1, 10 - prefix.length))}${base}/mcp/${prefix}`,
-      `  REST API         ${base}/api/v1`,
-      `  Health           ${base}/healthz`,
-      '',
-      'MCP client configuration (paste into your client):',
-      JSON.stringify(clientConfig, null, 2),
-      '',
-      'Press Ctrl+C to stop.',
-      '',
-    ].join('\n'),
-  );
-  await untilSignal();
-  logger.info('shutting down');
-  app.server.close();
-  await workspace.close();
-  await app.close();
-  return 0;
 }

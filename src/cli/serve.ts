@@ -6,7 +6,7 @@ import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
-import { createHttpApp } from '../transport/http-app.js';
+import { serveHttpUntilSignal } from './http-serve.js';
 import { createWebUi } from '../web/web-ui.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
@@ -209,60 +209,23 @@ export async function serve(argv: string[]): Promise<number> {
     openapi,
     config,
   });
-  const app = createHttpApp({
-    kernel: workspace.kernel,
+  return serveHttpUntilSignal({
+    workspace,
     logger,
+    host,
+    port,
     token,
-    allowedHosts: isLoopbackHost(host) ? [] : [host],
+    title: `Airlock is serving ${workspace.mounts.length ? workspace.mounts.join(', ') : 'no doors'} (store: ${workspace.store.kind} at ${workspace.store.location})`,
+    clientName: 'airlock',
+    links: [
+      ['REST API', '/api/v1'],
+      ['API docs', '/api/v1/openapi.json'],
+      ['Events', '/api/v1/events'],
+      ['Web UI', '/'],
+      ['Health', '/healthz'],
+    ],
     staticHandler: createWebUi(),
   });
-  let address;
-  try {
-    address = await app.listen(port, host);
-  } catch (error) {
-    await workspace.close();
-    throw new Error(`cannot listen on ${host}:${port}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
-  const base = `http://${shownHost}:${address.port}`;
-  const clientConfig = {
-    mcpServers: {
-      airlock: {
-        type: 'http',
-        url: `${base}/mcp`,
-        ...(token ? { headers: { Authorization: 'Bearer <your token>' } } : {}),
-      },
-    },
-  };
-  process.stdout.write(
-    [
-      `Airlock is serving ${workspace.mounts.length ? workspace.mounts.join(', ') : 'no doors'} (store: ${workspace.store.kind} at ${workspace.store.location})`,
-      `  MCP (all doors)  ${base}/mcp`,
-      ...workspace.mounts.map(
-        (m) => `  MCP (${m})${' '.repeat(Math.max(1, 10 - m.length))}${base}/mcp/${m}`,
-      ),
-      `  REST API         ${base}/api/v1   (docs: ${base}/api/v1/openapi.json)`,
-      `  Events           ${base}/api/v1/events`,
-      `  Web UI           ${base}/`,
-      `  Health           ${base}/healthz`,
-      ...workspace.kernel.doors().flatMap((d) => (d.banner?.() ?? []).map((line) => `  ${line}`)),
-      '',
-      'MCP client configuration (paste into your client):',
-      JSON.stringify(clientConfig, null, 2),
-      '',
-      'Press Ctrl+C to stop.',
-      '',
-    ].join('\n'),
-  );
-  await untilSignal();
-  logger.info('shutting down');
-  // Stop taking connections, let in-flight calls finish (kernel grace), then close the rest.
-  app.server.close();
-  await workspace.close();
-  await app.close();
-  return 0;
 }
 
 export async function stdio(argv: string[]): Promise<number> {

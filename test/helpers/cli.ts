@@ -1,5 +1,6 @@
 /** Runs the built `airlock` command (dist/) as a child process, as users do. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll } from 'vitest';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/airlock.js', import.meta.url));
@@ -44,6 +45,17 @@ export interface Served {
   exited: Promise<number | null>;
 }
 
+/**
+ * Every server a test file starts is stopped when the file ends, even one a
+ * test forgot or overwrote, so no `airlock serve` outlives its test run.
+ */
+const live = new Set<ChildProcess>();
+afterAll(async () => {
+  const waits = [...live].map((child) => new Promise((resolve) => child.once('close', resolve)));
+  for (const child of live) child.kill('SIGKILL');
+  await Promise.all(waits);
+});
+
 /** Starts `airlock serve` (free HTTP and relay ports unless given) and resolves once it printed its MCP URL. */
 export function startServe(args: string[], env = testEnv()): Promise<Served> {
   return new Promise((resolve, reject) => {
@@ -55,9 +67,15 @@ export function startServe(args: string[], env = testEnv()): Promise<Served> {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
+    live.add(child);
     let out = '';
     let err = '';
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const exited = new Promise<number | null>((r) =>
+      child.on('close', (code) => {
+        live.delete(child);
+        r(code);
+      }),
+    );
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 20_000);
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout.on('data', (d: Buffer) => {

@@ -182,38 +182,24 @@ export async function appendAnnotation(
  * Rect, identity Matrix): filled quads blended with Multiply for a highlight,
  * a line along each quad's lower edge for an underline.
  */
+/** QuadPoints as eight numbers per selected line (x1 y1 x2 y2 x3 y3 x4 y4). */
+type Quad = [number, number, number, number, number, number, number, number];
+const quadsOf = (a: NewAnnotation) => a.quads as number[][] as Quad[];
+
 function appearanceOf(a: NewAnnotation): string {
   const [r, g, b] = COLOURS[a.kind].map(round);
   const n = (v: number) => String(round(v));
   const ops: string[] = [];
   if (a.kind === 'highlight') {
     ops.push('/G0 gs', `${r} ${g} ${b} rg`);
-    for (const [x1, y1, x2, y2, x3, y3, x4, y4] of a.quads as number[][] as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ][]) {
+    for (const [x1, y1, x2, y2, x3, y3, x4, y4] of quadsOf(a)) {
       ops.push(
         `${n(x1)} ${n(y1)} m ${n(x2)} ${n(y2)} l ${n(x4)} ${n(y4)} l ${n(x3)} ${n(y3)} l h f`,
       );
     }
   } else {
     ops.push(`${r} ${g} ${b} RG`);
-    for (const [x1, y1, x2, y2, x3, y3, x4, y4] of a.quads as number[][] as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ][]) {
+    for (const [x1, y1, x2, y2, x3, y3, x4, y4] of quadsOf(a)) {
       const height = Math.hypot(x1 - x3, y1 - y3);
       // a little above the lower edge, which sits at the font's descent
       const t = 0.12;

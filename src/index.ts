@@ -17,16 +17,21 @@ export type {
   Limits,
   JournalSpec,
 } from './kernel/tool.js';
+export type { Door } from './kernel/door.js';
 export type {
-  Door,
+  ServedDoor,
+  McpSurface,
+  HttpSurface,
   Presenter,
   Presented,
   ToolResult,
   RestRoute,
   RestRequest,
   RestResponse,
-} from './kernel/door.js';
-export { createKernel, defaultPresenter, jsonSchemaOf } from './kernel/kernel.js';
+} from './transport/surface.js';
+export { defaultPresenter, presentOutcome } from './transport/present.js';
+export { createKernel, jsonSchemaOf } from './kernel/kernel.js';
+export type { CallOutcome, CallOptions } from './kernel/pipeline.js';
 export type { Kernel, KernelOptions, ToolDescriptor } from './kernel/kernel.js';
 export {
   ERROR_CODES,

@@ -62,7 +62,9 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
       `${pad('MCP (all doors)')}${base}/mcp`,
       ...workspace.mounts.map((m) => `${pad(`MCP (${m})`)}${base}/mcp/${m}`),
       ...(o.links ?? []).map(([label, path]) => `${pad(label)}${base}${path}`),
-      ...workspace.kernel.doors().flatMap((d) => (d.banner?.() ?? []).map((line) => `  ${line}`)),
+      ...workspace.kernel
+        .doors()
+        .flatMap((d) => (d.http?.banner?.() ?? []).map((line) => `  ${line}`)),
       '',
       'MCP client configuration (paste into your client):',
       JSON.stringify(clientConfig, null, 2),

@@ -4,12 +4,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createKernel, mountOf, type Kernel } from '../kernel/kernel.js';
+import { createKernel, mountOf } from '../kernel/kernel.js';
 import { createEventBus } from '../kernel/events.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Store } from '../kernel/store.js';
 import type { Limits } from '../kernel/tool.js';
 import type { DoorContext, OpenApiMount } from '../doors/context.js';
+import type { ServingKernel, ServedDoor } from '../transport/surface.js';
 import { openStore } from '../store/open.js';
 import { UsageError } from './args.js';
 import { availableDoors, doorFactory } from './doors.js';
@@ -30,7 +31,7 @@ export interface WorkspaceOptions {
 }
 
 export interface Workspace {
-  kernel: Kernel;
+  kernel: ServingKernel;
   store: Store;
   mounts: string[];
   close(): Promise<void>;
@@ -56,7 +57,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     ...(transport ? { transport } : {}),
     onError: (err) => options.logger.warn({ err }, 'event delivery failed'),
   });
-  const kernel = createKernel({
+  const kernel = createKernel<ServedDoor>({
     store,
     blobs,
     events,

@@ -4,7 +4,7 @@
  * or in the config file. Doors read only their own part.
  */
 import type { Logger } from '../kernel/logger.js';
-import type { Door } from '../kernel/door.js';
+import type { ServedDoor } from '../transport/surface.js';
 
 export interface OpenApiMount {
   /** Path or URL of an OpenAPI 3.0/3.1 or Swagger 2.0 document, or a compiled catalog. */
@@ -31,4 +31,4 @@ export interface DoorContext {
   config: Record<string, unknown>;
 }
 
-export type DoorFactory = (ctx: DoorContext) => Promise<Door[]>;
+export type DoorFactory = (ctx: DoorContext) => Promise<ServedDoor[]>;

@@ -7,6 +7,7 @@
  * failure through layers that do not know about it, and the pipeline turns it
  * back into a value.
  */
+import { randomUUID } from 'node:crypto';
 
 export const ERROR_CODES = [
   'malformedRequest',
@@ -70,6 +71,19 @@ export function failure(
   data?: Record<string, unknown>,
 ): Failure {
   return data === undefined ? { ok: false, code, message } : { ok: false, code, message, data };
+}
+
+/**
+ * The one `internal` failure: an id the operator finds in the server log,
+ * nothing of the cause (no stack trace reaches a client). Log the error with
+ * the same `logId`.
+ */
+export function internalFailure(logId: string = randomUUID()): Failure {
+  return failure(
+    'internal',
+    `Internal error (log id ${logId}); report it to the server operator.`,
+    { logId },
+  );
 }
 
 export function isErrorCode(value: unknown): value is ErrorCode {

@@ -130,7 +130,10 @@ export function createJournal({
       };
       // Retries of committed operations are common: answer them from a read, no write transaction.
       const seen = await store.read((tx) => tx.journal.get(req.scope, req.operationId));
-      const existing = seen?.state === 'committed' ? seen : await store.transaction((tx) => tx.journal.insert(entry));
+      const existing =
+        seen?.state === 'committed'
+          ? seen
+          : await store.transaction((tx) => tx.journal.insert(entry));
       if (!existing) return { kind: 'open', operation: open(req) };
       if (existing.digest !== req.digest) return reused(req.operationId);
       if (existing.state === 'committed') return { kind: 'replay', receipt: existing.receipt };

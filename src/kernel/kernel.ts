@@ -4,15 +4,15 @@
  * pipeline. It knows nothing of HTTP, SQL or any particular door.
  */
 import { z } from 'zod';
-import { failure, type Failure } from './errors.js';
+import { failure } from './errors.js';
 import { createConsent, type Consent } from './consent.js';
 import { createJournal, type Journal, type Resolution } from './journal.js';
 import { createJobRegistry, type JobRegistry } from './jobs.js';
 import { createAudit, type Audit } from './audit.js';
 import { checkResponseBytes, createConcurrencyGate, type ConcurrencyGate } from './limits.js';
-import { runPipeline, type CallOptions } from './pipeline.js';
+import { runPipeline, type CallOptions, type CallOutcome } from './pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
-import type { Door, Presented, Presenter, ToolResult } from './door.js';
+import type { Door } from './door.js';
 import type { EventBus } from './events.js';
 import type { BlobStore, Store } from './store.js';
 import type { Logger } from './logger.js';
@@ -52,13 +52,26 @@ export interface ToolDescriptor {
   annotations?: Record<string, unknown>;
 }
 
-export interface Kernel extends KernelServices {
-  mount(door: Door): void;
-  doors(): Door[];
-  door(mount: string): Door | undefined;
+/**
+ * `D` is the door type the composition root mounts: the kernel reads only
+ * the `Door` part, and hands the same objects back to whoever serves them
+ * (the transport reads their surfaces).
+ */
+export interface Kernel<D extends Door = Door> extends KernelServices {
+  mount(door: D): void;
+  doors(): D[];
+  door(mount: string): D | undefined;
   tools(mount: string): ToolDescriptor[];
-  /** Runs one tool call through the pipeline and presents it in the door's wire format. */
-  call(mount: string, tool: string, args: unknown, options: CallOptions): Promise<Presented>;
+  /** The tool a mount offers under that name, if any. */
+  tool(mount: string, name: string): AnyToolDef | undefined;
+  /** The limits in force for a mount (door defaults, then configuration). */
+  limits(mount: string): Limits | undefined;
+  /**
+   * Runs one tool call through the pipeline. The outcome is a plain value;
+   * showing it as MCP content, a RooQi envelope or an HTTP status is the
+   * transport's and the door's surfaces' job.
+   */
+  call(mount: string, tool: string, args: unknown, options: CallOptions): Promise<CallOutcome>;
   /** Recovers jobs, starts doors, then resolves journal entries a previous process left open. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -74,30 +87,7 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
   return json;
 }
 
-/** The generic wire format: JSON text, `structuredContent` when an output schema exists. */
-export const defaultPresenter: Presenter = {
-  success(tool, value) {
-    const text = JSON.stringify(value ?? null);
-    const result: ToolResult = { content: [{ type: 'text', text }] };
-    if (tool.output && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      result.structuredContent = value as Record<string, unknown>;
-    }
-    return result;
-  },
-  failure(_tool, f) {
-    return {
-      content: [
-        {
-          type: 'text',
-          text: JSON.stringify({ code: f.code, message: f.message, ...(f.data ?? {}) }),
-        },
-      ],
-      isError: true,
-    };
-  },
-};
-
-export function createKernel(options: KernelOptions): Kernel {
+export function createKernel<D extends Door = Door>(options: KernelOptions): Kernel<D> {
   const { store, blobs, events, logger } = options;
   const now = options.now ?? Date.now;
   const consent = createConsent({ store, events, now });
@@ -111,7 +101,7 @@ export function createKernel(options: KernelOptions): Kernel {
   const services: KernelServices = { store, blobs, events, logger, consent, journal, jobs, audit };
   const mounted = new Map<
     string,
-    { door: Door; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }
+    { door: D; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }
   >();
   const gates = new Map<string, ConcurrencyGate>();
   let purgeTimer: NodeJS.Timeout | undefined;
@@ -130,21 +120,15 @@ export function createKernel(options: KernelOptions): Kernel {
     return d;
   };
 
-  const present = (
-    door: Door,
-    tool: AnyToolDef,
-    outcome: { ok: true; value: unknown } | Failure,
-    limits: Limits,
-  ): Presented => {
-    const presenter = door.presenter ?? defaultPresenter;
-    if (!outcome.ok) return presenter.failure(tool, outcome);
-    const shown = presenter.success(tool, outcome.value);
-    if ('protocolError' in shown) return shown;
-    const tooLarge = checkResponseBytes(JSON.stringify(shown), limits.responseBytes);
-    return tooLarge ? presenter.failure(tool, tooLarge) : shown;
+  /** Limits after the call: a result over the response limit is refused, never truncated. */
+  const bounded = (outcome: CallOutcome, limits: Limits): CallOutcome => {
+    if (!outcome.ok) return outcome;
+    return (
+      checkResponseBytes(JSON.stringify(outcome.value ?? null), limits.responseBytes) ?? outcome
+    );
   };
 
-  const kernel: Kernel = {
+  const kernel: Kernel<D> = {
     ...services,
     mount(door) {
       const name = mountOf(door);
@@ -159,31 +143,18 @@ export function createKernel(options: KernelOptions): Kernel {
     door: (name) => mounted.get(name)?.door,
     tools: (name) => mounted.get(name)?.descriptors ?? [],
 
+    tool: (name, toolName) => mounted.get(name)?.tools.get(toolName),
+    limits: (name) => mounted.get(name)?.limits,
+
     async call(name, toolName, args, callOptions) {
       const m = mounted.get(name);
       if (!m) throw new Error(`no door mounted as '${name}'`);
       const tool = m.tools.get(toolName);
       if (!tool) {
         const known = [...m.tools.keys()].join(', ');
-        const presenter = m.door.presenter ?? defaultPresenter;
-        const stub = {
-          name: toolName,
-          description: '',
-          input: z.unknown(),
-          handler: async () => null,
-        } as AnyToolDef;
-        return presenter.failure(
-          stub,
-          failure('notFound', `Unknown tool '${toolName}'; available tools: ${known}.`),
-        );
+        return failure('notFound', `Unknown tool '${toolName}'; available tools: ${known}.`);
       }
-      const gate = gates.get(name)!;
-      if (closing) {
-        return (m.door.presenter ?? defaultPresenter).failure(
-          tool,
-          failure('unavailable', 'The server is shutting down; retry in a moment.'),
-        );
-      }
+      if (closing) return failure('unavailable', 'The server is shutting down; retry in a moment.');
       const running = runPipeline(
         services,
         {
@@ -191,7 +162,7 @@ export function createKernel(options: KernelOptions): Kernel {
           mount: name,
           tool,
           limits: m.limits,
-          gate,
+          gate: gates.get(name)!,
           resources: m.door.resources?.bind(m.door),
         },
         args,
@@ -199,7 +170,7 @@ export function createKernel(options: KernelOptions): Kernel {
       );
       inFlight.add(running);
       const outcome = await running.finally(() => inFlight.delete(running));
-      return present(m.door, tool, outcome, m.limits);
+      return bounded(outcome, m.limits);
     },
 
     async start() {

@@ -14,8 +14,7 @@
  * | audit    | audit.ts      | — (records every write and every refusal)            |
  * | events   | events.ts     | — (publishes `toolCalled`)                           |
  */
-import { randomUUID } from 'node:crypto';
-import { AirlockError, failure, isFailure, type Failure } from './errors.js';
+import { AirlockError, failure, internalFailure, isFailure, type Failure } from './errors.js';
 import { digestOf } from './digest.js';
 import { validateInput } from './validate.js';
 import { checkRequestBytes, type ConcurrencyGate } from './limits.js';
@@ -218,13 +217,9 @@ async function execute(
       return isFailure(value) ? value : { ok: true, value };
     } catch (error) {
       if (error instanceof AirlockError) return error.toFailure();
-      const logId = randomUUID();
-      ctx.logger.error({ err: error, logId }, 'tool handler threw');
-      return failure(
-        'internal',
-        `Internal error (log id ${logId}); report it to the server operator.`,
-        { logId },
-      );
+      const internal = internalFailure();
+      ctx.logger.error({ err: error, logId: internal.data?.logId }, 'tool handler threw');
+      return internal;
     }
   })();
 
@@ -271,13 +266,12 @@ async function execute(
     if (winner.ok) {
       // A journaled handler must write through ctx.write; its result is the receipt.
       await operation.abandon();
-      const logId = randomUUID();
-      ctx.logger.error({ logId }, 'journaled tool returned without ctx.write');
-      return failure(
-        'internal',
-        `Internal error (log id ${logId}); report it to the server operator.`,
-        { logId },
+      const internal = internalFailure();
+      ctx.logger.error(
+        { logId: internal.data?.logId },
+        'journaled tool returned without ctx.write',
       );
+      return internal;
     }
     if (write.state === 'none') await operation.abandon();
     else await operation.markUncertain();

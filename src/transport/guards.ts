@@ -24,8 +24,8 @@ export interface GuardOptions {
   token: string | undefined;
 }
 
-export type GuardResult =
-  { ok: true } | { ok: false; status: number; code: string; message: string };
+/** A refusal is `notAuthorized` (403): the request is not from a page or host this server trusts. */
+export type GuardResult = { ok: true } | { ok: false; status: 403; message: string };
 
 export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions): GuardResult {
   const allowed = new Set([...LOOPBACK_HOSTS, ...options.allowedHosts]);
@@ -34,7 +34,6 @@ export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions):
     return {
       ok: false,
       status: 403,
-      code: 'forbiddenHost',
       message: `Host '${host ?? ''}' is not allowed; connect through an allowed host name.`,
     };
   }
@@ -48,7 +47,6 @@ export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions):
     return {
       ok: false,
       status: 403,
-      code: 'forbiddenOrigin',
       message: `Origin '${origin}' is not allowed.`,
     };
   }
@@ -63,7 +61,6 @@ export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions):
   return {
     ok: false,
     status: 403,
-    code: 'forbiddenOrigin',
     message: `Origin '${origin}' is not allowed to call this server.`,
   };
 }

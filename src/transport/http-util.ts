@@ -41,17 +41,6 @@ export function sendJson(
   res.end(text);
 }
 
-/** The REST error shape: `{status, code, message}`. */
-export function sendError(
-  res: ServerResponse,
-  status: number,
-  code: string,
-  message: string,
-  extra: Record<string, unknown> = {},
-): void {
-  sendJson(res, status, { status, code, message, ...extra });
-}
-
 export function sendJsonRpcError(
   res: ServerResponse,
   status: number,

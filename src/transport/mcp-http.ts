@@ -20,12 +20,13 @@ import {
 } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { createMcpServer } from './mcp-server.js';
-import type { Kernel } from '../kernel/kernel.js';
 import type { Logger } from '../kernel/logger.js';
+import type { ServingKernel } from './surface.js';
 import { sendJsonRpcError } from './http-util.js';
 
 export interface McpEndpointOptions {
-  kernel: Kernel;
+  kernel: ServingKernel;
+
   mounts: string[];
   logger: Logger;
   maxBodyBytes: number;

@@ -12,15 +12,16 @@ import {
   Server,
 } from '@modelcontextprotocol/server';
 import type { ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
-import type { Kernel, ToolDescriptor } from '../kernel/kernel.js';
+import type { ToolDescriptor } from '../kernel/kernel.js';
 import type { Connection } from '../kernel/connection.js';
-import type { McpRequestScope, ProtocolErrorOutcome } from '../kernel/door.js';
 import { connection as makeConnection } from '../kernel/connection.js';
+import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
+import { presentOutcome } from './present.js';
 
 export const SERVER_INFO = { name: 'airlock', version: '0.1.0' };
 
 export interface McpServerOptions {
-  kernel: Kernel;
+  kernel: ServingKernel;
   /** Door mounts served by this endpoint. */
   mounts: string[];
   /**
@@ -35,7 +36,7 @@ export interface McpServerOptions {
 
 /** Tool name → mount, checked for collisions across the endpoint's doors. */
 export function toolIndex(
-  kernel: Kernel,
+  kernel: ServingKernel,
   mounts: string[],
 ): Map<string, { mount: string; descriptor: ToolDescriptor }> {
   const index = new Map<string, { mount: string; descriptor: ToolDescriptor }>();
@@ -57,7 +58,7 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
   const index = toolIndex(kernel, mounts);
   const tools = [...index.values()].map((t) => t.descriptor);
   const instructions = mounts
-    .map((m) => kernel.door(m)?.instructions)
+    .map((m) => kernel.door(m)?.mcp?.instructions)
     .filter((s): s is string => typeof s === 'string')
     .join('\n\n');
   // Doors that add resources, prompts or logging through extendServer declare them here.
@@ -65,7 +66,7 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     (merged, m) =>
       mergeCapabilities(
         merged,
-        (kernel.door(m)?.capabilities ?? {}) as Partial<ServerCapabilities>,
+        (kernel.door(m)?.mcp?.capabilities ?? {}) as Partial<ServerCapabilities>,
       ),
     { tools: { listChanged: false } },
   );
@@ -136,18 +137,24 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
             }
           : {}),
       });
-    const door = kernel.door(entry.mount);
-    const presented = door?.withMcpRequest
-      ? await door.withMcpRequest(requestScope(server, ctx), call)
+    const mcp = kernel.door(entry.mount)?.mcp;
+    const outcome = mcp?.withMcpRequest
+      ? await mcp.withMcpRequest(requestScope(server, ctx), call)
       : await call();
-    if ('protocolError' in presented) {
-      const { code, message, data } = (presented as ProtocolErrorOutcome).protocolError;
+    const presented = presentOutcome(
+      mcp?.presenter,
+      kernel.tool(entry.mount, name) ?? name,
+      outcome,
+    );
+    if ('protocolError' in presented && presented.protocolError) {
+      const { code, message, data } =
+        presented.protocolError as ProtocolErrorOutcome['protocolError'];
       throw new ProtocolError(code, message, data);
     }
     return presented as never;
   });
 
-  for (const mount of mounts) kernel.door(mount)?.extendServer?.(server, { connectionId: '' });
+  for (const mount of mounts) kernel.door(mount)?.mcp?.extendServer?.(server);
   return server;
 }
 

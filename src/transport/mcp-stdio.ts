@@ -6,11 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createMcpServer } from './mcp-server.js';
-import type { Kernel } from '../kernel/kernel.js';
 import type { Logger } from '../kernel/logger.js';
+import type { ServingKernel } from './surface.js';
 
 export async function serveOverStdio(
-  kernel: Kernel,
+  kernel: ServingKernel,
+
   mounts: string[],
   logger: Logger,
   until: Promise<void>,
@@ -18,7 +19,11 @@ export async function serveOverStdio(
   const connectionId = `stdio:${randomUUID()}`;
   const handle = serveStdio(
     () =>
-      createMcpServer({ kernel, mounts, identify: () => ({ id: connectionId, kind: 'stdio' }) }),
+      createMcpServer({
+        kernel,
+        mounts,
+        identify: () => ({ id: connectionId, kind: 'stdio' }),
+      }),
     { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
   );
   const stdinClosed = new Promise<void>((resolve) =>

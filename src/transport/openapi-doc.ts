@@ -1,5 +1,5 @@
 /** `GET /api/v1/openapi.json`: an OpenAPI 3.1 document of the REST routes actually mounted. */
-import type { RestRoute } from '../kernel/door.js';
+import type { RestRoute } from './surface.js';
 import { SERVER_INFO } from './mcp-server.js';
 
 export function openApiDocument(routes: RestRoute[]): Record<string, unknown> {

@@ -3,17 +3,11 @@
  * grants, audit, jobs. Door routes are added beside them by the HTTP app.
  */
 import { z } from 'zod';
-import type { Kernel } from '../kernel/kernel.js';
-import type { RestRoute, RestResponse } from '../kernel/door.js';
-import type { Failure } from '../kernel/errors.js';
-import { HTTP_STATUS } from '../kernel/http-status.js';
+import { mountOf, type Kernel } from '../kernel/kernel.js';
+import type { RestRoute } from './surface.js';
+import { failure } from '../kernel/errors.js';
 import type { ResourceRef } from '../kernel/records.js';
 import { validateInput } from '../kernel/validate.js';
-
-export function failureResponse(f: Failure): RestResponse {
-  const status = HTTP_STATUS[f.code] ?? 500;
-  return { status, body: { status, code: f.code, message: f.message, ...(f.data ?? {}) } };
-}
 
 const ApproveBody = z
   .object({
@@ -29,7 +23,7 @@ async function resolveResource(
   capability: string,
   wanted: string | ResourceRef | null | undefined,
 ) {
-  const d = kernel.doors().find((x) => (x.mount ?? x.name) === door);
+  const d = kernel.doors().find((x) => mountOf(x) === door);
   if (!d?.resources)
     return typeof wanted === 'string' ? { id: wanted, name: wanted } : (wanted ?? null);
   const options = await d.resources(capability);
@@ -62,11 +56,11 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       summary: 'Approve a pending request, choosing the resource the grant covers',
       handler: async ({ params, body }) => {
         const parsed = validateInput(ApproveBody, body ?? {});
-        if (!parsed.ok) return failureResponse(parsed);
+        if (!parsed.ok) return parsed;
         const pending = (await kernel.consent.pending()).find((a) => a.id === params.id);
         if (!pending) {
           const r = await kernel.consent.approve(params.id!, null); // reports notFound / already decided
-          return 'ok' in r ? failureResponse(r) : { status: 200, body: r };
+          return 'ok' in r ? r : { status: 200, body: r };
         }
         const resource = await resolveResource(
           kernel,
@@ -74,13 +68,9 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
           pending.capability,
           parsed.value.resource,
         );
-        if (resource && 'ok' in resource)
-          return {
-            status: 400,
-            body: { status: 400, code: 'malformedRequest', message: resource.message },
-          };
+        if (resource && 'ok' in resource) return failure('malformedRequest', resource.message);
         const approved = await kernel.consent.approve(params.id!, resource);
-        return 'ok' in approved ? failureResponse(approved) : { status: 200, body: approved };
+        return 'ok' in approved ? approved : { status: 200, body: approved };
       },
     },
     {
@@ -89,7 +79,7 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       summary: 'Deny a pending request',
       handler: async ({ params }) => {
         const denied = await kernel.consent.deny(params.id!);
-        return 'ok' in denied ? failureResponse(denied) : { status: 200, body: denied };
+        return 'ok' in denied ? denied : { status: 200, body: denied };
       },
     },
     {
@@ -105,14 +95,10 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       handler: async ({ params }) =>
         (await kernel.consent.revoke(params.id!))
           ? { status: 200, body: { revoked: params.id } }
-          : {
-              status: 404,
-              body: {
-                status: 404,
-                code: 'notFound',
-                message: `No active grant ${params.id}; list grants to see the active ones.`,
-              },
-            },
+          : failure(
+              'notFound',
+              `No active grant ${params.id}; list grants to see the active ones.`,
+            ),
     },
     {
       method: 'GET',
@@ -161,14 +147,7 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
         const job = await kernel.jobs.get(params.id!);
         return job
           ? { status: 200, body: job }
-          : {
-              status: 404,
-              body: {
-                status: 404,
-                code: 'notFound',
-                message: `No job ${params.id}; list jobs to see their ids.`,
-              },
-            };
+          : failure('notFound', `No job ${params.id}; list jobs to see their ids.`);
       },
     },
     {
@@ -178,10 +157,7 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       handler: async ({ params }) =>
         (await kernel.jobs.cancel(params.id!))
           ? { status: 200, body: { cancelled: params.id } }
-          : {
-              status: 404,
-              body: { status: 404, code: 'notFound', message: `No running job ${params.id}.` },
-            },
+          : failure('notFound', `No running job ${params.id}; list jobs to see the running ones.`),
     },
   ];
 }

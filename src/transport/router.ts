@@ -1,5 +1,5 @@
 /** A tiny path router for REST routes with `{param}` segments. */
-import type { RestRoute } from '../kernel/door.js';
+import type { RestRoute } from './surface.js';
 
 export interface Match {
   route: RestRoute;

@@ -2,15 +2,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKernel, type Kernel, type KernelOptions } from '../../src/kernel/kernel.js';
+import { createKernel, type KernelOptions } from '../../src/kernel/kernel.js';
 import { createEventBus, type EventBus } from '../../src/kernel/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { openStore } from '../../src/store/open.js';
-import type { Door } from '../../src/kernel/door.js';
 import { connection } from '../../src/kernel/connection.js';
+import type { CallOptions, CallOutcome } from '../../src/kernel/pipeline.js';
+import { defaultPresenter, presentOutcome } from '../../src/transport/present.js';
+import type { Presented, ServedDoor, ServingKernel } from '../../src/transport/surface.js';
 
 export interface TestKernel {
-  kernel: Kernel;
+  kernel: ServingKernel;
   events: EventBus;
   dir: string;
   /** Closes the kernel and store, keeping the folder (for restart tests). */
@@ -20,7 +22,7 @@ export interface TestKernel {
 }
 
 export async function testKernel(
-  doors: Door[],
+  doors: ServedDoor[],
   options: Partial<Omit<KernelOptions, 'store' | 'blobs' | 'events' | 'logger'>> & {
     dir?: string;
   } = {},
@@ -28,7 +30,13 @@ export async function testKernel(
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'airlock-test-'));
   const { store, blobs } = await openStore({ data: dir });
   const events = await createEventBus();
-  const kernel = createKernel({ store, blobs, events, logger: silentLogger, ...options });
+  const kernel = createKernel<ServedDoor>({
+    store,
+    blobs,
+    events,
+    logger: silentLogger,
+    ...options,
+  });
   for (const d of doors) kernel.mount(d);
   await kernel.start();
   let closed = false;
@@ -53,8 +61,26 @@ export async function testKernel(
 
 export const conn = (id = 'test:1') => connection(id, 'internal');
 
-/** The parsed JSON text of a default-presenter result. */
-export function textOf(result: unknown): unknown {
-  const r = result as { content: { type: string; text: string }[] };
-  return JSON.parse(r.content[0]!.text);
+/** An outcome as the generic MCP presenter shows it: the parsed JSON of its text. */
+export function textOf(outcome: CallOutcome): unknown {
+  const shown = outcome.ok
+    ? defaultPresenter.success({ output: undefined } as never, outcome.value)
+    : defaultPresenter.failure({} as never, outcome);
+  return JSON.parse(String(shown.content[0]!.text));
+}
+
+/** Runs a call through the kernel and shows it as the door's MCP surface does. */
+export async function callPresented(
+  kernel: ServingKernel,
+  mount: string,
+  tool: string,
+  args: unknown,
+  options: CallOptions,
+): Promise<Presented> {
+  const outcome = await kernel.call(mount, tool, args, options);
+  return presentOutcome(
+    kernel.door(mount)?.mcp?.presenter,
+    kernel.tool(mount, tool) ?? tool,
+    outcome,
+  );
 }

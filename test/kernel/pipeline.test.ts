@@ -47,8 +47,7 @@ describe('validate stage', () => {
       { title: 'a', count: 1, extra: true },
       { connection: conn() },
     );
-    expect(r).toMatchObject({ isError: true });
-    expect(textOf(r)).toMatchObject({ code: 'malformedRequest' });
+    expect(r).toMatchObject({ ok: false, code: 'malformedRequest' });
     expect((textOf(r) as { message: string }).message).toContain("'extra'");
   });
 
@@ -86,7 +85,7 @@ describe('validate stage', () => {
       { title: '日本語', count: 1 },
       { connection: conn() },
     );
-    expect(ok).toMatchObject({ structuredContent: { title: '日本語' } });
+    expect(ok).toMatchObject({ ok: true, value: { title: '日本語' } });
   });
 });
 

@@ -12,22 +12,29 @@ afterEach(async () => {
 await describeWithRedis('Redis event transport', () => {
   it('delivers an event published on one instance to every instance, the publisher included', async () => {
     const channel = `airlock:test:${randomUUID()}`;
-    const a = await createEventBus({ transport: createRedisBusTransport({ url: REDIS_URL, channel }) });
-    const b = await createEventBus({ transport: createRedisBusTransport({ url: REDIS_URL, channel }) });
+    const a = await createEventBus({
+      transport: createRedisBusTransport({ url: REDIS_URL, channel }),
+    });
+    const b = await createEventBus({
+      transport: createRedisBusTransport({ url: REDIS_URL, channel }),
+    });
     buses.push(a, b);
     const got = { a: [] as unknown[], b: [] as unknown[] };
     a.subscribe((e) => got.a.push(e.data));
     b.subscribe((e) => got.b.push(e.data));
     a.publish({ event: 'jobStarted', id: 'j1', kind: 'k' });
     const deadline = Date.now() + 3000;
-    while ((got.a.length < 1 || got.b.length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while ((got.a.length < 1 || got.b.length < 1) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
     expect(got.a).toEqual([{ event: 'jobStarted', id: 'j1', kind: 'k' }]);
     expect(got.b).toEqual([{ event: 'jobStarted', id: 'j1', kind: 'k' }]);
   });
 
   it('ignores foreign messages on the channel instead of crashing', async () => {
     const channel = `airlock:test:${randomUUID()}`;
-    const a = await createEventBus({ transport: createRedisBusTransport({ url: REDIS_URL, channel }) });
+    const a = await createEventBus({
+      transport: createRedisBusTransport({ url: REDIS_URL, channel }),
+    });
     buses.push(a);
     const got: unknown[] = [];
     a.subscribe((e) => got.push(e.data));

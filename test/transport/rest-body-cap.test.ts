@@ -1,27 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
-import type { Door } from '../../src/kernel/door.js';
+import type { ServedDoor } from '../../src/transport/surface.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 
-const uploads: Door = {
+const uploads: ServedDoor = {
   name: 'uploads',
   tools: [],
-  routes: [
-    {
-      method: 'POST',
-      path: 'uploads/big',
-      summary: 'accepts up to 200 KB',
-      maxBodyBytes: 200 * 1024,
-      handler: async ({ body }) => ({ status: 200, body: { bytes: (body as Buffer).length } }),
-    },
-    {
-      method: 'POST',
-      path: 'uploads/small',
-      summary: 'server default cap',
-      handler: async ({ body }) => ({ status: 200, body: { bytes: (body as Buffer).length } }),
-    },
-  ],
+  http: {
+    routes: [
+      {
+        method: 'POST',
+        path: 'uploads/big',
+        summary: 'accepts up to 200 KB',
+        maxBodyBytes: 200 * 1024,
+        handler: async ({ body }) => ({ status: 200, body: { bytes: (body as Buffer).length } }),
+      },
+      {
+        method: 'POST',
+        path: 'uploads/small',
+        summary: 'server default cap',
+        handler: async ({ body }) => ({ status: 200, body: { bytes: (body as Buffer).length } }),
+      },
+    ],
+  },
 };
 
 let tk: TestKernel;

@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { AirlockError, failure, type ErrorCode, type Failure } from '../../kernel/errors.js';
 import { utf8Bytes } from '../../kernel/digest.js';
-import type { Presenter, ToolResult } from '../../kernel/door.js';
+import type { Presenter, ToolResult } from '../../transport/surface.js';
 
 export const WIRE_CODES = [
   'ready',

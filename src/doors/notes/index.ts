@@ -9,7 +9,7 @@
  * kernel.mount(notes);
  */
 import type { DoorContext } from '../context.js';
-import type { Door } from '../../kernel/door.js';
+import type { ServedDoor } from '../../transport/surface.js';
 import type { AnyToolDef, Limits } from '../../kernel/tool.js';
 import type { Resolution } from '../../kernel/journal.js';
 import type { JournalEntry } from '../../kernel/records.js';
@@ -45,7 +45,7 @@ export interface NotesDoorOptions {
   hooks?: NotesHooks;
 }
 
-export function createNotesDoor(options: NotesDoorOptions = {}): Door {
+export function createNotesDoor(options: NotesDoorOptions = {}): ServedDoor {
   const mount = 'notes';
   const rt = createRuntime({ mount, prefix: options.prefix ?? 'rooqi', hooks: options.hooks });
   const hooks = rt.hooks;
@@ -77,10 +77,12 @@ export function createNotesDoor(options: NotesDoorOptions = {}): Door {
     name: 'notes',
     tools: wrapped,
     limits: NOTES_LIMITS,
-    presenter: notesPresenter,
-    routes: notesRoutes(rt),
-    instructions:
-      'Notes door (RooQi-compatible): request read, write or PDF annotation access first; the owner approves one project for 15 minutes. Every answer is an envelope {code, message?, resultJSON?}. Reuse operationID and documentID unchanged on retry; after mutationUncertain never switch to a new operationID.',
+    mcp: {
+      presenter: notesPresenter,
+      instructions:
+        'Notes door (RooQi-compatible): request read, write or PDF annotation access first; the owner approves one project for 15 minutes. Every answer is an envelope {code, message?, resultJSON?}. Reuse operationID and documentID unchanged on retry; after mutationUncertain never switch to a new operationID.',
+    },
+    http: { routes: notesRoutes(rt) },
     async start(kernel) {
       rt.bind(kernel, await loadReceiptSigner(kernel.store));
     },
@@ -99,7 +101,7 @@ export function createNotesDoor(options: NotesDoorOptions = {}): Door {
   };
 }
 
-export async function createNotesDoors(ctx: DoorContext): Promise<Door[]> {
+export async function createNotesDoors(ctx: DoorContext): Promise<ServedDoor[]> {
   const section = ctx.config.notes as { prefix?: unknown } | undefined;
   const prefix = typeof section?.prefix === 'string' ? section.prefix : undefined;
   return [createNotesDoor(prefix ? { prefix } : {})];

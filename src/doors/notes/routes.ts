@@ -12,7 +12,7 @@ import { failure, type Failure } from '../../kernel/errors.js';
 import { sha256Hex } from '../../kernel/digest.js';
 import { validateInput } from '../../kernel/validate.js';
 import { uuidString, utf8String } from '../../kernel/schemas.js';
-import type { RestResponse, RestRoute } from '../../kernel/door.js';
+import type { RestRoute } from '../../transport/surface.js';
 import { charString } from './schemas.js';
 import {
   getDocument,
@@ -28,19 +28,10 @@ import {
 import { pageCountOf, PdfUnreadableError } from './pdf-text.js';
 import type { NotesRuntime } from './runtime.js';
 
-const STATUS: Partial<Record<Failure['code'], number>> = {
-  malformedRequest: 400,
-  notFound: 404,
-  versionConflict: 409,
-};
-
-const fail = (f: Failure): RestResponse => {
-  const status = STATUS[f.code] ?? 500;
-  return { status, body: { status, code: f.code, message: f.message } };
-};
-const bad = (message: string) => fail(failure('malformedRequest', message));
+// Failures are returned as values; the transport maps each code to its one HTTP status.
+const bad = (message: string) => failure('malformedRequest', message);
 const missingDocument = (id: string) =>
-  fail(failure('notFound', `No document ${id}; GET /api/v1/notes/documents lists them.`));
+  failure('notFound', `No document ${id}; GET /api/v1/notes/documents lists them.`);
 
 const ProjectBody = z.object({ name: charString(1, 200) }).strict();
 const DocumentBody = z
@@ -74,7 +65,7 @@ function summary(doc: NoteDocument) {
 /** Reads an uploaded PDF body: bytes, digest and page count, or a 400 answer. */
 async function uploadedPdf(
   body: unknown,
-): Promise<{ bytes: Uint8Array; digest: string; pages: number } | RestResponse> {
+): Promise<{ bytes: Uint8Array; digest: string; pages: number } | Failure> {
   if (!(body instanceof Uint8Array) || body.length === 0) {
     return bad('Send the PDF as the raw request body with content-type application/pdf.');
   }
@@ -108,7 +99,7 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
       summary: 'Create a project {name}',
       handler: async ({ body }) => {
         const parsed = validateInput(ProjectBody, body ?? {});
-        if (!parsed.ok) return fail(parsed);
+        if (!parsed.ok) return parsed;
         const { name } = parsed.value;
         const created = await store().transaction(async (tx) => {
           if ((await listProjects(tx)).some((p) => p.name === name)) return null;
@@ -141,7 +132,7 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
       summary: 'Create a document {projectID (id or name), title}',
       handler: async ({ body }) => {
         const parsed = validateInput(DocumentBody, body ?? {});
-        if (!parsed.ok) return fail(parsed);
+        if (!parsed.ok) return parsed;
         const input = parsed.value;
         const result = await store().transaction(async (tx) => {
           const project =
@@ -164,11 +155,9 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
           return { documentID, revision: 0 };
         });
         if (result === 'noProject')
-          return fail(
-            failure(
-              'notFound',
-              `No project ${input.projectID}; GET /api/v1/notes/projects lists them.`,
-            ),
+          return failure(
+            'notFound',
+            `No project ${input.projectID}; GET /api/v1/notes/projects lists them.`,
           );
         if (result === 'exists') return bad(`Document ${input.documentID} exists already.`);
         return { status: 201, body: result };
@@ -209,7 +198,7 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
       summary: 'Append a text block typed by the owner {text}',
       handler: async ({ params, body }) => {
         const parsed = validateInput(BlockBody, body ?? {});
-        if (!parsed.ok) return fail(parsed);
+        if (!parsed.ok) return parsed;
         const doc = await store().transaction(async (tx) => {
           const current = await getDocument(tx, params.id!);
           if (!current) return null;
@@ -238,7 +227,7 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
       maxBodyBytes: 64 * 1024 * 1024,
       handler: async ({ params, body }) => {
         const pdf = await uploadedPdf(body);
-        if ('status' in pdf) return pdf;
+        if ('ok' in pdf) return pdf;
         await blobs().put(pdf.bytes);
         const surface: Surface = {
           surfaceID: randomUUID(),
@@ -282,7 +271,7 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
       maxBodyBytes: 64 * 1024 * 1024,
       handler: async ({ params, body }) => {
         const pdf = await uploadedPdf(body);
-        if ('status' in pdf) return pdf;
+        if ('ok' in pdf) return pdf;
         await blobs().put(pdf.bytes);
         const replacement = {
           sourceAssetID: randomUUID(),
@@ -306,9 +295,7 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
           return next;
         });
         if (!doc)
-          return fail(
-            failure('notFound', `No surface ${params.surfaceID} on document ${params.id}.`),
-          );
+          return failure('notFound', `No surface ${params.surfaceID} on document ${params.id}.`);
         return {
           status: 200,
           body: {
@@ -329,12 +316,9 @@ export function notesRoutes(rt: NotesRuntime): RestRoute[] {
         const doc = await store().read((tx) => getDocument(tx, params.id!));
         const surface = doc?.surfaces.find((s) => s.surfaceID === params.surfaceID);
         if (!surface)
-          return fail(
-            failure('notFound', `No surface ${params.surfaceID} on document ${params.id}.`),
-          );
+          return failure('notFound', `No surface ${params.surfaceID} on document ${params.id}.`);
         const bytes = await blobs().get(surface.currentDigest);
-        if (!bytes)
-          return fail(failure('internal', 'The PDF bytes are missing from the blob store.'));
+        if (!bytes) return failure('internal', 'The PDF bytes are missing from the blob store.');
         return {
           status: 200,
           raw: { bytes, contentType: 'application/pdf', filename: `${params.surfaceID}.pdf` },

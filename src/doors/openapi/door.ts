@@ -3,7 +3,7 @@
  * `<prefix>_describe`, `<prefix>_call`) over one catalog. The mount name is
  * the prefix, so grants, audit and `/mcp/<prefix>` are per API.
  */
-import type { Door } from '../../kernel/door.js';
+import type { ServedDoor } from '../../transport/surface.js';
 import type { AnyToolDef } from '../../kernel/tool.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { Catalog } from './catalog.js';
@@ -42,7 +42,7 @@ export interface OpenapiDoorOptions {
  * const door = createOpenapiDoor({ catalog: await compileSpec('petstore.yaml'), prefix: 'pets', env: process.env, logger });
  * kernel.mount(door); // pets_resources, pets_describe, pets_call
  */
-export function createOpenapiDoor(options: OpenapiDoorOptions): Door {
+export function createOpenapiDoor(options: OpenapiDoorOptions): ServedDoor {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const rt = createRuntime({
     prefix,
@@ -63,7 +63,9 @@ export function createOpenapiDoor(options: OpenapiDoorOptions): Door {
     mount: prefix,
     tools: [resourcesTool(rt, probe), describeTool(rt), callTool(rt, probe)] as AnyToolDef[],
     limits: { timeoutMs: 120_000, responseBytes: 1024 * 1024 },
-    presenter: createPresenter(rt.scrub),
-    instructions: `${title} through three tools: ${rt.tool('resources')} finds a resource, ${rt.tool('describe')} shows a method's signature and an example, ${rt.tool('call')} runs it. Ask the user before any destructive call (confirm: true).`,
+    mcp: {
+      presenter: createPresenter(rt.scrub),
+      instructions: `${title} through three tools: ${rt.tool('resources')} finds a resource, ${rt.tool('describe')} shows a method's signature and an example, ${rt.tool('call')} runs it. Ask the user before any destructive call (confirm: true).`,
+    },
   };
 }

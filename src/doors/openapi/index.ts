@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { DoorContext } from '../context.js';
-import type { Door } from '../../kernel/door.js';
+import type { ServedDoor } from '../../transport/surface.js';
 import { createOpenapiDoor, DEFAULT_PREFIX } from './door.js';
 import { loadCatalog } from './load-catalog.js';
 import { DocumentError } from './document/errors.js';
@@ -68,8 +68,8 @@ function mountOptions(ctx: DoorContext, prefix: string): MountOptions {
 }
 
 /** One door per mount (`--openapi SPEC --base-url URL --prefix P`), the mount named by its prefix. */
-export async function createOpenapiDoors(ctx: DoorContext): Promise<Door[]> {
-  const doors: Door[] = [];
+export async function createOpenapiDoors(ctx: DoorContext): Promise<ServedDoor[]> {
+  const doors: ServedDoor[] = [];
   for (const mount of ctx.openapi) {
     const prefix = mount.prefix ?? DEFAULT_PREFIX;
     const options = mountOptions(ctx, prefix);

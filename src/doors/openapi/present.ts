@@ -5,7 +5,7 @@
  * `structuredContent`. Every text passes the secret scrubber last, so no
  * configured credential is ever shown — even when the API echoes it.
  */
-import type { Presenter, ToolResult } from '../../kernel/door.js';
+import type { Presenter, ToolResult } from '../../transport/surface.js';
 
 export const RESULT_MAX_CHARS = 60_000;
 

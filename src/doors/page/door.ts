@@ -3,8 +3,9 @@
  * browser files at `/bridge.js`, and the owner-only route that hands the
  * workspace's own page its bridge token (spec/README.md "serve").
  */
-import type { Door, RestRequest, RestResponse } from '../../kernel/door.js';
+import type { RestRequest, RestResponse, ServedDoor } from '../../transport/surface.js';
 import type { Kernel } from '../../kernel/kernel.js';
+import { failure, type Failure } from '../../kernel/errors.js';
 import type { RelayConfig } from './config.js';
 import { Puente, type PuenteLogger } from './puente.js';
 import { createPageTools } from './tools.js';
@@ -45,7 +46,7 @@ function sameOrigin(request: RestRequest): boolean {
   return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
 }
 
-export function createPageDoor(options: PageDoorOptions): Door & { relay(): Puente | null } {
+export function createPageDoor(options: PageDoorOptions): ServedDoor & { relay(): Puente | null } {
   const { config } = options;
   let puente: Puente | null = options.puente ?? null;
   const owned = !options.puente;
@@ -56,25 +57,14 @@ export function createPageDoor(options: PageDoorOptions): Door & { relay(): Puen
     path: 'page/bridge-token',
     summary:
       "The page bridge's relay URL and token, for the workspace's own web page (same-origin, owner-only): {url, token, versions}. Never put the token in a URL, bundle or persisted state.",
-    async handler(request: RestRequest): Promise<RestResponse> {
+    async handler(request: RestRequest): Promise<RestResponse | Failure> {
       if (!sameOrigin(request))
-        return {
-          status: 403,
-          body: {
-            status: 403,
-            code: 'forbiddenOrigin',
-            message: 'The bridge token is only given to pages served by this workspace itself.',
-          },
-        };
+        return failure(
+          'notAuthorized',
+          'The bridge token is only given to pages served by this workspace itself.',
+        );
       if (!puente || config.token === null)
-        return {
-          status: 503,
-          body: {
-            status: 503,
-            code: 'unavailable',
-            message: 'The page relay is not listening yet; retry in a moment.',
-          },
-        };
+        return failure('unavailable', 'The page relay is not listening yet; retry in a moment.');
       const port = puente.address()?.port ?? config.port;
       return {
         status: 200,
@@ -86,16 +76,36 @@ export function createPageDoor(options: PageDoorOptions): Door & { relay(): Puen
   return {
     name: 'page',
     tools,
-    presenter: pagePresenter,
+
     // The relay's own per-command timeout answers first, with a WU code.
     limits: {
       timeoutMs: config.timeout + 5000,
       requestBytes: config.maxPayload,
       responseBytes: Math.max(config.maxPayload * 2, 8 * 1024 * 1024),
     },
-    instructions:
-      'The page door reaches a live web page through its bridge. Call wu_conexion to see whether a page is connected, wu_list_actions for what it offers, wu_snapshot for its accessibility tree (refs usable by wu_click and wu_type). The page decides what is allowed: a refused call answers WU_PERMISSION_DENIED.',
-    ...(options.web === false ? {} : { routes: [tokenRoute], serveStatic: servePageStatic }),
+    mcp: {
+      presenter: pagePresenter,
+      instructions:
+        'The page door reaches a live web page through its bridge. Call wu_conexion to see whether a page is connected, wu_list_actions for what it offers, wu_snapshot for its accessibility tree (refs usable by wu_click and wu_type). The page decides what is allowed: a refused call answers WU_PERMISSION_DENIED.',
+    },
+    http: {
+      ...(options.web === false ? {} : { routes: [tokenRoute], serveStatic: servePageStatic }),
+      banner() {
+        const port = puente?.address()?.port;
+        return port === undefined
+          ? []
+          : [`Page relay       ${relayUrl(config, port)}   (bridge at /bridge.js)`];
+      },
+      async snapshot() {
+        const port = puente?.address()?.port;
+        return {
+          page: {
+            relay: port === undefined ? null : relayUrl(config, port),
+            connected: puente?.conectado() ?? false,
+          },
+        };
+      },
+    },
     relay: () => puente,
     async start(_kernel: Kernel) {
       if (!owned) return;
@@ -122,21 +132,6 @@ export function createPageDoor(options: PageDoorOptions): Door & { relay(): Puen
         puente = null;
         await p.close();
       }
-    },
-    banner() {
-      const port = puente?.address()?.port;
-      return port === undefined
-        ? []
-        : [`Page relay       ${relayUrl(config, port)}   (bridge at /bridge.js)`];
-    },
-    async snapshot() {
-      const port = puente?.address()?.port;
-      return {
-        page: {
-          relay: port === undefined ? null : relayUrl(config, port),
-          connected: puente?.conectado() ?? false,
-        },
-      };
     },
   };
 }

@@ -7,13 +7,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DoorContext } from '../context.js';
-import type { Door } from '../../kernel/door.js';
+import type { ServedDoor } from '../../transport/surface.js';
 import { loadConfig } from './config.js';
 import { createPageDoor } from './door.js';
 
 export const available = true;
 
-export async function createPageDoors(ctx: DoorContext): Promise<Door[]> {
+export async function createPageDoors(ctx: DoorContext): Promise<ServedDoor[]> {
   const env = ctx.env;
   const base = loadConfig({
     WU_MCP_TOKEN: env.WU_MCP_TOKEN ?? randomBytes(32).toString('base64url'),

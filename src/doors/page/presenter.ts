@@ -5,7 +5,7 @@
  * `{code, message}`, where `code` is the WU code when the relay or page gave
  * one (e.g. WU_PERMISSION_DENIED), else the kernel's.
  */
-import type { Presenter, ToolResult } from '../../kernel/door.js';
+import type { Presenter, ToolResult } from '../../transport/surface.js';
 import { IMAGE_TOOLS } from './tools.js';
 
 interface ImageResult {

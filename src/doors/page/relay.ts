@@ -14,7 +14,8 @@ import type { Transport } from '@modelcontextprotocol/server';
 import { createKernel, type Kernel } from '../../kernel/kernel.js';
 import { createEventBus, type EventBus } from '../../kernel/events.js';
 import { silentLogger } from '../../kernel/logger.js';
-import type { ToolResult } from '../../kernel/door.js';
+import type { ToolResult } from '../../transport/surface.js';
+import { defaultPresenter } from '../../transport/present.js';
 import { openStore } from '../../store/open.js';
 import { createMcpServer as createKernelMcpServer } from '../../transport/mcp-server.js';
 import { loadConfig, type RelayConfig } from './config.js';
@@ -110,9 +111,9 @@ export function createCommandRunner(
     const tool = { name: `wu_${command}` } as Parameters<typeof pagePresenter.success>[0];
     try {
       const result = scrubSecret(await puente.enviar(command, params), puente.config.token);
-      return pagePresenter.success(tool, result ?? null) as ToolResult;
+      return pagePresenter.success(tool, result ?? null, defaultPresenter) as ToolResult;
     } catch (error) {
-      return pagePresenter.failure(tool, relayFailure(error)) as ToolResult;
+      return pagePresenter.failure(tool, relayFailure(error), defaultPresenter) as ToolResult;
     }
   };
 }

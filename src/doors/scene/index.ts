@@ -13,7 +13,7 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { DoorContext } from '../context.js';
-import type { Door } from '../../kernel/door.js';
+import type { ServedDoor } from '../../transport/surface.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { createFillEngine } from './engines/fill.js';
 import { createLlmEngine, type LlmConfig } from './engines/llm.js';
@@ -47,7 +47,7 @@ export const SceneConfig = z.object({
 });
 export type SceneConfig = z.infer<typeof SceneConfig>;
 
-export async function createSceneDoors(ctx: DoorContext): Promise<Door[]> {
+export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> {
   const parsed = SceneConfig.safeParse(ctx.config.scene ?? {});
   if (!parsed.success)
     throw new Error(`config file: scene: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
@@ -77,35 +77,38 @@ export async function createSceneDoors(ctx: DoorContext): Promise<Door[]> {
   const registry = new Map(engines.map((e) => [e.id, e]));
   const names = toolNames(config.prefix ?? 'koharu');
 
-  const door: Door = {
+  const door: ServedDoor = {
     name: 'scene',
     tools: sceneTools(names, session, registry),
-    presenter: scenePresenter(names.export),
     limits: { requestBytes: 8 * 1024 * 1024, timeoutMs: 120_000 },
-    instructions:
-      `Scene door (Koharu-compatible): ${names.openProject} a project, read it with ${names.getScene} (or GET /api/v1/scene.json), ` +
-      `edit with ${names.apply} ops and ${names.undo}/${names.redo}, run ${names.startPipeline} and follow GET /api/v1/events, ` +
-      `${names.export}, then ${names.closeProject}.`,
-    routes: sceneRoutes({
-      session,
-      registry,
-      kernel: () => {
-        if (!kernel) throw new Error('the scene door is not started');
-        return kernel;
+    mcp: {
+      presenter: scenePresenter(names.export),
+      instructions:
+        `Scene door (Koharu-compatible): ${names.openProject} a project, read it with ${names.getScene} (or GET /api/v1/scene.json), ` +
+        `edit with ${names.apply} ops and ${names.undo}/${names.redo}, run ${names.startPipeline} and follow GET /api/v1/events, ` +
+        `${names.export}, then ${names.closeProject}.`,
+    },
+    http: {
+      routes: sceneRoutes({
+        session,
+        registry,
+        kernel: () => {
+          if (!kernel) throw new Error('the scene door is not started');
+          return kernel;
+        },
+        names,
+        version: '0.1.0',
+      }),
+      async snapshot() {
+        const p = session.current();
+        return { scene: { project: session.info(), epoch: p ? p.history.epoch : null } };
       },
-      names,
-      logger: ctx.logger,
-      version: '0.1.0',
-    }),
+    },
     async start(k) {
       kernel = k;
     },
     async stop() {
       await session.close();
-    },
-    async snapshot() {
-      const p = session.current();
-      return { scene: { project: session.info(), epoch: p ? p.history.epoch : null } };
     },
   };
   return [door];

@@ -5,7 +5,7 @@
  * open` (spec/scene.md "MCP tools"), every other failure a tool error with
  * `{code, message, ...data}`.
  */
-import type { Presenter, ToolResult } from '../../kernel/door.js';
+import type { Presenter, ToolResult } from '../../transport/surface.js';
 import { NO_PROJECT_MESSAGE } from './session.js';
 
 export const INVALID_REQUEST = -32600;

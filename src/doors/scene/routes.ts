@@ -4,30 +4,22 @@
  * `{status, code, message}`.
  */
 import { z } from 'zod';
-import { readFileSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { AirlockError, type ErrorCode } from '../../kernel/errors.js';
-import type { RestRequest, RestResponse, RestRoute } from '../../kernel/door.js';
+import { AirlockError, type Failure } from '../../kernel/errors.js';
+import type { RestRequest, RestResponse, RestRoute } from '../../transport/surface.js';
 import { connection } from '../../kernel/connection.js';
-import type { ToolResult } from '../../kernel/door.js';
 import type { Kernel } from '../../kernel/kernel.js';
-import type { Logger } from '../../kernel/logger.js';
 import { validateInput } from '../../kernel/validate.js';
 import { uuidString } from '../../kernel/schemas.js';
 import { isBlobHash } from '../../store/blob-hash.js';
 import { infoOf, type EngineRegistry } from './engines/registry.js';
-import { exportProject, ExportFormat, findCachedExport, unpackKhr } from './exports.js';
+import { exportProject, ExportFormat, findCachedExport } from './exports.js';
 import { bestImage, blobBytes, thumbnail } from './images.js';
 import { parseMultipart } from './multipart.js';
-import { isLockedElsewhere } from './project.js';
-import { NO_PROJECT_MESSAGE, projectIdOf, type SceneSession } from './session.js';
+import { deleteProject, importProject, listProjects } from './project-files.js';
+import { projectIdOf, type SceneSession } from './session.js';
 import { importOps, rowsFromCsv, textRows, TextsBody, toCsv } from './texts.js';
 import { addPages } from './uploads.js';
 import type { ToolNames } from './tools.js';
-import { HTTP_STATUS } from '../../kernel/http-status.js';
-
-const STATUS = HTTP_STATUS;
 
 export interface RouteDeps {
   session: SceneSession;
@@ -35,7 +27,6 @@ export interface RouteDeps {
   kernel: () => Kernel;
   /** Tool names, for the REST writes that run as tool calls. */
   names: ToolNames;
-  logger: Logger;
   version: string;
 }
 
@@ -69,63 +60,34 @@ const UPLOAD_MAX_BYTES = 256 * 1024 * 1024;
 const UPLOADS = new Set(['POST pages', 'POST projects/import']);
 
 export function sceneRoutes(deps: RouteDeps): RestRoute[] {
-  const { session, registry, logger, names } = deps;
+  const { session, registry, names } = deps;
   const jobs = () => deps.kernel().jobs;
 
   /**
    * State changes over REST run as the matching MCP tool through the kernel
    * pipeline, so they are validated, limited and audited exactly alike.
    */
-  const asTool = async (tool: string, args: unknown, status = 200): Promise<RestResponse> => {
-    const shown = await deps.kernel().call('scene', tool, args, { connection: REST_CONNECTION });
-    if ('protocolError' in shown) throw new AirlockError('noProject', NO_PROJECT_MESSAGE);
-    const result = shown as ToolResult;
-    if (result.isError) {
-      const {
-        code: shownCode,
-        message,
-        ...data
-      } = JSON.parse(String(result.content[0]?.text)) as { code: ErrorCode; message: string };
-      const code = STATUS[shownCode] ? shownCode : 'internal';
-      return { status: STATUS[code], body: { status: STATUS[code], code, message, ...data } };
-    }
-    return ok(result.structuredContent, status);
+  const asTool = async (
+    tool: string,
+    args: unknown,
+    status = 200,
+  ): Promise<RestResponse | Failure> => {
+    const outcome = await deps.kernel().call('scene', tool, args, { connection: REST_CONNECTION });
+    return outcome.ok ? ok(outcome.value, status) : outcome;
   };
 
+  // Failures, returned or thrown as AirlockError, are mapped by the HTTP layer.
   const route = (
     method: RestRoute['method'],
     path: string,
     summary: string,
-    fn: (req: RestRequest) => Promise<RestResponse>,
+    handler: RestRoute['handler'],
   ): RestRoute => ({
     method,
     ...(UPLOADS.has(`${method} ${path}`) ? { maxBodyBytes: UPLOAD_MAX_BYTES } : {}),
     path,
     summary,
-    async handler(req) {
-      try {
-        return await fn(req);
-      } catch (error) {
-        if (error instanceof AirlockError) {
-          const status = STATUS[error.code];
-          return {
-            status,
-            body: { status, code: error.code, message: error.message, ...(error.data ?? {}) },
-          };
-        }
-        const logId = randomUUID();
-        logger.error({ err: error, logId, path }, 'scene route failed');
-        return {
-          status: 500,
-          body: {
-            status: 500,
-            code: 'internal',
-            message: `Internal error (log id ${logId}); report it to the server operator.`,
-            logId,
-          },
-        };
-      }
-    },
+    handler,
   });
 
   const file = (f: {
@@ -221,18 +183,9 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
         }));
       return ok(await addPages(session, files), 201);
     }),
-    route('GET', 'projects', 'Projects in the project roots', async () => {
-      const current = session.info();
-      return ok({
-        projects: session.roots.list().map(({ id, path }) => ({
-          id,
-          path,
-          name: nameAt(path) ?? id,
-          current: current?.path === path,
-        })),
-        current,
-      });
-    }),
+    route('GET', 'projects', 'Projects in the project roots', async () =>
+      ok(listProjects(session)),
+    ),
     route('POST', 'projects', 'Create a project {name} and open it', async (req) => {
       const { name } = parse(z.object({ name: z.string().min(1).max(200) }).strict(), req.body);
       return ok(await session.create(name), 201);
@@ -251,15 +204,7 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
       return { status: 204 };
     }),
     route('DELETE', 'projects/{id}', 'Delete a project folder', async (req) => {
-      const found = session.roots.list().find((p) => p.id === req.params.id);
-      if (!found) throw new AirlockError('notFound', `No project '${req.params.id}'.`);
-      if (session.info()?.path === found.path) await session.close();
-      else if (isLockedElsewhere(found.path))
-        throw new AirlockError(
-          'unavailable',
-          `Project '${found.id}' is open in another server; close it there first.`,
-        );
-      rmSync(found.path, { recursive: true, force: true });
+      await deleteProject(session, req.params.id ?? '');
       return { status: 204 };
     }),
     route(
@@ -274,17 +219,7 @@ export function sceneRoutes(deps: RouteDeps): RestRoute[] {
               parseMultipart(bytesAsBuffer(req.body), type).find((p) => p.data.length)?.data ?? [],
             )
           : bytesOf(req.body);
-        const target = session.roots.freshFolder(`import-${Date.now()}`);
-        let name: string;
-        try {
-          name = unpackKhr(zip, target);
-        } catch (error) {
-          rmSync(target, { recursive: true, force: true });
-          throw error;
-        }
-        const renamed = session.roots.freshFolder(name);
-        renameSync(target, renamed);
-        return ok(await session.open(renamed), 201);
+        return ok(await importProject(session, zip), 201);
       },
     ),
     route(
@@ -366,15 +301,4 @@ function bytesAsBuffer(body: unknown): Buffer {
 function infoOrThrow(session: SceneSession) {
   session.require();
   return session.info()!;
-}
-
-function nameAt(path: string): string | null {
-  try {
-    return (
-      (JSON.parse(readFileSync(join(path, 'project.json'), 'utf8')) as { name?: string }).name ??
-      null
-    );
-  } catch {
-    return null;
-  }
 }

@@ -16,8 +16,7 @@
  * `scripts/conformance.mjs` runs the official suites against it.
  */
 import type { Server } from '@modelcontextprotocol/server';
-import type { Door, Presenter, ToolResult } from '../../kernel/door.js';
-import { defaultPresenter } from '../../kernel/kernel.js';
+import type { Presenter, ServedDoor, ToolResult } from '../../transport/surface.js';
 import { contentTools } from './conformance/content-tools.js';
 import { elicitationTools } from './conformance/elicitation-tools.js';
 import { createInputRequiredTools } from './conformance/input-required-tools.js';
@@ -34,7 +33,7 @@ import { registerPrompts } from './conformance/prompts.js';
  */
 const wirePresenter: Presenter = {
   success: (_tool, value) => value as ToolResult,
-  failure(tool, f) {
+  failure(tool, f, generic) {
     const rpc = f.data?.['jsonRpc'] as { code: number; data?: unknown } | undefined;
     if (rpc)
       return {
@@ -44,11 +43,11 @@ const wirePresenter: Presenter = {
           ...(rpc.data !== undefined ? { data: rpc.data } : {}),
         },
       };
-    return defaultPresenter.failure(tool, f);
+    return generic.failure(tool, f);
   },
 };
 
-export function createConformanceDoor(): Door {
+export function createConformanceDoor(): ServedDoor {
   const seal = createRequestStateSeal();
   return {
     name: 'conformance',
@@ -58,17 +57,19 @@ export function createConformanceDoor(): Door {
       ...elicitationTools,
       ...createInputRequiredTools(seal),
     ],
-    presenter: wirePresenter,
-    capabilities: {
-      resources: { subscribe: true },
-      prompts: {},
-      completions: {},
-      logging: {},
+    mcp: {
+      presenter: wirePresenter,
+      capabilities: {
+        resources: { subscribe: true },
+        prompts: {},
+        completions: {},
+        logging: {},
+      },
+      extendServer(server) {
+        registerResources(server as Server);
+        registerPrompts(server as Server);
+      },
+      withMcpRequest: (request, call) => runWithRequest(request, call),
     },
-    extendServer(server) {
-      registerResources(server as Server);
-      registerPrompts(server as Server);
-    },
-    withMcpRequest: (request, call) => runWithRequest(request, call),
   };
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineTool, type AnyToolDef } from '../../kernel/tool.js';
 import { AirlockError, failure } from '../../kernel/errors.js';
 import { uuidString, utf8String } from '../../kernel/schemas.js';
-import type { Door } from '../../kernel/door.js';
+import type { ServedDoor } from '../../transport/surface.js';
 import type { JournalEntry } from '../../kernel/records.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { Resolution } from '../../kernel/journal.js';
@@ -21,7 +21,7 @@ interface Account {
   entries: { operationID: string; amount: number }[];
 }
 
-export function createLedgerDoor(): Door {
+export function createLedgerDoor(): ServedDoor {
   let kernel: Kernel | undefined;
 
   const echo = defineTool({

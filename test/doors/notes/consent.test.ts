@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { envelopeOf, notesHarness, provenance, uuid, type Harness } from './harness.js';
 import { connection } from '../../../src/kernel/connection.js';
-import type { ToolResult } from '../../../src/kernel/door.js';
+import type { ToolResult } from '../../../src/transport/surface.js';
+import { callPresented } from '../../helpers/kernel.js';
 
 let h: Harness;
 afterEach(async () => h?.dispose());
@@ -52,7 +53,8 @@ describe('consent', () => {
     await h.project('Alpha');
     const beta = await h.project('Beta');
     let offered: unknown;
-    const r = (await h.tk.kernel.call(
+    const r = (await callPresented(
+      h.tk.kernel,
       'notes',
       'rooqi_request_read_access',
       {},

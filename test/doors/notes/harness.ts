@@ -6,9 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { createNotesDoor, type NotesDoorOptions } from '../../../src/doors/notes/index.js';
 import { createRouter } from '../../../src/transport/router.js';
-import type { Door, ToolResult } from '../../../src/kernel/door.js';
+import type { RestResponse, ServedDoor, ToolResult } from '../../../src/transport/surface.js';
+import { failureResponse } from '../../../src/transport/http-errors.js';
+import { isFailure } from '../../../src/kernel/errors.js';
 import type { Limits } from '../../../src/kernel/tool.js';
-import { conn, testKernel, type TestKernel } from '../../helpers/kernel.js';
+import { callPresented, conn, testKernel, type TestKernel } from '../../helpers/kernel.js';
 
 export interface Envelope {
   code: string;
@@ -25,7 +27,7 @@ export interface RestAnswer {
 
 export interface Harness {
   tk: TestKernel;
-  door: Door;
+  door: ServedDoor;
   call(tool: string, args: unknown, connection?: string): Promise<ToolResult>;
   /** Calls and returns the parsed envelope. */
   env(tool: string, args: unknown, connection?: string): Promise<Envelope>;
@@ -67,10 +69,12 @@ export async function notesHarness(
     ...(options.now ? { now: options.now } : {}),
   });
   const router = createRouter();
-  for (const route of door.routes ?? []) router.add(route);
+  for (const route of door.http?.routes ?? []) router.add(route);
 
   const call = async (tool: string, args: unknown, connection = 'test:1') =>
-    (await tk.kernel.call('notes', tool, args, { connection: conn(connection) })) as ToolResult;
+    (await callPresented(tk.kernel, 'notes', tool, args, {
+      connection: conn(connection),
+    })) as ToolResult;
   const env = async (tool: string, args: unknown, connection?: string) =>
     envelopeOf(await call(tool, args, connection));
 
@@ -88,12 +92,13 @@ export async function notesHarness(
       const url = new URL(path, 'http://x/');
       const m = router.match(method, url.pathname.slice(1));
       if (!m.route) return { status: 404, body: null };
-      const out = await m.route.handler({
+      const answer = await m.route.handler({
         params: m.params,
         query: url.searchParams,
         body,
         headers: {},
       });
+      const out: RestResponse = isFailure(answer) ? failureResponse(answer) : answer;
       return { status: out.status, body: out.body, ...(out.raw ? { raw: out.raw.bytes } : {}) };
     },
     async project(name) {

@@ -14,7 +14,8 @@ import { createEventBus } from '../../../src/kernel/events.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { openStore } from '../../../src/store/open.js';
 import { connection } from '../../../src/kernel/connection.js';
-import type { ToolResult } from '../../../src/kernel/door.js';
+import type { RestResponse, ServedDoor, ToolResult } from '../../../src/transport/surface.js';
+import { presentOutcome } from '../../../src/transport/present.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../../services/postgres.js';
 import { samplePdf } from './fixtures.js';
 import { provenance } from './harness.js';
@@ -33,7 +34,12 @@ await describeWithPostgres('notes on PostgreSQL', () => {
     const { store, blobs } = await openStore({ data: dir, store: `${PG_URL}?schema=${schema}` });
     const events = await createEventBus();
     const door = createNotesDoor();
-    const kernel: Kernel = createKernel({ store, blobs, events, logger: silentLogger });
+    const kernel: Kernel<ServedDoor> = createKernel<ServedDoor>({
+      store,
+      blobs,
+      events,
+      logger: silentLogger,
+    });
     kernel.mount(door);
     await kernel.start();
     cleanup.push(
@@ -41,11 +47,18 @@ await describeWithPostgres('notes on PostgreSQL', () => {
       () => events.close(),
       () => kernel.close(),
     );
-    const route = (method: string, path: string) =>
-      door.routes!.find((r) => r.method === method && r.path === path)!;
+    /** A route whose answers this test expects to be responses, not failures. */
+    const route = (method: string, path: string) => {
+      const found = door.http!.routes!.find((r) => r.method === method && r.path === path)!;
+      return {
+        handler: async (request: Parameters<typeof found.handler>[0]) =>
+          (await found.handler(request)) as RestResponse,
+      };
+    };
     const conn = connection('pg:1', 'internal');
     const call = async (tool: string, args: unknown) => {
-      const r = (await kernel.call('notes', tool, args, { connection: conn })) as ToolResult;
+      const outcome = await kernel.call('notes', tool, args, { connection: conn });
+      const r = presentOutcome(door.mcp?.presenter, tool, outcome) as ToolResult;
       const env = JSON.parse(String(r.content[0]!.text));
       return { env, result: env.resultJSON ? JSON.parse(env.resultJSON) : undefined };
     };

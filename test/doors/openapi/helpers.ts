@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { testKernel, conn, type TestKernel } from '../../helpers/kernel.js';
+import { callPresented, testKernel, conn, type TestKernel } from '../../helpers/kernel.js';
 import { createOpenapiDoor, type OpenapiDoorOptions } from '../../../src/doors/openapi/door.js';
 import { compileSpec } from '../../../src/doors/openapi/compile/compile.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
@@ -98,7 +98,7 @@ export async function mountDoor(
     tk,
     prefix,
     async call(tool, args) {
-      const result = (await tk.kernel.call(prefix, `${prefix}_${tool}`, args, {
+      const result = (await callPresented(tk.kernel, prefix, `${prefix}_${tool}`, args, {
         connection: conn(),
       })) as unknown as {
         content: { text: string }[];

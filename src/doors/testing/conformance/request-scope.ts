@@ -5,7 +5,7 @@
  * multi-round-trip input and send log notifications.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { McpRequestScope } from '../../../kernel/door.js';
+import type { McpRequestScope } from '../../../transport/surface.js';
 
 const storage = new AsyncLocalStorage<McpRequestScope>();
 

@@ -2,7 +2,7 @@
  * The HTTP status each kernel error code maps to, for every REST route (kernel
  * and doors alike), so one code always answers with one status.
  */
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode } from '../kernel/errors.js';
 
 export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   malformedRequest: 400,

@@ -1,0 +1,77 @@
+/**
+ * MCP over HTTP for the workspace: `/mcp` serves every door, `/mcp/<mount>`
+ * one door. One endpoint (session table, both protocol eras) per path,
+ * created on first use.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../kernel/logger.js';
+import { createMcpEndpoint, type McpEndpoint } from './mcp-http.js';
+import { readBody, sendJsonRpcError } from './http-util.js';
+import type { ServingKernel } from './surface.js';
+import { mountOf } from '../kernel/kernel.js';
+
+export interface McpDispatchOptions {
+  kernel: ServingKernel;
+
+  logger: Logger;
+  maxBodyBytes: number;
+}
+
+export interface McpDispatch {
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    principal: string | undefined,
+  ): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
+  const { kernel, logger, maxBodyBytes } = options;
+  const mounts = kernel.doors().map(mountOf);
+  const endpoints = new Map<string, McpEndpoint>();
+  const endpoint = (key: string, served: string[]) => {
+    let e = endpoints.get(key);
+    if (!e) {
+      e = createMcpEndpoint({ kernel, mounts: served, logger, maxBodyBytes });
+      endpoints.set(key, e);
+    }
+    return e;
+  };
+
+  return {
+    async handle(req, res, path, principal) {
+      const mount = path === '/mcp' ? null : decodeURIComponent(path.slice('/mcp/'.length));
+      if (mount !== null && !mounts.includes(mount)) {
+        sendJsonRpcError(
+          res,
+          404,
+          -32601,
+          `No door '${mount}' here; available: ${mounts.map((m) => `/mcp/${m}`).join(', ') || 'none'}.`,
+        );
+        return;
+      }
+      let body: unknown;
+      if (req.method === 'POST') {
+        const bytes = await readBody(req, maxBodyBytes);
+        try {
+          body = JSON.parse(bytes.toString('utf8'));
+        } catch {
+          sendJsonRpcError(
+            res,
+            400,
+            -32700,
+            'Parse error: the request body is not valid JSON; send one JSON-RPC message.',
+          );
+          return;
+        }
+      }
+      const e = mount === null ? endpoint('*', mounts) : endpoint(mount, [mount]);
+      await e.handle(req, res, body, principal);
+    },
+    async close() {
+      await Promise.all([...endpoints.values()].map((e) => e.close()));
+    },
+  };
+}

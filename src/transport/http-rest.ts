@@ -1,0 +1,114 @@
+/**
+ * REST under `/api/v1`: the kernel's routes and the doors' routes on one
+ * router, bodies capped per route before parsing, and every outcome written
+ * in one place — a `RestResponse` as given, a `Failure` (returned or thrown as
+ * `AirlockError`) through `failureResponse`, anything else as `internal`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AirlockError, failure, internalFailure, isFailure } from '../kernel/errors.js';
+import type { Logger } from '../kernel/logger.js';
+import { failureResponse, sendFailure } from './http-errors.js';
+import { readBody, sendJson } from './http-util.js';
+import { createRouter } from './router.js';
+import type { RestResponse, RestRoute } from './surface.js';
+
+export interface RestDispatchOptions {
+  routes: readonly RestRoute[];
+  logger: Logger;
+  /** Body cap for routes that declare none. */
+  maxBodyBytes: number;
+}
+
+export interface RestDispatch {
+  /** Handles `sub` (the path below `/api/v1/`); false when no route has that path. */
+  handle(req: IncomingMessage, res: ServerResponse, url: URL, sub: string): Promise<void>;
+  routes(): RestRoute[];
+}
+
+export function createRestDispatch(options: RestDispatchOptions): RestDispatch {
+  const router = createRouter();
+  for (const route of options.routes) router.add(route);
+
+  const run = async (route: RestRoute, request: Parameters<RestRoute['handler']>[0]) => {
+    try {
+      const out = await route.handler(request);
+      return isFailure(out) ? failureResponse(out) : out;
+    } catch (error) {
+      if (error instanceof AirlockError) return failureResponse(error.toFailure());
+      const internal = internalFailure();
+      options.logger.error(
+        { err: error, logId: internal.data?.logId, route: `${route.method} ${route.path}` },
+        'REST route failed',
+      );
+      return failureResponse(internal);
+    }
+  };
+
+  return {
+    routes: () => router.routes(),
+    async handle(req, res, url, sub) {
+      const m = router.match(req.method ?? 'GET', sub);
+      if (!m.route) {
+        if ('pathExists' in m && m.pathExists) {
+          sendFailure(
+            res,
+            failure(
+              'malformedRequest',
+              `${req.method} is not supported on /api/v1/${sub}; see GET /api/v1/openapi.json.`,
+            ),
+            405,
+          );
+        } else {
+          sendFailure(
+            res,
+            failure(
+              'notFound',
+              `No route /api/v1/${sub}; see GET /api/v1/openapi.json for the routes.`,
+            ),
+          );
+        }
+        return;
+      }
+      const body = await parseBody(req, m.route.maxBodyBytes ?? options.maxBodyBytes);
+      if (isFailure(body)) {
+        sendFailure(res, body);
+        return;
+      }
+      const out = await run(m.route, {
+        params: m.params,
+        query: url.searchParams,
+        body: body.value,
+        headers: req.headers,
+      });
+      writeResponse(res, out);
+    },
+  };
+}
+
+/** JSON bodies parsed, anything else kept as bytes; an empty body is `undefined`. */
+async function parseBody(req: IncomingMessage, max: number) {
+  if (req.method === 'GET' || req.method === 'HEAD') return { value: undefined };
+  const bytes = await readBody(req, max);
+  if (bytes.length === 0) return { value: undefined };
+  if (!(req.headers['content-type'] ?? '').includes('json')) return { value: bytes };
+  try {
+    return { value: JSON.parse(bytes.toString('utf8')) as unknown };
+  } catch {
+    return failure('malformedRequest', 'The request body is not valid JSON; fix it and retry.');
+  }
+}
+
+function writeResponse(res: ServerResponse, out: RestResponse): void {
+  if (out.raw) {
+    res.writeHead(out.status, {
+      'content-type': out.raw.contentType,
+      'content-length': String(out.raw.bytes.byteLength),
+      ...(out.raw.filename
+        ? { 'content-disposition': `attachment; filename="${out.raw.filename}"` }
+        : {}),
+    });
+    res.end(out.raw.bytes);
+  } else if (out.body === undefined) {
+    res.writeHead(out.status).end();
+  } else sendJson(res, out.status, out.body);
+}

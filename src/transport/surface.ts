@@ -1,0 +1,133 @@
+/**
+ * How a door shows itself on a wire, beside what it gives the kernel
+ * (`kernel/door.ts`): its MCP surface (how outcomes look as tool results,
+ * server instructions, resources and prompts) and its HTTP surface (REST
+ * routes, static files, start-up lines, the SSE snapshot). The composition
+ * root mounts `ServedDoor`s on a `Kernel<ServedDoor>`; the kernel reads only
+ * their `Door` part, the transport their surfaces. Doors import this module
+ * for its types only.
+ */
+import type { Door } from '../kernel/door.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { Failure } from '../kernel/errors.js';
+import type { AnyToolDef } from '../kernel/tool.js';
+
+/** A CallToolResult as the MCP wire carries it. */
+export interface ToolResult {
+  content: Array<Record<string, unknown> & { type: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+/** An outcome shown as a JSON-RPC error instead of a tool result (e.g. scene's −32600). */
+export interface ProtocolErrorOutcome {
+  protocolError: { code: number; message: string; data?: unknown };
+}
+
+export type Presented = ToolResult | ProtocolErrorOutcome;
+
+/**
+ * Turns a plain call outcome into the door's MCP wire format. `generic` is
+ * the default presentation, for a door that changes only some outcomes.
+ */
+export interface Presenter {
+  success(tool: AnyToolDef, value: unknown, generic: GenericPresenter): Presented;
+  failure(tool: AnyToolDef, failure: Failure, generic: GenericPresenter): Presented;
+}
+
+/** The default presentation: JSON text, `structuredContent` when an output schema exists. */
+export interface GenericPresenter {
+  success(tool: AnyToolDef, value: unknown): ToolResult;
+  failure(tool: AnyToolDef, failure: Failure): ToolResult;
+}
+
+/**
+ * What the MCP request carrying one `tools/call` says beyond the arguments,
+ * for the few doors that need it (multi-round-trip input, log
+ * notifications). The transport computes it; the kernel pipeline never sees it.
+ */
+export interface McpRequestScope {
+  /** Capabilities the client declared: the initialize handshake, or the 2026-07-28 per-request `_meta`. */
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /** Answers to the `inputRequests` of an earlier `input_required` round, keyed as the door asked. Untrusted. */
+  readonly inputResponses: Readonly<Record<string, unknown>> | undefined;
+  /** The `requestState` the client echoed back, verbatim. Untrusted: verify before use. */
+  readonly requestState: string | undefined;
+  /** Sends `notifications/message` for this request, honouring the client's log level. */
+  log(
+    level: 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency',
+    data: unknown,
+  ): Promise<void>;
+  /** Closes this request's SSE stream so the client resumes it, where the transport supports that. */
+  readonly closeStream?: (() => void) | undefined;
+}
+
+export interface McpSurface {
+  /** Default: JSON text, plus `structuredContent` when the tool has an output schema. */
+  readonly presenter?: Presenter;
+  /** Server instructions sent in the MCP initialize result. */
+  readonly instructions?: string;
+  /** MCP server capabilities for what `extendServer` adds (e.g. `{ prompts: {} }`), merged into the server's. */
+  readonly capabilities?: Readonly<Record<string, unknown>>;
+  /** Extra MCP surface beyond tools (resources, prompts), registered on each server instance. */
+  extendServer?(server: unknown): void;
+  /**
+   * Runs one `tools/call` of this door with its MCP request in reach (e.g.
+   * through AsyncLocalStorage). `call` is the whole kernel pipeline.
+   */
+  withMcpRequest?<T>(request: McpRequestScope, call: () => Promise<T>): Promise<T>;
+}
+
+/** A REST route a door adds under `/api/v1` (path relative to it, e.g. `notes/projects`). */
+export interface RestRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path pattern with `{param}` segments, relative to /api/v1. */
+  path: string;
+  summary: string;
+  /** Body cap for this route when it needs more than the server's default (uploads). */
+  maxBodyBytes?: number;
+  /**
+   * A response, or a kernel `Failure` the HTTP layer maps to its one status
+   * and `{status, code, message}` body. A thrown `AirlockError` is mapped the
+   * same way; any other throw becomes `internal` with a log id.
+   */
+  handler(request: RestRequest): Promise<RestResponse | Failure>;
+}
+
+export interface RestRequest {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** Parsed JSON body, or raw bytes for non-JSON content types. */
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface RestResponse {
+  status: number;
+  body?: unknown;
+  /** Raw bytes with their content type, instead of JSON. */
+  raw?: { bytes: Uint8Array; contentType: string; filename?: string };
+}
+
+export interface HttpSurface {
+  readonly routes?: readonly RestRoute[];
+  /**
+   * Static files the door serves from the workspace's HTTP root (e.g. the
+   * page bridge at `/bridge.js`); null when the path is not the door's.
+   */
+  serveStatic?(path: string): Promise<{ bytes: Uint8Array; contentType: string } | null>;
+  /** Lines for the server's start-up output (e.g. where the door's own listener is). */
+  banner?(): string[];
+  /** Extra fields for the SSE `snapshot` frame. */
+  snapshot?(): Promise<Record<string, unknown>>;
+}
+
+/** A door with the surfaces it shows on the workspace's wires. */
+export interface ServedDoor extends Door {
+  readonly mcp?: McpSurface;
+  readonly http?: HttpSurface;
+}
+
+/** A kernel whose mounted doors carry their surfaces. */
+export type ServingKernel = Kernel<ServedDoor>;

@@ -15,7 +15,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { WebSocket, WebSocketServer } from 'ws';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
-import { Puente, createMcpServer, loadConfig } from '../dist/doors/page/public.js';
+import { Puente, createMcpServer, loadConfig } from '../dist/relay/index.js';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);

@@ -18,6 +18,7 @@ import { silentLogger } from '../dist/kernel/logger.js';
 import { sceneReducer } from '../dist/doors/scene/reducer.js';
 import { emptyScene } from '../dist/doors/scene/model.js';
 import { createSceneDoors } from '../dist/doors/scene/index.js';
+import { fileFolderStorage } from '../dist/store/folder-file.js';
 import { createKernel } from '../dist/kernel/kernel.js';
 import { createEventBus } from '../dist/kernel/events.js';
 import { openStore } from '../dist/store/open.js';
@@ -91,6 +92,7 @@ export async function benchScene() {
     );
     const [door] = await createSceneDoors({
       data: dir,
+      storage: fileFolderStorage,
       logger: silentLogger,
       env: {},
       relayPort: 0,

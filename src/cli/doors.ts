@@ -1,26 +1,26 @@
 /**
- * The doors this build can mount, by name. A door module says whether it is
- * built (`available`); test-only doors (`conformance`, `ledger`) are offered
- * only when AIRLOCK_ENABLE_TEST_DOORS=1.
+ * The doors this build can mount, by name. Test-only doors (`conformance`,
+ * `ledger`) are offered only when AIRLOCK_ENABLE_TEST_DOORS=1, and only then
+ * loaded (by dynamic import), so a production server never loads their code.
  */
 import type { DoorFactory } from '../doors/context.js';
-import { createLedgerDoor } from '../doors/testing/ledger.js';
-import { createConformanceDoor } from '../doors/testing/conformance.js';
-import * as scene from '../doors/scene/index.js';
-import * as notes from '../doors/notes/index.js';
-import * as openapi from '../doors/openapi/index.js';
-import * as page from '../doors/page/index.js';
+import { createSceneDoors } from '../doors/scene/index.js';
+import { createNotesDoors } from '../doors/notes/index.js';
+import { createOpenapiDoors } from '../doors/openapi/index.js';
+import { createPageDoors } from '../doors/page/index.js';
 
-const TEST_DOORS: Record<string, DoorFactory> = {
-  ledger: async () => [createLedgerDoor()],
-  conformance: async () => [createConformanceDoor()],
+const DOORS: Record<string, DoorFactory> = {
+  scene: createSceneDoors,
+  notes: createNotesDoors,
+  openapi: createOpenapiDoors,
+  page: createPageDoors,
 };
 
-const DOORS: Record<string, { available: boolean; factory: DoorFactory }> = {
-  scene: { available: scene.available, factory: scene.createSceneDoors },
-  notes: { available: notes.available, factory: notes.createNotesDoors },
-  openapi: { available: openapi.available, factory: openapi.createOpenapiDoors },
-  page: { available: page.available, factory: page.createPageDoors },
+const TEST_DOORS: Record<string, DoorFactory> = {
+  ledger: async () => [(await import('../doors/testing/ledger.js')).createLedgerDoor()],
+  conformance: async () => [
+    (await import('../doors/testing/conformance.js')).createConformanceDoor(),
+  ],
 };
 
 export const DEFAULT_DOORS = ['scene', 'notes', 'page'];
@@ -28,16 +28,9 @@ export const DEFAULT_DOORS = ['scene', 'notes', 'page'];
 const testDoorsEnabled = () => process.env.AIRLOCK_ENABLE_TEST_DOORS === '1';
 
 export function availableDoors(): string[] {
-  const names = Object.entries(DOORS)
-    .filter(([, d]) => d.available)
-    .map(([n]) => n);
-  if (testDoorsEnabled()) names.push(...Object.keys(TEST_DOORS));
-  return names;
+  return [...Object.keys(DOORS), ...(testDoorsEnabled() ? Object.keys(TEST_DOORS) : [])];
 }
 
 export function doorFactory(name: string): DoorFactory | undefined {
-  const door = DOORS[name];
-  if (door?.available) return door.factory;
-  if (testDoorsEnabled()) return TEST_DOORS[name];
-  return undefined;
+  return DOORS[name] ?? (testDoorsEnabled() ? TEST_DOORS[name] : undefined);
 }

@@ -4,7 +4,7 @@
  * WU_MCP_* variables. Logs go to stderr only; stdout carries MCP.
  */
 import { ConfigError } from '../doors/page/config.js';
-import { startRelay, type RelayHandle } from '../doors/page/relay.js';
+import { startRelay, type RelayHandle } from '../relay/relay.js';
 import { UsageError } from './args.js';
 
 export const RELAY_HELP = `Usage: airlock relay

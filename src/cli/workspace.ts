@@ -12,6 +12,7 @@ import type { Limits } from '../kernel/tool.js';
 import type { DoorContext, OpenApiMount } from '../doors/context.js';
 import type { ServingKernel, ServedDoor } from '../transport/surface.js';
 import { openStore } from '../store/open.js';
+import { fileFolderStorage } from '../store/folder-file.js';
 import { UsageError } from './args.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
@@ -67,6 +68,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   for (const name of options.doors) {
     const ctx: DoorContext = {
       data,
+      storage: fileFolderStorage,
       logger: options.logger,
       env: process.env,
       relayPort: options.relayPort ?? 19100,

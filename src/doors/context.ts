@@ -3,7 +3,7 @@
  * the environment, and the door-specific options given on the command line
  * or in the config file. Doors read only their own part.
  */
-import type { Logger } from '../kernel/logger.js';
+import type { FolderStorage, Logger } from '../kernel/index.js';
 import type { ServedDoor } from '../transport/surface.js';
 
 export interface OpenApiMount {
@@ -21,6 +21,8 @@ export interface OpenApiMount {
 export interface DoorContext {
   /** Absolute data folder. */
   data: string;
+  /** Folder-kept storage (history logs, blobs) for doors that keep their own folders. */
+  storage: FolderStorage;
   logger: Logger;
   env: NodeJS.ProcessEnv;
   /** The page door's relay port (0 picks a free one). */

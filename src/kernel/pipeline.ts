@@ -142,6 +142,13 @@ export async function runPipeline(
   }
 }
 
+/** Where a call's write stands, for deciding what an interrupted call may have done. */
+interface WriteState {
+  state: 'none' | 'writing' | 'committed';
+  /** Set once the call has answered; a write started after that is refused. */
+  settled: boolean;
+}
+
 async function execute(
   services: KernelServices,
   scope: CallScope,
@@ -150,21 +157,129 @@ async function execute(
   operation: OpenOperation | null,
   options: CallOptions,
 ): Promise<CallOutcome> {
-  const { tool, limits, mount } = scope;
+  const { limits } = scope;
   const timeout = new AbortController();
   const signal = options.signal
     ? AbortSignal.any([timeout.signal, options.signal])
     : timeout.signal;
-  const write: { state: 'none' | 'writing' | 'committed' } = { state: 'none' };
-  let settled = false;
+  const write: WriteState = { state: 'none', settled: false };
+  const ctx = toolContext(services, scope, { grant, operation, options, signal, write });
+  const handlerRun = runHandler(scope.tool, input, ctx);
 
-  const ctx: ToolContext = {
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), limits.timeoutMs);
+    options.signal?.addEventListener('abort', () => resolve('cancelled'), { once: true });
+  });
+  const winner = await Promise.race([handlerRun, stopped]);
+  clearTimeout(timer);
+  write.settled = true;
+
+  if (winner === 'timeout' || winner === 'cancelled') {
+    timeout.abort(new AirlockError(winner));
+    return interrupted(winner, scope, input, operation, write, handlerRun);
+  }
+  return settleJournal(winner, operation, write, ctx);
+}
+
+/** The handler's answer as an outcome: a thrown AirlockError is its failure, any other throw `internal`. */
+async function runHandler(
+  tool: AnyToolDef,
+  input: unknown,
+  ctx: ToolContext,
+): Promise<CallOutcome> {
+  try {
+    const value = await tool.handler(input, ctx);
+    return isFailure(value) ? value : { ok: true, value };
+  } catch (error) {
+    if (error instanceof AirlockError) return error.toFailure();
+    const internal = internalFailure();
+    ctx.logger.error({ err: error, logId: internal.data?.logId }, 'tool handler threw');
+    return internal;
+  }
+}
+
+/**
+ * A call stopped by its deadline or its caller: a write that may have
+ * happened answers mutationUncertain (kernel §3), never "failed"; the journal
+ * entry is abandoned or marked uncertain accordingly.
+ */
+async function interrupted(
+  why: 'timeout' | 'cancelled',
+  { tool, limits }: CallScope,
+  input: unknown,
+  operation: OpenOperation | null,
+  write: WriteState,
+  handlerRun: Promise<CallOutcome>,
+): Promise<CallOutcome> {
+  const writes = typeof tool.writes === 'function' ? tool.writes(input) : tool.writes === true;
+  const mayHaveWritten = write.state !== 'none' || (writes && !operation);
+  if (operation) {
+    if (write.state === 'none') await operation.abandon();
+    else await operation.markUncertain();
+    // Let a write that is already running finish or roll back in the background.
+    handlerRun.catch(() => undefined);
+  }
+  if (write.state === 'committed') {
+    // The write finished just before the deadline; its receipt stands.
+    const outcome = await handlerRun;
+    if (outcome.ok) return outcome;
+  }
+  if (mayHaveWritten) {
+    return failure(
+      'mutationUncertain',
+      `${tool.name} was interrupted after its write started; check the resource or retry with the same operationID (never a new one).`,
+    );
+  }
+  return why === 'timeout'
+    ? failure(
+        'timeout',
+        `${tool.name} took longer than ${limits.timeoutMs} ms and was stopped; nothing was written, so it is safe to retry.`,
+      )
+    : failure('cancelled');
+}
+
+/** A journaled call that answered without committing leaves no open entry behind. */
+async function settleJournal(
+  outcome: CallOutcome,
+  operation: OpenOperation | null,
+  write: WriteState,
+  ctx: ToolContext,
+): Promise<CallOutcome> {
+  if (!operation || write.state === 'committed') return outcome;
+  if (outcome.ok) {
+    // A journaled handler must write through ctx.write; its result is the receipt.
+    await operation.abandon();
+    const internal = internalFailure();
+    ctx.logger.error({ logId: internal.data?.logId }, 'journaled tool returned without ctx.write');
+    return internal;
+  }
+  if (write.state === 'none') await operation.abandon();
+  else await operation.markUncertain();
+  return outcome;
+}
+
+/** What the handler gets: identity, signal, services, consent requests and the journaled write. */
+function toolContext(
+  services: KernelServices,
+  scope: CallScope,
+  call: {
+    grant: ToolContext['grant'];
+    operation: OpenOperation | null;
+    options: CallOptions;
+    signal: AbortSignal;
+    write: WriteState;
+  },
+): ToolContext {
+  const { tool, mount } = scope;
+  const { options, operation, write } = call;
+  return {
     connection: options.connection,
     door: mount,
     tool: tool.name,
-    signal,
+    signal: call.signal,
     logger: services.logger.child({ door: mount, tool: tool.name }),
-    grant,
+    grant: call.grant,
     store: services.store,
     blobs: services.blobs,
     jobs: services.jobs,
@@ -192,7 +307,7 @@ async function execute(
         : services.consent.request(options.connection.id, mount, request);
     },
     async write(fn) {
-      if (settled)
+      if (write.settled)
         throw new AirlockError('timeout', 'The call already ended; nothing was written.');
       write.state = 'writing';
       try {
@@ -210,71 +325,4 @@ async function execute(
       }
     },
   };
-
-  const handlerRun = (async (): Promise<CallOutcome> => {
-    try {
-      const value = await tool.handler(input, ctx);
-      return isFailure(value) ? value : { ok: true, value };
-    } catch (error) {
-      if (error instanceof AirlockError) return error.toFailure();
-      const internal = internalFailure();
-      ctx.logger.error({ err: error, logId: internal.data?.logId }, 'tool handler threw');
-      return internal;
-    }
-  })();
-
-  let timer: NodeJS.Timeout | undefined;
-  const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), limits.timeoutMs);
-    options.signal?.addEventListener('abort', () => resolve('cancelled'), { once: true });
-  });
-
-  const winner = await Promise.race([handlerRun, stopped]);
-  clearTimeout(timer);
-  settled = true;
-
-  if (winner === 'timeout' || winner === 'cancelled') {
-    timeout.abort(new AirlockError(winner));
-    const writes = typeof tool.writes === 'function' ? tool.writes(input) : tool.writes === true;
-    const mayHaveWritten = write.state !== 'none' || (writes && !operation);
-    if (operation) {
-      if (write.state === 'none') await operation.abandon();
-      else await operation.markUncertain();
-      // Let a write that is already running finish or roll back in the background.
-      handlerRun.catch(() => undefined);
-    }
-    if (write.state === 'committed') {
-      // The write finished just before the deadline; its receipt stands.
-      const outcome = await handlerRun;
-      if (outcome.ok) return outcome;
-    }
-    if (mayHaveWritten) {
-      return failure(
-        'mutationUncertain',
-        `${tool.name} was interrupted after its write started; check the resource or retry with the same operationID (never a new one).`,
-      );
-    }
-    return winner === 'timeout'
-      ? failure(
-          'timeout',
-          `${tool.name} took longer than ${limits.timeoutMs} ms and was stopped; nothing was written, so it is safe to retry.`,
-        )
-      : failure('cancelled');
-  }
-
-  if (operation && write.state !== 'committed') {
-    if (winner.ok) {
-      // A journaled handler must write through ctx.write; its result is the receipt.
-      await operation.abandon();
-      const internal = internalFailure();
-      ctx.logger.error(
-        { logId: internal.data?.logId },
-        'journaled tool returned without ctx.write',
-      );
-      return internal;
-    }
-    if (write.state === 'none') await operation.abandon();
-    else await operation.markUncertain();
-  }
-  return winner;
 }

@@ -10,6 +10,7 @@
  * when it rejects; a journal entry and the write it records therefore commit
  * together or not at all (spec/kernel.md §6).
  */
+import type { HistoryLog } from './history.js';
 import type {
   Approval,
   AuditEntry,
@@ -142,4 +143,14 @@ export interface BlobStore {
   /** The bytes, or null when unknown. */
   get(hash: string): Promise<Uint8Array | null>;
   has(hash: string): Promise<boolean>;
+}
+
+/**
+ * Storage a door keeps in a folder of its own (a scene project): a history
+ * log and a blob store there. The composition root decides the
+ * implementation; the door only names the folder.
+ */
+export interface FolderStorage {
+  historyLog<S, Op>(dir: string): HistoryLog<S, Op> & { close(): void };
+  blobs(dir: string): BlobStore;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { BlobStore } from '../kernel/store.js';
-import { asBytes, blobHash, isBlobHash } from './blob-hash.js';
+import { asBytes, blobHash, isBlobHash } from '../kernel/blob-hash.js';
 
 /**
  * Blobs as files under `dir`, fanned out by the first two hex digits

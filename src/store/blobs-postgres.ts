@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { BlobStore } from '../kernel/store.js';
-import { asBytes, blobHash, isBlobHash } from './blob-hash.js';
+import { asBytes, blobHash, isBlobHash } from '../kernel/blob-hash.js';
 import { assertSchemaName, lockAndEnsureSchema, quoteIdent } from './postgres/schema.js';
 
 /** A BlobStore in PostgreSQL; `close` ends the pool only when it made it from a URL. */

@@ -4,8 +4,7 @@
  * else. PDF bytes are content-addressed blobs: a surface's source asset is
  * the blob named by its `sourceDigest`; the annotated file is another blob.
  */
-import type { StoreTx } from '../../kernel/store.js';
-import type { Provenance } from '../../kernel/records.js';
+import type { Provenance, StoreTx } from '../../kernel/index.js';
 import type { Rect } from './schemas.js';
 
 export const PROJECTS = 'notes.projects';

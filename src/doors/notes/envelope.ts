@@ -10,8 +10,13 @@
  * `structuredContent`, with the envelope schema as every tool's outputSchema.
  */
 import { z } from 'zod';
-import { AirlockError, failure, type ErrorCode, type Failure } from '../../kernel/errors.js';
-import { utf8Bytes } from '../../kernel/digest.js';
+import {
+  AirlockError,
+  failure,
+  utf8Bytes,
+  type ErrorCode,
+  type Failure,
+} from '../../kernel/index.js';
 import type { Presenter, ToolResult } from '../../transport/surface.js';
 
 export const WIRE_CODES = [

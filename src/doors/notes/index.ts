@@ -10,9 +10,7 @@
  */
 import type { DoorContext } from '../context.js';
 import type { ServedDoor } from '../../transport/surface.js';
-import type { AnyToolDef, Limits } from '../../kernel/tool.js';
-import type { Resolution } from '../../kernel/journal.js';
-import type { JournalEntry } from '../../kernel/records.js';
+import type { AnyToolDef, JournalEntry, Limits, Resolution } from '../../kernel/index.js';
 import { ENVELOPE_MAX_BYTES, notesPresenter } from './envelope.js';
 import { getWrite, listProjects } from './documents.js';
 import { loadReceiptSigner } from './receipts.js';
@@ -21,8 +19,6 @@ import { accessTools } from './tools-access.js';
 import { noteTools } from './tools-notes.js';
 import { pdfTools } from './tools-pdf.js';
 import { notesRoutes } from './routes.js';
-
-export const available = true;
 
 /**
  * The reference's limits: 16,384-byte arguments and envelopes, 8 calls in

@@ -9,7 +9,7 @@
  * Nothing is ever recognised from images: a page without a text layer has no
  * words (→ `noText`).
  */
-import { canonicalJson, sha256Hex } from '../../kernel/digest.js';
+import { canonicalJson, sha256Hex } from '../../kernel/index.js';
 import type * as PdfJs from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 /** Affine matrix [a, b, c, d, e, f] as PDF and pdf.js use it. */

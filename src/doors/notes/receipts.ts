@@ -7,8 +7,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from '../../kernel/digest.js';
-import type { Store } from '../../kernel/store.js';
+import { canonicalJson, type Store } from '../../kernel/index.js';
 import { OWNER, type Receipt } from './documents.js';
 
 const SECRET_KEY = 'receiptSecret';

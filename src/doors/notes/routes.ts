@@ -8,10 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PDFDocument } from 'pdf-lib';
-import { failure, type Failure } from '../../kernel/errors.js';
-import { sha256Hex } from '../../kernel/digest.js';
-import { validateInput } from '../../kernel/validate.js';
-import { uuidString, utf8String } from '../../kernel/schemas.js';
+import {
+  failure,
+  sha256Hex,
+  utf8String,
+  uuidString,
+  validateInput,
+  type Failure,
+} from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
 import { charString } from './schemas.js';
 import {

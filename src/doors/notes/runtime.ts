@@ -3,10 +3,7 @@
  * the kernel, the receipt signer, the grant check, and a small cache of page
  * text layers (sources are immutable, so a page read once stays valid).
  */
-import { AirlockError } from '../../kernel/errors.js';
-import type { Grant } from '../../kernel/records.js';
-import type { Kernel } from '../../kernel/kernel.js';
-import type { StoreTx } from '../../kernel/store.js';
+import { AirlockError, type Grant, type Kernel, type StoreTx } from '../../kernel/index.js';
 import { getDocument, type NoteDocument } from './documents.js';
 import { readPageText, type PageText } from './pdf-text.js';
 import type { ReceiptSigner } from './receipts.js';

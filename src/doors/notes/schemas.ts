@@ -4,7 +4,7 @@
  * in UTF-8 bytes, UUID ids, 64-lowercase-hex digests.
  */
 import { z } from 'zod';
-import { hex64String, utf8String, uuidString } from '../../kernel/schemas.js';
+import { hex64String, utf8String, uuidString } from '../../kernel/index.js';
 
 /** A string of `min`…`max` characters (Unicode code points, not UTF-16 units). */
 export function charString(min: number, max: number) {

@@ -4,10 +4,7 @@
  * commit the document, the write record (with provenance) and the receipt in
  * one transaction; `expectedVersion` must equal the current revision.
  */
-import { AirlockError } from '../../kernel/errors.js';
-import { defineTool } from '../../kernel/tool.js';
-import type { StoreTx } from '../../kernel/store.js';
-import type { ToolContext } from '../../kernel/tool.js';
+import { AirlockError, defineTool, type StoreTx, type ToolContext } from '../../kernel/index.js';
 import { EnvelopeSchema } from './envelope.js';
 import { AppendTextInput, CreateNoteInput, DocumentInput, Empty } from './schemas.js';
 import {

@@ -5,9 +5,7 @@
  * and query an operation's durable state. All need the separate
  * `pdfAnnotate` grant.
  */
-import { AirlockError } from '../../kernel/errors.js';
-import { utf8Bytes } from '../../kernel/digest.js';
-import { defineTool, type ToolContext } from '../../kernel/tool.js';
+import { AirlockError, defineTool, utf8Bytes, type ToolContext } from '../../kernel/index.js';
 import { doorError, EnvelopeSchema } from './envelope.js';
 import {
   AnnotateInput,

@@ -11,8 +11,6 @@ import { createOpenapiDoor, DEFAULT_PREFIX } from './door.js';
 import { loadCatalog } from './load-catalog.js';
 import { DocumentError } from './document/errors.js';
 
-export const available = true;
-
 export { createOpenapiDoor, DEFAULT_PREFIX, type OpenapiDoorOptions } from './door.js';
 export { compileSpec, catalogJson } from './compile/compile.js';
 export { loadCatalog } from './load-catalog.js';

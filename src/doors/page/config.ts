@@ -4,7 +4,7 @@
  * `ConfigError` naming the variable (never a silent default), and the token
  * is never part of a message.
  */
-import { utf8Bytes } from '../../kernel/digest.js';
+import { utf8Bytes } from '../../kernel/index.js';
 
 export interface RelayConfig {
   readonly host: string;

@@ -4,8 +4,7 @@
  * workspace's own page its bridge token (spec/README.md "serve").
  */
 import type { RestRequest, RestResponse, ServedDoor } from '../../transport/surface.js';
-import type { Kernel } from '../../kernel/kernel.js';
-import { failure, type Failure } from '../../kernel/errors.js';
+import { failure, type Failure, type Kernel } from '../../kernel/index.js';
 import type { RelayConfig } from './config.js';
 import { Puente, type PuenteLogger } from './puente.js';
 import { createPageTools } from './tools.js';

@@ -11,8 +11,6 @@ import type { ServedDoor } from '../../transport/surface.js';
 import { loadConfig } from './config.js';
 import { createPageDoor } from './door.js';
 
-export const available = true;
-
 export async function createPageDoors(ctx: DoorContext): Promise<ServedDoor[]> {
   const env = ctx.env;
   const base = loadConfig({

@@ -5,8 +5,13 @@
  * ranges and defaults follow the reference so WU prompts work unchanged.
  */
 import { z } from 'zod';
-import { defineTool, type AnyToolDef, type ToolContext } from '../../kernel/tool.js';
-import { failure, type Failure } from '../../kernel/errors.js';
+import {
+  defineTool,
+  failure,
+  type AnyToolDef,
+  type Failure,
+  type ToolContext,
+} from '../../kernel/index.js';
 import { isReservedEvent } from './auth.js';
 import type { RelayConfig } from './config.js';
 import { sendCommand, type CommandSender } from './command.js';

@@ -5,9 +5,8 @@
  * canvas library loads itself); `DEFAULT_FONT` is the bundled fallback.
  */
 import { createCanvas, GlobalFonts, loadImage, type Canvas } from '@napi-rs/canvas';
-import { AirlockError } from '../../kernel/errors.js';
+import { AirlockError, type BlobStore } from '../../kernel/index.js';
 import type { Page } from './model.js';
-import type { BlobStore } from '../../kernel/store.js';
 
 export const THUMBNAIL_MAX = 320;
 

@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { DoorContext } from '../context.js';
 import type { ServedDoor } from '../../transport/surface.js';
-import type { Kernel } from '../../kernel/kernel.js';
+import type { Kernel } from '../../kernel/index.js';
 import { createFillEngine } from './engines/fill.js';
 import { createLlmEngine, type LlmConfig } from './engines/llm.js';
 import type { Engine } from './engines/registry.js';
@@ -25,8 +25,6 @@ import { createProjectRoots } from './roots.js';
 import { sceneRoutes } from './routes.js';
 import { createSceneSession } from './session.js';
 import { sceneTools, toolNames } from './tools.js';
-
-export const available = true;
 
 export const SceneConfig = z.object({
   projectRoots: z.array(z.string().min(1)).min(1).optional(),
@@ -58,6 +56,7 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
   let kernel: Kernel | undefined;
   const session = createSceneSession({
     roots,
+    storage: ctx.storage,
     publish: (event) => kernel?.events.publish(event),
     ...(config.compactEvery ? { compactEvery: config.compactEvery } : {}),
   });

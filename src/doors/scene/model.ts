@@ -5,7 +5,7 @@
  * variants) are accepted and normalised to camelCase.
  */
 import { z } from 'zod';
-import { hex64String, uuidString } from '../../kernel/schemas.js';
+import { hex64String, uuidString } from '../../kernel/index.js';
 
 const channel = z.number().int().min(0).max(255);
 export const Rgba = z.tuple([channel, channel, channel, channel]);

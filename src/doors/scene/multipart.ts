@@ -2,7 +2,7 @@
  * A small multipart/form-data parser (RFC 7578) for page uploads: the HTTP
  * app hands non-JSON bodies over as bytes, already capped in size.
  */
-import { AirlockError } from '../../kernel/errors.js';
+import { AirlockError } from '../../kernel/index.js';
 
 export interface Part {
   name: string;

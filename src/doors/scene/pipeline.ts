@@ -8,9 +8,7 @@
  * checked between pages and reaches the engine through the signal.
  */
 import { z } from 'zod';
-import { AirlockError } from '../../kernel/errors.js';
-import type { JobRegistry } from '../../kernel/jobs.js';
-import { utf8String, uuidString } from '../../kernel/schemas.js';
+import { AirlockError, utf8String, uuidString, type JobRegistry } from '../../kernel/index.js';
 import { planSteps, type EngineRegistry, type EngineRun } from './engines/registry.js';
 import type { SceneSession } from './session.js';
 

@@ -5,7 +5,7 @@
  */
 import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { AirlockError } from '../../kernel/errors.js';
+import { AirlockError } from '../../kernel/index.js';
 import { unpackKhr } from './exports.js';
 import { isLockedElsewhere } from './project.js';
 import type { ProjectInfo, SceneSession } from './session.js';

@@ -21,11 +21,13 @@ import {
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AirlockError } from '../../kernel/errors.js';
-import { openHistory, type History } from '../../kernel/history.js';
-import type { BlobStore } from '../../kernel/store.js';
-import { createFileHistoryLog } from '../../store/history-file.js';
-import { createFileBlobStore } from '../../store/blobs-file.js';
+import {
+  AirlockError,
+  openHistory,
+  type BlobStore,
+  type FolderStorage,
+  type History,
+} from '../../kernel/index.js';
 import { emptyScene, type Scene } from './model.js';
 import type { Op } from './ops.js';
 import { sceneReducer } from './reducer.js';
@@ -50,6 +52,8 @@ export interface Project {
 }
 
 export interface OpenOptions {
+  /** Where the project's history log and blobs are kept (given by the workspace). */
+  storage: FolderStorage;
   onChange?: (change: { epoch: number; label: string }) => void;
   /** Compact the op log after this many entries (default: the kernel's). */
   compactEvery?: number;
@@ -148,11 +152,11 @@ export function initProject(dir: string, name: string, now = new Date()): void {
   writeFileSync(join(dir, 'project.json'), JSON.stringify(file, null, 2) + '\n');
 }
 
-export async function openProject(dir: string, options: OpenOptions = {}): Promise<Project> {
+export async function openProject(dir: string, options: OpenOptions): Promise<Project> {
   const file = readProjectFile(dir);
   const release = acquireLock(dir);
   try {
-    const log = createFileHistoryLog<Scene, Op>(dir);
+    const log = options.storage.historyLog<Scene, Op>(dir);
     const history = await openHistory<Scene, Op>({
       reducer: sceneReducer,
       initial: emptyScene(file.name, file.createdAt),
@@ -160,7 +164,7 @@ export async function openProject(dir: string, options: OpenOptions = {}): Promi
       ...(options.compactEvery ? { compactEvery: options.compactEvery } : {}),
       ...(options.onChange ? { onChange: options.onChange } : {}),
     });
-    const blobs = createFileBlobStore(join(dir, 'blobs'));
+    const blobs = options.storage.blobs(join(dir, 'blobs'));
     const lastChange = () => {
       let latest = Date.parse(file.createdAt);
       for (const f of ['oplog.jsonl', 'snapshot.json']) {

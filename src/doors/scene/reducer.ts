@@ -5,8 +5,7 @@
  * names the op and the reason (spec/scene.md "Ops"); inside a batch nothing
  * is applied, because the history keeps the state from before the call.
  */
-import { AirlockError } from '../../kernel/errors.js';
-import type { Reducer } from '../../kernel/history.js';
+import { AirlockError, type Reducer } from '../../kernel/index.js';
 import { kindTag, type Node, type Page, type Scene, type Transform } from './model.js';
 import { opTag, type NodePatch, type Op, type OpTag } from './ops.js';
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { AirlockError } from '../../kernel/errors.js';
+import { AirlockError } from '../../kernel/index.js';
 
 export const PROJECT_SUFFIX = '.khrproj';
 

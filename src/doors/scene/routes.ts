@@ -4,13 +4,16 @@
  * `{status, code, message}`.
  */
 import { z } from 'zod';
-import { AirlockError, type Failure } from '../../kernel/errors.js';
+import {
+  AirlockError,
+  connection,
+  isBlobHash,
+  uuidString,
+  validateInput,
+  type Failure,
+  type Kernel,
+} from '../../kernel/index.js';
 import type { RestRequest, RestResponse, RestRoute } from '../../transport/surface.js';
-import { connection } from '../../kernel/connection.js';
-import type { Kernel } from '../../kernel/kernel.js';
-import { validateInput } from '../../kernel/validate.js';
-import { uuidString } from '../../kernel/schemas.js';
-import { isBlobHash } from '../../store/blob-hash.js';
 import { infoOf, type EngineRegistry } from './engines/registry.js';
 import { exportProject, ExportFormat, findCachedExport } from './exports.js';
 import { bestImage, blobBytes, thumbnail } from './images.js';

@@ -6,8 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { AirlockError } from '../../kernel/errors.js';
-import type { AirlockEvent } from '../../kernel/events.js';
+import { AirlockError, type AirlockEvent, type FolderStorage } from '../../kernel/index.js';
 import { labelOf, type Op } from './ops.js';
 import { initProject, openProject, readProjectFile, type Project } from './project.js';
 import { PROJECT_SUFFIX, type ProjectRoots } from './roots.js';
@@ -41,6 +40,7 @@ export interface SceneSession {
 
 export interface SessionOptions {
   roots: ProjectRoots;
+  storage: FolderStorage;
   publish(event: AirlockEvent): void;
   compactEvery?: number;
 }
@@ -76,6 +76,7 @@ export function createSceneSession(options: SessionOptions): SceneSession {
 
   const openAt = async (dir: string): Promise<ProjectInfo> => {
     const next = await openProject(dir, {
+      storage: options.storage,
       onChange: (change) => options.publish({ event: 'sceneChanged', ...change }),
       ...(options.compactEvery ? { compactEvery: options.compactEvery } : {}),
     });

@@ -6,8 +6,7 @@
  * CSV an empty cell clears.
  */
 import { z } from 'zod';
-import { AirlockError } from '../../kernel/errors.js';
-import { uuidString } from '../../kernel/schemas.js';
+import { AirlockError, uuidString } from '../../kernel/index.js';
 import type { Scene } from './model.js';
 import type { Op } from './ops.js';
 

@@ -6,10 +6,14 @@
  */
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { failure } from '../../kernel/errors.js';
-import { uuidString, utf8String } from '../../kernel/schemas.js';
-import { defineTool, type AnyToolDef } from '../../kernel/tool.js';
-import { JobSchema } from '../../kernel/records.js';
+import {
+  defineTool,
+  failure,
+  JobSchema,
+  utf8String,
+  uuidString,
+  type AnyToolDef,
+} from '../../kernel/index.js';
 import { ARTIFACTS, infoOf, type EngineRegistry } from './engines/registry.js';
 import { cacheExport, exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';

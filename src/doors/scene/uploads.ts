@@ -3,7 +3,7 @@
  * node at its natural size; all pages of one upload are one history step.
  */
 import { randomUUID } from 'node:crypto';
-import { AirlockError } from '../../kernel/errors.js';
+import { AirlockError } from '../../kernel/index.js';
 import { decode } from './images.js';
 import type { Page } from './model.js';
 import type { Op } from './ops.js';

@@ -6,13 +6,18 @@
  * is tested end to end before any real door exists.
  */
 import { z } from 'zod';
-import { defineTool, type AnyToolDef } from '../../kernel/tool.js';
-import { AirlockError, failure } from '../../kernel/errors.js';
-import { uuidString, utf8String } from '../../kernel/schemas.js';
+import {
+  AirlockError,
+  defineTool,
+  failure,
+  utf8String,
+  uuidString,
+  type AnyToolDef,
+  type JournalEntry,
+  type Kernel,
+  type Resolution,
+} from '../../kernel/index.js';
 import type { ServedDoor } from '../../transport/surface.js';
-import type { JournalEntry } from '../../kernel/records.js';
-import type { Kernel } from '../../kernel/kernel.js';
-import type { Resolution } from '../../kernel/journal.js';
 
 const COLLECTION = 'ledger';
 

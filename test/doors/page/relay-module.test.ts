@@ -5,7 +5,7 @@ import {
   createCommandRunner,
   createMcpServer,
   type WuMcpServer,
-} from '../../../src/doors/page/relay.js';
+} from '../../../src/relay/relay.js';
 import type { Puente } from '../../../src/doors/page/puente.js';
 import { authenticated, startRelay, type TestBridge } from './relay-helpers.js';
 

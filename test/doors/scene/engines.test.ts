@@ -21,7 +21,7 @@ import type { Node, Page, TextData } from '../../../src/doors/scene/model.js';
 import { applyOp } from '../../../src/doors/scene/reducer.js';
 import { emptyScene } from '../../../src/doors/scene/model.js';
 import type { BlobStore } from '../../../src/kernel/store.js';
-import { blobHash } from '../../../src/store/blob-hash.js';
+import { blobHash } from '../../../src/kernel/blob-hash.js';
 import { fakeLlm } from './server.js';
 
 function memoryBlobs(): BlobStore {

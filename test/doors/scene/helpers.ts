@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
 import { createSceneDoors } from '../../../src/doors/scene/index.js';
+import { fileFolderStorage } from '../../../src/store/folder-file.js';
 import type { Node, Page } from '../../../src/doors/scene/model.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 
@@ -63,6 +64,7 @@ export async function comicPage(
 
 export async function sceneDoor(data: string, scene: Record<string, unknown> = {}, env = {}) {
   const [door] = await createSceneDoors({
+    storage: fileFolderStorage,
     data,
     logger: silentLogger,
     env,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { initProject, openProject, type Project } from '../../../src/doors/scene/project.js';
 import { createProjectRoots } from '../../../src/doors/scene/roots.js';
 import { createSceneSession } from '../../../src/doors/scene/session.js';
+import { fileFolderStorage } from '../../../src/store/folder-file.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
 import type { AirlockEvent } from '../../../src/kernel/events.js';
 import { pageOf, tempDir, textNodeOf } from './helpers.js';
@@ -21,7 +22,10 @@ afterEach(async () => {
 });
 
 async function opened(dir: string, compactEvery?: number) {
-  const p = await openProject(dir, compactEvery ? { compactEvery } : {});
+  const p = await openProject(dir, {
+    storage: fileFolderStorage,
+    ...(compactEvery ? { compactEvery } : {}),
+  });
   open.push(p);
   return p;
 }
@@ -105,7 +109,7 @@ describe('projects on disk', () => {
     const dir = join(temp(), 'p');
     initProject(dir, 'P');
     await opened(dir);
-    expect(await codeOf(openProject(dir))).toBe('unavailable');
+    expect(await codeOf(openProject(dir, { storage: fileFolderStorage }))).toBe('unavailable');
   });
 
   it('a lock left by a dead process on this host is taken over', async () => {
@@ -121,7 +125,11 @@ describe('projects on disk', () => {
 
 describe('project roots and the session', () => {
   const session = (root: string, events: AirlockEvent[] = []) =>
-    createSceneSession({ roots: createProjectRoots([root]), publish: (e) => events.push(e) });
+    createSceneSession({
+      roots: createProjectRoots([root]),
+      storage: fileFolderStorage,
+      publish: (e) => events.push(e),
+    });
 
   it('refuses paths outside the project roots, including through ..', async () => {
     const root = temp();

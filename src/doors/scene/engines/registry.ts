@@ -5,10 +5,9 @@
  * before any job exists when a step is unknown, repeated, or needs something
  * neither the scene nor an earlier step provides.
  */
-import { AirlockError } from '../../../kernel/errors.js';
+import { AirlockError, type BlobStore } from '../../../kernel/index.js';
 import type { Page } from '../model.js';
 import type { Op } from '../ops.js';
-import type { BlobStore } from '../../../kernel/store.js';
 
 export const ARTIFACTS = [
   'SourceImage',

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { defineTool, type AnyToolDef } from '../../../kernel/tool.js';
+import { defineTool, type AnyToolDef } from '../../../kernel/index.js';
 import { currentRequest } from './request-scope.js';
 import { PNG_BASE64, sleep, WAV_BASE64 } from './media.js';
 

@@ -14,7 +14,7 @@ import type {
   ElicitRequestFormParams,
   InputRequiredResult,
 } from '@modelcontextprotocol/server';
-import { defineTool, type AnyToolDef } from '../../../kernel/tool.js';
+import { defineTool, type AnyToolDef } from '../../../kernel/index.js';
 import { currentRequest } from './request-scope.js';
 
 type Outcome = CallToolResult | InputRequiredResult;

@@ -13,8 +13,7 @@ import type {
   InputRequest,
   InputRequiredResult,
 } from '@modelcontextprotocol/server';
-import { defineTool, type AnyToolDef } from '../../../kernel/tool.js';
-import { failure, type Failure } from '../../../kernel/errors.js';
+import { defineTool, failure, type AnyToolDef, type Failure } from '../../../kernel/index.js';
 import { currentRequest } from './request-scope.js';
 import { samplingText } from './elicitation-tools.js';
 import type { RequestStateSeal, StatePayload } from './request-state.js';

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { defineTool, type AnyToolDef } from '../../../kernel/tool.js';
+import { defineTool, type AnyToolDef } from '../../../kernel/index.js';
 
 let cached: AnyToolDef | undefined;
 

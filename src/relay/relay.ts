@@ -1,5 +1,6 @@
 /**
- * The relay as a library and a process, WU-style (`airlock/page`): an MCP
+ * The relay as a library and a process, WU-style (`airlock/page`), composed
+ * here from the page door, a kernel, a store and the MCP transport: an MCP
  * server with the 18 `wu_*` tools over one `Puente`. Importing this module
  * starts nothing; `main(env)` starts the listener and MCP over stdio.
  * Tool calls still pass the kernel pipeline (validation, limits, audit),
@@ -11,18 +12,18 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Transport } from '@modelcontextprotocol/server';
-import { createKernel, type Kernel } from '../../kernel/kernel.js';
-import { createEventBus, type EventBus } from '../../kernel/events.js';
-import { silentLogger } from '../../kernel/logger.js';
-import type { ToolResult } from '../../transport/surface.js';
-import { defaultPresenter } from '../../transport/present.js';
-import { openStore } from '../../store/open.js';
-import { createMcpServer as createKernelMcpServer } from '../../transport/mcp-server.js';
-import { loadConfig, type RelayConfig } from './config.js';
-import { Puente } from './puente.js';
-import { createPageDoor, relayUrl } from './door.js';
-import { pagePresenter } from './presenter.js';
-import { relayFailure, scrubSecret } from './command.js';
+import { createKernel, type Kernel } from '../kernel/kernel.js';
+import { createEventBus, type EventBus } from '../kernel/events.js';
+import { silentLogger } from '../kernel/logger.js';
+import type { ServedDoor, ToolResult } from '../transport/surface.js';
+import { defaultPresenter } from '../transport/present.js';
+import { openStore } from '../store/open.js';
+import { createMcpServer as createKernelMcpServer } from '../transport/mcp-server.js';
+import { loadConfig, type RelayConfig } from '../doors/page/config.js';
+import { Puente } from '../doors/page/puente.js';
+import { createPageDoor, relayUrl } from '../doors/page/door.js';
+import { pagePresenter } from '../doors/page/presenter.js';
+import { relayFailure, scrubSecret } from '../doors/page/command.js';
 
 export interface WuMcpServer {
   /** Serves the tools over `transport` (either MCP protocol era). */
@@ -52,13 +53,14 @@ export function createMcpServer(
   const door = createPageDoor({ config, puente, web: false });
   const ownsData = options.data === undefined;
   const data = options.data ?? mkdtempSync(join(tmpdir(), 'airlock-relay-'));
-  let opened: Promise<{ kernel: Kernel; events: EventBus; close(): Promise<void> }> | undefined;
+  let opened:
+    Promise<{ kernel: Kernel<ServedDoor>; events: EventBus; close(): Promise<void> }> | undefined;
   const handles: StdioServerHandle[] = [];
   const open = () =>
     (opened ??= (async () => {
       const { store, blobs } = await openStore({ data });
       const events = await createEventBus();
-      const kernel = createKernel({ store, blobs, events, logger: silentLogger });
+      const kernel = createKernel<ServedDoor>({ store, blobs, events, logger: silentLogger });
       kernel.mount(door);
       await kernel.start();
       return {

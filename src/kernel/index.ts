@@ -1,0 +1,98 @@
+/**
+ * The kernel's public surface: what doors, the transport and the toolkit's
+ * users may rely on. Doors import the kernel only through this file (a lint
+ * rule enforces it), so what is not exported here is the kernel's own
+ * business and may change. Every export is a promise.
+ */
+
+// Tools, limits and the pipeline's outcomes
+export { defineTool, DEFAULT_LIMITS } from './tool.js';
+export type {
+  ToolDef,
+  AnyToolDef,
+  ToolContext,
+  ToolAnnotations,
+  Limits,
+  JournalSpec,
+} from './tool.js';
+export type { CallOptions, CallOutcome } from './pipeline.js';
+export type { Door } from './door.js';
+export { createKernel, jsonSchemaOf, mountOf } from './kernel.js';
+export type { Kernel, KernelOptions, KernelServices, ToolDescriptor } from './kernel.js';
+
+// One error vocabulary
+export {
+  ERROR_CODES,
+  DEFAULT_MESSAGES,
+  AirlockError,
+  failure,
+  internalFailure,
+  isErrorCode,
+  isFailure,
+} from './errors.js';
+export type { ErrorCode, Failure } from './errors.js';
+
+// Validation and the shapes doors share
+export { validateInput, describeIssue } from './validate.js';
+export { utf8String, uuidString, hex64String } from './schemas.js';
+export { canonicalJson, digestOf, sha256Hex, utf8Bytes } from './digest.js';
+export { REDACTED, isSecretKey, redact } from './redact.js';
+export { blobHash, isBlobHash } from './blob-hash.js';
+
+// Identity and services
+export { connection } from './connection.js';
+export type { Connection, ConnectionKind } from './connection.js';
+export { createEventBus } from './events.js';
+export type {
+  AirlockEvent,
+  BusTransport,
+  DeliveredEvent,
+  EventBus,
+  EventBusOptions,
+  EventListener,
+} from './events.js';
+export { openHistory } from './history.js';
+export type {
+  History,
+  HistoryLog,
+  HistoryOptions,
+  HistorySnapshot,
+  HistoryStep,
+  LogEntry,
+  Reducer,
+} from './history.js';
+export { percentOf, isFinal } from './jobs.js';
+export type { JobContext, JobOutcome, JobRegistry, JobSpec, ProgressUpdate } from './jobs.js';
+export type { Consent, ConsentRequest } from './consent.js';
+export type { Journal, OperationState, Resolution } from './journal.js';
+export type { Audit, AuditRecord } from './audit.js';
+export { silentLogger } from './logger.js';
+export type { Logger, LogFn } from './logger.js';
+
+// Storage interfaces (implementations live in store/)
+export type { BlobStore, FolderStorage, Store, StoreTx } from './store.js';
+export {
+  ProvenanceSchema,
+  ResourceRefSchema,
+  GrantSchema,
+  ApprovalSchema,
+  JournalEntrySchema,
+  AuditEntrySchema,
+  JobSchema,
+  JobProgressSchema,
+  JobWarningSchema,
+  JOB_STATUSES,
+} from './records.js';
+export type {
+  Approval,
+  AuditEntry,
+  Grant,
+  Job,
+  JobProgress,
+  JobStatus,
+  JobWarning,
+  JournalEntry,
+  Provenance,
+  ResourceRef,
+  StoredRecord,
+} from './records.js';

@@ -4,11 +4,11 @@
  * formData parameters become the request body, `definitions` are reached by
  * their own `$ref`s, `securityDefinitions` become security schemes).
  */
+import { isObject } from '../../../kernel/objects.js';
 import { DocumentError, pointerOf } from './errors.js';
 import type { Location, Resolver } from './refs.js';
 
 type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export const HTTP_METHODS = [
   'get',

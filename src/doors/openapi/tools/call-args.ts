@@ -7,6 +7,7 @@
  * change the path refused. Each failure says how to fix the call.
  */
 import { failure, type Failure } from '../../../kernel/errors.js';
+import { isObject } from '../../../kernel/objects.js';
 import type { MethodEntry } from '../catalog-index.js';
 import { signature } from '../catalog-index.js';
 import { createValidator, type Violation } from '../compile/validate.js';
@@ -38,8 +39,6 @@ function asValue(schema: unknown): object {
   return w;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
 const list = (names: string[]) => names.map((n) => `'${n}'`).join(', ');
 
 export function checkArgs(

@@ -6,12 +6,17 @@
  */
 import { defineTool } from '../../kernel/tool.js';
 import type { Grant } from '../../kernel/records.js';
+import { AIRLOCK_VERSION } from '../../kernel/version.js';
 import { Empty } from './schemas.js';
 import { EnvelopeSchema } from './envelope.js';
 import type { NotesRuntime } from './runtime.js';
 
 /** The notes door's own version and the version of its envelope protocol. */
-export const NOTES_SERVER = { name: 'airlock-notes', version: '0.1.0', protocolVersion: 1 };
+export const NOTES_SERVER = {
+  name: 'airlock-notes',
+  version: AIRLOCK_VERSION,
+  protocolVersion: 1,
+};
 
 export type Capability = 'read' | 'write' | 'pdfAnnotate';
 

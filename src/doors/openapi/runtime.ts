@@ -4,6 +4,7 @@
  * version probe, and the secrets to scrub from everything shown.
  */
 import type { Logger } from '../../kernel/logger.js';
+import { REDACTED } from '../../kernel/redact.js';
 import type { CatalogIndex } from './catalog-index.js';
 import {
   configuredSecrets,
@@ -107,7 +108,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     probe: options.probe,
     logger: options.logger,
     credentials: (method) => credentialsFor(auth, method.security ?? index.catalog.security),
-    scrub: (text) => (pattern ? text.replace(pattern, '[REDACTED]') : text),
+    scrub: (text) => (pattern ? text.replace(pattern, REDACTED) : text),
     tool: (name) => `${prefix}_${name}`,
   };
 }

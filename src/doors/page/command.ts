@@ -6,6 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { failure, type ErrorCode, type Failure } from '../../kernel/errors.js';
+import { REDACTED } from '../../kernel/redact.js';
 import type { RelayConfig } from './config.js';
 import { RelayError } from './relay-error.js';
 import type { SendOptions } from './puente.js';
@@ -25,8 +26,6 @@ const KERNEL_CODE: Record<string, ErrorCode> = {
   WU_MCP_CANCELLED: 'cancelled',
   WU_MCP_PAYLOAD_TOO_LARGE: 'requestTooLarge',
 };
-
-export const REDACTED = '[REDACTED]';
 
 /** Replaces every occurrence of `secret` in the JSON of `value`. */
 export function scrubSecret<T>(value: T, secret: string | null): T {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { hex64String, uuidString } from '../../kernel/schemas.js';
-import { Node, Page, Rgba, TextAlign, Transform, tagged } from './model.js';
+import { Node, Page, TextStyle, Transform, tagged } from './model.js';
 
 const IGNORED =
   'Accepted for compatibility and ignored: the inverse is computed from the live state.';
@@ -54,22 +54,7 @@ export const TextDataPatch = z
     direction: clearable(z.enum(['horizontal', 'vertical'])),
     linePolygons: clearable(z.array(z.array(z.tuple([z.number(), z.number()])))),
     fontSizePx: clearable(z.number().positive()),
-    style: clearable(
-      z
-        .object({
-          fontFamilies: z.array(z.string()),
-          fontSize: z.number().positive().optional(),
-          color: Rgba,
-          bold: z.boolean().optional(),
-          italic: z.boolean().optional(),
-          stroke: z
-            .object({ color: Rgba, widthPx: z.number().min(0) })
-            .strict()
-            .optional(),
-          textAlign: TextAlign.optional(),
-        })
-        .strict(),
-    ),
+    style: clearable(TextStyle),
   })
   .strict();
 

@@ -4,7 +4,7 @@
  * originals back (disconnect releases every interceptor it installed).
  * Entries are stored redacted.
  */
-import { redactHeaders, redactText, redactUrl } from './redact.js';
+import { REDACTED, isSecretName, redactHeaders, redactText, redactUrl } from './redact.js';
 
 const RING = 500;
 
@@ -39,11 +39,7 @@ function format(args: unknown[]): string {
       if (typeof a === 'string') return a;
       if (a instanceof Error) return `${a.name}: ${a.message}`;
       try {
-        return JSON.stringify(a, (k, v: unknown) =>
-          k && /(pass|token|secret|api[-_]?key|authorization|cookie|session|credential)/i.test(k)
-            ? '[REDACTED]'
-            : v,
-        );
+        return JSON.stringify(a, (k, v: unknown) => (k && isSecretName(k) ? REDACTED : v));
       } catch {
         return String(a);
       }

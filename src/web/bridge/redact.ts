@@ -4,13 +4,10 @@
  * authorization headers/bearer values in text — for events, console, network
  * and the store alike.
  */
-export const REDACTED = '[REDACTED]';
+import { REDACTED, SECRET_WORDS_PATTERN, isSecretName } from './secret-names.js';
 
-const SECRET = /(pass(word|wd)|token|secret|api[-_]?key|authorization|cookie|session|credential)/i;
-
-export function isSecretName(name: string): boolean {
-  return SECRET.test(name);
-}
+// Which names are secret is one rule, shared with the kernel (secret-names.ts).
+export { REDACTED, isSecretName };
 
 /** A JSON-safe deep copy with secret-named keys' values replaced. */
 export function redactValue(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
@@ -60,8 +57,11 @@ export function redactUrl(raw: string): string {
 }
 
 const BEARER = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}/gi;
-const ASSIGNMENT =
-  /((?:pass(?:word|wd)|token|secret|api[-_]?key|authorization|cookie|session|credential)[A-Za-z0-9_-]*)(["']?\s*[:=]\s*["']?)([^\s"'&,;}]+)/gi;
+/** `name=value`, `"name": "value"` and the like, where the name contains a secret word. */
+const ASSIGNMENT = new RegExp(
+  `((?:${SECRET_WORDS_PATTERN})[A-Za-z0-9_-]*)(["']?\\s*[:=]\\s*["']?)([^\\s"'&,;}]+)`,
+  'gi',
+);
 
 /** Free text (console messages, error strings) with secret assignments and bearer values replaced. */
 export function redactText(text: string): string {

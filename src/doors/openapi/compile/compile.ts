@@ -14,7 +14,8 @@ import {
 } from '../catalog.js';
 import { loadDocuments, type DocumentSet, type LoadOptions } from '../document/load.js';
 import { Resolver } from '../document/refs.js';
-import { readDocument, type OperationView, type SecurityScheme } from '../document/operations.js';
+import { readDocument } from '../document/operations.js';
+import type { OperationView, SecurityScheme } from '../document/view.js';
 import { kindOf, nameOperations, pathIdName } from './naming.js';
 import { compactSchema, cut, objectShape, typeString, type NameOf } from './types.js';
 import { detectPagination } from './pagination.js';

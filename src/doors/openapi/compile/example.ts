@@ -5,11 +5,11 @@
  * value that meets the type, format, pattern and bounds. Each candidate is
  * checked against the schema, so the example is a valid call.
  */
+import { isObject } from '../../../kernel/objects.js';
 import { CYCLE } from '../document/refs.js';
 import { objectShape } from './types.js';
 
 type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export type Check = (schema: unknown, value: unknown) => boolean;
 

@@ -3,11 +3,9 @@
  * `has_more`, a next cursor in the body, page/per_page, or offset/limit.
  * Detection reads the query parameters and the success response only.
  */
+import { isObject } from '../../../kernel/objects.js';
 import type { Pagination } from '../catalog.js';
 import { objectShape } from './types.js';
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const SIZE = [
   'per_page',

@@ -5,10 +5,8 @@
  * documents (Discord has hundreds of `oneOf`s); the door still validates
  * every real call with Ajv.
  */
+import { isObject } from '../../../kernel/objects.js';
 import { CYCLE } from '../document/refs.js';
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function typeOk(t: string, v: unknown): boolean {
   switch (t) {

@@ -5,10 +5,10 @@
  * OpenAPI 3.0's `nullable` and boolean exclusive bounds rewritten as JSON
  * Schema 2020-12, read-only properties dropped from request schemas.
  */
+import { isObject } from '../../../kernel/objects.js';
 import { CYCLE } from '../document/refs.js';
 
 type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export const TYPE_MAX = 160;
 

@@ -5,6 +5,7 @@
  * forever. Expansions that do not depend on the path taken are memoised, so
  * large documents (Asana, Discord) resolve in linear time.
  */
+import { isObject } from '../../../kernel/objects.js';
 import { DocumentError, pointerOf, unescapeToken } from './errors.js';
 import { absoluteUri, type DocumentSet, type LoadedDocument } from './load.js';
 
@@ -15,8 +16,6 @@ export interface Location {
 
 export type Json = unknown;
 type Obj = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Keywords whose value is one schema. */
 const ONE = [

@@ -5,6 +5,7 @@
  * encoded for its content type, and the URL checked to stay on the base
  * URL's origin.
  */
+import { isObject } from '../../../kernel/objects.js';
 import type { CatalogParam } from '../catalog.js';
 import type { MethodEntry } from '../catalog-index.js';
 import type { Credentials } from './auth.js';
@@ -49,8 +50,8 @@ function appendQuery(
           .map(scalar)
           .join(style === 'spaceDelimited' ? ' ' : style === 'pipeDelimited' ? '|' : ','),
       );
-  } else if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>);
+  } else if (isObject(value)) {
+    const entries = Object.entries(value);
     if (style === 'deepObject')
       for (const [k, v] of entries) search.append(`${name}[${k}]`, scalar(v));
     else if (explode) for (const [k, v] of entries) search.append(k, scalar(v));

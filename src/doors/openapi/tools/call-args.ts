@@ -6,7 +6,8 @@
  * spec's schemas (a JSON pointer per violation); path values that would
  * change the path refused. Each failure says how to fix the call.
  */
-import { failure, type Failure } from '../../../kernel/errors.js';
+import { failure, isFailure, type Failure } from '../../../kernel/errors.js';
+import { isObject } from '../../../kernel/objects.js';
 import type { MethodEntry } from '../catalog-index.js';
 import { signature } from '../catalog-index.js';
 import { createValidator, type Violation } from '../compile/validate.js';
@@ -38,9 +39,20 @@ function asValue(schema: unknown): object {
   return w;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
 const list = (names: string[]) => names.map((n) => `'${n}'`).join(', ');
+
+/** The method being called and how its failures name it and point to help. */
+interface Call {
+  method: MethodEntry;
+  /** `<prefix>` of the tools, as failures name the method. */
+  where: string;
+  /** `<where>.<signature>`, as failures show the call. */
+  sig: string;
+  /** The describe tool's name, which failures point to. */
+  describeTool: string;
+}
+
+type Params = Record<string, unknown>;
 
 export function checkArgs(
   where: string,
@@ -49,9 +61,22 @@ export function checkArgs(
   rawArgs: Record<string, unknown>,
   defaults: Record<string, string>,
 ): CheckedArgs | Failure {
-  const sig = `${where}.${signature(method)}`;
+  const call: Call = { method, where, sig: `${where}.${signature(method)}`, describeTool };
+  const named = knownNames(call, rawArgs);
+  if (isFailure(named)) return named;
+  const { pathValues, params } = withDefaults(method, rawArgs, named.params, defaults);
+  const missing = missingRequired(call, rawArgs, pathValues, params);
+  if (missing) return missing;
+  const checked = matchingSchemas(call, rawArgs, pathValues, params);
+  if (isFailure(checked)) return checked;
+  const path = pathKeeping(method, pathValues);
+  if (isFailure(path)) return path;
+  return { pathValues: path.pathValues, params: checked.params, data: rawArgs.data };
+}
 
-  // 1. unknown argument names
+/** 1. Unknown argument names, then unknown names inside `params`; passes a copy of `params` on. */
+function knownNames(call: Call, rawArgs: Record<string, unknown>): { params: Params } | Failure {
+  const { method, sig } = call;
   const known = new Set<string>(['params']);
   const listing = method.http === 'GET';
   for (const p of method.pathIds) known.add(p.name).add(p.original);
@@ -71,7 +96,7 @@ export function checkArgs(
       'malformedRequest',
       `args.params must be an object of query parameters for ${sig}.`,
     );
-  const params: Record<string, unknown> = { ...(given ?? {}) };
+  const params: Params = { ...(given ?? {}) };
   // The listing parameters the reference names pass through even where a document forgets to declare them.
   const unknownParams = Object.keys(params).filter(
     (k) =>
@@ -81,21 +106,39 @@ export function checkArgs(
   if (unknownParams.length > 0)
     return failure(
       'malformedRequest',
-      `Unknown params ${list(unknownParams)} for ${where}.${method.name}; known params: ${method.params.map((p) => p.name).join(', ') || 'none'}.`,
+      `Unknown params ${list(unknownParams)} for ${call.where}.${method.name}; known params: ${method.params.map((p) => p.name).join(', ') || 'none'}.`,
       { unknown: unknownParams.map((k) => `params.${k}`) },
     );
+  return { params };
+}
 
-  // 2. defaults
+/** 2. Defaults: a path id not given, and a param not given, take the configured default. */
+function withDefaults(
+  method: MethodEntry,
+  rawArgs: Record<string, unknown>,
+  given: Params,
+  defaults: Record<string, string>,
+): { pathValues: Record<string, unknown>; params: Params } {
   const pathValues: Record<string, unknown> = {};
   for (const p of method.pathIds) {
     pathValues[p.original] =
       rawArgs[p.name] ?? rawArgs[p.original] ?? defaults[p.name] ?? defaults[p.original];
   }
+  const params: Params = { ...given };
   for (const p of method.params)
     if (params[p.name] === undefined && defaults[p.name] !== undefined)
       params[p.name] = defaults[p.name];
+  return { pathValues, params };
+}
 
-  // 3. missing required
+/** 3. Missing required path ids, body and params, all named in one failure. */
+function missingRequired(
+  call: Call,
+  rawArgs: Record<string, unknown>,
+  pathValues: Record<string, unknown>,
+  params: Params,
+): Failure | undefined {
+  const { method } = call;
   const missing = [
     ...method.pathIds
       .filter((p) => pathValues[p.original] === undefined || pathValues[p.original] === null)
@@ -105,14 +148,27 @@ export function checkArgs(
       .filter((p) => p.required && params[p.name] === undefined)
       .map((p) => `params.${p.name}`),
   ];
-  if (missing.length > 0)
-    return failure(
-      'malformedRequest',
-      `Missing required argument${missing.length > 1 ? 's' : ''} ${list(missing)} for ${sig}; ${describeTool} shows their types.`,
-      { missing },
-    );
+  if (missing.length === 0) return undefined;
+  return failure(
+    'malformedRequest',
+    `Missing required argument${missing.length > 1 ? 's' : ''} ${list(missing)} for ${call.sig}; ${call.describeTool} shows their types.`,
+    { missing },
+  );
+}
 
-  // 4. schemas
+/**
+ * 4. Path ids, the body and params validated against the spec's schemas, a
+ * JSON pointer per violation. Params come back as the query validator
+ * coerced them, which is how they are sent.
+ */
+function matchingSchemas(
+  call: Call,
+  rawArgs: Record<string, unknown>,
+  pathValues: Record<string, unknown>,
+  given: Params,
+): { params: Params } | Failure {
+  const { method, describeTool } = call;
+  const params: Params = { ...given };
   const violations: Violation[] = [];
   const at = (pointer: string, base: string) => pointer.replace(/^\/value/, base);
   for (const p of method.pathIds) {
@@ -138,19 +194,23 @@ export function checkArgs(
     );
     params[p.name] = holder.value;
   }
-  if (violations.length > 0) {
-    const shown = violations
-      .slice(0, 10)
-      .map((v) => `${v.pointer} ${v.message}`)
-      .join('; ');
-    return failure(
-      'malformedRequest',
-      `The arguments do not match the API's schema: ${shown}${violations.length > 10 ? ` (and ${violations.length - 10} more)` : ''}. Fix them (see ${describeTool}) and call again.`,
-      { violations: violations.slice(0, 50) },
-    );
-  }
+  if (violations.length === 0) return { params };
+  const shown = violations
+    .slice(0, 10)
+    .map((v) => `${v.pointer} ${v.message}`)
+    .join('; ');
+  return failure(
+    'malformedRequest',
+    `The arguments do not match the API's schema: ${shown}${violations.length > 10 ? ` (and ${violations.length - 10} more)` : ''}. Fix them (see ${describeTool}) and call again.`,
+    { violations: violations.slice(0, 50) },
+  );
+}
 
-  // 5. path values that would change the path
+/** 5. Path values that would change the request path are refused; the rest become strings. */
+function pathKeeping(
+  method: MethodEntry,
+  pathValues: Record<string, unknown>,
+): { pathValues: Record<string, string> } | Failure {
   const out: Record<string, string> = {};
   for (const p of method.pathIds) {
     const value = String(pathValues[p.original]);
@@ -163,5 +223,5 @@ export function checkArgs(
       );
     out[p.original] = value;
   }
-  return { pathValues: out, params, data: rawArgs.data };
+  return { pathValues: out };
 }

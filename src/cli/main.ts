@@ -1,4 +1,5 @@
 /** The `airlock` command: dispatch to subcommands; usage errors exit 2 with one line. */
+import { AIRLOCK_VERSION } from '../kernel/version.js';
 import { UsageError } from './args.js';
 
 // Subcommands load on demand, so `--help` and `approvals` start fast.
@@ -38,7 +39,7 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(HELP + '\n');
         return command === undefined ? 2 : 0;
       case '--version':
-        process.stdout.write('0.1.0\n');
+        process.stdout.write(`${AIRLOCK_VERSION}\n`);
         return 0;
       default:
         throw new UsageError(`unknown command '${command}'; run 'airlock --help'`);

@@ -36,7 +36,9 @@ export type { ErrorCode, Failure } from './errors.js';
 export { validateInput, describeIssue } from './validate.js';
 export { utf8String, uuidString, hex64String } from './schemas.js';
 export { canonicalJson, digestOf, sha256Hex, utf8Bytes } from './digest.js';
-export { REDACTED, isSecretKey, redact } from './redact.js';
+export { REDACTED, isSecretName, redact } from './redact.js';
+export { isObject } from './objects.js';
+export { AIRLOCK_VERSION } from './version.js';
 export { blobHash, isBlobHash } from './blob-hash.js';
 
 // Identity and services

@@ -5,6 +5,7 @@
  * the kernel's and the door's, e.g. notes answers malformedRequest inside its
  * envelope, not as a protocol error).
  */
+import { AIRLOCK_VERSION } from '../kernel/version.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   mergeCapabilities,
@@ -18,7 +19,7 @@ import { connection as makeConnection } from '../kernel/connection.js';
 import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
 import { presentOutcome } from './present.js';
 
-export const SERVER_INFO = { name: 'airlock', version: '0.1.0' };
+export const SERVER_INFO = { name: 'airlock', version: AIRLOCK_VERSION };
 
 export interface McpServerOptions {
   kernel: ServingKernel;

@@ -4,9 +4,7 @@
  * answers by picking a project (web UI, `airlock approvals`, REST or MCP
  * elicitation). Read, write and PDF grants are separate and never widen.
  */
-import { defineTool } from '../../kernel/tool.js';
-import type { Grant } from '../../kernel/records.js';
-import { AIRLOCK_VERSION } from '../../kernel/version.js';
+import { AIRLOCK_VERSION, defineTool, type Grant } from '../../kernel/index.js';
 import { Empty } from './schemas.js';
 import { EnvelopeSchema } from './envelope.js';
 import type { NotesRuntime } from './runtime.js';

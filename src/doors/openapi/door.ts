@@ -4,8 +4,7 @@
  * the prefix, so grants, audit and `/mcp/<prefix>` are per API.
  */
 import type { ServedDoor } from '../../transport/surface.js';
-import type { AnyToolDef } from '../../kernel/tool.js';
-import type { Logger } from '../../kernel/logger.js';
+import type { AnyToolDef, Logger } from '../../kernel/index.js';
 import type { Catalog } from './catalog.js';
 import { indexCatalog } from './catalog-index.js';
 import { createRuntime, type ProbeOptions } from './runtime.js';

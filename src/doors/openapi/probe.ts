@@ -5,7 +5,7 @@
  * the catalog). The answer is remembered for a minute; a probe that cannot
  * reach the API refuses nothing (the call itself will say what is wrong).
  */
-import { failure, type Failure } from '../../kernel/errors.js';
+import { failure, type Failure } from '../../kernel/index.js';
 import type { Runtime } from './runtime.js';
 import { send } from './http/send.js';
 

@@ -3,8 +3,7 @@
  * to call the API (base URL, headers, credentials), defaults, limits, the
  * version probe, and the secrets to scrub from everything shown.
  */
-import type { Logger } from '../../kernel/logger.js';
-import { REDACTED } from '../../kernel/redact.js';
+import { REDACTED, type Logger } from '../../kernel/index.js';
 import type { CatalogIndex } from './catalog-index.js';
 import {
   configuredSecrets,

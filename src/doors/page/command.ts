@@ -5,8 +5,7 @@
  * whatever the page answers, whatever key it hides under.
  */
 import type { AddressInfo } from 'node:net';
-import { failure, type ErrorCode, type Failure } from '../../kernel/errors.js';
-import { REDACTED } from '../../kernel/redact.js';
+import { failure, REDACTED, type ErrorCode, type Failure } from '../../kernel/index.js';
 import type { RelayConfig } from './config.js';
 import { RelayError } from './relay-error.js';
 import type { SendOptions } from './puente.js';

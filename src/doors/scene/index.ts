@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { DoorContext } from '../context.js';
 import type { ServedDoor } from '../../transport/surface.js';
-import type { Kernel } from '../../kernel/index.js';
+import { AIRLOCK_VERSION, type Kernel } from '../../kernel/index.js';
 import { createFillEngine } from './engines/fill.js';
 import { createLlmEngine, type LlmConfig } from './engines/llm.js';
 import type { Engine } from './engines/registry.js';
@@ -96,7 +96,7 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
           return kernel;
         },
         names,
-        version: '0.1.0',
+        version: AIRLOCK_VERSION,
       }),
       async snapshot() {
         const p = session.current();

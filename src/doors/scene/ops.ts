@@ -5,7 +5,7 @@
  * from the live state (kernel §7), never from the client.
  */
 import { z } from 'zod';
-import { hex64String, uuidString } from '../../kernel/schemas.js';
+import { hex64String, uuidString } from '../../kernel/index.js';
 import { Node, Page, TextStyle, Transform, tagged } from './model.js';
 
 const IGNORED =

@@ -5,7 +5,7 @@
  * value that meets the type, format, pattern and bounds. Each candidate is
  * checked against the schema, so the example is a valid call.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import { CYCLE } from '../document/refs.js';
 import { objectShape } from './types.js';
 

@@ -3,7 +3,7 @@
  * `has_more`, a next cursor in the body, page/per_page, or offset/limit.
  * Detection reads the query parameters and the success response only.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import type { Pagination } from '../catalog.js';
 import { objectShape } from './types.js';
 

@@ -5,7 +5,7 @@
  * documents (Discord has hundreds of `oneOf`s); the door still validates
  * every real call with Ajv.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import { CYCLE } from '../document/refs.js';
 
 function typeOk(t: string, v: unknown): boolean {

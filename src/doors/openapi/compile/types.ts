@@ -5,7 +5,7 @@
  * OpenAPI 3.0's `nullable` and boolean exclusive bounds rewritten as JSON
  * Schema 2020-12, read-only properties dropped from request schemas.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import { CYCLE } from '../document/refs.js';
 
 type Obj = Record<string, unknown>;

@@ -3,7 +3,7 @@
  * parameters with a `schema` or a `content` map, `requestBody`, and the
  * success response's `content`.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import { pointerOf } from './errors.js';
 import {
   mergedParameters,

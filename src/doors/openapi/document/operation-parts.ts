@@ -4,7 +4,7 @@
  * content-type preference, and the parts of an operation's view that do not
  * depend on the version.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import { DocumentError, pointerOf } from './errors.js';
 import type { Location, Resolver } from './refs.js';
 import type { OperationView, SecurityScheme } from './view.js';

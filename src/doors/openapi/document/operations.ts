@@ -6,7 +6,7 @@
  * become security schemes). What both read alike is in `operation-parts.ts`;
  * the view's types are in `view.ts`.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import { DocumentError, pointerOf } from './errors.js';
 import { openapiOperation, openapiServers } from './openapi3.js';
 import { securityOf, securitySchemes, type Obj } from './operation-parts.js';

@@ -5,7 +5,7 @@
  * forever. Expansions that do not depend on the path taken are memoised, so
  * large documents (Asana, Discord) resolve in linear time.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import { DocumentError, pointerOf, unescapeToken } from './errors.js';
 import { absoluteUri, type DocumentSet, type LoadedDocument } from './load.js';
 

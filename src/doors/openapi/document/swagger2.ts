@@ -5,7 +5,7 @@
  * parameter itself) become its schema, and `collectionFormat` becomes
  * `style`/`explode`.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import { pointerOf } from './errors.js';
 import {
   mergedParameters,

@@ -5,7 +5,7 @@
  * encoded for its content type, and the URL checked to stay on the base
  * URL's origin.
  */
-import { isObject } from '../../../kernel/objects.js';
+import { isObject } from '../../../kernel/index.js';
 import type { CatalogParam } from '../catalog.js';
 import type { MethodEntry } from '../catalog-index.js';
 import type { Credentials } from './auth.js';

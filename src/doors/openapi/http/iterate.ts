@@ -3,7 +3,7 @@
  * → `{items, count, truncated}`. `truncated` is true when items were left:
  * the last page had more than were taken, or another page was announced.
  */
-import { failure, type Failure } from '../../../kernel/errors.js';
+import { failure, type Failure } from '../../../kernel/index.js';
 import type { Pagination } from '../catalog.js';
 import type { UpstreamRequest, UpstreamResponse } from './send.js';
 

@@ -4,7 +4,7 @@
  * cap on response bytes, and bounded retries of idempotent methods on
  * 429/503 honouring `Retry-After` (RFC 9110 §10.2.3).
  */
-import { failure, type Failure } from '../../../kernel/errors.js';
+import { failure, type Failure } from '../../../kernel/index.js';
 
 export interface UpstreamLimits {
   /** Per HTTP request (default 30 s; the kernel's per-call timeout bounds the whole call). */

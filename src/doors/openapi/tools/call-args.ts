@@ -6,8 +6,7 @@
  * spec's schemas (a JSON pointer per violation); path values that would
  * change the path refused. Each failure says how to fix the call.
  */
-import { failure, isFailure, type Failure } from '../../../kernel/errors.js';
-import { isObject } from '../../../kernel/objects.js';
+import { failure, isFailure, isObject, type Failure } from '../../../kernel/index.js';
 import type { MethodEntry } from '../catalog-index.js';
 import { signature } from '../catalog-index.js';
 import { createValidator, type Violation } from '../compile/validate.js';

@@ -6,8 +6,7 @@
  * HTTP request. HTTP errors come back as `isError` with status and body.
  */
 import { z } from 'zod';
-import { defineTool } from '../../../kernel/tool.js';
-import { failure } from '../../../kernel/errors.js';
+import { defineTool, failure } from '../../../kernel/index.js';
 import type { Runtime } from '../runtime.js';
 import { pretty, type Shown } from '../present.js';
 import type { Probe } from '../probe.js';

@@ -6,8 +6,7 @@
  * for `<prefix>_call`. Unknown names get a "did you mean" list.
  */
 import { z } from 'zod';
-import { defineTool } from '../../../kernel/tool.js';
-import { failure, type Failure } from '../../../kernel/errors.js';
+import { defineTool, failure, type Failure } from '../../../kernel/index.js';
 import { didYouMean, signature, type MethodEntry, type ResourceEntry } from '../catalog-index.js';
 import type { Runtime } from '../runtime.js';
 import { pretty, type Shown } from '../present.js';

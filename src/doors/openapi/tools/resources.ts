@@ -4,7 +4,7 @@
  * (path, summaries, method names) with their signatures.
  */
 import { z } from 'zod';
-import { defineTool } from '../../../kernel/tool.js';
+import { defineTool } from '../../../kernel/index.js';
 import { matches, signatureLine } from '../catalog-index.js';
 import type { Runtime } from '../runtime.js';
 import type { Shown } from '../present.js';

@@ -9,8 +9,10 @@ import { compileSpec } from '../../../src/doors/openapi/compile/compile.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import type { Catalog } from '../../../src/doors/openapi/catalog.js';
 
-export const FIXTURES = '/work/shared/fixtures/openapi';
-export const fixture = (name: string) => `${FIXTURES}/${name}`;
+/** The OpenAPI documents the tests use, kept in the repository (see its SOURCES.md). */
+const FIXTURES_URL = new URL('../../fixtures/openapi/', import.meta.url);
+export const FIXTURES = fileURLToPath(FIXTURES_URL);
+export const fixture = (name: string) => fileURLToPath(new URL(name, FIXTURES_URL));
 const PRISM = fileURLToPath(
   new URL('../../../node_modules/@stoplight/prism-cli/dist/index.js', import.meta.url),
 );

@@ -6,7 +6,8 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1Stdio } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BIN, run, startServe, testEnv } from '../helpers/cli.js';
+import { BIN, run, testEnv } from '../helpers/cli.js';
+import { startServe } from '../helpers/servers.js';
 
 const dirs: string[] = [];
 const tempDir = () => {

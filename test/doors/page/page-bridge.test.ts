@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import {
-  BRIDGE_TOKEN,
-  launchBrowser,
-  openDemo,
-  startWorkspace,
-  type Workspace,
-} from './browser-helpers.js';
+import { BRIDGE_TOKEN, openDemo, startWorkspace, type Workspace } from './browser-helpers.js';
+import { launchChromium } from '../../helpers/browser.js';
 import { fakeRelay } from './fake-relay.js';
 import { createHttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
@@ -16,7 +11,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  [ws, browser] = await Promise.all([startWorkspace(), launchBrowser()]);
+  [ws, browser] = await Promise.all([startWorkspace(), launchChromium()]);
   page = await openDemo(browser, ws.base);
 });
 afterAll(async () => {

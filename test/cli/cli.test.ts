@@ -8,6 +8,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1Stdio } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BIN, run, testEnv } from '../helpers/cli.js';
 import { startServe } from '../helpers/servers.js';
+import { waitForOutput } from '../helpers/wait.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -75,8 +76,8 @@ describe('airlock command line', () => {
 
   it('prints where a door listens of its own (the page relay) on start', async () => {
     const s = await startServe(['--doors', 'page', '--data', tempDir()]);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(s.stdout()).toMatch(/Page relay\s+ws:\/\/127\.0\.0\.1:\d+/);
+    // startServe resolves at the MCP URL line; the door banners follow it.
+    await waitForOutput(s.stdout, /Page relay\s+ws:\/\/127\.0\.0\.1:\d+/);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
   });
@@ -89,7 +90,8 @@ describe('airlock command line', () => {
 
   it('serve prints its URLs and a ready-to-paste MCP client config, and exits 0 on SIGTERM', async () => {
     const s = await startServe(['--doors', 'ledger', '--data', tempDir()]);
-    await new Promise((r) => setTimeout(r, 200));
+    // The start-up text ends with this line, after the client configuration.
+    await waitForOutput(s.stdout, /Press Ctrl\+C to stop\./);
     const out = s.stdout();
     expect(out).toContain('/api/v1');
     expect(out).toContain('/mcp/ledger');

@@ -11,6 +11,7 @@ import {
 } from './browser-helpers.js';
 import { launchChromium } from '../../helpers/browser.js';
 import { toolJson } from '../../helpers/results.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let ws: Workspace;
 let browser: Browser;
@@ -285,7 +286,11 @@ describe('the page door end to end', () => {
         { signal: controller.signal },
       )
       .catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 300));
+    // Abort once the relay has sent the request to the page: the page starts the
+    // handler (and listens for its abort) before it reads the cancel frame behind it.
+    await waitFor(() => ws.door.relay()!.pending() === 1, {
+      message: 'the relay to forward wu_execute_action to the page',
+    });
     controller.abort();
     await pending;
     await expect

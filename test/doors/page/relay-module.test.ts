@@ -9,6 +9,7 @@ import {
 import type { Puente } from '../../../src/doors/page/puente.js';
 import { authenticated, startRelay, type TestBridge } from './relay-helpers.js';
 import { toolJson } from '../../helpers/results.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let puente: Puente;
 let server: WuMcpServer;
@@ -118,7 +119,8 @@ describe('createMcpServer and createCommandRunner', () => {
         { signal: controller.signal },
       )
       .catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 150));
+    // Abort once the relay holds the request, so there is a call to cancel.
+    await waitFor(() => puente.pending() === 1, { message: 'the relay to send the request' });
     controller.abort();
     await call;
     await expect.poll(() => cancels.length).toBe(1);

@@ -11,6 +11,7 @@ import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { listenLoopback, startServe } from '../../helpers/servers.js';
 import { connectClient } from '../../helpers/mcp-client.js';
+import { waitFor } from '../../helpers/wait.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sceneDoor, tempDir } from './helpers.js';
@@ -178,19 +179,15 @@ export function sse(base: string) {
     /** Resolves once the snapshot frame arrived. */
     ready: async () => {
       await connected;
-      await until(() => events.some((e) => e.event === 'snapshot'));
+      await until(() => events.some((e) => e.event === 'snapshot'), 60_000, 'the snapshot frame');
     },
     stop: () => abort.abort(),
   };
 }
 
-export async function until(check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits (up to 60 s, the scene pipelines' scale) until `check` holds. */
+export const until = (check: () => boolean, timeoutMs = 60_000, message?: string) =>
+  waitFor(check, { timeoutMs, ...(message ? { message } : {}) });
 
 /** Uploads PNG pages through POST /api/v1/pages (multipart). */
 export async function uploadPages(base: string, files: { name: string; bytes: Uint8Array }[]) {

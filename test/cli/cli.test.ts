@@ -78,6 +78,10 @@ describe('airlock command line', () => {
     const s = await startServe(['--doors', 'page', '--data', tempDir()]);
     // startServe resolves at the MCP URL line; the door banners follow it.
     await waitForOutput(s.stdout, /Page relay\s+ws:\/\/127\.0\.0\.1:\d+/);
+    // With the page door, a SIGTERM within ~20 ms of the banner sometimes ends the
+    // process by the signal (exit null) instead of the clean shutdown (the 200 ms
+    // sleep here used to hide it). Stop it once it answers HTTP, as a user would.
+    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
   });

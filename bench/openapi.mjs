@@ -1,6 +1,6 @@
 /**
  * The openapi door's numbers (issue #5): for each document in
- * ../shared/fixtures/openapi, compile time and peak memory (each compile in
+ * test/fixtures/openapi, compile time and peak memory (each compile in
  * a fresh process; the baseline is a process that only loads the compiler),
  * catalog load time (read + check + index a compiled catalog), and
  * `<prefix>_resources` latency through `kernel.call`, as a ratio against
@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 const HERE = fileURLToPath(import.meta.url);
 const DIR =
   process.env.BENCH_OPENAPI_DIR ??
-  fileURLToPath(new URL('../../shared/fixtures/openapi/', import.meta.url));
+  fileURLToPath(new URL('../test/fixtures/openapi/', import.meta.url));
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
   return Number.isFinite(n) && n > 0 ? n : fallback;

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { run, startServe, type Served } from '../helpers/cli.js';
+import { run } from '../helpers/cli.js';
+import { startServe, type Served } from '../helpers/servers.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { toolJson } from '../helpers/results.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-approvals-'));
 let served: Served;
@@ -19,20 +21,13 @@ afterAll(async () => {
 });
 
 async function requestAccess(name: string) {
-  const client = new Client({ name, version: '1' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL('/mcp', served.url), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    }),
-  );
+  const client = await connectClient(new URL('/mcp', served.url), {
+    name,
+    version: '1',
+    token: TOKEN,
+  });
   const ask = async () =>
-    JSON.parse(
-      (
-        (await client.callTool({ name: 'ledger_request_write_access', arguments: {} })) as {
-          content: { text: string }[];
-        }
-      ).content[0]!.text,
-    ) as Record<string, unknown>;
+    toolJson(await client.callTool({ name: 'ledger_request_write_access', arguments: {} }));
   return { client, ask, first: await ask() };
 }
 

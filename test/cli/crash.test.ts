@@ -3,29 +3,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startServe } from '../helpers/cli.js';
+import { startServe } from '../helpers/servers.js';
+import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
+import { toolJson } from '../helpers/results.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function modernClient(url: string) {
-  const client = new Client(
-    { name: 'crash-test', version: '1' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-  );
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
-  return client;
-}
-const text = (r: unknown) =>
-  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+const modernClient = (url: string) =>
+  connectClient(new URL('/mcp', url), { name: 'crash-test', version: '1', pin: MODERN_PROTOCOL });
 
 describe('crash safety', () => {
   it('after SIGKILL mid-stream, every acknowledged write is present exactly once and every other one is committed once or reported by its state', async () => {
     let served = await startServe(['--doors', 'ledger', '--data', dir]);
     let client = await modernClient(served.url);
     const ask = () =>
-      client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(text);
+      client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(toolJson);
     const first = await ask();
     expect(first.code).toBe('approvalRequired');
     const approve = await fetch(
@@ -47,7 +40,7 @@ describe('crash safety', () => {
         };
         sent.set(args.operationID, args);
         try {
-          const r = text(await client.callTool({ name: 'ledger_append', arguments: args }));
+          const r = toolJson(await client.callTool({ name: 'ledger_append', arguments: args }));
           if (r.committedVersion !== undefined) acked.set(args.operationID, r);
         } catch {
           return; // the server died under this call: unacknowledged
@@ -64,7 +57,7 @@ describe('crash safety', () => {
 
     served = await startServe(['--doors', 'ledger', '--data', dir]);
     client = await modernClient(served.url);
-    const account = text(
+    const account = toolJson(
       await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } }),
     ) as {
       entries: { operationID: string }[];
@@ -80,7 +73,7 @@ describe('crash safety', () => {
     const unacked = [...sent.keys()].filter((id) => !acked.has(id));
     expect(unacked.length).toBeGreaterThan(0); // the kill really landed mid-stream
     for (const id of unacked) {
-      const state = text(
+      const state = toolJson(
         await client.callTool({ name: 'ledger_query_operation', arguments: { operationID: id } }),
       );
       if (ids.includes(id)) expect(state.state).toBe('committed');
@@ -88,15 +81,17 @@ describe('crash safety', () => {
     }
     // Retrying each unacknowledged write with its own operationID commits it exactly once.
     for (const id of unacked) {
-      const r = text(await client.callTool({ name: 'ledger_append', arguments: sent.get(id)! }));
+      const r = toolJson(
+        await client.callTool({ name: 'ledger_append', arguments: sent.get(id)! }),
+      );
       expect(r.operationID).toBe(id);
     }
     // And retrying an acknowledged one returns its original receipt.
     const [someId, someReceipt] = [...acked.entries()][0]!;
     expect(
-      text(await client.callTool({ name: 'ledger_append', arguments: sent.get(someId)! })),
+      toolJson(await client.callTool({ name: 'ledger_append', arguments: sent.get(someId)! })),
     ).toEqual(someReceipt);
-    const after = text(
+    const after = toolJson(
       await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } }),
     ) as { entries: { operationID: string }[] };
     const afterIds = after.entries.map((e) => e.operationID);

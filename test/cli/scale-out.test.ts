@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startServe, type Served } from '../helpers/cli.js';
+import { startServe, type Served } from '../helpers/servers.js';
+import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
+import { toolJson } from '../helpers/results.js';
 import { dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 import { REDIS_URL } from '../services/redis.js';
 import { describeWithServices } from '../services/index.js';
@@ -18,9 +19,6 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   await dropSchema(schema).catch(() => undefined);
 });
-
-const text = (r: unknown) =>
-  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
 
 await describeWithServices(
   'scale-out: two instances on PostgreSQL and Redis',
@@ -46,21 +44,19 @@ await describeWithServices(
           return s;
         };
         const [a, b] = [await start(), await start()];
-        const client = async (url: string) => {
-          const c = new Client(
-            { name: 'scale', version: '1' },
-            { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-          );
-          await c.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
-          return c;
-        };
+        const client = (url: string) =>
+          connectClient(new URL('/mcp', url), {
+            name: 'scale',
+            version: '1',
+            pin: MODERN_PROTOCOL,
+          });
         const ca = await client(a.url);
         const cb = await client(b.url);
         // Listen for events on B while A gets the approval request.
         const ac = new AbortController();
         const events = await fetch(`${b.url}/api/v1/events`, { signal: ac.signal });
         const reader = events.body!.getReader();
-        const asked = text(
+        const asked = toolJson(
           await ca.callTool({ name: 'ledger_request_write_access', arguments: {} }),
         );
         expect(asked.code).toBe('approvalRequired');
@@ -79,12 +75,14 @@ await describeWithServices(
           ).status,
         ).toBe(200);
         const op = { operationID: randomUUID(), account: 'shared', amount: 1, expectedVersion: 0 };
-        const receipt = text(await ca.callTool({ name: 'ledger_append', arguments: op }));
+        const receipt = toolJson(await ca.callTool({ name: 'ledger_append', arguments: op }));
         expect(receipt).toMatchObject({ committedVersion: 1 });
         // The retry through the other instance returns the same receipt and writes nothing.
-        expect(text(await cb.callTool({ name: 'ledger_append', arguments: op }))).toEqual(receipt);
+        expect(toolJson(await cb.callTool({ name: 'ledger_append', arguments: op }))).toEqual(
+          receipt,
+        );
         expect(
-          text(await cb.callTool({ name: 'ledger_read', arguments: { account: 'shared' } })),
+          toolJson(await cb.callTool({ name: 'ledger_read', arguments: { account: 'shared' } })),
         ).toMatchObject({ version: 1 });
         await ca.close();
         await cb.close();

@@ -1,10 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, appendFileSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { openHistory, type Reducer } from '../../src/kernel/history.js';
-import { createFileHistoryLog } from '../../src/store/history-file.js';
 
 type Op = { set: { key: string; value: number | null } };
 type State = Record<string, number>;
@@ -23,16 +19,7 @@ const reducer: Reducer<State, Op> = {
 };
 const set = (key: string, value: number | null): Op => ({ set: { key, value } });
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const d = mkdtempSync(join(tmpdir(), 'airlock-history-'));
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
+// Persistence (replay, compaction, torn tail) is in the HistoryLog contract: history-log-*.test.ts.
 describe('history', () => {
   it('increments the epoch on every apply, undo and redo', async () => {
     const h = await openHistory({ reducer, initial: {} as State });
@@ -79,73 +66,6 @@ describe('history', () => {
     await h.apply([set('a', 9)], 'a');
     await h.undo();
     expect(h.state).toEqual({ a: 5 });
-  });
-
-  it('replays the fsynced op log on open, including undo and redo', async () => {
-    const dir = tempDir();
-    const h = await openHistory({
-      reducer,
-      initial: {} as State,
-      log: createFileHistoryLog<State, Op>(dir),
-    });
-    await h.apply([set('a', 1)], 'a');
-    await h.apply([set('b', 2)], 'b');
-    await h.undo();
-    const again = await openHistory({
-      reducer,
-      initial: {} as State,
-      log: createFileHistoryLog<State, Op>(dir),
-    });
-    expect(again.epoch).toBe(3);
-    expect(again.state).toEqual({ a: 1 });
-    expect(await again.redo()).toBe(4);
-    expect(again.state).toEqual({ a: 1, b: 2 });
-  });
-
-  it('compacts into a snapshot and truncates the log, replaying to the same state', async () => {
-    const dir = tempDir();
-    const h = await openHistory({
-      reducer,
-      initial: {} as State,
-      log: createFileHistoryLog<State, Op>(dir),
-      compactEvery: 3,
-    });
-    for (let i = 0; i < 7; i++) await h.apply([set(`k${i}`, i)], `k${i}`);
-    const log = readFileSync(join(dir, 'oplog.jsonl'), 'utf8').trim().split('\n').filter(Boolean);
-    expect(log.length).toBe(1); // 7 entries, compacted after 3 and 6
-    const again = await openHistory({
-      reducer,
-      initial: {} as State,
-      log: createFileHistoryLog<State, Op>(dir),
-    });
-    expect(again.state).toEqual(h.state);
-    expect(again.epoch).toBe(7);
-    await again.undo();
-    expect(again.state).not.toHaveProperty('k6');
-  });
-
-  it('ignores a torn last line from a crash mid-append and keeps appending after it', async () => {
-    const dir = tempDir();
-    const h = await openHistory({
-      reducer,
-      initial: {} as State,
-      log: createFileHistoryLog<State, Op>(dir),
-    });
-    await h.apply([set('a', 1)], 'a');
-    appendFileSync(join(dir, 'oplog.jsonl'), '{"epoch":2,"type":"app');
-    const again = await openHistory({
-      reducer,
-      initial: {} as State,
-      log: createFileHistoryLog<State, Op>(dir),
-    });
-    expect(again.state).toEqual({ a: 1 });
-    await again.apply([set('b', 2)], 'b');
-    const third = await openHistory({
-      reducer,
-      initial: {} as State,
-      log: createFileHistoryLog<State, Op>(dir),
-    });
-    expect(third.state).toEqual({ a: 1, b: 2 });
   });
 
   it('undoing every step in any sequence of applies returns to the initial state (property)', async () => {

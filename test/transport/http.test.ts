@@ -7,6 +7,8 @@ import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
+import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
+import { toolJson } from '../helpers/results.js';
 
 let tk: TestKernel;
 let app: HttpApp;
@@ -37,17 +39,12 @@ const LEDGER_TOOLS = [
   'ledger_request_write_access',
 ];
 
-async function v2Client(mode: 'legacy' | 'modern', path = '/mcp') {
-  const client = new Client(
-    { name: 'test-client', version: '1.0.0' },
-    mode === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
-  );
-  await client.connect(new StreamableHTTPClientTransport(new URL(path, base)));
-  return client;
-}
-
-const text = (r: unknown) =>
-  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+const v2Client = (mode: 'legacy' | 'modern', path = '/mcp') =>
+  connectClient(new URL(path, base), {
+    name: 'test-client',
+    version: '1.0.0',
+    ...(mode === 'modern' ? { pin: MODERN_PROTOCOL } : {}),
+  });
 
 describe('MCP over streamable HTTP', () => {
   it('answers tools/list to an SDK v2 client in the 2025 era', async () => {
@@ -94,9 +91,9 @@ describe('MCP over streamable HTTP', () => {
     const client = await v2Client('legacy');
     const r = await client.callTool({ name: 'ledger_echo', arguments: { text: 'x', extra: 1 } });
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatchObject({ code: 'malformedRequest' });
+    expect(toolJson(r)).toMatchObject({ code: 'malformedRequest' });
     const wrong = await client.callTool({ name: 'ledger_echo', arguments: { text: 42 } });
-    expect(text(wrong)).toMatchObject({ code: 'malformedRequest' });
+    expect(toolJson(wrong)).toMatchObject({ code: 'malformedRequest' });
     await client.close();
   });
 
@@ -104,7 +101,7 @@ describe('MCP over streamable HTTP', () => {
     const a = await v2Client('legacy');
     const b = await v2Client('legacy');
     expect(
-      text(await a.callTool({ name: 'ledger_request_write_access', arguments: {} })).code,
+      toolJson(await a.callTool({ name: 'ledger_request_write_access', arguments: {} })).code,
     ).toBe('approvalRequired');
     const pending = await tk.kernel.consent.pending();
     const mine = pending.find((p) => p.connection.startsWith('session:'))!;
@@ -113,9 +110,9 @@ describe('MCP over streamable HTTP', () => {
       name: 'ledger_append',
       arguments: { operationID: randomUUID(), account: 'conn', amount: 1, expectedVersion: null },
     };
-    expect(text(await a.callTool(append))).toMatchObject({ committedVersion: 1 });
+    expect(toolJson(await a.callTool(append))).toMatchObject({ committedVersion: 1 });
     expect(
-      text(
+      toolJson(
         await b.callTool({
           ...append,
           arguments: { ...append.arguments, operationID: randomUUID() },
@@ -242,12 +239,11 @@ describe('bearer token', () => {
   });
 
   it('lets an MCP client with the token in', async () => {
-    const client = new Client({ name: 't', version: '1' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL('/mcp', url), {
-        requestInit: { headers: { authorization: 'Bearer s3cret-token-value' } },
-      }),
-    );
+    const client = await connectClient(new URL('/mcp', url), {
+      name: 't',
+      version: '1',
+      token: 's3cret-token-value',
+    });
     expect((await client.listTools()).tools.length).toBe(LEDGER_TOOLS.length);
     await client.close();
   });
@@ -257,7 +253,7 @@ describe('REST approvals', () => {
   it('approves a pending request through the REST API and the tool then answers with the grant', async () => {
     const client = await v2Client('modern');
     const ask = () =>
-      client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(text);
+      client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(toolJson);
     const first = await ask();
     expect(first.code).toBe('approvalRequired');
     const list = (await (await fetch(`${base}/api/v1/approvals`)).json()) as {
@@ -305,7 +301,9 @@ describe('consent through elicitation', () => {
       action: 'accept',
       content: { approve: true },
     });
-    const r = text(await client.callTool({ name: 'ledger_request_write_access', arguments: {} }));
+    const r = toolJson(
+      await client.callTool({ name: 'ledger_request_write_access', arguments: {} }),
+    );
     expect(asked).toHaveLength(1);
     expect(JSON.stringify(asked[0])).toContain('write access to ledger');
     expect(r).toMatchObject({ grantID: expect.any(String) });
@@ -314,14 +312,18 @@ describe('consent through elicitation', () => {
 
   it('declining the form denies the request', async () => {
     const { client } = await elicitingClient({ action: 'decline' });
-    const r = text(await client.callTool({ name: 'ledger_request_write_access', arguments: {} }));
+    const r = toolJson(
+      await client.callTool({ name: 'ledger_request_write_access', arguments: {} }),
+    );
     expect(r.code).toBe('approvalDenied');
     await client.close();
   });
 
   it('cancelling the form leaves the request pending in the inbox', async () => {
     const { client } = await elicitingClient({ action: 'cancel' });
-    const r = text(await client.callTool({ name: 'ledger_request_write_access', arguments: {} }));
+    const r = toolJson(
+      await client.callTool({ name: 'ledger_request_write_access', arguments: {} }),
+    );
     expect(r.code).toBe('approvalRequired');
     expect((await tk.kernel.consent.pending()).map((a) => a.id)).toContain(r.approvalID);
     await client.close();

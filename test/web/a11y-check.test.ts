@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { a11yProblems, launch } from './browser.js';
+import { a11yProblems } from './browser.js';
+import { launchChromium } from '../helpers/browser.js';
 
 let browser: Browser;
 beforeAll(async () => {
-  browser = await launch();
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

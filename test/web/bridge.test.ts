@@ -8,8 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { startServe, type Served } from '../helpers/cli.js';
-import { go, launch, openUi, screenshots, type UiPage } from './browser.js';
+import { startServe, type Served } from '../helpers/servers.js';
+import { go, openUi, screenshots, type UiPage } from './browser.js';
+import { launchChromium } from '../helpers/browser.js';
 import { connectAgent, type Agent } from './mcp.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-web-bridge-'));
@@ -22,7 +23,7 @@ let ledgerAgent: Agent;
 beforeAll(async () => {
   [served, browser] = await Promise.all([
     startServe(['--doors', 'page,ledger', '--relay-port', '0', '--data', dir]),
-    launch(),
+    launchChromium(),
   ]);
   ui = await openUi(browser, `${served.url}/#/settings`);
   pageAgent = await connectAgent(served.url, 'page-agent', undefined, '/mcp/page');

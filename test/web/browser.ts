@@ -1,12 +1,12 @@
 /**
- * Headless Chromium for the web UI tests (Debian's /usr/bin/chromium through
- * playwright-core), with every console error and page error collected so a
+ * The web UI tests' pages in headless Chromium (started by
+ * test/helpers/browser.ts), with every console error and page error collected so a
  * test can assert that no screen produced one, and screenshots written to
  * `.tmp/web-screenshots/` (gitignored) for review.
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 export const SCREENSHOTS = fileURLToPath(new URL('../../.tmp/web-screenshots/', import.meta.url));
 
@@ -14,22 +14,6 @@ export const VIEWPORTS = {
   laptop: { width: 1280, height: 800 },
   phone: { width: 390, height: 844 },
 } as const;
-
-export async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
 
 export interface UiPage {
   page: Page;

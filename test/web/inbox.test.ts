@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { startServe, type Served } from '../helpers/cli.js';
-import { go, launch, openUi, screenshots, type UiPage } from './browser.js';
+import { startServe, type Served } from '../helpers/servers.js';
+import { go, openUi, screenshots, type UiPage } from './browser.js';
+import { launchChromium } from '../helpers/browser.js';
 import { connectAgent, type Agent } from './mcp.js';
 
 const TOKEN = 'web-ui-inbox-token-0123456789';
@@ -23,7 +24,7 @@ let agent: Agent;
 beforeAll(async () => {
   [served, browser] = await Promise.all([
     startServe(['--doors', 'ledger', '--data', dir, '--token', TOKEN]),
-    launch(),
+    launchChromium(),
   ]);
   ui = await openUi(browser, `${served.url}/#/approvals`, { token: TOKEN });
   agent = await connectAgent(served.url, 'inbox-test-agent', TOKEN);

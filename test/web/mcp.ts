@@ -1,5 +1,7 @@
 /** An MCP client for the web UI tests: the agent whose requests the owner answers in the browser. */
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
+import { connectClient } from '../helpers/mcp-client.js';
+import { toolBody } from '../helpers/results.js';
 
 export interface Agent {
   client: Client;
@@ -17,28 +19,12 @@ export async function connectAgent(
   token?: string,
   path = '/mcp',
 ): Promise<Agent> {
-  const client = new Client({ name, version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(
-      new URL(path, base),
-      token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {},
-    ),
-  );
+  const client = await connectClient(new URL(path, base), { name, ...(token ? { token } : {}) });
   return {
     client,
     async call(tool, args = {}) {
-      const r = (await client.callTool({ name: tool, arguments: args })) as {
-        content: { type: string; text?: string }[];
-        isError?: boolean;
-      };
-      const text = r.content.find((c) => c.type === 'text')?.text ?? '{}';
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        body = { text };
-      }
-      return { body, isError: r.isError === true };
+      const r = await client.callTool({ name: tool, arguments: args });
+      return { body: toolBody(r), isError: r.isError === true };
     },
     close: () => client.close(),
   };

@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { startServe, type Served } from '../helpers/cli.js';
-import { go, launch, openUi, screenshots, type UiPage } from './browser.js';
+import { startServe, type Served } from '../helpers/servers.js';
+import { go, openUi, screenshots, type UiPage } from './browser.js';
+import { launchChromium } from '../helpers/browser.js';
 import { connectAgent, type Agent } from './mcp.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-web-notes-'));
@@ -58,7 +59,7 @@ async function approveInUi(capability: string, project: string) {
 beforeAll(async () => {
   [served, browser] = await Promise.all([
     startServe(['--doors', 'notes', '--data', dir]),
-    launch(),
+    launchChromium(),
   ]);
   ui = await openUi(browser, `${served.url}/#/notes`);
   agent = await connectAgent(served.url, 'notes-web-agent');

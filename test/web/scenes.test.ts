@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { createCanvas } from '@napi-rs/canvas';
-import { startServe, type Served } from '../helpers/cli.js';
-import { launch, openUi, screenshots, type UiPage } from './browser.js';
+import { startServe, type Served } from '../helpers/servers.js';
+import { openUi, screenshots, type UiPage } from './browser.js';
+import { launchChromium } from '../helpers/browser.js';
 import { connectAgent, type Agent } from './mcp.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-web-scenes-'));
@@ -36,7 +37,7 @@ async function pageImage(words: string[]): Promise<Buffer> {
 beforeAll(async () => {
   [served, browser] = await Promise.all([
     startServe(['--doors', 'scene', '--data', dir]),
-    launch(),
+    launchChromium(),
   ]);
   ui = await openUi(browser, `${served.url}/#/scenes`);
   agent = await connectAgent(served.url, 'scenes-web-agent');

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { listenLoopback } from '../helpers/servers.js';
 import { createWebUi, CONTENT_SECURITY_POLICY } from '../../src/web/web-ui.js';
 
 const appDir = mkdtempSync(join(tmpdir(), 'airlock-web-app-'));
@@ -21,8 +21,7 @@ beforeAll(async () => {
       if (!handled) res.writeHead(404).end('not mine');
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `http://127.0.0.1:${await listenLoopback(server)}`;
 });
 afterAll(async () => {
   await new Promise((r) => server.close(r));

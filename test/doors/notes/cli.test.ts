@@ -9,9 +9,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { BIN, run, startServe, testEnv, type Served } from '../../helpers/cli.js';
+import { BIN, run, testEnv } from '../../helpers/cli.js';
+import { startServe, type Served } from '../../helpers/servers.js';
+import { connectClient } from '../../helpers/mcp-client.js';
+import { toolJson } from '../../helpers/results.js';
 import { annotationNames } from '../../../src/doors/notes/pdf-incremental.js';
 import { samplePdf } from './fixtures.js';
 import { provenance } from './harness.js';
@@ -35,22 +38,16 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 async function agent(client: Client) {
   const call = async (name: string, args: Record<string, unknown> = {}) => {
-    const r = (await client.callTool({ name, arguments: args })) as {
-      content: { text: string }[];
-      isError?: boolean;
-    };
-    const env = JSON.parse(r.content[0]!.text) as Env;
+    const r = await client.callTool({ name, arguments: args });
+    const env = toolJson(r) as unknown as Env;
     expect(r.isError).toBe(env.code !== 'ready');
     return { env, result: (env.resultJSON ? JSON.parse(env.resultJSON) : undefined) as Json };
   };
   return call;
 }
 
-async function httpClient(url: string) {
-  const client = new Client({ name: 'notes-cli-agent', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
-  return client;
-}
+const httpClient = (url: string) =>
+  connectClient(new URL('/mcp', url), { name: 'notes-cli-agent', version: '1' });
 
 async function api(url: string, method: string, path: string, body?: unknown) {
   const pdf = body instanceof Uint8Array;

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createNotesDoor } from '../../../src/doors/notes/index.js';
 import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
+import { connectClient } from '../../helpers/mcp-client.js';
+import { toolJson } from '../../helpers/results.js';
 
 let tk: TestKernel;
 let app: HttpApp;
@@ -35,17 +36,12 @@ afterAll(async () => {
 });
 
 const envelope = (r: unknown) => {
-  const result = r as { content: { text: string }[]; isError?: boolean };
-  const env = JSON.parse(result.content[0]!.text) as { code: string };
-  expect(result.isError).toBe(env.code !== 'ready');
+  const env = toolJson(r) as { code: string };
+  expect((r as { isError?: boolean }).isError).toBe(env.code !== 'ready');
   return env;
 };
 
-async function client() {
-  const c = new Client({ name: 'limits', version: '1' });
-  await c.connect(new StreamableHTTPClientTransport(new URL('/mcp', base)));
-  return c;
-}
+const client = () => connectClient(new URL('/mcp', base), { name: 'limits', version: '1' });
 
 describe('notes limits over the real MCP HTTP stack', () => {
   it('the 9th concurrent call of one session answers busy; another session is unaffected', async () => {

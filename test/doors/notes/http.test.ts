@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createNotesDoor } from '../../../src/doors/notes/index.js';
 import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
+import { connectClient, MODERN_PROTOCOL } from '../../helpers/mcp-client.js';
 import { samplePdf } from './fixtures.js';
 import { provenance } from './harness.js';
 
@@ -51,8 +51,7 @@ interface Result {
 
 describe('notes over the real MCP HTTP stack', () => {
   it('runs a full session: consent, approve via REST, read, write, retry, conflict, PDF, verify', async () => {
-    const client = new Client({ name: 'e2e-agent', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base)));
+    const client = await connectClient(new URL('/mcp', base), { name: 'e2e-agent' });
     const call = async (name: string, args: Record<string, unknown> = {}) => {
       const r = (await client.callTool({ name, arguments: args })) as Result;
       expect(r.content).toHaveLength(1);
@@ -218,11 +217,11 @@ describe('notes over the real MCP HTTP stack', () => {
     expect(JSON.parse(err.content[0]!.text).code).toBe('notAuthorized');
     await v1.close();
 
-    const modern = new Client(
-      { name: 'modern', version: '1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    );
-    await modern.connect(new StreamableHTTPClientTransport(new URL('/mcp', base)));
+    const modern = await connectClient(new URL('/mcp', base), {
+      name: 'modern',
+      version: '1',
+      pin: MODERN_PROTOCOL,
+    });
     const r = (await modern.callTool({ name: 'rooqi_status', arguments: {} })) as Result;
     expect(JSON.parse(r.content[0]!.text).code).toBe('ready');
     await modern.close();

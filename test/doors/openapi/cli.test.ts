@@ -1,12 +1,14 @@
 /** `airlock catalog build` and `airlock openapi` through the real CLI (dist/), as users run them. */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { BIN, run, startServe, testEnv } from '../../helpers/cli.js';
+import { BIN, run, testEnv } from '../../helpers/cli.js';
+import { startProcess, startServe } from '../../helpers/servers.js';
+import { connectClient } from '../../helpers/mcp-client.js';
+import { toolText } from '../../helpers/results.js';
 import { countingServer, fixture, json, type CountingServer } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-openapi-cli-'));
@@ -21,8 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
 });
-
-const textOf = (r: unknown) => (r as { content: { text: string }[] }).content[0]?.text ?? '';
 
 describe('airlock catalog build', () => {
   it('writes byte-identical catalogs on re-run, and -o - writes the same bytes to stdout', async () => {
@@ -122,15 +122,15 @@ describe('airlock openapi', () => {
     });
     expect(r.isError).not.toBe(true);
     expect(server.requests.at(-1)!.headers['api_key']).toBe(SECRET);
-    expect(textOf(r)).toContain('[REDACTED]');
-    expect(textOf(r)).not.toContain(SECRET);
+    expect(toolText(r)).toContain('[REDACTED]');
+    expect(toolText(r)).not.toContain(SECRET);
     await client.close();
     expect(stderr).toMatch(/openapi request/);
     expect(stderr).not.toContain(SECRET);
   }, 60_000);
 
   it('serves the door alone over HTTP at /mcp/<prefix>', async () => {
-    const child = spawn(
+    const served = await startProcess(
       process.execPath,
       [
         BIN,
@@ -145,28 +145,15 @@ describe('airlock openapi', () => {
         '--data',
         join(dir, 'http'),
       ],
-      {
-        env: testEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+      { ready: /MCP \(pets\)\s+(http:\/\/\S+)/, name: 'openapi', timeoutMs: 50_000 },
     );
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /MCP \(pets\)\s+(http:\/\/\S+)/.exec(out);
-          if (m) resolve(m[1]!);
-        });
-        child.once('exit', (code) => reject(new Error(`exited ${code}`)));
-      });
-      const client = new Client({ name: 'openapi-http', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      const client = await connectClient(served.match[1]!, { name: 'openapi-http', version: '1' });
       const r = await client.callTool({ name: 'pets_resources', arguments: { query: 'pets' } });
-      expect(textOf(r)).toContain('list(params?) [read] — List all pets');
+      expect(toolText(r)).toContain('list(params?) [read] — List all pets');
       await client.close();
     } finally {
-      child.kill('SIGTERM');
+      served.child.kill('SIGTERM');
     }
   }, 60_000);
 
@@ -201,8 +188,10 @@ describe('airlock openapi', () => {
     ]);
     try {
       expect(s.stdout()).toMatch(/MCP \(pets\)/);
-      const client = new Client({ name: 'serve-openapi', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp/pets`)));
+      const client = await connectClient(`${s.url}/mcp/pets`, {
+        name: 'serve-openapi',
+        version: '1',
+      });
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
         'pets_call',
         'pets_describe',

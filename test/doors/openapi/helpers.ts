@@ -1,27 +1,21 @@
 /** Shared pieces of the openapi door tests: prism on loopback, a door on a real kernel, counting servers. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { callPresented, testKernel, conn, type TestKernel } from '../../helpers/kernel.js';
+import { freePort, listenLoopback, startProcess } from '../../helpers/servers.js';
 import { createOpenapiDoor, type OpenapiDoorOptions } from '../../../src/doors/openapi/door.js';
 import { compileSpec } from '../../../src/doors/openapi/compile/compile.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import type { Catalog } from '../../../src/doors/openapi/catalog.js';
 
-export const FIXTURES = '/work/shared/fixtures/openapi';
-export const fixture = (name: string) => `${FIXTURES}/${name}`;
+/** The OpenAPI documents the tests use, kept in the repository (see its SOURCES.md). */
+const FIXTURES_URL = new URL('../../fixtures/openapi/', import.meta.url);
+export const FIXTURES = fileURLToPath(FIXTURES_URL);
+export const fixture = (name: string) => fileURLToPath(new URL(name, FIXTURES_URL));
 const PRISM = fileURLToPath(
   new URL('../../../node_modules/@stoplight/prism-cli/dist/index.js', import.meta.url),
 );
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface Prism {
   url: string;
@@ -32,35 +26,11 @@ export interface Prism {
 /** `prism mock` on loopback; resolves once it listens. */
 export async function startPrism(spec: string, timeoutMs = 60_000): Promise<Prism> {
   const port = await freePort();
-  const child = spawn(
+  const { child } = await startProcess(
     process.execPath,
     [PRISM, 'mock', '-h', '127.0.0.1', '-p', String(port), spec],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { ready: /listening on/i, stream: 'either', timeoutMs, name: 'prism' },
   );
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`prism did not start: ${out.slice(-2000)}`)),
-      timeoutMs,
-    );
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (/listening on/i.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`prism exited with ${code}: ${out.slice(-2000)}`));
-    });
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
   return {
     url: `http://127.0.0.1:${port}`,
     child,
@@ -141,8 +111,7 @@ export async function countingServer(
       handler(req, res, body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,

@@ -1,11 +1,12 @@
 /** A workspace with the page door, headless Chromium on its demo page, and an SDK MCP client. */
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Browser, Page } from 'playwright-core';
+import type { Client } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../../src/doors/page/config.js';
 import { createPageDoor } from '../../../src/doors/page/door.js';
 import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
+import { connectClient } from '../../helpers/mcp-client.js';
 
 export const BRIDGE_TOKEN = 'e2e-bridge-token-' + 'k'.repeat(24);
 
@@ -38,22 +39,6 @@ export async function startWorkspace(env: Record<string, string> = {}): Promise<
   };
 }
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
-
 /** Opens the demo page and waits until its bridge is authenticated. */
 export async function openDemo(browser: Browser, base: string): Promise<Page> {
   const page = await browser.newPage();
@@ -62,16 +47,11 @@ export async function openDemo(browser: Browser, base: string): Promise<Page> {
   return page;
 }
 
-export async function mcpClient(base: string): Promise<Client> {
-  const client = new Client({ name: 'page-e2e', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp/page', base)));
-  return client;
-}
+export const mcpClient = (base: string): Promise<Client> =>
+  connectClient(new URL('/mcp/page', base), { name: 'page-e2e' });
 
 export interface CallResult {
   isError?: boolean;
   content: { type: string; text?: string; data?: string; mimeType?: string }[];
   structuredContent?: Record<string, unknown>;
 }
-
-export const json = (r: CallResult) => JSON.parse(r.content[0]!.text!) as Record<string, unknown>;

@@ -1,24 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createServer } from 'node:net';
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { BIN, run, startServe, testEnv } from '../../helpers/cli.js';
+import { BIN, run, testEnv } from '../../helpers/cli.js';
+import { freePort, startProcess, startServe } from '../../helpers/servers.js';
+import { toolJson } from '../../helpers/results.js';
 import { authenticated, TOKEN } from './relay-helpers.js';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
-const text = (r: unknown) =>
-  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
 
 describe('airlock relay', () => {
   it('exits 2 with one line naming a bad WU_MCP_* variable', async () => {
@@ -45,7 +34,7 @@ describe('airlock relay', () => {
     const client = new Client({ name: 'relay-test', version: '1' });
     await client.connect(transport);
     expect((await client.listTools()).tools).toHaveLength(18);
-    expect(text(await client.callTool({ name: 'wu_conexion', arguments: {} }))).toEqual({
+    expect(toolJson(await client.callTool({ name: 'wu_conexion', arguments: {} }))).toEqual({
       puerto: port,
       host: '127.0.0.1',
       requiere_token: true,
@@ -53,7 +42,7 @@ describe('airlock relay', () => {
     });
     const offline = await client.callTool({ name: 'wu_status', arguments: {} });
     expect(offline.isError).toBe(true);
-    expect(text(offline).code).toBe('WU_MCP_NOT_CONNECTED');
+    expect(toolJson(offline).code).toBe('WU_MCP_NOT_CONNECTED');
 
     const { b } = await authenticated(`ws://127.0.0.1:${port}`);
     b.ws.on('message', (data) => {
@@ -73,7 +62,11 @@ describe('airlock relay', () => {
     const r = await client.callTool({ name: 'wu_get_state', arguments: { path: 'a.b' } });
     expect(r.isError).toBeFalsy();
     // The relay scrubs its own token from whatever the page answers.
-    expect(text(r)).toEqual({ echoed: 'get_state', params: { path: 'a.b' }, secret: '[REDACTED]' });
+    expect(toolJson(r)).toEqual({
+      echoed: 'get_state',
+      params: { path: 'a.b' },
+      secret: '[REDACTED]',
+    });
     expect(stderr).toContain(`bridge listener on ws://127.0.0.1:${port}`);
     expect(stderr).not.toContain(TOKEN);
     b.ws.close();
@@ -82,24 +75,17 @@ describe('airlock relay', () => {
 
   it('shuts down cleanly on SIGTERM, and runs without a token only with WU_MCP_INSECURE=1', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN, 'relay'], {
+    const relay = await startProcess(process.execPath, [BIN, 'relay'], {
       env: testEnv({ WU_MCP_INSECURE: '1', WU_MCP_PORT: String(port) }),
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdin: 'pipe',
+      ready: /MCP on stdio/,
+      stream: 'stderr',
+      name: 'relay',
     });
-    let stderr = '';
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    await new Promise<void>((resolve) =>
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        if (stderr.includes('MCP on stdio')) resolve();
-      }),
-    );
-    expect(stderr).toContain('(insecure: no token)');
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(stdout).toBe('');
+    expect(relay.stderr()).toContain('(insecure: no token)');
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toBe(0);
+    expect(relay.stdout()).toBe('');
   });
 
   it('airlock serve mounts the page door with its relay on --relay-port 0 and serves /bridge.js', async () => {

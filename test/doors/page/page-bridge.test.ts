@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import {
-  BRIDGE_TOKEN,
-  launchBrowser,
-  openDemo,
-  startWorkspace,
-  type Workspace,
-} from './browser-helpers.js';
+import { BRIDGE_TOKEN, openDemo, startWorkspace, type Workspace } from './browser-helpers.js';
+import { launchChromium } from '../../helpers/browser.js';
+import { holdsFor } from '../../helpers/wait.js';
 import { fakeRelay } from './fake-relay.js';
 import { createHttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
@@ -16,7 +12,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  [ws, browser] = await Promise.all([startWorkspace(), launchBrowser()]);
+  [ws, browser] = await Promise.all([startWorkspace(), launchChromium()]);
   page = await openDemo(browser, ws.base);
 });
 afterAll(async () => {
@@ -111,7 +107,11 @@ describe('the bridge in the browser', () => {
     expect(relay.connections).toBe(2);
     await p.evaluate(() => (window as unknown as { bridge: Bridge }).bridge.disconnect());
     expect(await nativeLog()).toBe(true);
-    await new Promise((r) => setTimeout(r, 700));
+    // No reconnect may follow: watch for longer than the bridge's first reconnect
+    // delay (250 ms, jittered up to 312 ms) that a drop would have scheduled.
+    await holdsFor(() => relay.connections === 2, 700, {
+      message: 'no new connection after disconnect()',
+    });
     expect(relay.connections).toBe(2);
     await p.close();
     await relay.close();

@@ -3,14 +3,15 @@ import type { Browser, Page } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/client';
 import {
   BRIDGE_TOKEN,
-  json,
-  launchBrowser,
   mcpClient,
   openDemo,
   startWorkspace,
   type CallResult,
   type Workspace,
 } from './browser-helpers.js';
+import { launchChromium } from '../../helpers/browser.js';
+import { toolJson } from '../../helpers/results.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let ws: Workspace;
 let browser: Browser;
@@ -43,7 +44,7 @@ const permit = (flags: Record<string, boolean>) =>
   page.evaluate((f) => (window as unknown as Win).bridge.setPermissions(f), flags);
 
 beforeAll(async () => {
-  [ws, browser] = await Promise.all([startWorkspace(), launchBrowser()]);
+  [ws, browser] = await Promise.all([startWorkspace(), launchChromium()]);
   client = await mcpClient(ws.base);
   page = await openDemo(browser, ws.base);
 });
@@ -86,7 +87,7 @@ describe('the page door end to end', () => {
   it('wu_conexion reports the relay and the connected page', async () => {
     const r = await call('wu_conexion');
     expect(r.isError).toBeFalsy();
-    expect(json(r)).toEqual({
+    expect(toolJson(r)).toEqual({
       puerto: ws.door.relay()!.address()!.port,
       host: '127.0.0.1',
       requiere_token: true,
@@ -95,32 +96,32 @@ describe('the page door end to end', () => {
   });
 
   it('lists and runs actions; success:false is not isError, refusals are', async () => {
-    const list = json(await call('wu_list_actions'));
+    const list = toolJson(await call('wu_list_actions'));
     expect(list.count).toBe((list.actions as unknown[]).length);
     expect((list.actions as { name: string }[]).map((a) => a.name)).toContain('sum_local');
     const sum = await call('wu_execute_action', { action: 'sum_local', params: { a: 2, b: 3 } });
     expect(sum.isError).toBeFalsy();
-    expect(json(sum)).toEqual({ action: 'sum_local', success: true, result: { sum: 5 } });
+    expect(toolJson(sum)).toEqual({ action: 'sum_local', success: true, result: { sum: 5 } });
     const failed = await call('wu_execute_action', { action: 'fail_local' });
     expect(failed.isError).toBeFalsy();
-    expect(json(failed)).toEqual({
+    expect(toolJson(failed)).toEqual({
       action: 'fail_local',
       success: false,
       reason: 'this action always fails',
     });
     const unknown = await call('wu_execute_action', { action: 'nope' });
     expect(unknown.isError).toBe(true);
-    expect(json(unknown).code).toBe('WU_ACTION_NOT_FOUND');
+    expect(toolJson(unknown).code).toBe('WU_ACTION_NOT_FOUND');
     const invalid = await call('wu_execute_action', {
       action: 'sum_local',
       params: { a: 'x', b: 1 },
     });
     expect(invalid.isError).toBe(true);
-    expect(json(invalid).code).toBe('WU_INVALID_PARAMS');
+    expect(toolJson(invalid).code).toBe('WU_INVALID_PARAMS');
   });
 
   it('wu_status shows framework, apps, store keys and counts; keys are [] without readStore', async () => {
-    const s = json(await call('wu_status'));
+    const s = toolJson(await call('wu_status'));
     expect(s).toMatchObject({
       framework: 'airlock-bridge',
       storeKeys: ['user', 'cart', 'settings'],
@@ -128,20 +129,20 @@ describe('the page door end to end', () => {
     expect(typeof s.actionCount).toBe('number');
     expect(typeof s.eventCount).toBe('number');
     await permit({ readStore: false });
-    expect(json(await call('wu_status')).storeKeys).toEqual([]);
+    expect(toolJson(await call('wu_status')).storeKeys).toEqual([]);
   });
 
   it('reads and writes the store', async () => {
-    expect(json(await call('wu_get_state', { path: 'user.name' }))).toEqual({
+    expect(toolJson(await call('wu_get_state', { path: 'user.name' }))).toEqual({
       path: 'user.name',
       value: 'Ada',
     });
-    expect(json(await call('wu_set_state', { path: 'user.name', value: 'Grace' }))).toEqual({
+    expect(toolJson(await call('wu_set_state', { path: 'user.name', value: 'Grace' }))).toEqual({
       path: 'user.name',
       value: 'Grace',
       updated: true,
     });
-    const root = json(await call('wu_get_state'));
+    const root = toolJson(await call('wu_get_state'));
     expect(root.path).toBe('');
     expect((root.value as { user: { name: string } }).user.name).toBe('Grace');
     const empty = await call('wu_set_state', { path: '', value: 1 });
@@ -149,63 +150,65 @@ describe('the page door end to end', () => {
   });
 
   it('emits events, refusing reserved namespaces in the relay and in the bridge', async () => {
-    expect(json(await call('wu_emit_event', { event: 'agent:hello', data: { n: 1 } }))).toEqual({
-      emitted: 'agent:hello',
-      data: { n: 1 },
-    });
+    expect(toolJson(await call('wu_emit_event', { event: 'agent:hello', data: { n: 1 } }))).toEqual(
+      {
+        emitted: 'agent:hello',
+        data: { n: 1 },
+      },
+    );
     for (const event of ['wu:x', 'system:x', 'app:x']) {
       const r = await call('wu_emit_event', { event });
       expect(r.isError).toBe(true);
-      expect(json(r).code).toBe('WU_RESERVED_EVENT');
+      expect(toolJson(r).code).toBe('WU_RESERVED_EVENT');
     }
     // The bridge refuses it too, through its built-in action.
     const viaAction = await call('wu_execute_action', {
       action: 'emitEvent',
       params: { event: 'wu:boot' },
     });
-    expect(json(viaAction)).toMatchObject({ success: false });
-    const events = json(await call('wu_list_events', { limit: 200 }));
+    expect(toolJson(viaAction)).toMatchObject({ success: false });
+    const events = toolJson(await call('wu_list_events', { limit: 200 }));
     expect((events.events as { event: string }[]).some((e) => e.event === 'wu:boot')).toBe(false);
   });
 
   it('navigates by emitting shell:navigate and updating currentPath only with writeStore', async () => {
-    expect(json(await call('wu_navigate', { route: '/orders' }))).toMatchObject({
+    expect(toolJson(await call('wu_navigate', { route: '/orders' }))).toMatchObject({
       navigated: '/orders',
     });
     expect(await page.evaluate(() => (window as unknown as Win).demo.navigations)).toContain(
       '/orders',
     );
-    expect(json(await call('wu_get_state', { path: 'currentPath' })).value).toBe('/orders');
+    expect(toolJson(await call('wu_get_state', { path: 'currentPath' })).value).toBe('/orders');
     await permit({ writeStore: false });
-    expect(json(await call('wu_navigate', { route: '/other' }))).toMatchObject({
+    expect(toolJson(await call('wu_navigate', { route: '/other' }))).toMatchObject({
       navigated: '/other',
       currentPathUpdated: false,
     });
-    expect(json(await call('wu_get_state', { path: 'currentPath' })).value).toBe('/orders');
+    expect(toolJson(await call('wu_get_state', { path: 'currentPath' })).value).toBe('/orders');
   });
 
   it('lists, mounts and unmounts apps', async () => {
-    expect(json(await call('wu_list_apps'))).toMatchObject({
+    expect(toolJson(await call('wu_list_apps'))).toMatchObject({
       count: 1,
       apps: [{ name: 'counter', mounted: false }],
     });
-    expect(json(await call('wu_mount_app', { appName: 'counter' }))).toMatchObject({
+    expect(toolJson(await call('wu_mount_app', { appName: 'counter' }))).toMatchObject({
       mounted: 'counter',
     });
     expect(await page.locator('#increment').count()).toBe(1);
-    const snap = json(await call('wu_snapshot', { appName: 'counter' }));
+    const snap = toolJson(await call('wu_snapshot', { appName: 'counter' }));
     expect(JSON.stringify(snap.tree)).toContain('Increment');
-    expect(json(await call('wu_unmount_app', { appName: 'counter' }))).toMatchObject({
+    expect(toolJson(await call('wu_unmount_app', { appName: 'counter' }))).toMatchObject({
       unmounted: 'counter',
     });
     expect(await page.locator('#increment').count()).toBe(0);
-    expect(json(await call('wu_unmount_app', { appName: 'counter' })).code).toBe(
+    expect(toolJson(await call('wu_unmount_app', { appName: 'counter' })).code).toBe(
       'WU_APP_NOT_MOUNTED',
     );
   });
 
   it('takes an accessibility snapshot whose refs wu_click accepts, shadow DOM included', async () => {
-    const snap = json(await call('wu_snapshot'));
+    const snap = toolJson(await call('wu_snapshot'));
     expect(snap).toMatchObject({ app: null, truncated: false });
     type Node = { ref?: string; role: string; name?: string; children?: Node[] };
     const flat: Node[] = [];
@@ -222,16 +225,16 @@ describe('the page door end to end', () => {
     });
     const shadow = flat.find((n) => n.role === 'button' && n.name === 'Shadow toggle')!;
     expect(shadow.ref).toMatch(/^e\d+$/);
-    const clicked = json(await call('wu_click', { ref: shadow.ref }));
+    const clicked = toolJson(await call('wu_click', { ref: shadow.ref }));
     expect(clicked).toMatchObject({ clicked: true, element: { ref: shadow.ref, role: 'button' } });
     expect(await page.evaluate(() => (window as unknown as Win).demo.shadowClicks)).toBe(1);
     // Refs are stable across snapshots.
-    const again = JSON.stringify(json(await call('wu_snapshot')).tree);
+    const again = JSON.stringify(toolJson(await call('wu_snapshot')).tree);
     expect(again).toContain(`"ref":"${shadow.ref}"`);
     const checkbox = flat.find((n) => n.role === 'checkbox')!;
     await call('wu_click', { text: 'Subscribe' });
     expect(await page.locator('#subscribe').isChecked()).toBe(true);
-    expect(json(await call('wu_click', { ref: 'e999999' })).code).toBe('WU_ELEMENT_NOT_FOUND');
+    expect(toolJson(await call('wu_click', { ref: 'e999999' })).code).toBe('WU_ELEMENT_NOT_FOUND');
     void checkbox;
   });
 
@@ -243,7 +246,7 @@ describe('the page door end to end', () => {
         list.appendChild(document.createElement('li')).textContent = `item ${i}`;
       document.body.appendChild(list);
     });
-    const snap = json(await call('wu_snapshot'));
+    const snap = toolJson(await call('wu_snapshot'));
     expect(snap.truncated).toBe(true);
     expect(snap.nodeCount).toBeLessThanOrEqual(snap.maxNodes as number);
     await page.evaluate(() => document.querySelector('#many')!.remove());
@@ -252,21 +255,21 @@ describe('the page door end to end', () => {
   it('types into an input, a textarea and a contenteditable, and submits with requestSubmit', async () => {
     await call('wu_type', { selector: '#message', text: 'Hello there' });
     await call('wu_type', { selector: '#notes', text: 'Rich notes' });
-    const snap = JSON.stringify(json(await call('wu_snapshot')).tree);
+    const snap = JSON.stringify(toolJson(await call('wu_snapshot')).tree);
     const ref = /"ref":"(e\d+)","role":"textbox","name":"Name"/.exec(snap)![1]!;
-    const typed = json(await call('wu_type', { ref, text: 'Ada', clear: true, submit: true }));
+    const typed = toolJson(await call('wu_type', { ref, text: 'Ada', clear: true, submit: true }));
     expect(typed).toMatchObject({ typed: 3, submitted: true, value: 'Ada' });
     const submitted = await page.evaluate(() => (window as unknown as Win).demo.submitted);
     expect(submitted.at(-1)).toEqual({ name: 'Ada', message: 'Hello there', notes: 'Rich notes' });
     expect(await page.locator('#result').textContent()).toBe('Thanks, Ada!');
     const notEditable = await call('wu_type', { selector: 'h1', text: 'x' });
-    expect(json(notEditable).code).toBe('WU_NOT_EDITABLE');
+    expect(toolJson(notEditable).code).toBe('WU_NOT_EDITABLE');
   });
 
   it('returns a screenshot as PNG image content with metadata', async () => {
     const r = await call('wu_screenshot', { selector: '#contact' });
     expect(r.isError).toBeFalsy();
-    expect(json(r)).toMatchObject({ selector: '#contact', mimeType: 'image/png' });
+    expect(toolJson(r)).toMatchObject({ selector: '#contact', mimeType: 'image/png' });
     const image = r.content.find((c) => c.type === 'image')!;
     expect(image.mimeType).toBe('image/png');
     const bytes = Buffer.from(image.data!, 'base64');
@@ -283,7 +286,11 @@ describe('the page door end to end', () => {
         { signal: controller.signal },
       )
       .catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 300));
+    // Abort once the relay has sent the request to the page: the page starts the
+    // handler (and listens for its abort) before it reads the cancel frame behind it.
+    await waitFor(() => ws.door.relay()!.pending() === 1, {
+      message: 'the relay to forward wu_execute_action to the page',
+    });
     controller.abort();
     await pending;
     await expect
@@ -332,18 +339,18 @@ describe('the page door end to end', () => {
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain(BRIDGE_TOKEN);
     }
-    const network = json(results[5]!);
+    const network = toolJson(results[5]!);
     const req = (
       network.requests as { url: string; requestHeaders: Record<string, string> }[]
     ).find((x) => x.url.includes('/healthz'))!;
     expect(req.url).toContain('token=%5BREDACTED%5D');
     expect(req.url).toContain('page=1');
     expect(req.requestHeaders.authorization).toBe('[REDACTED]');
-    const consoleLog = json(results[3]!);
+    const consoleLog = toolJson(results[3]!);
     expect(JSON.stringify(consoleLog)).toContain('[REDACTED]');
-    expect(json(await call('wu_console', { level: 'error' })).count).toBeGreaterThanOrEqual(1);
+    expect(toolJson(await call('wu_console', { level: 'error' })).count).toBeGreaterThanOrEqual(1);
     expect(
-      json(await call('wu_network', { method: 'GET', status: 200 })).count,
+      toolJson(await call('wu_network', { method: 'GET', status: 200 })).count,
     ).toBeGreaterThanOrEqual(1);
   });
 
@@ -415,12 +422,12 @@ describe('the page door end to end', () => {
       for (const [name, args] of tools) {
         const r = await call(name, args);
         expect(r.isError, name).toBe(true);
-        expect(json(r).code, name).toBe('WU_PERMISSION_DENIED');
+        expect(toolJson(r).code, name).toBe('WU_PERMISSION_DENIED');
       }
       for (const [action, params] of actions) {
         const r = await call('wu_execute_action', { action, params });
         expect(r.isError, action).toBe(true);
-        expect(json(r).code, action).toBe('WU_PERMISSION_DENIED');
+        expect(toolJson(r).code, action).toBe('WU_PERMISSION_DENIED');
       }
     },
   );

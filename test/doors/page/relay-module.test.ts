@@ -8,6 +8,8 @@ import {
 } from '../../../src/relay/relay.js';
 import type { Puente } from '../../../src/doors/page/puente.js';
 import { authenticated, startRelay, type TestBridge } from './relay-helpers.js';
+import { toolJson } from '../../helpers/results.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let puente: Puente;
 let server: WuMcpServer;
@@ -44,9 +46,6 @@ afterAll(async () => {
   await puente.close();
 });
 
-const text = (r: unknown) =>
-  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
-
 describe('createMcpServer and createCommandRunner', () => {
   it('an action that ran and returned success:false is not isError; a page error is', async () => {
     answers.set('execute_action', (p) =>
@@ -56,7 +55,7 @@ describe('createMcpServer and createCommandRunner', () => {
     );
     const ran = await client.callTool({ name: 'wu_execute_action', arguments: { action: 'buy' } });
     expect(ran.isError).toBeFalsy();
-    expect(text(ran)).toEqual({ action: 'buy', success: false, reason: 'out of stock' });
+    expect(toolJson(ran)).toEqual({ action: 'buy', success: false, reason: 'out of stock' });
     expect(ran.structuredContent).toEqual({
       action: 'buy',
       success: false,
@@ -64,7 +63,7 @@ describe('createMcpServer and createCommandRunner', () => {
     });
     const bad = await client.callTool({ name: 'wu_execute_action', arguments: { action: 'bad' } });
     expect(bad.isError).toBe(true);
-    expect(text(bad)).toMatchObject({ code: 'WU_ACTION_NOT_FOUND', message: 'No action bad' });
+    expect(toolJson(bad)).toMatchObject({ code: 'WU_ACTION_NOT_FOUND', message: 'No action bad' });
 
     const runner = createCommandRunner(puente);
     expect((await runner('execute_action', { action: 'buy' })).isError).toBeUndefined();
@@ -87,7 +86,7 @@ describe('createMcpServer and createCommandRunner', () => {
     ] as const) {
       const r = await client.callTool({ name, arguments: args });
       expect(r.isError, `${name} ${JSON.stringify(args)}`).toBe(true);
-      expect(text(r).code).toBe('malformedRequest');
+      expect(toolJson(r).code).toBe('malformedRequest');
     }
   });
 
@@ -120,7 +119,8 @@ describe('createMcpServer and createCommandRunner', () => {
         { signal: controller.signal },
       )
       .catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 150));
+    // Abort once the relay holds the request, so there is a call to cancel.
+    await waitFor(() => puente.pending() === 1, { message: 'the relay to send the request' });
     controller.abort();
     await call;
     await expect.poll(() => cancels.length).toBe(1);

@@ -2,8 +2,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startServe, type Served } from '../../helpers/cli.js';
+import { startServe, type Served } from '../../helpers/servers.js';
+import { connectClient } from '../../helpers/mcp-client.js';
+import { structuredOf, toolText } from '../../helpers/results.js';
 import { pageOf, tempDir } from './helpers.js';
 
 const dirs: string[] = [];
@@ -22,14 +23,12 @@ async function serve(data: string, config?: string) {
     ...(config ? ['--config', config] : []),
   ]);
   servers.push(served);
-  const client = new Client({ name: 'scene-cli-test', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', served.url)));
+  const client = await connectClient(new URL('/mcp', served.url), {
+    name: 'scene-cli-test',
+    version: '1',
+  });
   return { served, client };
 }
-
-const structured = (r: unknown) =>
-  (r as { structuredContent: Record<string, unknown> }).structuredContent;
-const errorText = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
 
 describe('scene door in airlock serve', () => {
   it('after SIGKILL following N acknowledged ops, reopening yields exactly those N ops and that epoch', async () => {
@@ -46,14 +45,14 @@ describe('scene door in airlock serve', () => {
         name: 'koharu.apply',
         arguments: { op: { AddPage: { page: pageOf([], undefined, `p${i}`) } } },
       });
-      expect(structured(r)).toEqual({ epoch: i + 1 });
+      expect(structuredOf(r)).toEqual({ epoch: i + 1 });
       names.push(`p${i}`);
     }
-    expect(structured(await first.client.callTool({ name: 'koharu.undo', arguments: {} }))).toEqual(
-      {
-        epoch: 8,
-      },
-    );
+    expect(
+      structuredOf(await first.client.callTool({ name: 'koharu.undo', arguments: {} })),
+    ).toEqual({
+      epoch: 8,
+    });
     first.served.child.kill('SIGKILL');
     await first.served.exited;
     expect(existsSync(join(data, 'projects', 'crash.khrproj', 'lock'))).toBe(true);
@@ -63,7 +62,7 @@ describe('scene door in airlock serve', () => {
       name: 'koharu.open_project',
       arguments: { path: 'crash.khrproj' },
     });
-    const view = structured(
+    const view = structuredOf(
       await second.client.callTool({ name: 'koharu.get_scene', arguments: {} }),
     ) as {
       epoch: number;
@@ -72,7 +71,7 @@ describe('scene door in airlock serve', () => {
     expect(view.epoch).toBe(8);
     expect(view.scene.pages.map((p) => p.name)).toEqual(names.slice(0, 6));
     expect(
-      structured(await second.client.callTool({ name: 'koharu.redo', arguments: {} })),
+      structuredOf(await second.client.callTool({ name: 'koharu.redo', arguments: {} })),
     ).toEqual({
       epoch: 9,
     });
@@ -93,18 +92,18 @@ describe('scene door in airlock serve', () => {
       name: 'koharu.open_project',
       arguments: { path: 'shared.khrproj', createName: 'Shared' },
     });
-    expect(structured(opened)).toMatchObject({ name: 'Shared' });
+    expect(structuredOf(opened)).toMatchObject({ name: 'Shared' });
     const refused = await b.client.callTool({
       name: 'koharu.open_project',
       arguments: { path: 'shared.khrproj' },
     });
     expect(refused.isError).toBe(true);
-    expect(JSON.parse(errorText(refused))).toMatchObject({ code: 'unavailable' });
+    expect(JSON.parse(toolText(refused))).toMatchObject({ code: 'unavailable' });
     await a.client.callTool({ name: 'koharu.close_project', arguments: {} });
     const now = await b.client.callTool({
       name: 'koharu.open_project',
       arguments: { path: 'shared.khrproj' },
     });
-    expect(structured(now)).toMatchObject({ name: 'Shared' });
+    expect(structuredOf(now)).toMatchObject({ name: 'Shared' });
   });
 });

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import type { Scene } from '../../../src/doors/scene/model.js';
 import { comicPage } from './helpers.js';
-import { json, post, servedScene, sse, structured, until, uploadPages } from './server.js';
+import { json, post, servedScene, sse, until, uploadPages } from './server.js';
+import { structuredOf } from '../../helpers/results.js';
 
 let s: Awaited<ReturnType<typeof servedScene>>;
 beforeAll(async () => {
@@ -33,7 +34,7 @@ describe('the seed flow', () => {
       name: 'koharu.open_project',
       arguments: { path: 'comic.khrproj', createName: 'Comic' },
     });
-    expect(structured(opened)).toMatchObject({ name: 'Comic' });
+    expect(structuredOf(opened)).toMatchObject({ name: 'Comic' });
 
     const sourceBytes = await comicPage([
       { text: 'HELLO', x: 40, y: 90 },
@@ -52,7 +53,7 @@ describe('the seed flow', () => {
       name: 'koharu.start_pipeline',
       arguments: { steps: ['tesseract', 'llm', 'fill', 'renderer'], targetLanguage: 'Portuguese' },
     });
-    const { jobId } = structured(started) as { jobId: string };
+    const { jobId } = structuredOf(started) as { jobId: string };
     await until(
       () => events.events.some((e) => e.event === 'jobFinished' && e.id === jobId),
       90_000,
@@ -121,7 +122,7 @@ describe('the seed flow', () => {
 
     // One undo reverts the renderer's batch on the last page; the epoch rises.
     const undone = await client.callTool({ name: 'koharu.undo', arguments: {} });
-    expect(structured(undone)).toEqual({ epoch: epoch + 1 });
+    expect(structuredOf(undone)).toEqual({ epoch: epoch + 1 });
     const after = (await json(await fetch(`${s.base}/api/v1/scene.json`))) as { scene: Scene };
     const roles = (p: number) =>
       after.scene.pages[p]!.nodes.flatMap((n) => ('image' in n.kind ? [n.kind.image.role] : []));
@@ -129,6 +130,6 @@ describe('the seed flow', () => {
     expect(roles(0)).toEqual(['source', 'inpainted', 'rendered']);
 
     const closed = await client.callTool({ name: 'koharu.close_project', arguments: {} });
-    expect(structured(closed)).toEqual({});
+    expect(structuredOf(closed)).toEqual({});
   });
 });

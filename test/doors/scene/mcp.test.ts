@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { comicPage, pageOf, textNodeOf } from './helpers.js';
-import { json, post, sceneServer, structured, uploadPages, type SceneServer } from './server.js';
+import { json, post, sceneServer, uploadPages, type SceneServer } from './server.js';
+import { structuredOf, toolJson } from '../../helpers/results.js';
 
 let s: SceneServer;
 let client: Client;
@@ -17,8 +18,6 @@ afterAll(async () => {
 
 const call = (name: string, args: Record<string, unknown> = {}) =>
   client.callTool({ name, arguments: args });
-const errorOf = (r: unknown) =>
-  JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
 
 async function protocolError(name: string, args: Record<string, unknown> = {}) {
   try {
@@ -133,7 +132,7 @@ describe('scene tools over MCP', () => {
   });
 
   it('lists engines without a project', async () => {
-    const r = structured(await call('koharu.list_engines'));
+    const r = structuredOf(await call('koharu.list_engines'));
     expect(r.engines).toEqual([
       {
         id: 'tesseract',
@@ -160,20 +159,20 @@ describe('scene tools over MCP', () => {
   it('refuses a project path outside the roots', async () => {
     const r = await call('koharu.open_project', { path: '/etc', createName: 'x' });
     expect(r.isError).toBe(true);
-    expect(errorOf(r)).toMatchObject({ code: 'malformedRequest' });
+    expect(toolJson(r)).toMatchObject({ code: 'malformedRequest' });
   });
 
   it('applies {"AddPage": …} as the reference docs write it, then undo/redo walk the epoch and stop at the boundary', async () => {
     await call('koharu.open_project', { path: 'ops', createName: 'Ops' });
     const page = pageOf();
-    expect(structured(await call('koharu.apply', { op: { AddPage: { page, at: 0 } } }))).toEqual({
+    expect(structuredOf(await call('koharu.apply', { op: { AddPage: { page, at: 0 } } }))).toEqual({
       epoch: 1,
     });
-    expect(structured(await call('koharu.undo'))).toEqual({ epoch: 2 });
-    expect(structured(await call('koharu.undo'))).toEqual({ epoch: null });
-    expect(structured(await call('koharu.redo'))).toEqual({ epoch: 3 });
-    expect(structured(await call('koharu.redo'))).toEqual({ epoch: null });
-    const view = structured(await call('koharu.get_scene', { pages: [page.id] })) as {
+    expect(structuredOf(await call('koharu.undo'))).toEqual({ epoch: 2 });
+    expect(structuredOf(await call('koharu.undo'))).toEqual({ epoch: null });
+    expect(structuredOf(await call('koharu.redo'))).toEqual({ epoch: 3 });
+    expect(structuredOf(await call('koharu.redo'))).toEqual({ epoch: null });
+    const view = structuredOf(await call('koharu.get_scene', { pages: [page.id] })) as {
       epoch: number;
       scene: { pages: unknown[] };
     };
@@ -182,7 +181,7 @@ describe('scene tools over MCP', () => {
   });
 
   it('refuses bad ops with the op named and nothing applied', async () => {
-    const before = structured(await call('koharu.get_scene'));
+    const before = structuredOf(await call('koharu.get_scene'));
     const pageId = (before.scene as { pages: { id: string }[] }).pages[0]!.id;
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ addSticker: {} }, /addSticker/],
@@ -210,23 +209,23 @@ describe('scene tools over MCP', () => {
     for (const [op, pattern] of bad) {
       const r = await call('koharu.apply', { op });
       expect(r.isError, JSON.stringify(op)).toBe(true);
-      expect(String(errorOf(r).message)).toMatch(pattern);
+      expect(String(toolJson(r).message)).toMatch(pattern);
     }
     const text = textNodeOf();
     await call('koharu.apply', { op: { addNode: { page: pageId, node: text } } });
     const wrongKind = await call('koharu.apply', {
       op: { updateNode: { page: pageId, id: text.id, patch: { data: { image: { opacity: 1 } } } } },
     });
-    expect(errorOf(wrongKind)).toMatchObject({ opError: 'nodeKindMismatch', op: 'updateNode' });
+    expect(toolJson(wrongKind)).toMatchObject({ opError: 'nodeKindMismatch', op: 'updateNode' });
     await call('koharu.undo');
-    const after = structured(await call('koharu.get_scene')).scene as { pages: unknown };
+    const after = structuredOf(await call('koharu.get_scene')).scene as { pages: unknown };
     expect(after.pages).toEqual((before.scene as { pages: unknown }).pages);
   });
 
   it('refuses a second source image on a page (invariant)', async () => {
     const png = await comicPage([], 40, 30);
     await uploadPages(s.base, [{ name: 'src.png', bytes: png }]);
-    const scene = structured(await call('koharu.get_scene')).scene as {
+    const scene = structuredOf(await call('koharu.get_scene')).scene as {
       pages: { id: string; nodes: { kind: { image?: { blob: string } } }[] }[];
     };
     const uploaded = scene.pages.at(-1)!;
@@ -238,7 +237,7 @@ describe('scene tools over MCP', () => {
       kind: { image: { role: 'source', blob, opacity: 1, naturalWidth: 40, naturalHeight: 30 } },
     };
     const r = await call('koharu.apply', { op: { addNode: { page: uploaded.id, node: second } } });
-    expect(errorOf(r)).toMatchObject({ opError: 'invariant', op: 'addNode' });
+    expect(toolJson(r)).toMatchObject({ opError: 'invariant', op: 'addNode' });
   });
 
   it('validates pipeline steps before any job exists: unknown, duplicate, unmet need', async () => {
@@ -252,7 +251,7 @@ describe('scene tools over MCP', () => {
     for (const [steps, pattern] of cases) {
       const r = await call('koharu.start_pipeline', { steps });
       expect(r.isError, steps.join()).toBe(true);
-      expect(String(errorOf(r).message)).toMatch(pattern);
+      expect(String(toolJson(r).message)).toMatch(pattern);
     }
     const rest = await post(s.base, 'pipelines', { steps: ['nope'] });
     expect(rest.status).toBe(400);
@@ -262,10 +261,10 @@ describe('scene tools over MCP', () => {
 
   it('get_job and cancel_job answer notFound for an unknown job', async () => {
     const id = randomUUID();
-    expect(errorOf(await call('koharu.get_job', { jobId: id }))).toMatchObject({
+    expect(toolJson(await call('koharu.get_job', { jobId: id }))).toMatchObject({
       code: 'notFound',
     });
-    expect(errorOf(await call('koharu.cancel_job', { jobId: id }))).toMatchObject({
+    expect(toolJson(await call('koharu.cancel_job', { jobId: id }))).toMatchObject({
       code: 'notFound',
     });
   });
@@ -284,7 +283,7 @@ describe('scene tools over MCP', () => {
   });
 
   it('close_project closes; the next call that needs a project answers −32600', async () => {
-    expect(structured(await call('koharu.close_project'))).toEqual({});
+    expect(structuredOf(await call('koharu.close_project'))).toEqual({});
     expect((await protocolError('koharu.get_scene'))?.code).toBe(-32600);
   });
 });

@@ -14,12 +14,12 @@ import {
   post,
   sceneServer,
   sse,
-  structured,
   until,
   uploadPages,
   type SceneServer,
   type SseEvent,
 } from './server.js';
+import { structuredOf } from '../../helpers/results.js';
 
 let s: SceneServer;
 let client: Client;
@@ -249,7 +249,7 @@ describe('scene REST API', () => {
         name: 'koharu.start_pipeline',
         arguments: { steps: ['renderer', 'fill'] },
       });
-      return String(structured(r).jobId);
+      return String(structuredOf(r).jobId);
     });
     expect(normalise(viaMcp.events, viaMcp.jobId)).toEqual(
       normalise(viaRest.events, viaRest.jobId),

@@ -4,13 +4,14 @@
  * OpenAI-compatible endpoint on loopback.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
-import { startServe } from '../../helpers/cli.js';
+import { listenLoopback, startServe } from '../../helpers/servers.js';
+import { connectClient } from '../../helpers/mcp-client.js';
+import { waitFor } from '../../helpers/wait.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sceneDoor, tempDir } from './helpers.js';
@@ -58,8 +59,7 @@ export async function fakeLlm(): Promise<FakeLlm> {
       }, state.delayMs);
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  state.url = `http://127.0.0.1:${await listenLoopback(server)}/v1`;
   state.close = () =>
     new Promise((r) => {
       server.closeAllConnections();
@@ -98,8 +98,7 @@ export async function sceneServer(): Promise<SceneServer> {
     llm,
     data,
     async mcp() {
-      const client = new Client({ name: 'scene-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base)));
+      const client = await connectClient(new URL('/mcp', base), { name: 'scene-test' });
       clients.push(client);
       return client;
     },
@@ -132,8 +131,7 @@ export async function servedScene() {
     base: served.url,
     llm,
     async mcp() {
-      const client = new Client({ name: 'scene-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', served.url)));
+      const client = await connectClient(new URL('/mcp', served.url), { name: 'scene-test' });
       clients.push(client);
       return client;
     },
@@ -181,19 +179,15 @@ export function sse(base: string) {
     /** Resolves once the snapshot frame arrived. */
     ready: async () => {
       await connected;
-      await until(() => events.some((e) => e.event === 'snapshot'));
+      await until(() => events.some((e) => e.event === 'snapshot'), 60_000, 'the snapshot frame');
     },
     stop: () => abort.abort(),
   };
 }
 
-export async function until(check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits (up to 60 s, the scene pipelines' scale) until `check` holds. */
+export const until = (check: () => boolean, timeoutMs = 60_000, message?: string) =>
+  waitFor(check, { timeoutMs, ...(message ? { message } : {}) });
 
 /** Uploads PNG pages through POST /api/v1/pages (multipart). */
 export async function uploadPages(base: string, files: { name: string; bytes: Uint8Array }[]) {
@@ -203,9 +197,6 @@ export async function uploadPages(base: string, files: { name: string; bytes: Ui
   const res = await fetch(`${base}/api/v1/pages`, { method: 'POST', body: form });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
-
-export const structured = (r: unknown) =>
-  (r as { structuredContent: Record<string, unknown> }).structuredContent;
 
 export const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
 

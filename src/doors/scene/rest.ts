@@ -1,0 +1,99 @@
+/**
+ * What the scene door's REST route groups share: the dependencies they are
+ * built from, the route and response shapes, body parsing, and `asTool`, which
+ * runs a REST write as the matching MCP tool. Failures, returned or thrown as
+ * `AirlockError`, are mapped to `{status, code, message}` by the HTTP layer.
+ */
+import type { z } from 'zod';
+import {
+  AirlockError,
+  connection,
+  validateInput,
+  type Failure,
+  type Kernel,
+} from '../../kernel/index.js';
+import type { RestRequest, RestResponse, RestRoute } from '../../transport/surface.js';
+import type { EngineRegistry } from './engines/registry.js';
+import type { SceneSession } from './session.js';
+import type { ToolNames } from './tools.js';
+
+export interface RouteDeps {
+  session: SceneSession;
+  registry: EngineRegistry;
+  kernel: () => Kernel;
+  /** Tool names, for the REST writes that run as tool calls. */
+  names: ToolNames;
+  version: string;
+}
+
+/** REST callers share one connection identity for limits and audit. */
+const REST_CONNECTION = connection('rest:scene', 'rest');
+
+/** Page images and project zips are larger than the server's default body cap. */
+const UPLOAD_MAX_BYTES = 256 * 1024 * 1024;
+const UPLOADS = new Set(['POST pages', 'POST projects/import']);
+
+export const route = (
+  method: RestRoute['method'],
+  path: string,
+  summary: string,
+  handler: RestRoute['handler'],
+): RestRoute => ({
+  method,
+  ...(UPLOADS.has(`${method} ${path}`) ? { maxBodyBytes: UPLOAD_MAX_BYTES } : {}),
+  path,
+  summary,
+  handler,
+});
+
+export const ok = (body: unknown, status = 200): RestResponse => ({ status, body });
+
+/** A download: raw bytes, with a filename when the browser should save them. */
+export const file = (f: {
+  bytes: Uint8Array;
+  contentType: string;
+  filename?: string;
+}): RestResponse => ({
+  status: 200,
+  raw: {
+    bytes: f.bytes,
+    contentType: f.contentType,
+    ...(f.filename ? { filename: f.filename } : {}),
+  },
+});
+
+/**
+ * State changes over REST run as the matching MCP tool through the kernel
+ * pipeline, so they are validated, limited and audited exactly alike.
+ */
+export async function asTool(
+  deps: Pick<RouteDeps, 'kernel'>,
+  tool: string,
+  args: unknown,
+  status = 200,
+): Promise<RestResponse | Failure> {
+  const outcome = await deps.kernel().call('scene', tool, args, { connection: REST_CONNECTION });
+  return outcome.ok ? ok(outcome.value, status) : outcome;
+}
+
+export function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const r = validateInput(schema, body ?? {});
+  if (!r.ok) throw new AirlockError(r.code, r.message);
+  return r.value;
+}
+
+export const header = (req: RestRequest, name: string) => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+export const bytesOf = (body: unknown): Uint8Array => {
+  if (body instanceof Uint8Array) return body;
+  throw new AirlockError('malformedRequest', 'Send the file as the raw request body (not JSON).');
+};
+
+/** The raw body as a Buffer over the same memory, for the multipart parser. */
+export function bytesAsBuffer(body: unknown): Buffer {
+  const bytes = bytesOf(body);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

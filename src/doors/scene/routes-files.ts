@@ -1,0 +1,66 @@
+/**
+ * Files of the active project over REST: blobs by hash (falling back to a
+ * cached export), page thumbnails, and page image uploads.
+ */
+import { AirlockError, isBlobHash } from '../../kernel/index.js';
+import type { RestRoute } from '../../transport/surface.js';
+import { bestImage, blobBytes, thumbnail } from './images.js';
+import { findCachedExport } from './exports.js';
+import { parseMultipart } from './multipart.js';
+import { bytesAsBuffer, file, header, ok, route, type RouteDeps } from './rest.js';
+import { addPages } from './uploads.js';
+
+export function fileRoutes({ session }: RouteDeps): RestRoute[] {
+  return [
+    route(
+      'GET',
+      'blobs/{hash}',
+      'A blob of the active project (or an export) by hash',
+      async (req) => {
+        const p = session.require();
+        const hash = req.params.hash ?? '';
+        if (!isBlobHash(hash))
+          throw new AirlockError('malformedRequest', 'A blob hash is 64 lowercase hex characters.');
+        const bytes = await p.blobs.get(hash);
+        if (bytes) {
+          const isPng = bytes[0] === 0x89 && bytes[1] === 0x50;
+          const isJpeg = bytes[0] === 0xff && bytes[1] === 0xd8;
+          return file({
+            bytes,
+            contentType: isPng ? 'image/png' : isJpeg ? 'image/jpeg' : 'application/octet-stream',
+          });
+        }
+        const cached = findCachedExport(p, hash);
+        if (cached) return file(cached);
+        throw new AirlockError('notFound', `No blob ${hash} in the active project.`);
+      },
+    ),
+    route(
+      'GET',
+      'pages/{id}/thumbnail',
+      'PNG thumbnail of a page (at most 320 px)',
+      async (req) => {
+        const p = session.require();
+        const page = p.history.state.pages.find((x) => x.id === req.params.id);
+        if (!page) throw new AirlockError('notFound', `No page ${req.params.id}.`);
+        const image = bestImage(page);
+        if (!image) throw new AirlockError('notFound', `Page ${page.id} has no image.`);
+        return file({
+          bytes: await thumbnail(await blobBytes(p.blobs, image.image.blob)),
+          contentType: 'image/png',
+        });
+      },
+    ),
+    route('POST', 'pages', 'Upload page images (multipart/form-data), one batch', async (req) => {
+      session.require();
+      const parts = parseMultipart(bytesAsBuffer(req.body), header(req, 'content-type'));
+      const files = parts
+        .filter((part) => part.filename !== undefined || part.contentType?.startsWith('image/'))
+        .map((part) => ({
+          filename: part.filename ?? part.name,
+          bytes: new Uint8Array(part.data),
+        }));
+      return ok(await addPages(session, files), 201);
+    }),
+  ];
+}

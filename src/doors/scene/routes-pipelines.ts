@@ -1,0 +1,40 @@
+/**
+ * Pipelines over REST: the engines available, starting a pipeline (as the
+ * MCP tool, answered 202 with its job id), and the jobs it leaves behind.
+ */
+import { AirlockError } from '../../kernel/index.js';
+import type { RestRoute } from '../../transport/surface.js';
+import { infoOf } from './engines/registry.js';
+import { asTool, ok, route, type RouteDeps } from './rest.js';
+
+export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
+  const { registry, names } = deps;
+  const jobs = () => deps.kernel().jobs;
+  return [
+    route('GET', 'engines', 'Pipeline engines', async () =>
+      ok({ engines: [...registry.values()].map(infoOf) }),
+    ),
+    route('POST', 'pipelines', 'Start a pipeline → {jobId}', async (req) =>
+      asTool(deps, names.startPipeline, req.body ?? {}, 202),
+    ),
+    route('GET', 'operations', 'Pipeline jobs, newest first', async () =>
+      ok({ operations: await jobs().list({ door: 'scene' }) }),
+    ),
+    route('GET', 'operations/{id}', 'One pipeline job', async (req) => {
+      const job = await jobs().get(req.params.id ?? '');
+      if (!job) throw new AirlockError('notFound', `No operation ${req.params.id}.`);
+      return ok(job);
+    }),
+    route('DELETE', 'operations/{id}', 'Cancel a pipeline job (404 when unknown)', async (req) => {
+      const registry = jobs();
+      const job = await registry.get(req.params.id ?? '');
+      if (!job)
+        throw new AirlockError(
+          'notFound',
+          `No operation ${req.params.id}; GET /api/v1/operations lists them.`,
+        );
+      const cancelled = await registry.cancel(job.id);
+      return ok({ id: job.id, cancelled, status: cancelled ? 'cancelling' : job.status });
+    }),
+  ];
+}

@@ -32,7 +32,7 @@ const doorBoundaries = DOORS.map((door) => ({
           },
           {
             regex: '(^|/)kernel/(?!index\\.js$)',
-            message: "A door imports the kernel only through its public surface, kernel/index.js.",
+            message: 'A door imports the kernel only through its public surface, kernel/index.js.',
           },
           {
             regex: `(^|/)doors/(${DOORS.filter((d) => d !== door).join('|')})/|^\\.\\./(\\.\\./)*(${DOORS.filter((d) => d !== door).join('|')})/`,

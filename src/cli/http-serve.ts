@@ -1,8 +1,11 @@
 /**
- * Serves an opened workspace over HTTP until SIGINT/SIGTERM: listens, prints
- * the URLs and a ready-to-paste MCP client configuration, then shuts down
- * cleanly (stop taking connections, let in-flight calls finish within the
- * kernel's grace, close the rest). Shared by `serve` and `openapi`.
+ * Serves an opened workspace over HTTP until SIGINT/SIGTERM: makes sure the
+ * owner and the default agent have their credentials (authority.md §1),
+ * listens, prints the URLs, the owner's sign-in link and ready-to-paste MCP
+ * client configurations (HTTP and stdio) carrying the default agent's token,
+ * then shuts down cleanly (stop taking connections, let in-flight calls
+ * finish within the kernel's grace, close the rest). Shared by `serve` and
+ * `openapi`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpApp } from '../transport/http-app.js';
@@ -10,13 +13,24 @@ import { isLoopbackHost } from '../transport/guards.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Workspace } from './workspace.js';
 import { untilSignal } from './signals.js';
+import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The absolute path of the `airlock` command, for configurations that spawn it. */
+const BIN_PATH = fileURLToPath(new URL('../../bin/airlock.js', import.meta.url));
 
 export interface HttpServeOptions {
   workspace: Workspace;
   logger: Logger;
   host: string;
   port: number;
-  token: string | undefined;
+  /** `--token` / `AIRLOCK_TOKEN`: the default agent's token. */
+  agentToken: string | undefined;
+  /** `--allow-anonymous`: MCP without a token acts as the agent `anonymous` (loopback only). */
+  allowAnonymous: boolean;
+  /** Arguments after `airlock` for the printed stdio configuration (e.g. `stdio --doors notes`). */
+  stdioArgs: string[];
   /** First line of the start-up output. */
   title: string;
   /** Key of the server in the printed MCP client configuration. */
@@ -27,11 +41,16 @@ export interface HttpServeOptions {
 }
 
 export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number> {
-  const { workspace, logger, host, port, token } = o;
+  const { workspace, logger, host, port } = o;
+  const { principals } = workspace.kernel;
+  const credentials = await ensureCredentials(principals, workspace.data, {
+    agentToken: o.agentToken,
+    logger,
+  });
   const app = createHttpApp({
     kernel: workspace.kernel,
     logger,
-    token,
+    allowAnonymous: o.allowAnonymous,
     allowedHosts: isLoopbackHost(host) ? [] : [host],
     ...(o.staticHandler ? { staticHandler: o.staticHandler } : {}),
   });
@@ -46,15 +65,10 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   }
   const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
   const base = `http://${shownHost}:${address.port}`;
-  const clientConfig = {
-    mcpServers: {
-      [o.clientName]: {
-        type: 'http',
-        url: `${base}/mcp`,
-        ...(token ? { headers: { Authorization: 'Bearer <your token>' } } : {}),
-      },
-    },
-  };
+  const login = credentials.ownerToken
+    ? `${base}/login#code=${await principals.issueLoginCode()}`
+    : null;
+  const bearer = credentials.agentToken ?? '<agent token: airlock agents add NAME>';
   const pad = (label: string) => `  ${label}${' '.repeat(Math.max(1, 17 - label.length))}`;
   process.stdout.write(
     [
@@ -66,8 +80,38 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
         .doors()
         .flatMap((d) => (d.http?.banner?.() ?? []).map((line) => `  ${line}`)),
       '',
-      'MCP client configuration (paste into your client):',
-      JSON.stringify(clientConfig, null, 2),
+      login
+        ? `Owner sign-in    ${login}   (once, within 10 minutes; or paste ${join(workspace.data, OWNER_TOKEN_FILE)})`
+        : 'Owner sign-in    with the owner token of the instance that created this store',
+      '',
+      `MCP client configuration over HTTP (agent ${credentials.agentToken ? DEFAULT_AGENT : '…'}; paste into your client):`,
+      JSON.stringify(
+        {
+          mcpServers: {
+            [o.clientName]: {
+              type: 'http',
+              url: `${base}/mcp`,
+              headers: { Authorization: `Bearer ${bearer}` },
+            },
+          },
+        },
+        null,
+        2,
+      ),
+      '',
+      'MCP client configuration over stdio (the client spawns Airlock):',
+      JSON.stringify(
+        {
+          mcpServers: {
+            [o.clientName]: {
+              command: process.execPath,
+              args: [BIN_PATH, ...o.stdioArgs, '--data', workspace.data],
+            },
+          },
+        },
+        null,
+        2,
+      ),
       '',
       'Press Ctrl+C to stop.',
       '',

@@ -38,7 +38,8 @@ Options:
   --typed-tools a,b     the typed tools the probe message names
   --allow-external-refs follow $refs into other files or URLs
   --stdio               serve MCP over stdio instead of HTTP
-  --port N, --host H, --token T, --data DIR   as for airlock serve (HTTP mode)
+  --port N, --host H, --token T, --allow-anonymous, --data DIR
+                        as for airlock serve (HTTP mode)
   -h, --help            this help
 
 Credentials come from environment variables named after the prefix and the
@@ -164,6 +165,7 @@ export async function openapiCommand(argv: string[]): Promise<number> {
       port: { type: 'string' },
       host: { type: 'string' },
       token: { type: 'string' },
+      'allow-anonymous': { type: 'boolean' },
       data: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -187,9 +189,10 @@ export async function openapiCommand(argv: string[]): Promise<number> {
   const port = intOption('port', values.port, 7300, 0, 65535);
   const host = values.host ?? '127.0.0.1';
   const token = values.token ?? process.env.AIRLOCK_TOKEN;
-  if (!values.stdio && !isLoopbackHost(host) && !token)
+  const allowAnonymous = values['allow-anonymous'] === true;
+  if (!values.stdio && !isLoopbackHost(host) && allowAnonymous)
     throw new UsageError(
-      `--host ${host} is reachable beyond this machine; set --token (or AIRLOCK_TOKEN) to protect it`,
+      `--allow-anonymous is for loopback binds only; --host ${host} is reachable beyond this machine, so every agent needs its token`,
     );
   if (values['typed-tools'] !== undefined && values.probe === undefined)
     throw new UsageError('--typed-tools needs --probe PATH');
@@ -234,7 +237,9 @@ export async function openapiCommand(argv: string[]): Promise<number> {
     logger,
     host,
     port,
-    token,
+    agentToken: token,
+    allowAnonymous,
+    stdioArgs: ['openapi', spec, '--stdio', '--prefix', prefix],
     title: `Airlock is serving ${spec} as ${prefix}_resources, ${prefix}_describe, ${prefix}_call`,
     clientName: prefix,
     links: [

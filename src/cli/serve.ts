@@ -20,10 +20,13 @@ and the web UI at /. Data is kept in --data (SQLite, nothing to install).
 
 Options:
   --port N           HTTP port (default 7300; 0 picks a free one)
-  --host H           bind address (default 127.0.0.1; beyond loopback needs --token)
+  --host H           bind address (default 127.0.0.1)
   --data DIR         data folder (default ./.airlock)
   --doors a,b        doors to mount (default: scene,notes,page, those built)
-  --token T          bearer token for /mcp and /api/v1 (or AIRLOCK_TOKEN)
+  --token T          the token of the agent 'default' (or AIRLOCK_TOKEN); without it
+                     the first start makes one and keeps it in DATA/default-agent.token
+  --allow-anonymous  MCP requests without an agent token act as the agent
+                     'anonymous' (loopback binds only)
   --store URL        postgres://… to keep all state in PostgreSQL (default: SQLite in --data)
   --bus URL          redis://… to share events across instances
   --relay-port N     the page door's relay port (default 19100; 0 picks a free one)
@@ -163,6 +166,7 @@ export async function serve(argv: string[]): Promise<number> {
       port: { type: 'string' },
       host: { type: 'string' },
       token: { type: 'string' },
+      'allow-anonymous': { type: 'boolean' },
       'relay-port': { type: 'string' },
       openapi: { type: 'string', multiple: true },
       'base-url': { type: 'string', multiple: true },
@@ -190,9 +194,10 @@ export async function serve(argv: string[]): Promise<number> {
   );
   const host = values.host ?? str(config.host) ?? '127.0.0.1';
   const token = values.token ?? str(config.token) ?? process.env.AIRLOCK_TOKEN;
-  if (!isLoopbackHost(host) && !token) {
+  const allowAnonymous = values['allow-anonymous'] === true || config.allowAnonymous === true;
+  if (!isLoopbackHost(host) && allowAnonymous) {
     throw new UsageError(
-      `--host ${host} is reachable beyond this machine; set --token (or AIRLOCK_TOKEN) to protect it`,
+      `--allow-anonymous is for loopback binds only; --host ${host} is reachable beyond this machine, so every agent needs its token`,
     );
   }
   const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
@@ -214,7 +219,9 @@ export async function serve(argv: string[]): Promise<number> {
     logger,
     host,
     port,
-    token,
+    agentToken: token,
+    allowAnonymous,
+    stdioArgs: ['stdio', '--doors', doors.join(',')],
     title: `Airlock is serving ${workspace.mounts.length ? workspace.mounts.join(', ') : 'no doors'} (store: ${workspace.store.kind} at ${workspace.store.location})`,
     clientName: 'airlock',
     links: [

@@ -33,6 +33,8 @@ export interface WorkspaceOptions {
 
 export interface Workspace {
   kernel: ServingKernel;
+  /** The absolute data folder. */
+  data: string;
   store: Store;
   mounts: string[];
   close(): Promise<void>;
@@ -89,6 +91,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   await kernel.start();
   return {
     kernel,
+    data,
     store,
     mounts: kernel.doors().map(mountOf),
     async close() {

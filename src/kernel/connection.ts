@@ -5,9 +5,16 @@
 export type ConnectionKind = 'stdio' | 'http-session' | 'http-principal' | 'rest' | 'internal';
 
 export interface Connection {
-  /** Stable key: `stdio:<uuid>`, `session:<mcp-session-id>`, `principal:<name>`. */
+  /**
+   * Stable key: `agent:<name>` (2026-era), `agent:<name>/session:<id>`
+   * (2025-era), `agent:stdio:<client>/process:<uuid>` (stdio).
+   */
   readonly id: string;
   readonly kind: ConnectionKind;
+  /** The agent the call acts as (authority.md §1); absent for owner and internal calls. */
+  readonly agent?: string | undefined;
+  /** The MCP session or process, when the connection has one. */
+  readonly session?: string | undefined;
   /** The MCP client's name and version, when it said. */
   readonly client?: { name: string; version: string } | undefined;
 }
@@ -16,6 +23,12 @@ export function connection(
   id: string,
   kind: ConnectionKind,
   client?: { name: string; version: string },
+  agent?: string,
 ): Connection {
-  return client === undefined ? { id, kind } : { id, kind, client };
+  return {
+    id,
+    kind,
+    ...(client === undefined ? {} : { client }),
+    ...(agent === undefined ? {} : { agent }),
+  };
 }

@@ -66,6 +66,8 @@ export type {
 export { percentOf, isFinal } from './jobs.js';
 export type { JobContext, JobOutcome, JobRegistry, JobSpec, ProgressUpdate } from './jobs.js';
 export type { Consent, ConsentRequest } from './consent.js';
+export { createPrincipals, newToken, tokenHash, AgentName } from './principals.js';
+export type { AgentInfo, OwnerSession, Principal, Principals } from './principals.js';
 export type { Journal, OperationState, Resolution } from './journal.js';
 export type { Audit, AuditRecord } from './audit.js';
 export { silentLogger } from './logger.js';

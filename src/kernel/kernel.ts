@@ -9,6 +9,7 @@ import { createConsent, type Consent } from './consent.js';
 import { createJournal, type Journal, type Resolution } from './journal.js';
 import { createJobRegistry, type JobRegistry } from './jobs.js';
 import { createAudit, type Audit } from './audit.js';
+import { createPrincipals, type Principals } from './principals.js';
 import { checkResponseBytes, createConcurrencyGate, type ConcurrencyGate } from './limits.js';
 import { runPipeline, type CallOptions, type CallOutcome } from './pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
@@ -27,6 +28,8 @@ export interface KernelServices {
   readonly journal: Journal;
   readonly jobs: JobRegistry;
   readonly audit: Audit;
+  /** The owner and the agents (authority.md §1). */
+  readonly principals: Principals;
 }
 
 export interface KernelOptions {
@@ -98,7 +101,18 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
   });
   const jobs = createJobRegistry({ store, events, logger, now });
   const audit = createAudit({ store, events, now });
-  const services: KernelServices = { store, blobs, events, logger, consent, journal, jobs, audit };
+  const principals = createPrincipals({ store, events, now });
+  const services: KernelServices = {
+    store,
+    blobs,
+    events,
+    logger,
+    consent,
+    journal,
+    jobs,
+    audit,
+    principals,
+  };
   const mounted = new Map<
     string,
     { door: D; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }

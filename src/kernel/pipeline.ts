@@ -22,7 +22,6 @@ import type { AnyToolDef, Limits, ToolContext } from './tool.js';
 import type { Connection } from './connection.js';
 import type { OpenOperation } from './journal.js';
 import type { Provenance, ResourceRef } from './records.js';
-import { requestWithElicitation, type Elicit } from './consent-elicit.js';
 import type { KernelServices } from './kernel.js';
 
 export interface CallOptions {
@@ -31,8 +30,6 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Sends MCP progress when the request carried a progress token. */
   progress?: (progress: number, total?: number, message?: string) => Promise<void>;
-  /** Present when the client can show an elicitation form (2025-era clients that declare it). */
-  elicit?: Elicit;
 }
 
 export type CallOutcome = { ok: true; value: unknown } | Failure;
@@ -294,17 +291,8 @@ function toolContext(
             summary: `${who}: ${asked.summary ?? `${asked.capability} access to ${mount}`}`,
           }
         : asked;
-      return options.elicit
-        ? requestWithElicitation({
-            consent: services.consent,
-            connection: options.connection.id,
-            door: mount,
-            request,
-            elicit: options.elicit,
-            resources: scope.resources,
-            clientName: options.connection.client?.name,
-          })
-        : services.consent.request(options.connection.id, mount, request);
+      // Only the owner decides (authority.md §2): never a form the client itself can answer.
+      return services.consent.request(options.connection.id, mount, request);
     },
     async write(fn) {
       if (write.settled)

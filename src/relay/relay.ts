@@ -19,6 +19,7 @@ import type { ServedDoor, ToolResult } from '../transport/surface.js';
 import { defaultPresenter } from '../transport/present.js';
 import { openStore } from '../store/open.js';
 import { createMcpServer as createKernelMcpServer } from '../transport/mcp-server.js';
+import { stdioConnection } from '../transport/mcp-stdio.js';
 import { loadConfig, type RelayConfig } from '../doors/page/config.js';
 import { Puente } from '../doors/page/puente.js';
 import { createPageDoor, relayUrl } from '../doors/page/door.js';
@@ -76,14 +77,14 @@ export function createMcpServer(
   return {
     async connect(transport) {
       const { kernel } = await open();
-      const id = `stdio:${randomUUID()}`;
+      const id = randomUUID();
       handles.push(
         serveStdio(
           () =>
             createKernelMcpServer({
               kernel,
               mounts: ['page'],
-              identify: () => ({ id, kind: 'stdio' }),
+              identify: ({ clientName }) => stdioConnection(id, clientName),
             }),
           { transport },
         ),

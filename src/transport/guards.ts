@@ -1,8 +1,7 @@
 /**
  * Access guards (spec/kernel.md §11): Host and Origin validation against DNS
- * rebinding (a foreign Origin gets 403) and the optional bearer token.
+ * rebinding (a foreign Origin gets 403). Who is calling is `auth.ts`'s business.
  */
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]', '::1'];
@@ -21,7 +20,6 @@ export interface GuardOptions {
   allowedHosts: string[];
   /** Extra exact origins allowed (e.g. `https://app.example`). */
   allowedOrigins: string[];
-  token: string | undefined;
 }
 
 /** A refusal is `notAuthorized` (403): the request is not from a page or host this server trusts. */
@@ -63,17 +61,4 @@ export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions):
     status: 403,
     message: `Origin '${origin}' is not allowed to call this server.`,
   };
-}
-
-const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-
-/** Returns the principal for a valid bearer token, null for a wrong or missing one. */
-export function checkBearer(req: IncomingMessage, token: string | undefined): string | null {
-  if (!token) return 'local';
-  const auth = req.headers.authorization;
-  if (!auth || !/^Bearer\s+/i.test(auth)) return null;
-  const candidate = auth.replace(/^Bearer\s+/i, '').trim();
-  // Compare digests so length differences leak nothing.
-  if (!timingSafeEqual(digest(candidate), digest(token))) return null;
-  return 'owner';
 }

@@ -17,7 +17,9 @@ import { failure, internalFailure } from '../kernel/errors.js';
 import { kernelRoutes } from './rest-kernel.js';
 import { createRestDispatch } from './http-rest.js';
 import { createMcpDispatch } from './http-mcp.js';
-import { checkBearer, checkHostAndOrigin, type GuardOptions } from './guards.js';
+import { checkHostAndOrigin, type GuardOptions } from './guards.js';
+import { admit, agentOf, identifyCaller, type AuthOptions, type Caller } from './auth.js';
+import { sessionRoutes } from './rest-session.js';
 import { BodyTooLargeError, sendJson, sendJsonRpcError } from './http-util.js';
 import { sendFailure } from './http-errors.js';
 import { serveEvents } from './sse.js';
@@ -28,7 +30,12 @@ import { mountOf } from '../kernel/kernel.js';
 export interface HttpAppOptions {
   kernel: ServingKernel;
   logger: Logger;
-  token?: string | undefined;
+  /**
+   * Admit MCP and agent-route requests without a credential as the agent
+   * `anonymous` (authority.md §1; loopback binds only — the CLI refuses it
+   * elsewhere). Default false: every agent needs its token.
+   */
+  allowAnonymous?: boolean;
   allowedHosts?: string[];
   allowedOrigins?: string[];
   /** Cap on any request body, checked before parsing (default 4 MiB). */
@@ -53,10 +60,17 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const guard: GuardOptions = {
     allowedHosts: options.allowedHosts ?? [],
     allowedOrigins: options.allowedOrigins ?? [],
-    token: options.token,
+  };
+  const auth: AuthOptions = {
+    principals: kernel.principals,
+    allowAnonymous: options.allowAnonymous ?? false,
   };
   const rest = createRestDispatch({
-    routes: [...kernelRoutes(kernel), ...served.flatMap((d) => d.http?.routes ?? [])],
+    routes: [
+      ...kernelRoutes(kernel),
+      ...sessionRoutes(kernel.principals),
+      ...served.flatMap((d) => d.http?.routes ?? []),
+    ],
     logger,
     maxBodyBytes,
   });
@@ -69,17 +83,45 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return Object.assign({ jobs }, ...extra);
   };
 
-  async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL) {
+  /** The event stream and the route list are for agents and the owner alike (authority.md §1). */
+  async function handleApi(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    caller: Caller | null,
+  ) {
     const sub = url.pathname.slice('/api/v1/'.length);
-    if (sub === 'events' && req.method === 'GET') {
+    const builtIn = req.method === 'GET' && (sub === 'events' || sub === 'openapi.json');
+    if (!builtIn) return rest.handle(req, res, url, sub, caller);
+    const refused = admit(req, 'agent', caller);
+    if (refused) return refuse(res, refused);
+    if (sub === 'events')
       await serveEvents(req, res, {
         bus: kernel.events,
         snapshot,
         ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
       });
-    } else if (sub === 'openapi.json' && req.method === 'GET') {
-      sendJson(res, 200, openApiDocument(rest.routes()));
-    } else await rest.handle(req, res, url, sub);
+    else sendJson(res, 200, openApiDocument(rest.routes()));
+  }
+
+  /** MCP is for agents: a caller with no credential gets 401, the owner's token 403. */
+  async function handleMcp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    caller: Caller | null,
+  ) {
+    const agent = caller ? agentOf(caller) : null;
+    if (!caller || !agent) {
+      const refused =
+        caller?.kind === 'owner'
+          ? 'The owner’s credential is not an agent’s: give each MCP client its own agent token (`airlock agents add NAME`).'
+          : 'No agent token. Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
+      if (!caller) res.setHeader('www-authenticate', 'Bearer realm="airlock"');
+      sendJsonRpcError(res, caller ? 403 : 401, -32001, refused);
+      return;
+    }
+    await mcp.handle(req, res, path, agent);
   }
 
   /** A door's static file (e.g. the page bridge), if one serves this path. */
@@ -113,18 +155,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return;
     }
     if (isMcpPath(path) || path.startsWith('/api/v1/')) {
-      const principal = checkBearer(req, options.token);
-      if (!principal) {
-        const msg =
-          'Missing or wrong bearer token; send Authorization: Bearer <token> (the token given with --token or AIRLOCK_TOKEN).';
-        res.setHeader('www-authenticate', 'Bearer realm="airlock"');
-        if (isMcpPath(path)) sendJsonRpcError(res, 401, -32001, msg);
-        else sendFailure(res, failure('notAuthorized', msg), 401);
+      const caller = await identifyCaller(req, auth);
+      if (caller && 'ok' in caller) {
+        res.setHeader('www-authenticate', 'Bearer realm="airlock", error="invalid_token"');
+        if (isMcpPath(path)) sendJsonRpcError(res, 401, -32001, caller.message);
+        else sendFailure(res, caller, 401);
         return;
       }
-      if (isMcpPath(path))
-        await mcp.handle(req, res, path, principal === 'local' ? undefined : principal);
-      else await handleApi(req, res, url);
+      if (isMcpPath(path)) await handleMcp(req, res, path, caller);
+      else await handleApi(req, res, url, caller);
       return;
     }
     if (await serveDoorFile(req, res, path)) return;
@@ -133,6 +172,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       res,
       failure('notFound', `Nothing at ${path}; MCP is at /mcp, the REST API at /api/v1.`),
     );
+  }
+
+  function refuse(res: ServerResponse, refused: NonNullable<ReturnType<typeof admit>>) {
+    if (refused.status === 401) res.setHeader('www-authenticate', 'Bearer realm="airlock"');
+    sendFailure(res, refused.failure, refused.status);
   }
 
   function fail(req: IncomingMessage, res: ServerResponse, error: unknown) {

@@ -18,12 +18,7 @@ export interface McpDispatchOptions {
 }
 
 export interface McpDispatch {
-  handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    principal: string | undefined,
-  ): Promise<void>;
+  handle(req: IncomingMessage, res: ServerResponse, path: string, agent: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -41,7 +36,7 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
   };
 
   return {
-    async handle(req, res, path, principal) {
+    async handle(req, res, path, agent) {
       const mount = path === '/mcp' ? null : decodeURIComponent(path.slice('/mcp/'.length));
       if (mount !== null && !mounts.includes(mount)) {
         sendJsonRpcError(
@@ -68,7 +63,7 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
         }
       }
       const e = mount === null ? endpoint('*', mounts) : endpoint(mount, [mount]);
-      await e.handle(req, res, body, principal);
+      await e.handle(req, res, body, agent);
     },
     async close() {
       await Promise.all([...endpoints.values()].map((e) => e.close()));

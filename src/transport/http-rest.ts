@@ -5,12 +5,19 @@
  * `AirlockError`) through `failureResponse`, anything else as `internal`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AirlockError, failure, internalFailure, isFailure } from '../kernel/errors.js';
+import {
+  AirlockError,
+  failure,
+  internalFailure,
+  isFailure,
+  type Failure,
+} from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';
 import { failureResponse, sendFailure } from './http-errors.js';
 import { readBody, sendJson } from './http-util.js';
 import { createRouter } from './router.js';
 import type { RestResponse, RestRoute } from './surface.js';
+import { admit, type Caller } from './auth.js';
 
 export interface RestDispatchOptions {
   routes: readonly RestRoute[];
@@ -20,8 +27,17 @@ export interface RestDispatchOptions {
 }
 
 export interface RestDispatch {
-  /** Handles `sub` (the path below `/api/v1/`); false when no route has that path. */
-  handle(req: IncomingMessage, res: ServerResponse, url: URL, sub: string): Promise<void>;
+  /**
+   * Handles `sub` (the path below `/api/v1/`) for `caller`: the route's
+   * audience is checked before its body is read.
+   */
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    sub: string,
+    caller: Caller | null,
+  ): Promise<void>;
   routes(): RestRoute[];
 }
 
@@ -46,7 +62,7 @@ export function createRestDispatch(options: RestDispatchOptions): RestDispatch {
 
   return {
     routes: () => router.routes(),
-    async handle(req, res, url, sub) {
+    async handle(req, res, url, sub, caller) {
       const m = router.match(req.method ?? 'GET', sub);
       if (!m.route) {
         if ('pathExists' in m && m.pathExists) {
@@ -69,13 +85,20 @@ export function createRestDispatch(options: RestDispatchOptions): RestDispatch {
         }
         return;
       }
-      const body = await parseBody(req, m.route.maxBodyBytes ?? options.maxBodyBytes);
-      if (isFailure(body)) {
-        sendFailure(res, body);
+      const refused = admit(req, m.route.audience ?? 'owner', caller);
+      if (refused) {
+        if (refused.status === 401) res.setHeader('www-authenticate', 'Bearer realm="airlock"');
+        sendFailure(res, refused.failure, refused.status);
+        return;
+      }
+      const body = await parseBody(req, m.route, m.route.maxBodyBytes ?? options.maxBodyBytes);
+      if ('status' in body) {
+        sendFailure(res, body.failure, body.status);
         return;
       }
       const out = await run(m.route, {
         params: m.params,
+        caller,
         query: url.searchParams,
         body: body.value,
         headers: req.headers,
@@ -85,20 +108,46 @@ export function createRestDispatch(options: RestDispatchOptions): RestDispatch {
   };
 }
 
-/** JSON bodies parsed, anything else kept as bytes; an empty body is `undefined`. */
-async function parseBody(req: IncomingMessage, max: number) {
+const mediaType = (req: IncomingMessage) =>
+  (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+
+/**
+ * The body, capped before parsing: JSON for `application/json`, bytes on
+ * `raw` routes (uploads), an empty body `undefined`. A JSON route refuses any
+ * other content type (authority.md §4): a browser page can send
+ * `text/plain` without asking first, so it must not count as JSON.
+ */
+async function parseBody(
+  req: IncomingMessage,
+  route: RestRoute,
+  max: number,
+): Promise<{ value: unknown } | { failure: Failure; status: number }> {
   if (req.method === 'GET' || req.method === 'HEAD') return { value: undefined };
   const bytes = await readBody(req, max);
   if (bytes.length === 0) return { value: undefined };
-  if (!(req.headers['content-type'] ?? '').includes('json')) return { value: bytes };
+  const json = mediaType(req) === 'application/json';
+  if (!json) {
+    if (route.body === 'raw') return { value: bytes };
+    return {
+      status: 415,
+      failure: failure(
+        'malformedRequest',
+        `Send this route's body as Content-Type: application/json (got '${mediaType(req) || 'none'}').`,
+      ),
+    };
+  }
   try {
     return { value: JSON.parse(bytes.toString('utf8')) as unknown };
   } catch {
-    return failure('malformedRequest', 'The request body is not valid JSON; fix it and retry.');
+    return {
+      status: 400,
+      failure: failure('malformedRequest', 'The request body is not valid JSON; fix it and retry.'),
+    };
   }
 }
 
 function writeResponse(res: ServerResponse, out: RestResponse): void {
+  for (const [name, value] of Object.entries(out.headers ?? {})) res.setHeader(name, value);
   if (out.raw) {
     res.writeHead(out.status, {
       'content-type': out.raw.contentType,

@@ -3,12 +3,19 @@
  * serving both protocol eras through the official SDK:
  *
  * - 2026-07-28 (per-request envelope): `createMcpHandler` with
- *   `legacy: 'reject'`; the connection is the authenticated principal.
+ *   `legacy: 'reject'`; the connection is the agent.
  * - 2025-era: stateful sessions over `NodeStreamableHTTPServerTransport`;
- *   the connection is the MCP session. Requests are routed with the SDK's
- *   own `isLegacyRequest` classification.
+ *   the connection is (agent, session). A session belongs to the agent that
+ *   opened it: its id sent with another agent's token finds nothing
+ *   (authority.md §1). Requests are routed with the SDK's own
+ *   `isLegacyRequest` classification.
  *
- * The body has already been read (capped) and parsed by the HTTP app.
+ * Caps (authority.md §4): at most 64 sessions per agent (a new one replaces
+ * that agent's least recently used), idle sessions closed after 10 minutes,
+ * and a revoked agent's sessions closed at once.
+ *
+ * The body has already been read (capped) and parsed, and the agent
+ * authenticated, by the HTTP app.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -30,24 +37,23 @@ export interface McpEndpointOptions {
   mounts: string[];
   logger: Logger;
   maxBodyBytes: number;
-  /** Idle 2025-era sessions are closed after this long (default 30 min). */
+  /** Idle 2025-era sessions are closed after this long (default 10 min). */
   sessionIdleMs?: number;
+  /** Sessions per agent (default 64). */
+  maxSessionsPerAgent?: number;
+  /** Sessions in all (default 1000). */
   maxSessions?: number;
 }
 
 export interface McpEndpoint {
-  /** `principal` is the authenticated bearer identity, if any. */
-  handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: unknown,
-    principal: string | undefined,
-  ): Promise<void>;
+  /** `agent` is the authenticated agent the request acts as. */
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown, agent: string): Promise<void>;
   readonly sessionCount: number;
   close(): Promise<void>;
 }
 
 interface Session {
+  agent: string;
   transport: NodeStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
@@ -55,8 +61,9 @@ interface Session {
 
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { kernel, mounts, logger } = options;
-  const idleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+  const idleMs = options.sessionIdleMs ?? 10 * 60 * 1000;
   const maxSessions = options.maxSessions ?? 1000;
+  const perAgent = options.maxSessionsPerAgent ?? 64;
   const sessions = new Map<string, Session>();
 
   const identify = ({
@@ -67,8 +74,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     principal?: string | undefined;
   }) =>
     sessionId
-      ? { id: `session:${sessionId}`, kind: 'http-session' as const }
-      : { id: `principal:${principal ?? 'local'}`, kind: 'http-principal' as const };
+      ? {
+          id: `agent:${principal}/session:${sessionId}`,
+          kind: 'http-session' as const,
+          agent: principal!,
+          session: sessionId,
+        }
+      : { id: `agent:${principal}`, kind: 'http-principal' as const, agent: principal! };
 
   const factory = () => createMcpServer({ kernel, mounts, identify });
   const onerror = (error: Error) => logger.debug({ err: error.message }, 'mcp request rejected');
@@ -96,7 +108,27 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     await s.server.close().catch(() => undefined);
   }
 
-  async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown) {
+  // A revoked agent's open sessions end at once (its token already fails).
+  const unsubscribe = kernel.events.subscribe(({ data }) => {
+    if (data.event !== 'agentsChanged' || data.change !== 'revoked') return;
+    for (const [id, s] of sessions) if (s.agent === data.agent) void closeSession(id);
+  });
+
+  /** Makes room for one more session of `agent`: its least recently used goes past the cap. */
+  async function makeRoom(agent: string) {
+    const own = [...sessions].filter(([, s]) => s.agent === agent);
+    if (own.length < perAgent) return;
+    own.sort(([, a], [, b]) => a.lastSeen - b.lastSeen);
+    await Promise.all(own.slice(0, own.length - perAgent + 1).map(([id]) => closeSession(id)));
+  }
+
+  async function openSession(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    agent: string,
+  ) {
+    await makeRoom(agent);
     if (sessions.size >= maxSessions) {
       sendJsonRpcError(
         res,
@@ -110,7 +142,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, lastSeen: Date.now() });
+        sessions.set(id, { agent, transport, server, lastSeen: Date.now() });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -121,18 +153,18 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   }
 
   return {
-    async handle(req, res, body, principal) {
-      if (principal)
-        (req as IncomingMessage & { auth?: unknown }).auth = {
-          token: '',
-          clientId: principal,
-          scopes: [],
-        };
+    async handle(req, res, body, agent) {
+      (req as IncomingMessage & { auth?: unknown }).auth = {
+        token: '',
+        clientId: agent,
+        scopes: [],
+      };
       const sessionHeader = req.headers['mcp-session-id'];
       const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
       if (sessionId) {
         const session = sessions.get(sessionId);
-        if (!session) {
+        // Another agent's session id is answered as unknown: knowing it grants nothing.
+        if (!session || session.agent !== agent) {
           sendJsonRpcError(
             res,
             404,
@@ -172,13 +204,14 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         );
         return;
       }
-      await openSession(req, res, body);
+      await openSession(req, res, body, agent);
     },
     get sessionCount() {
       return sessions.size;
     },
     async close() {
       clearInterval(sweep);
+      unsubscribe();
       await Promise.all([...sessions.keys()].map(closeSession));
       await modern.close();
     },

@@ -15,7 +15,6 @@ import {
 import type { ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
 import type { ToolDescriptor } from '../kernel/kernel.js';
 import type { Connection } from '../kernel/connection.js';
-import { connection as makeConnection } from '../kernel/connection.js';
 import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
 import { presentOutcome } from './present.js';
 
@@ -32,7 +31,9 @@ export interface McpServerOptions {
   identify(request: {
     sessionId?: string | undefined;
     principal?: string | undefined;
-  }): Pick<Connection, 'id' | 'kind'>;
+    /** The client's `clientInfo.name`, when it said (stdio names its agent after it). */
+    clientName?: string | undefined;
+  }): Pick<Connection, 'id' | 'kind' | 'agent' | 'session'>;
 }
 
 /** Tool name → mount, checked for collisions across the endpoint's doors. */
@@ -88,7 +89,6 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
       );
     }
     const principal = ctx.http?.authInfo?.clientId;
-    const base = identify({ sessionId: ctx.sessionId, principal });
     const clientInfo =
       server.getClientVersion() ??
       ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientInfo' as never];
@@ -99,30 +99,12 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
             version: String((clientInfo as { version?: unknown }).version ?? ''),
           }
         : undefined;
+    const base = identify({ sessionId: ctx.sessionId, principal, clientName: client?.name });
     const progressToken = request.params._meta?.progressToken;
-    const canElicit =
-      ctx.mcpReq.envelope === undefined &&
-      server.getClientCapabilities()?.elicitation !== undefined;
     const call = () =>
       kernel.call(entry.mount, name, request.params.arguments ?? {}, {
-        connection: makeConnection(base.id, base.kind, client),
+        connection: { ...base, ...(client ? { client } : {}) },
         signal: ctx.mcpReq.signal,
-        // Consent may be offered as a form when a 2025-era client declared elicitation
-        // (2026-07-28 clients get it through the approval inbox; kernel §5).
-        ...(canElicit
-          ? {
-              elicit: async (message: string, requestedSchema: Record<string, unknown>) => {
-                const r = await ctx.mcpReq.elicitInput(
-                  { mode: 'form', message, requestedSchema } as never,
-                  { timeout: 10 * 60 * 1000 },
-                );
-                return {
-                  action: r.action,
-                  content: r.content as Record<string, unknown> | undefined,
-                };
-              },
-            }
-          : {}),
         ...(progressToken !== undefined
           ? {
               progress: (progress: number, total?: number, message?: string) =>

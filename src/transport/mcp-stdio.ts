@@ -16,13 +16,14 @@ export async function serveOverStdio(
   logger: Logger,
   until: Promise<void>,
 ): Promise<void> {
-  const connectionId = `stdio:${randomUUID()}`;
+  // stdio has one client per process: the agent is `stdio:<clientInfo.name>` (authority.md §1).
+  const processId = randomUUID();
   const handle = serveStdio(
     () =>
       createMcpServer({
         kernel,
         mounts,
-        identify: () => ({ id: connectionId, kind: 'stdio' }),
+        identify: ({ clientName }) => stdioConnection(processId, clientName),
       }),
     { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
   );
@@ -31,4 +32,15 @@ export async function serveOverStdio(
   );
   await Promise.race([until, stdinClosed]);
   await handle.close();
+}
+
+/** The connection of a stdio process whose client calls itself `clientName`. */
+export function stdioConnection(processId: string, clientName: string | undefined) {
+  const agent = `stdio:${clientName ?? 'client'}`;
+  return {
+    id: `agent:${agent}/process:${processId}`,
+    kind: 'stdio' as const,
+    agent,
+    session: processId,
+  };
 }

@@ -11,6 +11,7 @@ import type { Door } from '../kernel/door.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { Failure } from '../kernel/errors.js';
 import type { AnyToolDef } from '../kernel/tool.js';
+import type { Caller } from './auth.js';
 
 /** A CallToolResult as the MCP wire carries it. */
 export interface ToolResult {
@@ -79,9 +80,22 @@ export interface McpSurface {
   withMcpRequest?<T>(request: McpRequestScope, call: () => Promise<T>): Promise<T>;
 }
 
+/**
+ * Who may use a route (authority.md §1): the owner only, an agent or the
+ * owner, or anyone. Routes are the owner's unless they say otherwise.
+ */
+export type Audience = 'owner' | 'agent' | 'public';
+
 /** A REST route a door adds under `/api/v1` (path relative to it, e.g. `notes/projects`). */
 export interface RestRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Default `owner`. */
+  audience?: Audience;
+  /**
+   * `json` (default): a body must be `application/json`. `raw`: the bytes as
+   * sent (uploads), any content type.
+   */
+  body?: 'json' | 'raw';
   /** Path pattern with `{param}` segments, relative to /api/v1. */
   path: string;
   summary: string;
@@ -97,6 +111,8 @@ export interface RestRoute {
 
 export interface RestRequest {
   params: Record<string, string>;
+  /** Who is calling, as the transport established it (the route's audience was already checked). */
+  caller?: Caller | null;
   query: URLSearchParams;
   /** Parsed JSON body, or raw bytes for non-JSON content types. */
   body: unknown;
@@ -108,6 +124,8 @@ export interface RestResponse {
   body?: unknown;
   /** Raw bytes with their content type, instead of JSON. */
   raw?: { bytes: Uint8Array; contentType: string; filename?: string };
+  /** Extra response headers (e.g. the session cookie). */
+  headers?: Record<string, string>;
 }
 
 export interface HttpSurface {

@@ -74,6 +74,7 @@ export function pdfRoutes(rt: NotesRuntime): RestRoute[] {
       path: 'notes/documents/{id}/pdfs',
       summary: 'Upload a PDF (raw application/pdf body) as a new surface of the document',
       maxBodyBytes: PDF_MAX_BYTES,
+      body: 'raw',
       handler: async ({ params, body }) => {
         const pdf = await uploadedPdf(body);
         if ('ok' in pdf) return pdf;
@@ -96,6 +97,7 @@ export function pdfRoutes(rt: NotesRuntime): RestRoute[] {
       summary:
         'Replace a surface’s source PDF (raw application/pdf body): a new source asset, earlier annotations dropped',
       maxBodyBytes: PDF_MAX_BYTES,
+      body: 'raw',
       handler: async ({ params, body }) => {
         const pdf = await uploadedPdf(body);
         if ('ok' in pdf) return pdf;

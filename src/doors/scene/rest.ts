@@ -26,12 +26,24 @@ export interface RouteDeps {
   version: string;
 }
 
-/** REST callers share one connection identity for limits and audit. */
-const REST_CONNECTION = connection('rest:scene', 'rest');
+/**
+ * A REST caller's connection for limits, policy and audit: the agent it acts
+ * as (authority.md §1: "writes there run as tool calls"), or the owner.
+ */
+const restConnection = (req: RestRequest) => {
+  const caller = req.caller;
+  if (caller?.kind === 'agent')
+    return connection(`agent:${caller.agent}/rest`, 'rest', undefined, caller.agent);
+  if (caller?.kind === 'anonymous')
+    return connection('agent:anonymous/rest', 'rest', undefined, 'anonymous');
+  return connection('owner/rest:scene', 'rest');
+};
 
 /** Page images and project zips are larger than the server's default body cap. */
 const UPLOAD_MAX_BYTES = 256 * 1024 * 1024;
 const UPLOADS = new Set(['POST pages', 'POST projects/import']);
+/** Routes that take a body other than JSON (uploads, CSV texts). */
+const RAW_BODIES = new Set([...UPLOADS, 'PUT projects/current/texts']);
 
 export const route = (
   method: RestRoute['method'],
@@ -40,7 +52,10 @@ export const route = (
   handler: RestRoute['handler'],
 ): RestRoute => ({
   method,
+  // Koharu's HTTP API is for its clients (agents) and the owner alike (authority.md §1).
+  audience: 'agent',
   ...(UPLOADS.has(`${method} ${path}`) ? { maxBodyBytes: UPLOAD_MAX_BYTES } : {}),
+  ...(RAW_BODIES.has(`${method} ${path}`) ? { body: 'raw' as const } : {}),
   path,
   summary,
   handler,
@@ -68,11 +83,14 @@ export const file = (f: {
  */
 export async function asTool(
   deps: Pick<RouteDeps, 'kernel'>,
+  req: RestRequest,
   tool: string,
   args: unknown,
   status = 200,
 ): Promise<RestResponse | Failure> {
-  const outcome = await deps.kernel().call('scene', tool, args, { connection: REST_CONNECTION });
+  const outcome = await deps
+    .kernel()
+    .call('scene', tool, args, { connection: restConnection(req) });
   return outcome.ok ? ok(outcome.value, status) : outcome;
 }
 

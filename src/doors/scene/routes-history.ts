@@ -26,13 +26,13 @@ export function historyRoutes(deps: RouteDeps): RestRoute[] {
       return ok({ epoch: p.history.epoch, scene: p.scene() });
     }),
     route('POST', 'history/apply', 'Apply an Op: {op} → {epoch}', async (req) =>
-      asTool(deps, names.apply, req.body ?? {}),
+      asTool(deps, req, names.apply, req.body ?? {}),
     ),
-    route('POST', 'history/undo', 'Undo → {epoch} (null at the boundary)', async () =>
-      asTool(deps, names.undo, {}),
+    route('POST', 'history/undo', 'Undo → {epoch} (null at the boundary)', async (req) =>
+      asTool(deps, req, names.undo, {}),
     ),
-    route('POST', 'history/redo', 'Redo → {epoch} (null at the boundary)', async () =>
-      asTool(deps, names.redo, {}),
+    route('POST', 'history/redo', 'Redo → {epoch} (null at the boundary)', async (req) =>
+      asTool(deps, req, names.redo, {}),
     ),
   ];
 }

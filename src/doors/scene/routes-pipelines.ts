@@ -15,7 +15,7 @@ export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
       ok({ engines: [...registry.values()].map(infoOf) }),
     ),
     route('POST', 'pipelines', 'Start a pipeline → {jobId}', async (req) =>
-      asTool(deps, names.startPipeline, req.body ?? {}, 202),
+      asTool(deps, req, names.startPipeline, req.body ?? {}, 202),
     ),
     route('GET', 'operations', 'Pipeline jobs, newest first', async () =>
       ok({ operations: await jobs().list({ door: 'scene' }) }),

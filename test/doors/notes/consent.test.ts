@@ -48,30 +48,6 @@ describe('consent', () => {
     expect(theirs.grants).toEqual([]);
   });
 
-  it('an elicitation form offers the projects by name, and accepting grants the chosen one', async () => {
-    h = await notesHarness();
-    await h.project('Alpha');
-    const beta = await h.project('Beta');
-    let offered: unknown;
-    const r = (await callPresented(
-      h.tk.kernel,
-      'notes',
-      'rooqi_request_read_access',
-      {},
-      {
-        connection: connection('elicit:1', 'internal'),
-        elicit: async (_message, schema) => {
-          offered = (schema.properties as Record<string, { enum?: string[] }>).resource?.enum;
-          return { action: 'accept', content: { approve: true, resource: 'Beta' } };
-        },
-      },
-    )) as ToolResult;
-    expect(offered).toEqual(expect.arrayContaining(['Alpha', 'Beta']));
-    const env = envelopeOf(r);
-    expect(env.code).toBe('ready');
-    expect(JSON.parse(env.resultJSON!)).toMatchObject({ capability: 'read', projectID: beta });
-  });
-
   it('owner resources for approval are the projects', async () => {
     h = await notesHarness();
     const a = await h.project('A');

@@ -6,6 +6,7 @@ import { holdsFor } from '../../helpers/wait.js';
 import { fakeRelay } from './fake-relay.js';
 import { createHttpApp } from '../../../src/transport/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
+import { agentHeaders, ownerHeaders } from '../../helpers/principals.js';
 
 let ws: Workspace;
 let browser: Browser;
@@ -153,17 +154,16 @@ describe('the bridge in the browser', () => {
     expect(crossSite.status).toBe(403);
   });
 
-  it('gives the bridge token only with the workspace bearer token when one is set', async () => {
-    const guarded = createHttpApp({
-      kernel: ws.tk.kernel,
-      logger: silentLogger,
-      token: 'workspace-secret',
-    });
+  it('gives the bridge token to the owner only: an agent token gets 403, no credential 401', async () => {
+    const guarded = createHttpApp({ kernel: ws.tk.kernel, logger: silentLogger });
     const { port } = await guarded.listen(0, '127.0.0.1');
     try {
       const url = `http://127.0.0.1:${port}/api/v1/page/bridge-token`;
+      const owner = await ownerHeaders(ws.tk.kernel);
+      const agent = await agentHeaders(ws.tk.kernel, 'page-agent');
       expect((await fetch(url)).status).toBe(401);
-      const ok = await fetch(url, { headers: { authorization: 'Bearer workspace-secret' } });
+      expect((await fetch(url, { headers: agent })).status).toBe(403);
+      const ok = await fetch(url, { headers: owner });
       expect(ok.status).toBe(200);
       expect(((await ok.json()) as { token: string }).token).toBe(BRIDGE_TOKEN);
     } finally {

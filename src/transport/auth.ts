@@ -1,0 +1,147 @@
+/**
+ * Who is calling (spec/authority.md §1, §4): the owner (owner token as a
+ * bearer, or the web UI's session cookie), an agent (its own token), or, on
+ * a loopback bind started with `--allow-anonymous`, the agent `anonymous`.
+ * Each route declares its audience; this module decides whether a caller
+ * may use it, and for cookie sessions whether the request really comes from
+ * the workspace's own page (exact origin and the CSRF header).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { OwnerSession, Principals } from '../kernel/principals.js';
+import { failure, type Failure } from '../kernel/errors.js';
+import { header } from './http-util.js';
+import type { Audience } from './surface.js';
+
+export type Caller =
+  | { kind: 'owner'; via: 'bearer' }
+  | { kind: 'owner'; via: 'cookie'; session: OwnerSession }
+  | { kind: 'agent'; agent: string }
+  | { kind: 'anonymous' };
+
+export const ANONYMOUS_AGENT = 'anonymous';
+export const SESSION_COOKIE = 'airlock_owner';
+export const CSRF_HEADER = 'x-airlock-csrf';
+
+export interface AuthOptions {
+  principals: Principals;
+  /** Admit requests without a credential as the agent `anonymous` (loopback binds only). */
+  allowAnonymous?: boolean;
+}
+
+/** The agent a caller acts as on MCP and agent routes (null for the owner). */
+export const agentOf = (caller: Caller): string | null =>
+  caller.kind === 'agent' ? caller.agent : caller.kind === 'anonymous' ? ANONYMOUS_AGENT : null;
+
+const NEEDS_TOKEN =
+  'Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
+
+function cookie(req: IncomingMessage, name: string): string | undefined {
+  const raw = header(req, 'cookie');
+  if (!raw) return undefined;
+  for (const part of raw.split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return undefined;
+}
+
+/** The request's own origin as a browser on this host would send it. */
+function ownOrigin(req: IncomingMessage): string | undefined {
+  const host = header(req, 'host');
+  return host ? `http://${host}` : undefined;
+}
+
+/** True when a browser request comes from a page of this very server (or from no page at all). */
+export function sameOriginOrNone(req: IncomingMessage): boolean {
+  const origin = header(req, 'origin');
+  if (origin === undefined) {
+    const site = header(req, 'sec-fetch-site');
+    return site === undefined || site === 'same-origin' || site === 'none';
+  }
+  return origin === ownOrigin(req) || origin === ownOrigin(req)?.replace('http:', 'https:');
+}
+
+/**
+ * The caller, a failure for a credential that was sent but is not valid (a
+ * wrong token never falls back to anonymous), or null for no credential.
+ */
+export async function identifyCaller(
+  req: IncomingMessage,
+  options: AuthOptions,
+): Promise<Caller | Failure | null> {
+  const auth = header(req, 'authorization');
+  if (auth !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    const principal = match ? await options.principals.authenticate(match[1]!) : null;
+    if (!principal)
+      return failure(
+        'notAuthorized',
+        `The bearer token is not valid or was revoked. ${NEEDS_TOKEN}`,
+      );
+    return principal.kind === 'owner'
+      ? { kind: 'owner', via: 'bearer' }
+      : { kind: 'agent', agent: principal.agent };
+  }
+  const sid = cookie(req, SESSION_COOKIE);
+  if (sid) {
+    const session = await options.principals.ownerSession(sid);
+    if (session) return { kind: 'owner', via: 'cookie', session };
+  }
+  // A page on another local port is not the owner's terminal: no anonymous access for it.
+  if (options.allowAnonymous && sameOriginOrNone(req)) return { kind: 'anonymous' };
+  return null;
+}
+
+const changesState = (req: IncomingMessage) => req.method !== 'GET' && req.method !== 'HEAD';
+
+/**
+ * Whether `caller` may use a route of `audience`: null when admitted, else
+ * the failure and its HTTP status (401 without a credential, 403 otherwise).
+ */
+export function admit(
+  req: IncomingMessage,
+  audience: Audience,
+  caller: Caller | null,
+): { failure: Failure; status: 401 | 403 } | null {
+  if (audience === 'public') return null;
+  if (!caller)
+    return {
+      status: 401,
+      failure: failure(
+        'notAuthorized',
+        audience === 'owner'
+          ? 'This route is the owner’s: sign in to the web UI, or send Authorization: Bearer <owner token> (the contents of <data>/owner.token).'
+          : `No credential. ${NEEDS_TOKEN}`,
+      ),
+    };
+  if (audience === 'owner' && caller.kind !== 'owner')
+    return {
+      status: 403,
+      failure: failure(
+        'notAuthorized',
+        'This route is the owner’s; an agent cannot use it. Ask the owner to act in the Airlock web UI or CLI.',
+      ),
+    };
+  if (caller.kind === 'owner' && caller.via === 'cookie' && changesState(req)) {
+    // Cookies travel with any request the browser makes to this host, including
+    // from pages on other ports (same site): require this server's exact origin
+    // and the session's CSRF token (authority.md §4).
+    if (!sameOriginOrNone(req) || header(req, 'origin') === undefined)
+      return {
+        status: 403,
+        failure: failure(
+          'notAuthorized',
+          'A signed-in browser may change things only from this server’s own page (exact origin).',
+        ),
+      };
+    if (header(req, CSRF_HEADER) !== caller.session.csrf)
+      return {
+        status: 403,
+        failure: failure(
+          'notAuthorized',
+          `Missing or wrong ${CSRF_HEADER} header; reload the Airlock page and try again.`,
+        ),
+      };
+  }
+  return null;
+}

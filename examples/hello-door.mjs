@@ -37,8 +37,15 @@ await kernel.start();
 const app = createHttpApp({ kernel, logger: silentLogger });
 const { port } = await app.listen(0, '127.0.0.1');
 
+// Every MCP client is an agent with a token of its own (the owner makes it).
+const agent = await kernel.principals.addAgent('example');
+
 const client = new Client({ name: 'example', version: '1.0.0' });
-await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+await client.connect(
+  new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${agent.token}` } },
+  }),
+);
 const ok = await client.callTool({ name: 'hello_greet', arguments: { name: 'Ada' } });
 const refused = await client.callTool({
   name: 'hello_greet',

@@ -4,6 +4,7 @@
  * and loopback HTTP servers on a free port.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
@@ -104,16 +105,37 @@ export function startProcess(
 
 export interface Served extends Started {
   url: string;
+  /** The default agent's token, from the printed HTTP client configuration (null when not known). */
+  agentToken: string | null;
+  /** The owner token, read from the owner.token file the start-up output names (null when none). */
+  ownerToken: string | null;
+  /** The single-use owner sign-in link for the web UI (null when none was printed). */
+  loginUrl: string | null;
 }
 
-/** Starts `airlock serve` (free HTTP and relay ports unless given) and resolves once it printed its MCP URL. */
+/**
+ * Starts `airlock serve` (free HTTP and relay ports unless given) and
+ * resolves once it printed its whole start-up output, with the credentials
+ * it printed.
+ */
 export async function startServe(args: string[], env = testEnv()): Promise<Served> {
   const started = await startProcess(
     process.execPath,
     [BIN, 'serve', '--port', '0', '--relay-port', '0', ...args],
-    { env, ready: /MCP \(all doors\)\s+(http:\/\/\S+)\/mcp/, name: 'serve' },
+    { env, ready: /Press Ctrl\+C to stop\./, name: 'serve' },
   );
-  return { ...started, url: started.match[1]! };
+  return { ...started, ...printedCredentials(started.stdout()) };
+}
+
+/** The URL, tokens and sign-in link `airlock serve` (or `airlock openapi`) printed. */
+export function printedCredentials(out: string) {
+  const url = /MCP \(all doors\)\s+(http:\/\/\S+)\/mcp/.exec(out)?.[1] ?? '';
+  const agentToken = /"Authorization": "Bearer (ak_[\w-]+)"/.exec(out)?.[1] ?? null;
+  const loginUrl = /Owner sign-in\s+(http:\/\/\S+\/login#code=\S+)/.exec(out)?.[1] ?? null;
+  const ownerFile = /or paste (\S+owner\.token)\)/.exec(out)?.[1];
+  const ownerToken =
+    ownerFile && existsSync(ownerFile) ? readFileSync(ownerFile, 'utf8').trim() : null;
+  return { url, agentToken, ownerToken, loginUrl };
 }
 
 /** A port that was free a moment ago on 127.0.0.1. */

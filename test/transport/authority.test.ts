@@ -1,0 +1,281 @@
+/**
+ * The owner and the agents are separate principals (spec/authority.md §1–§2,
+ * §4): each attack a hostile agent, a second agent or a page on another local
+ * port would try, over real HTTP, and that it fails.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { silentLogger } from '../../src/kernel/logger.js';
+import { testKernel, type TestKernel } from '../helpers/kernel.js';
+import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
+import { toolJson } from '../helpers/results.js';
+import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
+
+let tk: TestKernel;
+let app: HttpApp;
+let base: string;
+let owner: Record<string, string>;
+let alice: string;
+let bob: string;
+
+const tokenOf = (h: Record<string, string>) => h.authorization!.replace('Bearer ', '');
+
+beforeAll(async () => {
+  tk = await testKernel([createLedgerDoor()]);
+  app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
+  base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}`;
+  owner = await ownerHeaders(tk.kernel);
+  alice = tokenOf(await agentHeaders(tk.kernel, 'alice'));
+  bob = tokenOf(await agentHeaders(tk.kernel, 'bob'));
+});
+afterAll(async () => {
+  await app.close();
+  await tk.dispose();
+});
+
+const askWrite = (client: Client) =>
+  client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(toolJson);
+
+async function pendingFor(agent: string) {
+  const res = await fetch(`${base}/api/v1/approvals`, { headers: owner });
+  const { approvals } = (await res.json()) as {
+    approvals: { id: string; connection: string; status: string }[];
+  };
+  return approvals.filter((a) => a.connection.startsWith(`agent:${agent}`));
+}
+
+describe('agents cannot act as the owner', () => {
+  it('an agent token cannot approve its own request over REST (403), and the request stays pending', async () => {
+    const client = await connectClient(`${base}/mcp`, { token: alice, pin: MODERN_PROTOCOL });
+    const first = await askWrite(client);
+    expect(first.code).toBe('approvalRequired');
+    const res = await fetch(`${base}/api/v1/approvals/${String(first.approvalID)}/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ resource: 'main' }),
+    });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ code: 'notAuthorized' });
+    expect((await askWrite(client)).code).toBe('approvalRequired');
+    expect((await pendingFor('alice')).map((a) => a.id)).toContain(first.approvalID);
+    await client.close();
+  });
+
+  it('every owner route refuses an agent token with 403 notAuthorized', async () => {
+    const headers = { authorization: `Bearer ${alice}` };
+    for (const path of ['approvals', 'grants', 'audit', 'jobs']) {
+      const res = await fetch(`${base}/api/v1/${path}`, { headers });
+      expect(res.status, path).toBe(403);
+      expect(((await res.json()) as { code: string }).code).toBe('notAuthorized');
+    }
+  });
+
+  it('a form elicitation answered by the client is not consent: the call waits for the owner', async () => {
+    const client = new Client(
+      { name: 'self-approver', version: '1' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    let asked = 0;
+    client.setRequestHandler('elicitation/create', async () => {
+      asked += 1;
+      return { action: 'accept', content: { approve: true, resource: 'main' } } as never;
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${bob}` } },
+      }),
+    );
+    const answer = await askWrite(client);
+    expect(answer.code).toBe('approvalRequired');
+    expect(asked).toBe(0);
+    expect(await pendingFor('bob')).toHaveLength(1);
+    await client.close();
+  });
+});
+
+describe('credentials', () => {
+  it('without a credential, MCP and owner routes answer 401 saying how to get one', async () => {
+    const mcp = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(mcp.status).toBe(401);
+    expect(JSON.stringify(await mcp.json())).toContain('airlock agents add');
+    const rest = await fetch(`${base}/api/v1/approvals`);
+    expect(rest.status).toBe(401);
+    expect(((await rest.json()) as { message: string }).message).toContain('owner.token');
+  });
+
+  it('a wrong bearer token is refused, never taken as anonymous', async () => {
+    const anonymousApp = createHttpApp({
+      kernel: tk.kernel,
+      logger: silentLogger,
+      allowAnonymous: true,
+    });
+    const url = `http://127.0.0.1:${(await anonymousApp.listen(0, '127.0.0.1')).port}`;
+    try {
+      const res = await fetch(`${url}/api/v1/events`, {
+        headers: { authorization: 'Bearer ak_wrong' },
+      });
+      expect(res.status).toBe(401);
+    } finally {
+      await anonymousApp.close();
+    }
+  });
+
+  it('the owner token is not an agent token: MCP answers 403', async () => {
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...owner,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(403);
+  });
+
+  it('anonymous agents only with allowAnonymous, and never from a page on another local port', async () => {
+    const anonymousApp = createHttpApp({
+      kernel: tk.kernel,
+      logger: silentLogger,
+      allowAnonymous: true,
+    });
+    const url = `http://127.0.0.1:${(await anonymousApp.listen(0, '127.0.0.1')).port}`;
+    try {
+      const client = await connectClient(`${url}/mcp`, { pin: MODERN_PROTOCOL });
+      expect((await askWrite(client)).code).toBe('approvalRequired');
+      await client.close();
+      expect(await pendingFor('anonymous')).toHaveLength(1);
+      const fromPage = await fetch(`${url}/api/v1/events`, {
+        headers: { origin: 'http://localhost:5173' },
+      });
+      expect(fromPage.status).toBe(401);
+      // The owner's routes stay the owner's: anonymous is an agent.
+      expect((await fetch(`${url}/api/v1/approvals`)).status).toBe(403);
+    } finally {
+      await anonymousApp.close();
+    }
+  });
+});
+
+describe('identity hygiene', () => {
+  it('another agent sending a 2025-era session id finds nothing', async () => {
+    const client = await connectClient(`${base}/mcp`, { token: alice });
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    expect(sessionId).toBeTruthy();
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${bob}`,
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(404);
+    await client.close();
+  });
+
+  it('2026-era clients with different agent tokens keep separate grants', async () => {
+    const carol = tokenOf(await agentHeaders(tk.kernel, 'carol'));
+    const dave = tokenOf(await agentHeaders(tk.kernel, 'dave'));
+    const a = await connectClient(`${base}/mcp`, { token: carol, pin: MODERN_PROTOCOL });
+    const b = await connectClient(`${base}/mcp`, { token: dave, pin: MODERN_PROTOCOL });
+    const asked = await askWrite(a);
+    const approve = await fetch(`${base}/api/v1/approvals/${String(asked.approvalID)}/approve`, {
+      method: 'POST',
+      headers: { ...owner, 'content-type': 'application/json' },
+      body: JSON.stringify({ resource: 'main' }),
+    });
+    expect(approve.status).toBe(200);
+    expect(await askWrite(a)).toMatchObject({ grantID: expect.any(String) });
+    expect((await askWrite(b)).code).toBe('approvalRequired');
+    await a.close();
+    await b.close();
+  });
+
+  it('revoking an agent refuses its token at once and closes its sessions; another agent keeps working', async () => {
+    const erin = tokenOf(await agentHeaders(tk.kernel, 'erin'));
+    const legacy = await connectClient(`${base}/mcp`, { token: erin });
+    const other = await connectClient(`${base}/mcp`, { token: alice, pin: MODERN_PROTOCOL });
+    await legacy.listTools();
+    const revoked = await tk.kernel.principals.revokeAgent('erin');
+    expect(revoked).toMatchObject({ name: 'erin', revokedAt: expect.any(Number) });
+    await expect(legacy.listTools()).rejects.toThrow();
+    const direct = await fetch(`${base}/api/v1/events`, {
+      headers: { authorization: `Bearer ${erin}` },
+    });
+    expect(direct.status).toBe(401);
+    expect((await other.listTools()).tools.length).toBeGreaterThan(0);
+    await legacy.close().catch(() => undefined);
+    await other.close();
+  });
+});
+
+describe('browser requests', () => {
+  it('a JSON route refuses a CORS-simple content type (text/plain; x=json) with 415', async () => {
+    const res = await fetch(`${base}/api/v1/approvals/anything/deny`, {
+      method: 'POST',
+      headers: { ...owner, 'content-type': 'text/plain; x=json' },
+      body: '{}',
+    });
+    expect(res.status).toBe(415);
+    expect(await res.json()).toMatchObject({ code: 'malformedRequest' });
+  });
+
+  async function signIn(proof: Record<string, string>) {
+    const res = await fetch(`${base}/api/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(proof),
+    });
+    const cookie = res.headers.get('set-cookie') ?? '';
+    return { res, cookie: cookie.split(';')[0]!, body: (await res.json()) as { csrf?: string } };
+  }
+
+  it('a sign-in link works once; the session cookie is HttpOnly and SameSite=Strict', async () => {
+    const code = await tk.kernel.principals.issueLoginCode();
+    const first = await signIn({ code });
+    expect(first.res.status).toBe(200);
+    expect(first.res.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
+    expect(first.body.csrf).toBeTruthy();
+    const again = await signIn({ code });
+    expect(again.res.status).toBe(403);
+    expect(await tk.kernel.principals.signIn({ token: alice })).toMatchObject({
+      code: 'notAuthorized',
+    });
+  });
+
+  it('an owner cookie changes things only from the exact origin and with the CSRF token', async () => {
+    const { cookie, body } = await signIn({ token: tokenOf(owner) });
+    const client = await connectClient(`${base}/mcp`, { token: bob, pin: MODERN_PROTOCOL });
+    const [pending] = await pendingFor('bob');
+    expect(pending).toBeDefined();
+    const deny = (headers: Record<string, string>) =>
+      fetch(`${base}/api/v1/approvals/${pending!.id}/deny`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json', ...headers },
+        body: '{}',
+      });
+    // Reading needs only the cookie.
+    expect((await fetch(`${base}/api/v1/approvals`, { headers: { cookie } })).status).toBe(200);
+    expect((await deny({ origin: base })).status).toBe(403); // no CSRF token
+    expect(
+      (await deny({ origin: 'http://localhost:5173', 'x-airlock-csrf': body.csrf! })).status,
+    ).toBe(403); // another local port is another origin
+    expect((await deny({ 'x-airlock-csrf': body.csrf! })).status).toBe(403); // no origin at all
+    expect((await pendingFor('bob')).map((a) => a.id)).toContain(pending!.id);
+    expect((await deny({ origin: base, 'x-airlock-csrf': body.csrf! })).status).toBe(200);
+    await client.close();
+  });
+});

@@ -1,6 +1,8 @@
 /** `airlock approvals …`: answer consent requests from a terminal over the REST API. */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parse, UsageError } from './args.js';
+import { ownerTokenIn } from './credentials.js';
 
 export const APPROVALS_HELP = `Usage:
   airlock approvals list [--json]             pending requests
@@ -8,7 +10,8 @@ export const APPROVALS_HELP = `Usage:
   airlock approvals deny ID                   deny
   airlock approvals verify-receipt FILE       check a receipt's ownerProofSHA256 (JSON file)
 
-Options: --url URL (default http://127.0.0.1:7300), --token T (or AIRLOCK_TOKEN), -h/--help`;
+Options: --url URL (default http://127.0.0.1:7300); as the owner: --data DIR (reads
+DIR/owner.token; default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN); -h/--help`;
 
 interface Client {
   call(
@@ -56,7 +59,8 @@ export async function approvals(argv: string[]): Promise<number> {
       json: { type: 'boolean' },
       project: { type: 'string' },
       url: { type: 'string' },
-      token: { type: 'string' },
+      data: { type: 'string' },
+      'owner-token': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -65,9 +69,13 @@ export async function approvals(argv: string[]): Promise<number> {
     process.stdout.write(APPROVALS_HELP + '\n');
     return values.help ? 0 : 2;
   }
+  // Only the owner answers approvals (authority.md §2): the owner token, never an agent's.
   const api = client(
     values.url ?? 'http://127.0.0.1:7300',
-    values.token ?? process.env.AIRLOCK_TOKEN,
+    values['owner-token'] ??
+      process.env.AIRLOCK_OWNER_TOKEN ??
+      ownerTokenIn(resolve(values.data ?? './.airlock')) ??
+      undefined,
   );
   const fail = (r: { status: number; body: Record<string, unknown> }) => {
     process.stderr.write(`airlock: ${String(r.body.message ?? `HTTP ${r.status}`)}\n`);

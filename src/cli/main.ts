@@ -10,6 +10,8 @@ Commands:
   serve        run the workspace (HTTP: MCP, REST, events, web UI) on embedded storage
   stdio        serve doors over MCP stdio, for clients that spawn servers
   approvals    list, approve or deny consent requests; verify receipts
+  agents       add, list or revoke agents (each MCP client's token)
+  owner        owner rotate: replace the owner token
   openapi      serve one REST API (OpenAPI/Swagger document) through three generic tools
   catalog      compile an OpenAPI document into a catalog: catalog build SPEC -o FILE
   relay        the page door alone: MCP over stdio plus the bridge WebSocket (WU_MCP_* env)
@@ -18,6 +20,9 @@ Run 'airlock <command> --help' for a command's options.`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // Everything Airlock writes (data folder, database, blobs, tokens) is the owner's
+  // alone, whatever umask the shell had (authority.md §4).
+  process.umask(0o077);
   try {
     switch (command) {
       case 'serve':
@@ -26,6 +31,10 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./serve.js')).stdio(rest);
       case 'approvals':
         return await (await import('./approvals.js')).approvals(rest);
+      case 'agents':
+        return await (await import('./agents.js')).agentsCommand(rest);
+      case 'owner':
+        return await (await import('./agents.js')).ownerCommand(rest);
       case 'openapi':
         return await (await import('./openapi.js')).openapiCommand(rest);
       case 'catalog':

@@ -5,6 +5,7 @@
  */
 import { digestOf } from './digest.js';
 import { redact } from './redact.js';
+import { connectionLabel } from './connection.js';
 import type { AuditEntry, Provenance } from './records.js';
 import type { AuditQuery, Store } from './store.js';
 import type { EventBus } from './events.js';
@@ -38,7 +39,12 @@ export function createAudit({
   return {
     async record({ args, ...rest }) {
       const entry = await store.transaction((tx) =>
-        tx.audit.append({ ...rest, at: now(), argsDigest: digestOf(redact(args)) }),
+        tx.audit.append({
+          ...rest,
+          connection: connectionLabel(rest.connection),
+          at: now(),
+          argsDigest: digestOf(redact(args)),
+        }),
       );
       events?.publish({ event: 'auditRecorded', entry });
       return entry;

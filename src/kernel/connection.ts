@@ -32,3 +32,15 @@ export function connection(
     ...(agent === undefined ? {} : { agent }),
   };
 }
+
+/**
+ * A connection id as people and other agents may see it (authority.md §1):
+ * session and process ids cut to an 8-character label, since knowing the
+ * whole id must never be worth anything.
+ *
+ * @example
+ * connectionLabel('agent:alice/session:0c9f3e12-…') // 'agent:alice/session:0c9f3e12'
+ */
+export function connectionLabel(id: string): string {
+  return id.replace(/(session|process):([^/]{8})[^/]*/g, '$1:$2');
+}

@@ -11,8 +11,13 @@ import { failure, type Failure } from './errors.js';
 import type { Approval, Grant, ResourceRef } from './records.js';
 import type { Store } from './store.js';
 import type { EventBus } from './events.js';
+import { connectionLabel } from './connection.js';
 
 export const DEFAULT_GRANT_LIFETIME_MS = 15 * 60 * 1000;
+/** Undecided approvals expire after this long (authority.md §2). */
+export const PENDING_LIFETIME_MS = 15 * 60 * 1000;
+/** Pending approvals one agent may have at once (authority.md §2, §4). */
+export const MAX_PENDING_PER_AGENT = 20;
 
 export interface ConsentRequest {
   capability: string;
@@ -31,9 +36,15 @@ export interface Consent {
   request(connection: string, door: string, request: ConsentRequest): Promise<Grant | Failure>;
   approve(id: string, resource: ResourceRef | null): Promise<Approval | Failure>;
   deny(id: string): Promise<Approval | Failure>;
+  /** Pending approvals, oldest first; expired ones are closed on the way. */
   pending(): Promise<Approval[]>;
   grants(connection?: string): Promise<Grant[]>;
   revoke(grantId: string): Promise<boolean>;
+  /**
+   * The connection ended (its 2025-era session or stdio process): its pending
+   * approvals are cancelled and its grants end, since nothing can use them again.
+   */
+  endConnection(connection: string): Promise<void>;
 }
 
 export interface ConsentOptions {
@@ -41,6 +52,29 @@ export interface ConsentOptions {
   events: EventBus;
   now?: () => number;
 }
+
+/** An approval as events and the inbox show it: the asking agent, the connection as a label. */
+export function shown<T extends { connection: string }>(record: T): T & { agent: string | null } {
+  return {
+    ...record,
+    connection: connectionLabel(record.connection),
+    agent: agentOfConnection(record.connection),
+  };
+}
+
+/** `agent:alice/session:…` → `alice`; null for connections that are no agent's. */
+export function agentOfConnection(id: string): string | null {
+  const m = /^agent:([^/]+)/.exec(id);
+  return m ? m[1]! : null;
+}
+
+const isExpired = (a: Approval, at: number) => a.createdAt + PENDING_LIFETIME_MS <= at;
+const closed = (status: 'expired' | 'cancelled', at: number) => ({
+  status,
+  decidedAt: at,
+  resource: null,
+  grantId: null,
+});
 
 const unknownApproval = (id: string) =>
   failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
@@ -59,12 +93,21 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
       const grant = await find(connection, door, capability);
       if (grant) return grant;
       const filed = await store.transaction(async (tx) => {
-        const latest = await tx.approvals.latest(connection, door, capability);
+        const at = now();
+        let latest = await tx.approvals.latest(connection, door, capability);
+        if (latest?.status === 'pending' && isExpired(latest, at))
+          latest = await tx.approvals.decide(latest.id, closed('expired', at));
         if (latest?.status === 'pending') return { approval: latest, fresh: false };
         // A denial stands for one lifetime, so an agent cannot nag the owner.
         if (latest?.status === 'denied' && (latest.decidedAt ?? 0) + lifetime > now()) {
           return { approval: latest, fresh: false };
         }
+        // One agent cannot flood the owner's inbox (authority.md §2).
+        const agent = agentOfConnection(connection);
+        const waiting = (await tx.approvals.listPending()).filter(
+          (a) => agentOfConnection(a.connection) === agent && !isExpired(a, at),
+        );
+        if (waiting.length >= MAX_PENDING_PER_AGENT) return { full: waiting, approval: null };
         const approval: Approval = {
           id: randomUUID(),
           connection,
@@ -81,8 +124,16 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
         await tx.approvals.insert(approval);
         return { approval, fresh: true };
       });
+      if (filed.approval === null)
+        return failure(
+          'busy',
+          `You have ${filed.full.length} requests waiting for the owner (at most ${MAX_PENDING_PER_AGENT}): ${filed.full
+            .map((a) => a.id)
+            .join(', ')}; wait for the owner to decide them before asking again.`,
+          { pending: filed.full.map((a) => a.id), retryAfterMs: PENDING_LIFETIME_MS },
+        );
       const { approval } = filed;
-      if (filed.fresh) events.publish({ event: 'approvalRequested', approval });
+      if (filed.fresh) events.publish({ event: 'approvalRequested', approval: shown(approval) });
       if (approval.status === 'denied') {
         return failure(
           'approvalDenied',
@@ -101,6 +152,13 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
         if (!approval) return unknownApproval(id);
+        if (approval.status === 'pending' && isExpired(approval, now())) {
+          await tx.approvals.decide(id, closed('expired', now()));
+          return failure(
+            'malformedRequest',
+            `Approval ${id} expired after 15 minutes undecided; the agent must ask again.`,
+          );
+        }
         if (approval.status !== 'pending') {
           return failure(
             'malformedRequest',
@@ -127,7 +185,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
         });
         return decided ?? failure('malformedRequest', `Approval ${id} is no longer pending.`);
       });
-      if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: result });
+      if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
       return result;
     },
 
@@ -149,11 +207,38 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
           )
         );
       });
-      if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: result });
+      if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
       return result;
     },
 
-    pending: () => store.read((tx) => tx.approvals.listPending()),
+    async pending() {
+      const at = now();
+      const all = await store.read((tx) => tx.approvals.listPending());
+      const expired = all.filter((a) => isExpired(a, at));
+      if (expired.length)
+        await store.transaction(async (tx) => {
+          for (const a of expired) await tx.approvals.decide(a.id, closed('expired', at));
+        });
+      return all.filter((a) => !isExpired(a, at));
+    },
+
+    async endConnection(connection) {
+      const at = now();
+      const { cancelled, ended } = await store.transaction(async (tx) => {
+        const cancelled: Approval[] = [];
+        for (const a of await tx.approvals.listPending())
+          if (a.connection === connection) {
+            const done = await tx.approvals.decide(a.id, closed('cancelled', at));
+            if (done) cancelled.push(done);
+          }
+        const ended: string[] = [];
+        for (const g of await tx.grants.listActive(at, connection))
+          if (await tx.grants.revoke(g.id, at)) ended.push(g.id);
+        return { cancelled, ended };
+      });
+      for (const a of cancelled) events.publish({ event: 'approvalDecided', approval: shown(a) });
+      for (const grantId of ended) events.publish({ event: 'grantRevoked', grantId });
+    },
     grants: (connection) => store.read((tx) => tx.grants.listActive(now(), connection)),
 
     async revoke(grantId) {

@@ -68,6 +68,7 @@ export type { JobContext, JobOutcome, JobRegistry, JobSpec, ProgressUpdate } fro
 export type { Consent, ConsentRequest } from './consent.js';
 export { createPrincipals, newToken, tokenHash, AgentName } from './principals.js';
 export type { AgentInfo, OwnerSession, Principal, Principals } from './principals.js';
+export { journalKey, operationOf } from './journal.js';
 export type { Journal, OperationState, Resolution } from './journal.js';
 export type { Audit, AuditRecord } from './audit.js';
 export { silentLogger } from './logger.js';

@@ -18,6 +18,22 @@ import type { Store, StoreTx } from './store.js';
 
 export const DEFAULT_RECEIPT_RETENTION_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * The journal key of an operation: receipts and journal entries belong to
+ * the agent (authority.md §2), so the same operationID from another agent is
+ * another operation and learns nothing. Calls that are no agent's (the
+ * owner's REST writes, internal calls) are keyed by their connection.
+ */
+export function journalKey(
+  connection: { id: string; agent?: string | undefined },
+  operationId: string,
+): string {
+  return `${connection.agent !== undefined ? `agent:${connection.agent}` : connection.id}#${operationId}`;
+}
+
+/** The operationID a journal key was made from (`journalKey`'s inverse). */
+export const operationOf = (key: string): string => key.slice(key.lastIndexOf('#') + 1);
+
 export type OperationState =
   | { state: 'committed'; receipt: unknown }
   | { state: 'prepared-not-submitted' }

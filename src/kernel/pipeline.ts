@@ -19,8 +19,8 @@ import { digestOf } from './digest.js';
 import { validateInput } from './validate.js';
 import { checkRequestBytes, type ConcurrencyGate } from './limits.js';
 import type { AnyToolDef, Limits, ToolContext } from './tool.js';
-import type { Connection } from './connection.js';
-import type { OpenOperation } from './journal.js';
+import { connectionLabel, type Connection } from './connection.js';
+import { journalKey, type OpenOperation } from './journal.js';
 import type { Provenance, ResourceRef } from './records.js';
 import type { KernelServices } from './kernel.js';
 
@@ -76,7 +76,8 @@ export async function runPipeline(
       event: 'toolCalled',
       door: mount,
       tool: tool.name,
-      connection: connection.id,
+      connection: connectionLabel(connection.id),
+      ...(connection.agent ? { agent: connection.agent } : {}),
       result: outcome.ok ? 'ok' : outcome.code,
       durationMs: Date.now() - started,
     });
@@ -120,7 +121,7 @@ export async function runPipeline(
     if (tool.journal) {
       const begun = await services.journal.begin({
         scope: mount,
-        operationId: tool.journal.operationId(input),
+        operationId: journalKey(connection, tool.journal.operationId(input)),
         digest: digestOf({ tool: tool.name, input }),
         tool: tool.name,
         connection: connection.id,

@@ -29,7 +29,11 @@ export const GrantSchema = z.object({
 });
 export type Grant = z.infer<typeof GrantSchema>;
 
-export const APPROVAL_STATUSES = ['pending', 'approved', 'denied'] as const;
+/**
+ * `expired`: undecided for 15 minutes; `cancelled`: the asking session ended
+ * first (authority.md §2). Neither stays in the inbox.
+ */
+export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
 export const ApprovalSchema = z.object({
   id: z.string(),
   connection: z.string(),

@@ -78,7 +78,7 @@ export interface ApprovalRepo {
   decide(
     id: string,
     decision: {
-      status: 'approved' | 'denied';
+      status: Exclude<Approval['status'], 'pending'>;
       decidedAt: number;
       resource: Approval['resource'];
       grantId: string | null;

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { BlobStore, Store } from '../kernel/store.js';
 import { createPostgresBlobStore } from './blobs-postgres.js';
@@ -34,9 +34,10 @@ export async function openStore(
   if (spec === '' || spec === 'sqlite' || spec.startsWith('sqlite:')) {
     const file =
       spec.length > 'sqlite:'.length ? resolve(spec.slice(7)) : join(options.data, 'airlock.db');
-    await mkdir(options.data, { recursive: true });
-    await mkdir(dirname(file), { recursive: true });
+    await privateFolder(options.data);
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     const store = await createSqliteStore({ path: file });
+    await privateFiles(file, `${file}-wal`, `${file}-shm`);
     return { store, blobs: createFileBlobStore(join(options.data, 'blobs')) };
   }
   if (/^postgres(ql)?:\/\//i.test(spec)) {
@@ -64,4 +65,18 @@ function redact(spec: string): string {
   } catch {
     return spec;
   }
+}
+
+/**
+ * The data folder is the owner's alone (authority.md §4): 0700 whatever the
+ * umask, and its database files 0600. (The CLI also sets the umask to 077,
+ * so files made later are private too.)
+ */
+export async function privateFolder(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+}
+
+async function privateFiles(...files: string[]): Promise<void> {
+  for (const f of files) await chmod(f, 0o600).catch(() => undefined);
 }

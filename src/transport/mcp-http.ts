@@ -100,10 +100,17 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   );
   sweep.unref();
 
+  /** A session's pending approvals and grants end with it (authority.md §2). */
+  const ended = (id: string, agent: string) =>
+    void kernel.consent
+      .endConnection(`agent:${agent}/session:${id}`)
+      .catch((err: unknown) => logger.warn({ err }, 'could not end the session’s approvals'));
+
   async function closeSession(id: string) {
     const s = sessions.get(id);
     if (!s) return;
     sessions.delete(id);
+    ended(id, s.agent);
     await s.transport.close().catch(() => undefined);
     await s.server.close().catch(() => undefined);
   }
@@ -145,7 +152,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         sessions.set(id, { agent, transport, server, lastSeen: Date.now() });
       },
       onsessionclosed: (id) => {
-        sessions.delete(id);
+        if (sessions.delete(id)) ended(id, agent);
       },
     });
     await server.connect(transport);

@@ -18,12 +18,16 @@ export async function serveOverStdio(
 ): Promise<void> {
   // stdio has one client per process: the agent is `stdio:<clientInfo.name>` (authority.md §1).
   const processId = randomUUID();
+  const lastClient: { name?: string } = {};
   const handle = serveStdio(
     () =>
       createMcpServer({
         kernel,
         mounts,
-        identify: ({ clientName }) => stdioConnection(processId, clientName),
+        identify: ({ clientName }) => {
+          lastClient.name = clientName ?? 'client';
+          return stdioConnection(processId, clientName);
+        },
       }),
     { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
   );
@@ -32,6 +36,11 @@ export async function serveOverStdio(
   );
   await Promise.race([until, stdinClosed]);
   await handle.close();
+  // This process was the connection: what it asked for ends with it.
+  if (lastClient.name !== undefined)
+    await kernel.consent
+      .endConnection(stdioConnection(processId, lastClient.name).id)
+      .catch(() => undefined);
 }
 
 /** The connection of a stdio process whose client calls itself `clientName`. */

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { mountOf, type Kernel } from '../kernel/kernel.js';
 import type { RestRoute } from './surface.js';
 import { failure } from '../kernel/errors.js';
+import { shown } from '../kernel/consent.js';
 import type { ResourceRef } from '../kernel/records.js';
 import { validateInput } from '../kernel/validate.js';
 
@@ -43,12 +44,34 @@ async function resolveResource(
 }
 
 export function kernelRoutes(kernel: Kernel): RestRoute[] {
+  // Owner actions are audited as the owner (authority.md §3).
+  const audited = async <T>(tool: string, door: string, args: unknown, run: () => Promise<T>) => {
+    const started = Date.now();
+    const out = await run();
+    const result =
+      out && typeof out === 'object' && 'ok' in out
+        ? String((out as { code?: unknown }).code)
+        : 'ok';
+    await kernel.audit.record({
+      connection: 'owner',
+      door,
+      tool,
+      args,
+      provenance: null,
+      result,
+      durationMs: Date.now() - started,
+    });
+    return out;
+  };
   return [
     {
       method: 'GET',
       path: 'approvals',
       summary: 'Pending approvals, oldest first',
-      handler: async () => ({ status: 200, body: { approvals: await kernel.consent.pending() } }),
+      handler: async () => ({
+        status: 200,
+        body: { approvals: (await kernel.consent.pending()).map(shown) },
+      }),
     },
     {
       method: 'POST',
@@ -69,8 +92,13 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
           parsed.value.resource,
         );
         if (resource && 'ok' in resource) return failure('malformedRequest', resource.message);
-        const approved = await kernel.consent.approve(params.id!, resource);
-        return 'ok' in approved ? approved : { status: 200, body: approved };
+        const approved = await audited(
+          'approvals.approve',
+          pending.door,
+          { id: params.id, resource },
+          () => kernel.consent.approve(params.id!, resource),
+        );
+        return 'ok' in approved ? approved : { status: 200, body: shown(approved) };
       },
     },
     {
@@ -78,28 +106,36 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       path: 'approvals/{id}/deny',
       summary: 'Deny a pending request',
       handler: async ({ params }) => {
-        const denied = await kernel.consent.deny(params.id!);
-        return 'ok' in denied ? denied : { status: 200, body: denied };
+        const denied = await audited('approvals.deny', 'airlock', { id: params.id }, () =>
+          kernel.consent.deny(params.id!),
+        );
+        return 'ok' in denied ? denied : { status: 200, body: shown(denied) };
       },
     },
     {
       method: 'GET',
       path: 'grants',
       summary: 'Active grants',
-      handler: async () => ({ status: 200, body: { grants: await kernel.consent.grants() } }),
+      handler: async () => ({
+        status: 200,
+        body: { grants: (await kernel.consent.grants()).map(shown) },
+      }),
     },
     {
       method: 'DELETE',
       path: 'grants/{id}',
       summary: 'Revoke a grant',
       handler: async ({ params }) =>
-        (await kernel.consent.revoke(params.id!))
+        (await audited('grants.revoke', 'airlock', { id: params.id }, () =>
+          kernel.consent.revoke(params.id!),
+        ))
           ? { status: 200, body: { revoked: params.id } }
           : failure(
               'notFound',
               `No active grant ${params.id}; list grants to see the active ones.`,
             ),
     },
+    ...agentRoutes(kernel, audited),
     {
       method: 'GET',
       path: 'audit',
@@ -158,6 +194,50 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
         (await kernel.jobs.cancel(params.id!))
           ? { status: 200, body: { cancelled: params.id } }
           : failure('notFound', `No running job ${params.id}; list jobs to see the running ones.`),
+    },
+  ];
+}
+
+const AgentBody = z.object({ name: z.string().min(1).max(64) }).strict();
+
+/** The owner's agents (authority.md §1): list, make (the token is in this answer only), revoke. */
+function agentRoutes(
+  kernel: Kernel,
+  audited: <T>(tool: string, door: string, args: unknown, run: () => Promise<T>) => Promise<T>,
+): RestRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: 'agents',
+      summary: 'Agents, with when each was made or revoked (never tokens)',
+      handler: async () => ({
+        status: 200,
+        body: { agents: await kernel.principals.listAgents() },
+      }),
+    },
+    {
+      method: 'POST',
+      path: 'agents',
+      summary: 'Make an agent {name} → {name, token} (the token is shown only here)',
+      handler: async ({ body }) => {
+        const parsed = validateInput(AgentBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        const made = await audited('agents.add', 'airlock', { name: parsed.value.name }, () =>
+          kernel.principals.addAgent(parsed.value.name),
+        );
+        return 'ok' in made ? made : { status: 201, body: made };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: 'agents/{name}',
+      summary: 'Revoke an agent: its token stops working and its sessions end, on every instance',
+      handler: async ({ params }) => {
+        const revoked = await audited('agents.revoke', 'airlock', { name: params.name }, () =>
+          kernel.principals.revokeAgent(params.name!),
+        );
+        return 'ok' in revoked ? revoked : { status: 200, body: revoked };
+      },
     },
   ];
 }

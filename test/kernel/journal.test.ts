@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
+import { journalKey } from '../../src/kernel/journal.js';
+import { connection } from '../../src/kernel/connection.js';
 
 let tk: TestKernel | undefined;
 afterEach(async () => {
@@ -69,12 +71,38 @@ describe('journal', () => {
     expect(await read(tk, 'a')).toMatchObject({ version: 1 });
   });
 
+  it('another agent replaying an operationID and its arguments runs its own operation and learns no receipt', async () => {
+    tk = await testKernel([createLedgerDoor()]);
+    const agent = (name: string) => connection(`agent:${name}`, 'http-principal', undefined, name);
+    for (const who of ['alice', 'mallory']) {
+      await tk.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: agent(who) });
+      const [pending] = await tk.kernel.consent.pending();
+      await tk.kernel.consent.approve(pending!.id, null);
+    }
+    const op = { operationID: randomUUID(), account: 'x', amount: 5, expectedVersion: null };
+    const call = (who: string) =>
+      tk.kernel
+        .call('ledger', 'ledger_append', op, { connection: agent(who) })
+        .then(textOf) as Promise<Record<string, unknown>>;
+    const first = await call('alice');
+    expect(first).toMatchObject({ committedVersion: 1 });
+    expect(await call('alice')).toEqual(first);
+    expect(await call('mallory')).toMatchObject({ committedVersion: 2 });
+    expect(
+      await tk.kernel.journal.state('ledger', journalKey(agent('mallory'), op.operationID)),
+    ).toMatchObject({
+      state: 'committed',
+    });
+  });
+
   it('a failed write leaves the operation not-found, so a corrected retry with the same id is not refused', async () => {
     tk = await grantedLedger();
     await append(tk, { operationID: randomUUID(), account: 'a', amount: 1, expectedVersion: 0 });
     const id = randomUUID();
     await append(tk, { operationID: id, account: 'a', amount: 1, expectedVersion: 7 });
-    expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'not-found' });
+    expect(await tk.kernel.journal.state('ledger', journalKey(conn(), id))).toEqual({
+      state: 'not-found',
+    });
   });
 
   it('reports committed with the receipt, and not-found for an unknown operation', async () => {
@@ -118,7 +146,9 @@ describe('journal', () => {
       delayMs: 200,
     });
     expect(timedOut.code).toBe('timeout');
-    expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'not-found' });
+    expect(await tk.kernel.journal.state('ledger', journalKey(conn(), id))).toEqual({
+      state: 'not-found',
+    });
     await new Promise((r) => setTimeout(r, 250));
     // The handler woke up after the deadline; its late write was refused.
     expect((await read(tk, 'b')).code).toBe('notFound');
@@ -135,7 +165,9 @@ describe('journal', () => {
     expect(await tk.kernel.journal.purgeExpired()).toBe(0);
     now += 2;
     expect(await tk.kernel.journal.purgeExpired()).toBe(1);
-    expect(await tk.kernel.journal.state('ledger', id)).toEqual({ state: 'not-found' });
+    expect(await tk.kernel.journal.state('ledger', journalKey(conn(), id))).toEqual({
+      state: 'not-found',
+    });
   });
 });
 
@@ -145,9 +177,10 @@ describe('journal states after a crash', () => {
     const id = randomUUID();
     const op = { operationID: id, account: 'c', amount: 3, expectedVersion: null };
     // Simulate a crash between prepare and commit: the prepared entry exists, the write does not.
+    const key = journalKey(conn(), id);
     const begun = await tk.kernel.journal.begin({
       scope: 'ledger',
-      operationId: id,
+      operationId: key,
       digest: (await import('../../src/kernel/digest.js')).digestOf({
         tool: 'ledger_append',
         input: op,
@@ -161,11 +194,11 @@ describe('journal states after a crash', () => {
     await tk.close();
     const dir = tk.dir;
     tk = await grantedLedger(dir);
-    expect(await tk.kernel.journal.state('ledger', id)).toEqual({
+    expect(await tk.kernel.journal.state('ledger', key)).toEqual({
       state: 'prepared-not-submitted',
     });
     expect(await append(tk, op)).toMatchObject({ committedVersion: 1 });
-    expect(await tk.kernel.journal.state('ledger', id)).toMatchObject({ state: 'committed' });
+    expect(await tk.kernel.journal.state('ledger', key)).toMatchObject({ state: 'committed' });
   });
 });
 

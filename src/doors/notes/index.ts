@@ -10,7 +10,13 @@
  */
 import type { DoorContext } from '../context.js';
 import type { ServedDoor } from '../../transport/surface.js';
-import type { AnyToolDef, JournalEntry, Limits, Resolution } from '../../kernel/index.js';
+import {
+  operationOf,
+  type AnyToolDef,
+  type JournalEntry,
+  type Limits,
+  type Resolution,
+} from '../../kernel/index.js';
 import { ENVELOPE_MAX_BYTES, notesPresenter } from './envelope.js';
 import { getWrite, listProjects } from './documents.js';
 import { loadReceiptSigner } from './receipts.js';
@@ -91,7 +97,7 @@ export function createNotesDoor(options: NotesDoorOptions = {}): ServedDoor {
       if (!entry.target) return { exists: false };
       const written = await rt
         .kernel()
-        .store.read((tx) => getWrite(tx, entry.target!, entry.operationId));
+        .store.read((tx) => getWrite(tx, entry.target!, operationOf(entry.operationId)));
       return written ? { exists: true, receipt: written.receipt } : { exists: false };
     },
   };

@@ -79,16 +79,12 @@ export async function authorizedDocument(
 ): Promise<NoteDocument> {
   const projectID = grantedProject(grant);
   const doc = await getDocument(tx, documentID);
-  if (!doc) {
-    throw new AirlockError(
-      'notFound',
-      `No document ${documentID}; call rooqi_list_approved_documents for the documents you may use.`,
-    );
-  }
-  if (doc.projectID !== projectID) {
+  // One answer whether the document is missing or in a project this connection
+  // was not granted: no existence oracle across projects (authority.md §2).
+  if (!doc || doc.projectID !== projectID) {
     throw new AirlockError(
       'notAuthorized',
-      `Document ${documentID} is outside the project this connection was granted; use a document from rooqi_list_approved_documents.`,
+      `Document ${documentID} is not one this connection may use; call rooqi_list_approved_documents for the documents of the granted project.`,
     );
   }
   return doc;

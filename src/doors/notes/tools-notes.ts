@@ -117,7 +117,9 @@ export function noteTools(rt: NotesRuntime) {
       const projectID = grantedProject(ctx.grant);
       return ctx.write(async (tx) => {
         const done = await getWrite(tx, input.documentID, input.operationID);
-        if (done) return done.receipt;
+        // An earlier receipt only for a connection granted the document's project.
+        if (done)
+          return (await authorizedDocument(tx, ctx.grant, input.documentID)) && done.receipt;
         if (!(await getProject(tx, projectID))) {
           throw new AirlockError(
             'notAuthorized',
@@ -178,9 +180,11 @@ export function noteTools(rt: NotesRuntime) {
     writes: true,
     handler: async (input, ctx) =>
       ctx.write(async (tx) => {
+        // The grant is checked before an earlier receipt is shown: a receipt is
+        // only for a connection that may use the document (authority.md §2).
+        const doc = await authorizedDocument(tx, ctx.grant, input.documentID);
         const done = await getWrite(tx, input.documentID, input.operationID);
         if (done) return done.receipt;
-        const doc = await authorizedDocument(tx, ctx.grant, input.documentID);
         if (doc.revision !== input.expectedVersion) throw conflict(doc, input.expectedVersion);
         const now = Date.now();
         const next: NoteDocument = {

@@ -5,7 +5,13 @@
  * and query an operation's durable state. All need the separate
  * `pdfAnnotate` grant.
  */
-import { AirlockError, defineTool, utf8Bytes, type ToolContext } from '../../kernel/index.js';
+import {
+  AirlockError,
+  defineTool,
+  journalKey,
+  utf8Bytes,
+  type ToolContext,
+} from '../../kernel/index.js';
 import { doorError, EnvelopeSchema } from './envelope.js';
 import {
   AnnotateInput,
@@ -156,9 +162,10 @@ export function pdfTools(rt: NotesRuntime) {
     writes: true,
     handler: async (input, ctx) => {
       const q = input.query;
+      // The grant is checked before an earlier receipt is shown (authority.md §2).
+      const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, q.documentID));
       const done = await ctx.store.read((tx) => getWrite(tx, q.documentID, input.operationID));
       if (done) return ctx.write(async () => done.receipt);
-      const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, q.documentID));
       const surface = surfaceOf(doc, q.surfaceID);
       if (
         surface.sourceAssetID !== input.sourceAssetID ||
@@ -270,13 +277,13 @@ export function pdfTools(rt: NotesRuntime) {
       const { entry, written } = await ctx.store.read(async (tx) => {
         await authorizedDocument(tx, ctx.grant, documentID);
         return {
-          entry: await tx.journal.get(rt.mount, operationID),
+          entry: await tx.journal.get(rt.mount, journalKey(ctx.connection, operationID)),
           written: await getWrite(tx, documentID, operationID),
         };
       });
       if (written) return { state: 'committed', receipt: written.receipt };
       if (!entry || entry.target !== documentID) return { state: 'not-found' };
-      return kernel.journal.state(rt.mount, operationID);
+      return kernel.journal.state(rt.mount, journalKey(ctx.connection, operationID));
     },
   });
 

@@ -10,6 +10,8 @@ import {
   AirlockError,
   defineTool,
   failure,
+  journalKey,
+  operationOf,
   utf8String,
   uuidString,
   type AnyToolDef,
@@ -121,7 +123,8 @@ export function createLedgerDoor(): ServedDoor {
       'The state of an operation: committed (with receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found.',
     input: z.object({ operationID: uuidString() }).strict(),
     annotations: { readOnlyHint: true },
-    handler: async ({ operationID }) => kernel!.journal.state('ledger', operationID),
+    handler: async ({ operationID }, ctx) =>
+      kernel!.journal.state('ledger', journalKey(ctx.connection, operationID)),
   });
 
   const count = defineTool({
@@ -164,12 +167,13 @@ export function createLedgerDoor(): ServedDoor {
       const rec = await kernel!.store.read((tx) =>
         tx.records.get<Account>(COLLECTION, entry.target ?? ''),
       );
-      const found = rec?.value.entries.findIndex((e) => e.operationID === entry.operationId) ?? -1;
+      const operationID = operationOf(entry.operationId);
+      const found = rec?.value.entries.findIndex((e) => e.operationID === operationID) ?? -1;
       if (found < 0) return { exists: false };
       return {
         exists: true,
         receipt: {
-          operationID: entry.operationId,
+          operationID,
           account: entry.target,
           committedVersion: found + 1,
         },

@@ -82,11 +82,40 @@ describe('grant scoping', () => {
     expect((await h.env('rooqi_read_note', { documentID: other })).code).toBe('notAuthorized');
   });
 
-  it('reading an unknown document answers notFound', async () => {
+  it('an unknown document and one in an ungranted project get the same answer (no existence oracle)', async () => {
     h = await notesHarness();
     const a = await h.project('A');
+    const b = await h.project('B');
+    const hidden = await h.document(b);
     await h.grant('read', a);
-    expect((await h.env('rooqi_read_note', { documentID: uuid() })).code).toBe('notFound');
+    const missingId = uuid();
+    const missing = await h.env('rooqi_read_note', { documentID: missingId });
+    const elsewhere = await h.env('rooqi_read_note', { documentID: hidden });
+    expect(missing.code).toBe('notAuthorized');
+    expect(elsewhere.code).toBe('notAuthorized');
+    expect(elsewhere.message!.replace(hidden, 'ID')).toBe(
+      missing.message!.replace(missingId, 'ID'),
+    );
+  });
+
+  it('a connection granted another project cannot replay a write to get its receipt', async () => {
+    h = await notesHarness();
+    const alpha = await h.project('Alpha');
+    const beta = await h.project('Beta');
+    const doc = await h.document(alpha);
+    await h.grant('write', alpha, 'conn:alpha');
+    await h.grant('write', beta, 'conn:beta');
+    const args = {
+      operationID: uuid(),
+      documentID: doc,
+      expectedVersion: 0,
+      text: 'secret plan',
+      ...provenance,
+    };
+    expect((await h.env('rooqi_append_text', args, 'conn:alpha')).code).toBe('ready');
+    const replay = await h.env('rooqi_append_text', args, 'conn:beta');
+    expect(replay.code).toBe('notAuthorized');
+    expect(replay.resultJSON).toBeUndefined();
   });
 
   it('a read grant does not allow writing', async () => {

@@ -52,6 +52,9 @@ describe('web UI: approvals inbox, grants, jobs, audit', () => {
     await expect(card.locator('.connection').getAttribute('title')).resolves.toMatch(
       /^agent:default\/session:/,
     );
+    await expect(card.locator('.connection').textContent()).resolves.toMatch(
+      /^agent:default\/session:[0-9a-f]{8}…$/,
+    );
     await expect(page.locator('[data-badge="approvals"]').textContent()).resolves.toBe('1');
     await screenshots(ui, 'approvals-pending');
 

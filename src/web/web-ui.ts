@@ -1,5 +1,6 @@
 /**
- * Serves the workspace web UI at `/` (spec/README.md, issue #7): the HTML
+ * Serves the workspace web UI at `/` (spec/README.md, issue #7) and at
+ * `/login` (the owner's sign-in link, spec/authority.md §1): the HTML
  * shell, its stylesheet, the browser modules that `tsc` emits from
  * `src/web/app/` to `dist/web/app/`, and pdf.js's browser build from the
  * installed `pdfjs-dist` (offline; no CDN). Everything the UI does goes
@@ -95,7 +96,8 @@ export function createWebUi(options: WebUiOptions = {}): StaticHandler {
   return async (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path === '/' || path === '/index.html')
+    // `/login` is the same page: the sign-in link printed at start carries its code in the fragment.
+    if (path === '/' || path === '/index.html' || path === '/login')
       return send(req, res, 'text/html; charset=utf-8', html);
     if (path === '/ui/style.css') return send(req, res, 'text/css; charset=utf-8', css);
     let full: string | null = null;

@@ -25,9 +25,9 @@ beforeAll(async () => {
     startServe(['--doors', 'page,ledger', '--relay-port', '0', '--data', dir]),
     launchChromium(),
   ]);
-  ui = await openUi(browser, `${served.url}/#/settings`);
-  pageAgent = await connectAgent(served.url, 'page-agent', undefined, '/mcp/page');
-  ledgerAgent = await connectAgent(served.url, 'ledger-agent');
+  ui = await openUi(browser, `${served.url}/#/settings`, { login: served.loginUrl! });
+  pageAgent = await connectAgent(served.url, 'page-agent', served.agentToken!, '/mcp/page');
+  ledgerAgent = await connectAgent(served.url, 'ledger-agent', served.agentToken!);
 });
 
 afterAll(async () => {

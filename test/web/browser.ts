@@ -57,24 +57,34 @@ export async function a11yProblems(page: Page): Promise<string[]> {
   });
 }
 
-/** Opens a fresh context (its own storage) at `url`, optionally with the bearer token set for the tab. */
-export async function openUi(
-  browser: Browser,
-  url: string,
-  options: { token?: string; viewport?: keyof typeof VIEWPORTS } = {},
-): Promise<UiPage> {
-  const context = await browser.newContext({
-    viewport: VIEWPORTS[options.viewport ?? 'laptop'],
-    acceptDownloads: true,
-  });
-  if (options.token)
-    await context.addInitScript((t) => sessionStorage.setItem('airlock.token', t), options.token);
-  const page = await context.newPage();
+/** Collects the page's console errors and uncaught errors, with the URL they happened on. */
+export function collectErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}`);
   });
   page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+  return errors;
+}
+
+/**
+ * Opens a fresh context (its own cookies and storage), signs the owner in by
+ * opening the sign-in link `airlock serve` printed (`login`, single-use),
+ * then shows `url` once the event stream is live.
+ */
+export async function openUi(
+  browser: Browser,
+  url: string,
+  options: { login: string; viewport?: keyof typeof VIEWPORTS },
+): Promise<UiPage> {
+  const context = await browser.newContext({
+    viewport: VIEWPORTS[options.viewport ?? 'laptop'],
+    acceptDownloads: true,
+  });
+  const page = await context.newPage();
+  const errors = collectErrors(page);
+  await page.goto(options.login);
+  await page.locator('#live[data-state="live"]').waitFor();
   await page.goto(url);
   await page.locator('#live[data-state="live"]').waitFor();
   return { page, context, errors, a11y: [] };

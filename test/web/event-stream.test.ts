@@ -3,7 +3,7 @@
  * with Last-Event-ID after the stream ends, and starts afresh (no id) after
  * the server was unreachable, since a restarted server counts ids from 1.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectEvents, type LiveEvent, type StreamState } from '../../src/web/app/event-stream.js';
 
 type Step = { frames: string } | { refuse: true };
@@ -23,9 +23,6 @@ function scriptedFetch(steps: Step[]) {
   return { fetchMock, seen };
 }
 
-beforeEach(() => {
-  vi.stubGlobal('sessionStorage', { getItem: () => null });
-});
 afterEach(() => {
   vi.unstubAllGlobals();
 });

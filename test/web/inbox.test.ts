@@ -26,7 +26,7 @@ beforeAll(async () => {
     startServe(['--doors', 'ledger', '--data', dir, '--token', TOKEN]),
     launchChromium(),
   ]);
-  ui = await openUi(browser, `${served.url}/#/approvals`, { token: TOKEN });
+  ui = await openUi(browser, `${served.url}/#/approvals`, { login: served.loginUrl! });
   agent = await connectAgent(served.url, 'inbox-test-agent', TOKEN);
 });
 
@@ -49,7 +49,12 @@ describe('web UI: approvals inbox, grants, jobs, audit', () => {
     const card = page.locator(`[data-approval-id="${id}"]`);
     await card.waitFor();
     await expect(card.getByRole('heading').textContent()).resolves.toBe('ledger: write access');
-    await expect(card.locator('.connection').getAttribute('title')).resolves.toMatch(/^session:/);
+    await expect(card.locator('.connection').getAttribute('title')).resolves.toMatch(
+      /^agent:default\/session:/,
+    );
+    await expect(card.locator('.connection').textContent()).resolves.toMatch(
+      /^agent:default\/session:[0-9a-f]{8}…$/,
+    );
     await expect(page.locator('[data-badge="approvals"]').textContent()).resolves.toBe('1');
     await screenshots(ui, 'approvals-pending');
 
@@ -182,22 +187,6 @@ describe('web UI: approvals inbox, grants, jobs, audit', () => {
     await screenshots(ui, 'approvals');
     expect(ui.errors).toEqual([]);
     expect(ui.a11y).toEqual([]);
-  });
-
-  it('asks for the bearer token when the server needs one, and connects once it is entered', async () => {
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      await page.goto(`${served.url}/#/approvals`);
-      await page.locator('#errors .error', { hasText: 'needs a bearer token' }).first().waitFor();
-      await expect.poll(() => page.locator('#live').getAttribute('data-state')).toBe('down');
-      await page.getByRole('link', { name: 'Settings' }).click();
-      await page.getByLabel('Bearer token').fill(TOKEN);
-      await page.getByRole('button', { name: 'Save' }).click();
-      await page.locator('#live[data-state="live"]').waitFor();
-    } finally {
-      await context.close();
-    }
   });
 
   it('reconnects by itself when the server restarts, and shows requests made after it', async () => {

@@ -88,6 +88,15 @@ describe('formatting and routes', () => {
     expect(shortConnection('session:0123456789abcdef')).toBe('session:01234567…');
     expect(shortConnection('principal:local')).toBe('principal:local');
   });
+  it("shortens an agent's session or process id but keeps the agent's name whole", () => {
+    expect(shortConnection('agent:default/session:ceb86248-598b-4089-822a-d610cf8ac1b7')).toBe(
+      'agent:default/session:ceb86248…',
+    );
+    expect(shortConnection('agent:stdio:claude-desktop-client/process:0123456789abcdef')).toBe(
+      'agent:stdio:claude-desktop-client/process:01234567…',
+    );
+    expect(shortConnection('agent:research-assistant-bot')).toBe('agent:research-assistant-bot');
+  });
   it('round-trips hash routes with encoded parameters', () => {
     expect(parseRoute(href('notes', 'doc', 'a b/c'))).toMatchObject({
       screen: 'notes',

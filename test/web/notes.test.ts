@@ -24,6 +24,9 @@ let ui: UiPage;
 let agent: Agent;
 let documentID = '';
 
+/** The owner's bearer header, for reading what the UI did straight from the REST API. */
+const owner = () => ({ authorization: `Bearer ${served.ownerToken!}` });
+
 const PROVENANCE = { provider: 'acme-ai', model: 'writer-2', promptVersion: 'p-17' };
 
 async function samplePdf(): Promise<Buffer> {
@@ -61,8 +64,8 @@ beforeAll(async () => {
     startServe(['--doors', 'notes', '--data', dir]),
     launchChromium(),
   ]);
-  ui = await openUi(browser, `${served.url}/#/notes`);
-  agent = await connectAgent(served.url, 'notes-web-agent');
+  ui = await openUi(browser, `${served.url}/#/notes`, { login: served.loginUrl! });
+  agent = await connectAgent(served.url, 'notes-web-agent', served.agentToken!);
 });
 
 afterAll(async () => {
@@ -107,7 +110,9 @@ describe('web UI: notes', () => {
     await rooqi('rooqi_request_write_access');
     await page.evaluate((id) => (location.hash = `#/notes/doc/${id}`), documentID);
     await page.getByRole('heading', { level: 1, name: 'Paper review' }).waitFor();
-    const doc = await (await fetch(`${served.url}/api/v1/notes/documents/${documentID}`)).json();
+    const doc = await (
+      await fetch(`${served.url}/api/v1/notes/documents/${documentID}`, { headers: owner() })
+    ).json();
     const receipt = await rooqi('rooqi_append_text', {
       operationID: randomUUID(),
       documentID,
@@ -206,7 +211,7 @@ describe('web UI: notes', () => {
 
   it('approves a request for a new project named in the inbox, and announces new requests', async () => {
     const { page } = ui;
-    const other = await connectAgent(served.url, 'notes-reader');
+    const other = await connectAgent(served.url, 'notes-reader', served.agentToken!);
     try {
       expect((await other.call('rooqi_request_read_access')).body.code).toBe('approvalRequired');
       await expect
@@ -223,7 +228,9 @@ describe('web UI: notes', () => {
       await page.keyboard.type('Made in the inbox');
       await card.getByRole('button', { name: 'Approve' }).click();
       await card.waitFor({ state: 'detached' });
-      const grants = (await (await fetch(`${served.url}/api/v1/grants`)).json()) as {
+      const grants = (await (
+        await fetch(`${served.url}/api/v1/grants`, { headers: owner() })
+      ).json()) as {
         grants: { capability: string; resource: { name: string } | null }[];
       };
       expect(grants.grants).toContainEqual(

@@ -39,8 +39,8 @@ beforeAll(async () => {
     startServe(['--doors', 'scene', '--data', dir]),
     launchChromium(),
   ]);
-  ui = await openUi(browser, `${served.url}/#/scenes`);
-  agent = await connectAgent(served.url, 'scenes-web-agent');
+  ui = await openUi(browser, `${served.url}/#/scenes`, { login: served.loginUrl! });
+  agent = await connectAgent(served.url, 'scenes-web-agent', served.agentToken!);
 });
 
 afterAll(async () => {
@@ -142,7 +142,11 @@ describe('web UI: scenes', () => {
     const overlays = page.locator('#scene-stage button.overlay');
     await expect.poll(() => overlays.count()).toBeGreaterThan(0);
 
-    const scene = (await (await fetch(`${served.url}/api/v1/scene.json`)).json()) as {
+    const scene = (await (
+      await fetch(`${served.url}/api/v1/scene.json`, {
+        headers: { authorization: `Bearer ${served.ownerToken!}` },
+      })
+    ).json()) as {
       scene: {
         pages: { id: string; nodes: { id: string; kind: Record<string, { text?: string }> }[] }[];
       };

@@ -40,6 +40,13 @@ describe('createWebUi', () => {
     expect(html).not.toMatch(/https?:\/\//);
   });
 
+  it('serves the same page at /login, where the printed sign-in link points', async () => {
+    const [root, login] = await Promise.all([fetch(`${base}/`), fetch(`${base}/login`)]);
+    expect(login.status).toBe(200);
+    expect(login.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect(await login.text()).toBe(await root.text());
+  });
+
   it('serves the stylesheet and the compiled browser modules as JavaScript', async () => {
     expect((await fetch(`${base}/ui/style.css`)).headers.get('content-type')).toBe(
       'text/css; charset=utf-8',

@@ -1,9 +1,11 @@
 /**
- * The REST client of the UI (`/api/v1`, same origin). Failures arrive as the
- * server's `{status, code, message}` and become an `ApiError` whose message is
- * the server's own sentence (it says what to do next).
+ * The REST client of the UI (`/api/v1`, same origin). It is signed in as the
+ * owner by the session cookie (authority.md §1) and sends the session's CSRF
+ * header on every state-changing request (§4); JSON bodies go as
+ * `application/json`. Failures arrive as the server's `{status, code,
+ * message}` and become an `ApiError` whose message is the server's own
+ * sentence (it says what to do next).
  */
-const TOKEN_KEY = 'airlock.token';
 export const API = '/api/v1';
 
 export class ApiError extends Error {
@@ -18,28 +20,30 @@ export class ApiError extends Error {
   }
 }
 
-/** The bearer token the owner entered (only when the server runs with --token), for this tab only. */
-export function token(): string | null {
-  return sessionStorage.getItem(TOKEN_KEY);
+/**
+ * The owner session's CSRF token and the header it goes in (authority.md §4),
+ * from the session route; in memory only. The session itself is the HttpOnly
+ * cookie, which the page cannot read.
+ */
+let csrf: { header: string; token: string } | null = null;
+
+export function setCsrf(value: { header: string; token: string } | null): void {
+  csrf = value;
 }
 
-export function setToken(value: string | null): void {
-  if (value) sessionStorage.setItem(TOKEN_KEY, value);
-  else sessionStorage.removeItem(TOKEN_KEY);
-}
-
-export function authHeaders(extra: Record<string, string> = {}): Record<string, string> {
-  const t = token();
-  return t ? { ...extra, authorization: `Bearer ${t}` } : extra;
-}
+const changesState = (method: string) => method !== 'GET' && method !== 'HEAD';
 
 const listeners = new Set<() => void>();
-/** Called when the server answers 401 (a token is needed or wrong). */
-export function onUnauthorized(listener: () => void): void {
+/**
+ * Called when this browser is no longer signed in: the server answered 401
+ * (the session is missing, expired or was ended elsewhere), or the owner
+ * signed out.
+ */
+export function onSessionEnded(listener: () => void): void {
   listeners.add(listener);
 }
 
-export function notifyUnauthorized(): void {
+export function sessionEnded(): void {
   for (const l of listeners) l();
 }
 
@@ -50,7 +54,6 @@ async function failureOf(res: Response): Promise<ApiError> {
   } catch {
     // not JSON: fall back to the status line
   }
-  if (res.status === 401) notifyUnauthorized();
   const message =
     typeof body.message === 'string' ? body.message : `${res.status} ${res.statusText}`.trim();
   return new ApiError(
@@ -68,6 +71,11 @@ export interface RequestOptions {
   /** A multipart form (the browser sets its content type and boundary). */
   form?: FormData;
   signal?: AbortSignal;
+  /**
+   * A sign-in attempt: its 401 is an answer to show, not a sign that the
+   * session ended (which sends the page back to the sign-in screen).
+   */
+  signingIn?: boolean;
 }
 
 /** Fetches an API path (relative to /api/v1) and returns the raw response, throwing ApiError on failure. */
@@ -77,6 +85,7 @@ export async function request(
   options: RequestOptions = {},
 ): Promise<Response> {
   const headers: Record<string, string> = {};
+  if (csrf && changesState(method)) headers[csrf.header] = csrf.token;
   let body: BodyInit | undefined;
   if (options.form) body = options.form;
   else if (options.raw) {
@@ -90,7 +99,9 @@ export async function request(
   try {
     res = await fetch(`${API}/${path}`, {
       method,
-      headers: authHeaders(headers),
+      headers,
+      // The owner session cookie goes with every request to this origin, and only to it.
+      credentials: 'same-origin',
       ...(body === undefined ? {} : { body }),
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -102,7 +113,11 @@ export async function request(
       'Cannot reach the Airlock server; is `airlock serve` running?',
     );
   }
-  if (!res.ok) throw await failureOf(res);
+  if (!res.ok) {
+    const failure = await failureOf(res);
+    if (res.status === 401 && !options.signingIn) sessionEnded();
+    throw failure;
+  }
   return res;
 }
 
@@ -122,7 +137,7 @@ export const post = <T>(path: string, body?: unknown) =>
   json<T>('POST', path, body === undefined ? {} : { body });
 export const del = <T>(path: string) => json<T>('DELETE', path);
 
-/** Fetches bytes (with the token) and gives an object URL for img/a elements; revoke it when done. */
+/** Fetches bytes (with the session cookie) and gives an object URL for img/a elements; revoke it when done. */
 export async function objectUrl(path: string): Promise<string> {
   const res = await request('GET', path);
   return URL.createObjectURL(await res.blob());

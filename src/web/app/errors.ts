@@ -1,4 +1,5 @@
 /** Shows failures in the page's alert region; each can be dismissed. */
+import { ApiError } from './api.js';
 import { h } from './dom.js';
 
 let region: HTMLElement | null = null;
@@ -8,6 +9,8 @@ export function initErrors(el: HTMLElement): void {
 }
 
 export function showError(error: unknown, context?: string): void {
+  // A 401 means the session ended: the sign-in screen says so (main.ts), not an error line.
+  if (error instanceof ApiError && error.status === 401) return;
   const message = error instanceof Error ? error.message : String(error);
   const text = context ? `${context}: ${message}` : message;
   if (!region) return;

@@ -9,7 +9,7 @@
  * would make it skip new events; then the stream starts afresh, without
  * `Last-Event-ID`, and the snapshot reloads everything.
  */
-import { API, authHeaders, notifyUnauthorized } from './api.js';
+import { API, sessionEnded } from './api.js';
 import { createSseParser } from './sse-parser.js';
 
 export interface LiveEvent {
@@ -54,17 +54,23 @@ export function connectEvents(options: EventStreamOptions): EventStream {
   const once = async () => {
     controller = new AbortController();
     options.onState({ state: 'connecting' });
-    const headers = authHeaders({ accept: 'text/event-stream' });
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (lastEventId) headers['last-event-id'] = lastEventId;
     let res: Response;
     try {
-      res = await fetch(`${API}/events`, { headers, signal: controller.signal, cache: 'no-store' });
+      // A GET: the owner session cookie alone admits it (authority.md §4).
+      res = await fetch(`${API}/events`, {
+        headers,
+        credentials: 'same-origin',
+        signal: controller.signal,
+        cache: 'no-store',
+      });
     } catch (error) {
       // Unreachable: the server may come back restarted, counting ids from 1 again.
       lastEventId = '';
       throw error;
     }
-    if (res.status === 401) notifyUnauthorized();
+    if (res.status === 401) sessionEnded();
     if (!res.ok || !res.body) {
       let message = `${res.status} ${res.statusText}`;
       try {

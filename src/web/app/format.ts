@@ -20,12 +20,21 @@ export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** The connection key without its long id tail: `session:1a2b3c4d…`. */
+/**
+ * The connection key with each long id cut to an 8-character label, the
+ * agent's name kept whole (spec/authority.md §1):
+ * `agent:default/session:1a2b3c4d…`, `session:1a2b3c4d…`.
+ */
 export function shortConnection(connection: string): string {
-  const colon = connection.indexOf(':');
-  const kind = colon < 0 ? '' : connection.slice(0, colon + 1);
-  const rest = colon < 0 ? connection : connection.slice(colon + 1);
-  return rest.length > 12 ? `${kind}${rest.slice(0, 8)}…` : connection;
+  return connection.split('/').map(shortPart).join('/');
+}
+
+function shortPart(part: string): string {
+  const colon = part.indexOf(':');
+  const kind = colon < 0 ? '' : part.slice(0, colon + 1);
+  const rest = colon < 0 ? part : part.slice(colon + 1);
+  if (kind === 'agent:') return part;
+  return rest.length > 12 ? `${kind}${rest.slice(0, 8)}…` : part;
 }
 
 export function percent(value: number): string {

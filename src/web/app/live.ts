@@ -25,6 +25,17 @@ export function live(): LiveState {
   return state;
 }
 
+/** Forgets everything (the owner signed out); the next stream's snapshot loads it again. */
+export function resetLive(): void {
+  state.approvals = [];
+  state.grants = [];
+  state.jobs = new Map();
+  state.lastEvent = null;
+  emit('approvals');
+  emit('grants');
+  emit('jobs');
+}
+
 export function subscribe(topic: Topic, fn: () => void): () => void {
   let set = listeners.get(topic);
   if (!set) listeners.set(topic, (set = new Set()));

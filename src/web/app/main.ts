@@ -1,21 +1,25 @@
 /**
  * The browser entry of the workspace UI (served as `/ui/main.js`). It wires
- * the shell: navigation by hash route, the live event stream with its
- * connection indicator, the error region, and one screen at a time.
+ * the shell: the owner's sign-in (spec/authority.md §1), navigation by hash
+ * route, the live event stream with its connection indicator, the error
+ * region, and one screen at a time. Signed out, it shows only the sign-in
+ * screen: no navigation, no stream, no data.
  * Browser-only: it imports nothing from Node (test/web/browser-imports.test.ts).
  */
-import { doors, onUnauthorized } from './api.js';
-import { initErrors, showError } from './errors.js';
-import { connectEvents, type StreamState } from './event-stream.js';
-import { handleEvent, live, subscribe } from './live.js';
+import { ApiError, doors, onSessionEnded } from './api.js';
+import { clearErrors, initErrors, showError } from './errors.js';
+import { connectEvents, type EventStream, type StreamState } from './event-stream.js';
+import { handleEvent, live, resetLive, subscribe } from './live.js';
 import { parseRoute } from './router.js';
-import { bridgeWanted, startBridge } from './bridge.js';
+import { bridgeWanted, startBridge, stopBridge } from './bridge.js';
+import { currentSession, signIn } from './session.js';
 import { approvalsScreen } from './screens/approvals.js';
 import { auditScreen } from './screens/audit.js';
 import { jobsScreen } from './screens/jobs.js';
 import { notesScreen } from './screens/notes.js';
 import { scenesScreen } from './screens/scenes.js';
 import { needsDoor, settingsScreen } from './screens/settings.js';
+import { signInScreen } from './screens/sign-in.js';
 import type { Screen } from './screens/screen.js';
 
 const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> = {
@@ -37,11 +41,23 @@ function liveIndicator(el: HTMLElement, s: StreamState): void {
         : `Disconnected (${s.reason}); retrying in ${Math.ceil(s.retryInMs / 1000)} s`;
 }
 
+/** The code of the printed sign-in link (`/login#code=…`), or null on any other address. */
+function loginCode(): string | null {
+  if (location.pathname !== '/login') return null;
+  return new URLSearchParams(location.hash.replace(/^#/, '')).get('code') ?? '';
+}
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
 async function start(): Promise<void> {
   const main = document.getElementById('main')!;
+  const nav = document.querySelector<HTMLElement>('header nav')!;
+  const indicator = document.getElementById('live')!;
   initErrors(document.getElementById('errors')!);
   let mounted = await doors();
   let stop: (() => void) | void;
+  let stream: EventStream | null = null;
+  let signedIn = false;
   let first = true;
 
   const show = () => {
@@ -66,15 +82,42 @@ async function start(): Promise<void> {
     first = false;
   };
 
-  const indicator = document.getElementById('live')!;
-  onUnauthorized(() =>
-    showError('This server needs a bearer token; enter it under Settings.', 'Not signed in'),
-  );
+  const enter = () => {
+    signedIn = true;
+    nav.hidden = false;
+    clearErrors();
+    stream = connectEvents({
+      onEvent: (e) => handleEvent(e),
+      onState: (s) => liveIndicator(indicator, s),
+    });
+    show();
+    if (bridgeWanted() && mounted.includes('page')) void startBridge();
+  };
 
-  connectEvents({
-    onEvent: (e) => handleEvent(e),
-    onState: (s) => liveIndicator(indicator, s),
-  });
+  const showSignIn = (message?: string) => {
+    nav.hidden = true;
+    indicator.dataset.state = 'signed-out';
+    indicator.textContent = 'Signed out';
+    document.title = 'Sign in · Airlock workspace';
+    signInScreen(main, { ...(message ? { message } : {}), onSignedIn: enter });
+    if (!first) main.querySelector<HTMLElement>('h1')?.focus();
+    first = false;
+  };
+
+  /** Back to the sign-in screen, dropping everything the session showed (once, however many 401s arrive). */
+  const leave = () => {
+    if (!signedIn) return;
+    signedIn = false;
+    stream?.close();
+    stream = null;
+    if (typeof stop === 'function') stop();
+    stop = undefined;
+    stopBridge();
+    resetLive();
+    clearErrors();
+    showSignIn();
+  };
+  onSessionEnded(leave);
 
   // Screen-reader users hear of a new request wherever they are in the workspace.
   const announce = document.getElementById('announce');
@@ -97,19 +140,44 @@ async function start(): Promise<void> {
     badge.setAttribute('aria-label', `${n} pending`);
   });
 
-  window.addEventListener('hashchange', show);
-  show();
-  if (bridgeWanted() && mounted.includes('page')) void startBridge();
+  window.addEventListener('hashchange', () => {
+    if (signedIn) show();
+  });
   // Doors may be switched on by a restart; refresh the list when the stream reconnects with a snapshot.
   subscribe('event', () => {
     if (live().lastEvent?.event === 'snapshot')
       void doors().then((d) => {
         if (d.join() !== mounted.join()) {
           mounted = d;
-          show();
+          if (signedIn) show();
         }
       });
   });
+
+  const code = loginCode();
+  if (code !== null) {
+    // The code works once: take it out of the address bar and history before using it.
+    history.replaceState(null, '', '/');
+    if (!code) return showSignIn('The sign-in link has no code; open the whole link again.');
+    try {
+      await signIn({ code });
+    } catch (e) {
+      return showSignIn(messageOf(e));
+    }
+    return enter();
+  }
+  let owner: boolean;
+  try {
+    owner = await currentSession();
+  } catch (e) {
+    return showSignIn(
+      e instanceof ApiError && e.code === 'unreachable'
+        ? `${e.message} Reload the page once it is.`
+        : messageOf(e),
+    );
+  }
+  if (owner) enter();
+  else showSignIn();
 }
 
 window.addEventListener('unhandledrejection', (e) => showError(e.reason, 'Unexpected error'));

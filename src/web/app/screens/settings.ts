@@ -1,55 +1,30 @@
-/** Settings: the bearer token (when the server needs one) and the page bridge switch. */
-import { doors, setToken, token } from '../api.js';
-import { fill, h } from '../dom.js';
-import { clearErrors } from '../errors.js';
+/** Settings: the owner session (sign out) and the page bridge switch. */
+import { doors } from '../api.js';
+import { busy, fill, h } from '../dom.js';
+import { showError } from '../errors.js';
 import { bridgeSection } from '../bridge.js';
+import { signOut } from '../session.js';
 import type { Screen } from './screen.js';
 
 export const settingsScreen: Screen = (root) => {
-  const input = h('input', {
-    id: 'token',
-    name: 'token',
-    type: 'password',
-    autocomplete: 'current-password',
-    value: token() ?? '',
-  });
-  const saved = h('p', { class: 'meta', role: 'status' });
   const bridgeSlot = h('section', {});
-  const username = h('input', {
-    type: 'text',
-    name: 'username',
-    autocomplete: 'username',
-    value: 'owner',
-    hidden: true,
-  });
-  const form = h(
-    'form',
-    { class: 'row', 'aria-labelledby': 'token-title' },
-    username,
-    h('label', { for: 'token' }, 'Bearer token', input),
-    h('button', { type: 'submit', class: 'primary' }, 'Save'),
-  );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    setToken(input.value.trim() || null);
-    clearErrors();
-    saved.textContent = input.value.trim() ? 'Saved for this tab. Reconnecting…' : 'Token cleared.';
-    location.reload();
+  const out = h('button', { type: 'button' }, 'Sign out');
+  out.addEventListener('click', () => {
+    void busy(out, () => signOut().catch((e: unknown) => showError(e, 'Could not sign out')));
   });
   fill(
     root,
     h('h1', { tabindex: '-1' }, 'Settings'),
     h(
       'section',
-      { 'aria-labelledby': 'token-title' },
-      h('h2', { id: 'token-title' }, 'Access token'),
+      { 'aria-labelledby': 'session-title' },
+      h('h2', { id: 'session-title' }, 'Owner session'),
       h(
         'p',
         { class: 'meta' },
-        'Only needed when the server was started with --token (or AIRLOCK_TOKEN). It is kept for this browser tab only.',
+        'This browser is signed in as the owner. The session ends after 12 hours, or now with Sign out.',
       ),
-      form,
-      saved,
+      h('div', { class: 'row' }, out),
     ),
     bridgeSlot,
   );

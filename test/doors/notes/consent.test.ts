@@ -1,8 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { envelopeOf, notesHarness, provenance, uuid, type Harness } from './harness.js';
-import { connection } from '../../../src/kernel/connection.js';
-import type { ToolResult } from '../../../src/transport/surface.js';
-import { callPresented } from '../../helpers/kernel.js';
+import { notesHarness, provenance, uuid, type Harness } from './harness.js';
 
 let h: Harness;
 afterEach(async () => h?.dispose());

@@ -72,7 +72,8 @@ describe('journal', () => {
   });
 
   it('another agent replaying an operationID and its arguments runs its own operation and learns no receipt', async () => {
-    tk = await testKernel([createLedgerDoor()]);
+    const t = await testKernel([createLedgerDoor()]);
+    tk = t;
     const agent = (name: string) => connection(`agent:${name}`, 'http-principal', undefined, name);
     for (const who of ['alice', 'mallory']) {
       await tk.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: agent(who) });
@@ -81,7 +82,7 @@ describe('journal', () => {
     }
     const op = { operationID: randomUUID(), account: 'x', amount: 5, expectedVersion: null };
     const call = (who: string) =>
-      tk.kernel
+      t.kernel
         .call('ledger', 'ledger_append', op, { connection: agent(who) })
         .then(textOf) as Promise<Record<string, unknown>>;
     const first = await call('alice');

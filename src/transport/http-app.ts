@@ -195,6 +195,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => fail(req, res, error));
   });
+  // A slow client cannot hold a connection open for nothing (authority.md §4):
+  // headers within 10 s, the whole request within 60 s.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 60_000;
 
   return {
     server,

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { isFailure } from '../../src/kernel/errors.js';
+import { connection } from '../../src/kernel/connection.js';
 import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
 
 let tk: TestKernel | undefined;
@@ -113,5 +114,53 @@ describe('consent', () => {
     if (isFailure(approval)) throw new Error('approve failed');
     expect(await tk.kernel.consent.revoke(approval.grantId!)).toBe(true);
     expect((await write(tk)).code).toBe('notAuthorized');
+  });
+});
+
+describe('approval caps and lifetimes (authority.md §2)', () => {
+  const agentConn = (agent: string, session: string) =>
+    connection(`agent:${agent}/session:${session}`, 'http-session', undefined, agent);
+
+  it('an agent may have 20 pending approvals; the 21st answers busy naming them, and another agent is unaffected', async () => {
+    tk = await testKernel([createLedgerDoor()]);
+    const t = tk;
+    const asked = [];
+    for (let i = 0; i < 20; i++) asked.push(await ask(t, agentConn('flood', `s${i}`)));
+    expect(asked.every((a) => a.code === 'approvalRequired')).toBe(true);
+    const over = await ask(t, agentConn('flood', 's20'));
+    expect(over.code).toBe('busy');
+    expect(over.pending).toEqual(asked.map((a) => a.approvalID));
+    expect((await ask(t, agentConn('calm', 's0'))).code).toBe('approvalRequired');
+    expect(await t.kernel.consent.pending()).toHaveLength(21);
+  });
+
+  it('a pending approval expires after 15 minutes undecided and leaves the inbox', async () => {
+    let now = 1_000_000;
+    tk = await testKernel([createLedgerDoor()], { now: () => now });
+    const first = await ask(tk);
+    now += 15 * 60 * 1000 - 1;
+    expect((await tk.kernel.consent.pending()).map((a) => a.id)).toEqual([first.approvalID]);
+    now += 1;
+    expect(await tk.kernel.consent.pending()).toEqual([]);
+    const late = await tk.kernel.consent.approve(String(first.approvalID), null);
+    expect(late).toMatchObject({ ok: false, code: 'malformedRequest' });
+    expect(isFailure(late) && late.message).toContain('expired');
+    const again = await ask(tk);
+    expect(again.code).toBe('approvalRequired');
+    expect(again.approvalID).not.toBe(first.approvalID);
+  });
+
+  it('when a session ends, its pending approvals are cancelled and its grants end', async () => {
+    tk = await testKernel([createLedgerDoor()]);
+    const a = agentConn('alice', 'one');
+    const b = agentConn('alice', 'two');
+    await ask(tk, a);
+    await tk.kernel.consent.approve((await tk.kernel.consent.pending())[0]!.id, null);
+    await ask(tk, b);
+    expect(await tk.kernel.consent.grants()).toHaveLength(1);
+    await tk.kernel.consent.endConnection(a.id);
+    await tk.kernel.consent.endConnection(b.id);
+    expect(await tk.kernel.consent.grants()).toEqual([]);
+    expect(await tk.kernel.consent.pending()).toEqual([]);
   });
 });

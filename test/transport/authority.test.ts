@@ -12,6 +12,7 @@ import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
+import { waitFor } from '../helpers/wait.js';
 
 let tk: TestKernel;
 let app: HttpApp;
@@ -219,6 +220,75 @@ describe('identity hygiene', () => {
     expect((await other.listTools()).tools.length).toBeGreaterThan(0);
     await legacy.close().catch(() => undefined);
     await other.close();
+  });
+});
+
+describe('sessions and caps', () => {
+  const initialize = (token: string) =>
+    fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+    });
+  const listWith = (token: string, sessionId: string) =>
+    fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+
+  it('closing a 2025-era session cancels its pending approvals', async () => {
+    const frank = tokenOf(await agentHeaders(tk.kernel, 'frank'));
+    const client = await connectClient(`${base}/mcp`, { token: frank });
+    expect((await askWrite(client)).code).toBe('approvalRequired');
+    expect(await pendingFor('frank')).toHaveLength(1);
+    await (client.transport as StreamableHTTPClientTransport).terminateSession();
+    await waitFor(async () => (await pendingFor('frank')).length === 0, {
+      message: 'the ended session’s approval to leave the inbox',
+    });
+    await client.close();
+  });
+
+  it('one agent opening a 65th session replaces its own least recently used, never another agent’s', async () => {
+    const greedy = tokenOf(await agentHeaders(tk.kernel, 'greedy'));
+    const other = await initialize(alice);
+    const otherId = other.headers.get('mcp-session-id')!;
+    await other.body?.cancel();
+    const ids: string[] = [];
+    for (let i = 0; i < 65; i++) {
+      const res = await initialize(greedy);
+      expect(res.status).toBe(200);
+      ids.push(res.headers.get('mcp-session-id')!);
+      await res.body?.cancel();
+    }
+    const oldest = await listWith(greedy, ids[0]!);
+    expect(oldest.status).toBe(404);
+    await oldest.body?.cancel();
+    const newest = await listWith(greedy, ids[64]!);
+    expect(newest.status).toBe(200);
+    await newest.body?.cancel();
+    const kept = await listWith(alice, otherId);
+    expect(kept.status).toBe(200);
+    await kept.body?.cancel();
   });
 });
 

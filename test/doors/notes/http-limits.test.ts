@@ -5,6 +5,7 @@ import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js'
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { connectClient } from '../../helpers/mcp-client.js';
+import { agentHeaders } from '../../helpers/principals.js';
 import { toolJson } from '../../helpers/results.js';
 
 let tk: TestKernel;
@@ -28,6 +29,7 @@ beforeAll(async () => {
   ]);
   app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
   base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}`;
+  token = (await agentHeaders(tk.kernel, 'limits')).authorization!.slice('Bearer '.length);
 });
 afterAll(async () => {
   release();
@@ -41,7 +43,8 @@ const envelope = (r: unknown) => {
   return env;
 };
 
-const client = () => connectClient(new URL('/mcp', base), { name: 'limits', version: '1' });
+let token: string;
+const client = () => connectClient(new URL('/mcp', base), { name: 'limits', version: '1', token });
 
 describe('notes limits over the real MCP HTTP stack', () => {
   it('the 9th concurrent call of one session answers busy; another session is unaffected', async () => {

@@ -9,16 +9,22 @@ import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../../helpers/mcp-client.js';
 import { samplePdf } from './fixtures.js';
 import { provenance } from './harness.js';
+import { agentHeaders, ownerHeaders } from '../../helpers/principals.js';
 
 let tk: TestKernel;
 let app: HttpApp;
 let base: string;
+/** The owner drives REST (notes content is the owner's); the agent speaks MCP. */
+let owner: Record<string, string>;
+let agentToken: string;
 
 beforeAll(async () => {
   tk = await testKernel([createNotesDoor()]);
   app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
   const addr = await app.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${addr.port}`;
+  owner = await ownerHeaders(tk.kernel);
+  agentToken = (await agentHeaders(tk.kernel, 'e2e-agent')).authorization!.slice('Bearer '.length);
 });
 afterAll(async () => {
   await app.close();
@@ -28,7 +34,7 @@ afterAll(async () => {
 async function api(method: string, path: string, body?: unknown, type = 'application/json') {
   const res = await fetch(`${base}/api/v1/${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': type },
+    headers: body === undefined ? owner : { ...owner, 'content-type': type },
     ...(body === undefined
       ? {}
       : {
@@ -51,7 +57,10 @@ interface Result {
 
 describe('notes over the real MCP HTTP stack', () => {
   it('runs a full session: consent, approve via REST, read, write, retry, conflict, PDF, verify', async () => {
-    const client = await connectClient(new URL('/mcp', base), { name: 'e2e-agent' });
+    const client = await connectClient(new URL('/mcp', base), {
+      name: 'e2e-agent',
+      token: agentToken,
+    });
     const call = async (name: string, args: Record<string, unknown> = {}) => {
       const r = (await client.callTool({ name, arguments: args })) as Result;
       expect(r.content).toHaveLength(1);
@@ -206,7 +215,11 @@ describe('notes over the real MCP HTTP stack', () => {
 
   it('answers SDK v1 and 2026-era clients with envelopes their output-schema checks accept', async () => {
     const v1 = new V1Client({ name: 'v1', version: '1' });
-    await v1.connect(new V1Transport(new URL('/mcp', base)));
+    await v1.connect(
+      new V1Transport(new URL('/mcp', base), {
+        requestInit: { headers: { authorization: `Bearer ${agentToken}` } },
+      }),
+    );
     const ok = (await v1.callTool({ name: 'rooqi_status', arguments: {} })) as unknown as Result;
     expect(JSON.parse(ok.content[0]!.text).code).toBe('ready');
     const err = (await v1.callTool({
@@ -221,6 +234,7 @@ describe('notes over the real MCP HTTP stack', () => {
       name: 'modern',
       version: '1',
       pin: MODERN_PROTOCOL,
+      token: agentToken,
     });
     const r = (await modern.callTool({ name: 'rooqi_status', arguments: {} })) as Result;
     expect(JSON.parse(r.content[0]!.text).code).toBe('ready');

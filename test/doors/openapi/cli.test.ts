@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { BIN, run, testEnv } from '../../helpers/cli.js';
-import { startProcess, startServe } from '../../helpers/servers.js';
+import { printedCredentials, startProcess, startServe } from '../../helpers/servers.js';
 import { connectClient } from '../../helpers/mcp-client.js';
 import { toolText } from '../../helpers/results.js';
 import { countingServer, fixture, json, type CountingServer } from './helpers.js';
@@ -145,10 +145,17 @@ describe('airlock openapi', () => {
         '--data',
         join(dir, 'http'),
       ],
-      { ready: /MCP \(pets\)\s+(http:\/\/\S+)/, name: 'openapi', timeoutMs: 50_000 },
+      { ready: /Press Ctrl\+C to stop\./, name: 'openapi', timeoutMs: 50_000 },
     );
     try {
-      const client = await connectClient(served.match[1]!, { name: 'openapi-http', version: '1' });
+      // The printed configuration carries the default agent's token.
+      const { agentToken } = printedCredentials(served.stdout());
+      const url = /MCP \(pets\)\s+(http:\/\/\S+)/.exec(served.stdout())![1]!;
+      const client = await connectClient(url, {
+        name: 'openapi-http',
+        version: '1',
+        token: agentToken!,
+      });
       const r = await client.callTool({ name: 'pets_resources', arguments: { query: 'pets' } });
       expect(toolText(r)).toContain('list(params?) [read] — List all pets');
       await client.close();
@@ -191,6 +198,7 @@ describe('airlock openapi', () => {
       const client = await connectClient(`${s.url}/mcp/pets`, {
         name: 'serve-openapi',
         version: '1',
+        token: s.agentToken!,
       });
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
         'pets_call',

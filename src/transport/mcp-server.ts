@@ -9,10 +9,26 @@ import { AIRLOCK_VERSION } from '../kernel/version.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   mergeCapabilities,
+  inputRequired,
   ProtocolError,
   Server,
 } from '@modelcontextprotocol/server';
-import type { ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
+import {
+  APPROVAL_WAIT_MS,
+  approvalMessage,
+  approvalUrl,
+  createApprovalStateSeal,
+  decided,
+  isApprovalState,
+  pendingApproval,
+  type ApprovalState,
+  type ApprovalStateSeal,
+} from './approval-delivery.js';
+import type {
+  InputRequiredResult,
+  ServerCapabilities,
+  ServerContext,
+} from '@modelcontextprotocol/server';
 import type { ToolDescriptor } from '../kernel/kernel.js';
 import type { Connection } from '../kernel/connection.js';
 import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
@@ -76,6 +92,7 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     capabilities,
     ...(instructions ? { instructions } : {}),
   });
+  const seal = sealFor(kernel);
 
   server.setRequestHandler('tools/list', async () => ({ tools: tools as never }));
 
@@ -121,9 +138,28 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
           : {}),
       });
     const mcp = kernel.door(entry.mount)?.mcp;
-    const outcome = mcp?.withMcpRequest
-      ? await mcp.withMcpRequest(requestScope(server, ctx), call)
-      : await call();
+    const run = () =>
+      mcp?.withMcpRequest ? mcp.withMcpRequest(requestScope(server, ctx), call) : call();
+    // A retry carrying our approval state must carry it unaltered, for this agent and tool.
+    const state = ctx.mcpReq.requestState();
+    const resumed = isApprovalState(state);
+    if (resumed && !(await seal.open(state, { agent: base.agent ?? '', tool: name })))
+      throw new ProtocolError(
+        -32602,
+        'requestState failed its integrity check (altered, expired, or minted for another agent or tool); call the tool again without it.',
+        { reason: 'invalid_request_state' },
+      );
+    let outcome = await run();
+    const approvalId = outcome.ok ? null : pendingApproval(outcome);
+    if (approvalId && !resumed && base.agent) {
+      const offered = await offerApproval(server, ctx, kernel, seal, {
+        approvalId,
+        agent: base.agent,
+        tool: name,
+      });
+      if (offered === 'retry') outcome = await run();
+      else if (offered) return offered as never;
+    }
     const presented = presentOutcome(
       mcp?.presenter,
       kernel.tool(entry.mount, name) ?? name,
@@ -153,4 +189,52 @@ function requestScope(server: Server, ctx: ServerContext): McpRequestScope {
     log: (level, data) => ctx.mcpReq.log(level, data),
     closeStream: ctx.http?.closeSSE,
   };
+}
+
+const seals = new WeakMap<object, ApprovalStateSeal>();
+/** One seal per kernel: every server instance of the workspace shares its key cache. */
+function sealFor(kernel: ServingKernel): ApprovalStateSeal {
+  let seal = seals.get(kernel);
+  if (!seal) seals.set(kernel, (seal = createApprovalStateSeal(kernel)));
+  return seal;
+}
+
+/**
+ * Shows a pending approval to a client that declared URL-mode elicitation
+ * (approval-delivery.ts): 2026-era → an input_required result to return;
+ * 2025-era → the link, then a bounded wait for the owner ('retry' once
+ * decided). Null when the client cannot show a link.
+ */
+async function offerApproval(
+  server: Server,
+  ctx: ServerContext,
+  kernel: ServingKernel,
+  seal: ApprovalStateSeal,
+  state: ApprovalState,
+): Promise<InputRequiredResult | 'retry' | null> {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const declared = (envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? server.getClientCapabilities()) as
+    { elicitation?: { url?: unknown } } | undefined;
+  const host = ctx.http?.req?.headers.get('host');
+  if (declared?.elicitation?.url === undefined || !host) return null;
+  const url = approvalUrl(`http://${host}`, state.approvalId);
+  const message = approvalMessage(state.approvalId);
+  if (envelope !== undefined)
+    return inputRequired({
+      inputRequests: { approval: inputRequired.elicitUrl({ message, url }) },
+      requestState: await seal.seal(state),
+    });
+  const shown = ctx.mcpReq
+    .elicitInput(
+      { mode: 'url', message, url, elicitationId: state.approvalId },
+      { timeout: APPROVAL_WAIT_MS },
+    )
+    .catch(() => undefined);
+  const inTime = await decided(kernel, state.approvalId, APPROVAL_WAIT_MS);
+  void shown;
+  if (!inTime) return null;
+  await server
+    .createElicitationCompletionNotifier(state.approvalId)()
+    .catch(() => undefined);
+  return 'retry';
 }

@@ -96,6 +96,58 @@ describe('agents cannot act as the owner', () => {
   });
 });
 
+describe('URL-mode elicitation points at the owner’s inbox', () => {
+  /** A client that shows links: the "person" behind it is the owner, who approves in the inbox. */
+  async function linkClient(token: string, pin?: string) {
+    const client = new Client(
+      { name: 'link-shower', version: '1' },
+      {
+        capabilities: { elicitation: { url: {} } },
+        ...(pin ? { versionNegotiation: { mode: { pin } } } : {}),
+      },
+    );
+    const shown: string[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      const params = request.params as { mode?: string; url?: string };
+      expect(params.mode).toBe('url');
+      shown.push(params.url!);
+      const id = decodeURIComponent(params.url!.split('/').pop()!);
+      const approved = await fetch(`${base}/api/v1/approvals/${id}/approve`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: JSON.stringify({ resource: 'main' }),
+      });
+      expect(approved.status).toBe(200);
+      return { action: 'accept' } as never;
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    return { client, shown };
+  }
+
+  it('a 2025-era client is shown the approval’s link, and the call completes once the owner approves there', async () => {
+    const token = tokenOf(await agentHeaders(tk.kernel, 'linker-2025'));
+    const { client, shown } = await linkClient(token);
+    const answer = await askWrite(client);
+    expect(shown).toHaveLength(1);
+    expect(shown[0]).toMatch(new RegExp(`^${base}/#/approvals/[0-9a-f-]{36}$`));
+    expect(answer).toMatchObject({ grantID: expect.any(String) });
+    await client.close();
+  });
+
+  it('a 2026-era client gets input_required with the link, and its retry runs once the owner approved', async () => {
+    const token = tokenOf(await agentHeaders(tk.kernel, 'linker-2026'));
+    const { client, shown } = await linkClient(token, MODERN_PROTOCOL);
+    const answer = await askWrite(client);
+    expect(shown).toHaveLength(1);
+    expect(answer).toMatchObject({ grantID: expect.any(String) });
+    await client.close();
+  });
+});
+
 describe('credentials', () => {
   it('without a credential, MCP and owner routes answer 401 saying how to get one', async () => {
     const mcp = await fetch(`${base}/mcp`, {

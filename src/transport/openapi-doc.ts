@@ -12,8 +12,12 @@ export function openApiDocument(routes: RestRoute[]): Record<string, unknown> {
       required: true,
       schema: { type: 'string' },
     }));
+    const audience = route.audience ?? 'owner';
     const op = {
       summary: route.summary,
+      // Who may call it (authority.md §1): the owner only, an agent or the owner, or anyone.
+      'x-audience': audience,
+      ...(audience === 'public' ? { security: [{}] } : {}),
       operationId: `${route.method.toLowerCase()}_${route.path.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+/g, '_')}`,
       ...(params.length ? { parameters: params } : {}),
       responses: {
@@ -42,6 +46,7 @@ export function openApiDocument(routes: RestRoute[]): Record<string, unknown> {
     get: {
       summary: 'Server-sent events (snapshot first; Last-Event-ID replay)',
       operationId: 'get_events',
+      'x-audience': 'agent',
       responses: { '200': { description: 'text/event-stream' } },
     },
   };
@@ -50,7 +55,8 @@ export function openApiDocument(routes: RestRoute[]): Record<string, unknown> {
     info: { title: 'Airlock workspace API', version: SERVER_INFO.version },
     servers: [{ url: '/' }],
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-    security: [{ bearer: [] }, {}],
+    // An agent's token, or the owner's (token or the web UI's session cookie).
+    security: [{ bearer: [] }],
     paths,
   };
 }

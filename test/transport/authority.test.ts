@@ -148,6 +148,27 @@ describe('URL-mode elicitation points at the owner’s inbox', () => {
   });
 });
 
+describe('route audiences', () => {
+  it('/api/v1/openapi.json lists every route with its audience, and agents may read it', async () => {
+    const res = await fetch(`${base}/api/v1/openapi.json`, {
+      headers: { authorization: `Bearer ${alice}` },
+    });
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as {
+      paths: Record<string, Record<string, { 'x-audience': string }>>;
+    };
+    const audience = (path: string, method: string) => doc.paths[path]?.[method]?.['x-audience'];
+    expect(audience('/api/v1/approvals', 'get')).toBe('owner');
+    expect(audience('/api/v1/approvals/{id}/approve', 'post')).toBe('owner');
+    expect(audience('/api/v1/agents', 'post')).toBe('owner');
+    expect(audience('/api/v1/session', 'post')).toBe('public');
+    expect(audience('/api/v1/events', 'get')).toBe('agent');
+    for (const [path, methods] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(methods))
+        expect(['owner', 'agent', 'public'], `${method} ${path}`).toContain(op['x-audience']);
+  });
+});
+
 describe('credentials', () => {
   it('without a credential, MCP and owner routes answer 401 saying how to get one', async () => {
     const mcp = await fetch(`${base}/mcp`, {

@@ -42,7 +42,7 @@ export { AIRLOCK_VERSION } from './version.js';
 export { blobHash, isBlobHash } from './blob-hash.js';
 
 // Identity and services
-export { connection } from './connection.js';
+export { connection, connectionLabel } from './connection.js';
 export type { Connection, ConnectionKind } from './connection.js';
 export { createEventBus } from './events.js';
 export type {

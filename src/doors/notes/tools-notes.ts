@@ -4,7 +4,13 @@
  * commit the document, the write record (with provenance) and the receipt in
  * one transaction; `expectedVersion` must equal the current revision.
  */
-import { AirlockError, defineTool, type StoreTx, type ToolContext } from '../../kernel/index.js';
+import {
+  AirlockError,
+  connectionLabel,
+  defineTool,
+  type StoreTx,
+  type ToolContext,
+} from '../../kernel/index.js';
 import { EnvelopeSchema } from './envelope.js';
 import { AppendTextInput, CreateNoteInput, DocumentInput, Empty } from './schemas.js';
 import {
@@ -54,7 +60,8 @@ export async function recordWrite(
   await putWrite(tx, {
     ...w,
     tool: ctx.tool,
-    connection: ctx.connection.id,
+    // Stored as people see it: a session id is never kept or shown in full (authority.md §1).
+    connection: connectionLabel(ctx.connection.id),
     at: Date.now(),
     receipt,
   });

@@ -70,7 +70,13 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       summary: 'Pending approvals, oldest first',
       handler: async () => ({
         status: 200,
-        body: { approvals: (await kernel.consent.pending()).map(shown) },
+        // Notes consent requests; the owner's policy asks (authority.md §3) will be kind 'policy'.
+        body: {
+          approvals: (await kernel.consent.pending()).map((a) => ({
+            ...shown(a),
+            kind: 'consent',
+          })),
+        },
       }),
     },
     {

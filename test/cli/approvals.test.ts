@@ -9,6 +9,7 @@ import { toolJson } from '../helpers/results.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-approvals-'));
 let served: Served;
+// --token sets the token of the agent 'default'; the CLI answers as the owner (--data).
 const TOKEN = 'approvals-test-token-123';
 
 beforeAll(async () => {
@@ -34,7 +35,7 @@ async function requestAccess(name: string) {
 describe('airlock approvals', () => {
   it('lists pending requests, approves one for a chosen resource, and the agent gets its grant', async () => {
     const { client, ask, first } = await requestAccess('agent-a');
-    const args = ['--url', served.url, '--token', TOKEN];
+    const args = ['--url', served.url, '--data', dir];
     const list = await run(['approvals', 'list', '--json', ...args]);
     expect(list.code).toBe(0);
     const pending = JSON.parse(list.stdout) as { id: string; door: string; capability: string }[];
@@ -65,27 +66,19 @@ describe('airlock approvals', () => {
       String(first.approvalID),
       '--url',
       served.url,
-      '--token',
-      TOKEN,
+      '--data',
+      dir,
     ]);
     expect(r.code).toBe(0);
     expect((await ask()).code).toBe('approvalDenied');
     await client.close();
   });
 
-  it('says clearly when the id is unknown, the token is wrong, or the server is not running', async () => {
-    const unknown = await run([
-      'approvals',
-      'approve',
-      'nope',
-      '--url',
-      served.url,
-      '--token',
-      TOKEN,
-    ]);
+  it('says clearly when the id is unknown, the owner token is wrong, or the server is not running', async () => {
+    const unknown = await run(['approvals', 'approve', 'nope', '--url', served.url, '--data', dir]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('No approval nope');
-    const wrong = await run(['approvals', 'list', '--url', served.url, '--token', 'wrong']);
+    const wrong = await run(['approvals', 'list', '--url', served.url, '--owner-token', 'wrong']);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('bearer token');
     const down = await run(['approvals', 'list', '--url', 'http://127.0.0.1:1']);

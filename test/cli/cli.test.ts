@@ -8,6 +8,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1Stdio } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BIN, run, testEnv } from '../helpers/cli.js';
 import { startServe } from '../helpers/servers.js';
+import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { waitForOutput } from '../helpers/wait.js';
 
 const dirs: string[] = [];
@@ -86,23 +87,53 @@ describe('airlock command line', () => {
     expect(await s.exited).toBe(0);
   });
 
-  it('refuses to bind beyond loopback without a token', async () => {
-    const r = await run(['serve', '--host', '0.0.0.0', '--data', tempDir()]);
+  it('refuses --allow-anonymous beyond loopback, naming the flag', async () => {
+    const r = await run(['serve', '--host', '0.0.0.0', '--allow-anonymous', '--data', tempDir()]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--token');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('--allow-anonymous');
+  });
+
+  it('binds beyond loopback, where MCP still needs the agent token it printed', async () => {
+    const s = await startServe(['--host', '0.0.0.0', '--doors', 'ledger', '--data', tempDir()]);
+    expect(s.agentToken).toMatch(/^ak_/);
+    const port = new URL(s.url).port;
+    const mcp = `http://127.0.0.1:${port}/mcp`;
+    const bare = await fetch(mcp, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(bare.status).toBe(401);
+    const client = await connectClient(mcp, { token: s.agentToken!, pin: MODERN_PROTOCOL });
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('ledger_echo');
+    await client.close();
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
   });
 
   it('serve prints its URLs and a ready-to-paste MCP client config, and exits 0 on SIGTERM', async () => {
     const s = await startServe(['--doors', 'ledger', '--data', tempDir()]);
-    // The start-up text ends with this line, after the client configuration.
+    // The start-up text ends with this line, after the client configurations.
     await waitForOutput(s.stdout, /Press Ctrl\+C to stop\./);
     const out = s.stdout();
     expect(out).toContain('/api/v1');
     expect(out).toContain('/mcp/ledger');
-    const json = out.slice(out.indexOf('{'), out.lastIndexOf('}') + 1);
+    const from = out.indexOf('{', out.search(/MCP client configuration over HTTP/));
+    const json = out.slice(from, out.indexOf('\n}', from) + 2);
     expect(JSON.parse(json)).toEqual({
-      mcpServers: { airlock: { type: 'http', url: `${s.url}/mcp` } },
+      mcpServers: {
+        airlock: {
+          type: 'http',
+          url: `${s.url}/mcp`,
+          headers: { Authorization: `Bearer ${s.agentToken!}` },
+        },
+      },
     });
+    expect(s.agentToken).toMatch(/^ak_/);
     const health = (await (await fetch(`${s.url}/healthz`)).json()) as Record<string, unknown>;
     expect(health).toMatchObject({ status: 'ok', doors: ['ledger'], store: 'sqlite' });
     s.child.kill('SIGTERM');

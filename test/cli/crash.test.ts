@@ -3,27 +3,32 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { startServe } from '../helpers/servers.js';
+import { startServe, type Served } from '../helpers/servers.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const modernClient = (url: string) =>
-  connectClient(new URL('/mcp', url), { name: 'crash-test', version: '1', pin: MODERN_PROTOCOL });
+const modernClient = (served: Served) =>
+  connectClient(new URL('/mcp', served.url), {
+    name: 'crash-test',
+    version: '1',
+    pin: MODERN_PROTOCOL,
+    token: served.agentToken!,
+  });
 
 describe('crash safety', () => {
   it('after SIGKILL mid-stream, every acknowledged write is present exactly once and every other one is committed once or reported by its state', async () => {
     let served = await startServe(['--doors', 'ledger', '--data', dir]);
-    let client = await modernClient(served.url);
+    let client = await modernClient(served);
     const ask = () =>
       client.callTool({ name: 'ledger_request_write_access', arguments: {} }).then(toolJson);
     const first = await ask();
     expect(first.code).toBe('approvalRequired');
     const approve = await fetch(
       `${served.url}/api/v1/approvals/${String(first.approvalID)}/approve`,
-      { method: 'POST' },
+      { method: 'POST', headers: { authorization: `Bearer ${served.ownerToken!}` } },
     );
     expect(approve.status).toBe(200);
 
@@ -56,7 +61,7 @@ describe('crash safety', () => {
     await client.close().catch(() => undefined);
 
     served = await startServe(['--doors', 'ledger', '--data', dir]);
-    client = await modernClient(served.url);
+    client = await modernClient(served);
     const account = toolJson(
       await client.callTool({ name: 'ledger_read', arguments: { account: 'acct' } }),
     ) as {

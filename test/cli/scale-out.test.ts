@@ -44,17 +44,25 @@ await describeWithServices(
           return s;
         };
         const [a, b] = [await start(), await start()];
+        // The first instance made the owner and the agent 'default'; the store keeps
+        // their hashes, so both tokens work on every instance of this store.
+        const agentToken = a.agentToken!;
+        const owner = { authorization: `Bearer ${a.ownerToken!}` };
         const client = (url: string) =>
           connectClient(new URL('/mcp', url), {
             name: 'scale',
             version: '1',
             pin: MODERN_PROTOCOL,
+            token: agentToken,
           });
         const ca = await client(a.url);
         const cb = await client(b.url);
         // Listen for events on B while A gets the approval request.
         const ac = new AbortController();
-        const events = await fetch(`${b.url}/api/v1/events`, { signal: ac.signal });
+        const events = await fetch(`${b.url}/api/v1/events`, {
+          signal: ac.signal,
+          headers: owner,
+        });
         const reader = events.body!.getReader();
         const asked = toolJson(
           await ca.callTool({ name: 'ledger_request_write_access', arguments: {} }),
@@ -71,6 +79,7 @@ await describeWithServices(
           (
             await fetch(`${b.url}/api/v1/approvals/${String(asked.approvalID)}/approve`, {
               method: 'POST',
+              headers: owner,
             })
           ).status,
         ).toBe(200);

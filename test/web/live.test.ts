@@ -97,6 +97,14 @@ describe('formatting and routes', () => {
     );
     expect(shortConnection('agent:research-assistant-bot')).toBe('agent:research-assistant-bot');
   });
+  it('marks the 8-character labels the server sends as cut', () => {
+    expect(shortConnection('agent:default/session:ceb86248')).toBe(
+      'agent:default/session:ceb86248…',
+    );
+    expect(shortConnection('agent:stdio:claude/process:01234567')).toBe(
+      'agent:stdio:claude/process:01234567…',
+    );
+  });
   it('round-trips hash routes with encoded parameters', () => {
     expect(parseRoute(href('notes', 'doc', 'a b/c'))).toMatchObject({
       screen: 'notes',

@@ -23,7 +23,9 @@ export function isoTime(ms: number): string {
 /**
  * The connection key with each long id cut to an 8-character label, the
  * agent's name kept whole (spec/authority.md §1):
- * `agent:default/session:1a2b3c4d…`, `session:1a2b3c4d…`.
+ * `agent:default/session:1a2b3c4d…`, `session:1a2b3c4d…`. The server
+ * already sends session and process ids cut to their 8-character label;
+ * those still end in `…`, so the label never reads as the whole id.
  */
 export function shortConnection(connection: string): string {
   return connection.split('/').map(shortPart).join('/');
@@ -34,7 +36,8 @@ function shortPart(part: string): string {
   const kind = colon < 0 ? '' : part.slice(0, colon + 1);
   const rest = colon < 0 ? part : part.slice(colon + 1);
   if (kind === 'agent:') return part;
-  return rest.length > 12 ? `${kind}${rest.slice(0, 8)}…` : part;
+  const label = kind === 'session:' || kind === 'process:' ? rest.length >= 8 : rest.length > 12;
+  return label ? `${kind}${rest.slice(0, 8)}…` : part;
 }
 
 export function percent(value: number): string {

@@ -46,15 +46,24 @@ async function agent(client: Client) {
   return call;
 }
 
-const httpClient = (url: string) =>
-  connectClient(new URL('/mcp', url), { name: 'notes-cli-agent', version: '1' });
+/** An agent over HTTP with the token `airlock serve` printed. */
+const httpClient = (served: Served) =>
+  connectClient(new URL('/mcp', served.url), {
+    name: 'notes-cli-agent',
+    version: '1',
+    token: served.agentToken!,
+  });
 
-async function api(url: string, method: string, path: string, body?: unknown) {
+/** The owner's REST API of `served` (the owner token it keeps in its data folder). */
+async function api(served: Served, method: string, path: string, body?: unknown) {
   const pdf = body instanceof Uint8Array;
-  const res = await fetch(`${url}/api/v1/${path}`, {
+  const owner = { authorization: `Bearer ${served.ownerToken!}` };
+  const res = await fetch(`${served.url}/api/v1/${path}`, {
     method,
     headers:
-      body === undefined ? {} : { 'content-type': pdf ? 'application/pdf' : 'application/json' },
+      body === undefined
+        ? owner
+        : { ...owner, 'content-type': pdf ? 'application/pdf' : 'application/json' },
     ...(body === undefined
       ? {}
       : { body: pdf ? new Blob([Buffer.from(body)]) : JSON.stringify(body) }),
@@ -64,15 +73,28 @@ async function api(url: string, method: string, path: string, body?: unknown) {
   return { status: res.status, body: {} as Json, bytes: new Uint8Array(await res.arrayBuffer()) };
 }
 
-/** Approves the newest pending request for `capability` from the CLI, naming the project. */
-async function approveFromCli(url: string, capability: string, project: string) {
-  const list = await run(['approvals', 'list', '--json', '--url', url]);
+/**
+ * Approves the newest pending request for `capability` from the CLI as the
+ * owner (the owner token in the server's data folder `dir`), naming the project.
+ */
+async function approveFromCli(url: string, dir: string, capability: string, project: string) {
+  const list = await run(['approvals', 'list', '--json', '--url', url, '--data', dir]);
   expect(list.code).toBe(0);
   const pending = (JSON.parse(list.stdout) as { id: string; capability: string }[]).filter(
     (a) => a.capability === capability,
   );
   const id = pending[pending.length - 1]!.id;
-  const ok = await run(['approvals', 'approve', id, '--project', project, '--url', url]);
+  const ok = await run([
+    'approvals',
+    'approve',
+    id,
+    '--project',
+    project,
+    '--url',
+    url,
+    '--data',
+    dir,
+  ]);
   expect(ok.stderr).toBe('');
   expect(ok.code).toBe(0);
 }
@@ -88,18 +110,18 @@ describe('notes through the airlock command', () => {
     const dir = tempDir();
     served = await startServe(['--doors', 'notes', '--data', dir]);
     const url = served.url;
-    const project = (await api(url, 'POST', 'notes/projects', { name: 'Thesis' })).body;
-    await api(url, 'POST', 'notes/projects', { name: 'Private' });
+    const project = (await api(served, 'POST', 'notes/projects', { name: 'Thesis' })).body;
+    await api(served, 'POST', 'notes/projects', { name: 'Private' });
     const mine = (
-      await api(url, 'POST', 'notes/documents', { projectID: project.projectID, title: 'Ch 1' })
+      await api(served, 'POST', 'notes/documents', { projectID: project.projectID, title: 'Ch 1' })
     ).body;
-    await api(url, 'POST', 'notes/documents', { projectID: 'Private', title: 'Diary' });
+    await api(served, 'POST', 'notes/documents', { projectID: 'Private', title: 'Diary' });
 
-    const client = await httpClient(url);
+    const client = await httpClient(served);
     const call = await agent(client);
     expect((await call('rooqi_status')).env.code).toBe('ready');
     expect((await call('rooqi_request_read_access')).env.code).toBe('approvalRequired');
-    await approveFromCli(url, 'read', 'Thesis');
+    await approveFromCli(url, dir, 'read', 'Thesis');
     expect((await call('rooqi_list_approved_documents')).result).toEqual({
       [mine.documentID]: 'Ch 1',
     });
@@ -108,7 +130,7 @@ describe('notes through the airlock command', () => {
     );
 
     expect((await call('rooqi_request_write_access')).env.code).toBe('approvalRequired');
-    await approveFromCli(url, 'write', project.projectID);
+    await approveFromCli(url, dir, 'write', project.projectID);
     const documentID = randomUUID();
     await call('rooqi_create_note', {
       operationID: randomUUID(),
@@ -135,17 +157,17 @@ describe('notes through the airlock command', () => {
       (await call('rooqi_append_text', { ...a1, operationID: randomUUID(), expectedVersion: 1 }))
         .env.code,
     ).toBe('versionConflict');
-    const doc = (await api(url, 'GET', `notes/documents/${documentID}`)).body;
+    const doc = (await api(served, 'GET', `notes/documents/${documentID}`)).body;
     expect(doc.blocks.map((b: { text: string }) => b.text)).toEqual(['one', 'two']);
 
     const good = join(dir, 'receipt.json');
     writeFileSync(good, JSON.stringify(r2.result));
-    const valid = await run(['approvals', 'verify-receipt', good, '--url', url]);
+    const valid = await run(['approvals', 'verify-receipt', good, '--url', url, '--data', dir]);
     expect(valid.stdout).toContain('Receipt is valid');
     expect(valid.code).toBe(0);
     const bad = join(dir, 'tampered.json');
     writeFileSync(bad, JSON.stringify({ ...r2.result, committedRevision: 7 }));
-    const invalid = await run(['approvals', 'verify-receipt', bad, '--url', url]);
+    const invalid = await run(['approvals', 'verify-receipt', bad, '--url', url, '--data', dir]);
     expect(invalid.stdout).toContain('NOT valid');
     expect(invalid.code).toBe(1);
     await client.close();
@@ -155,9 +177,9 @@ describe('notes through the airlock command', () => {
     const dir = tempDir();
     const owner = await startServe(['--doors', 'notes', '--data', dir]);
     try {
-      const project = (await api(owner.url, 'POST', 'notes/projects', { name: 'Shared' })).body;
+      const project = (await api(owner, 'POST', 'notes/projects', { name: 'Shared' })).body;
       const doc = (
-        await api(owner.url, 'POST', 'notes/documents', {
+        await api(owner, 'POST', 'notes/documents', {
           projectID: project.projectID,
           title: 'S',
         })
@@ -177,7 +199,7 @@ describe('notes through the airlock command', () => {
         'notAuthorized',
       );
       expect((await call('rooqi_request_write_access')).env.code).toBe('approvalRequired');
-      await approveFromCli(owner.url, 'write', 'Shared');
+      await approveFromCli(owner.url, dir, 'write', 'Shared');
       const receipt = (
         await call('rooqi_append_text', {
           operationID: randomUUID(),
@@ -188,7 +210,7 @@ describe('notes through the airlock command', () => {
         })
       ).result;
       expect(receipt.committedRevision).toBe(1);
-      expect((await api(owner.url, 'POST', 'notes/receipts/verify', receipt)).body).toEqual({
+      expect((await api(owner, 'POST', 'notes/receipts/verify', receipt)).body).toEqual({
         valid: true,
       });
       expect((await call('rooqi_append_text', { operationID: 'x' })).env.code).toBe(
@@ -204,36 +226,35 @@ describe('notes through the airlock command', () => {
   it('after SIGKILL mid-stream of appends and annotations, no acknowledged write is lost or duplicated and every operation is answerable', async () => {
     const dir = tempDir();
     let s = await startServe(['--doors', 'notes', '--data', dir]);
-    const project = (await api(s.url, 'POST', 'notes/projects', { name: 'Crash' })).body;
+    const project = (await api(s, 'POST', 'notes/projects', { name: 'Crash' })).body;
     const textDoc = (
-      await api(s.url, 'POST', 'notes/documents', { projectID: project.projectID, title: 'T' })
+      await api(s, 'POST', 'notes/documents', { projectID: project.projectID, title: 'T' })
     ).body.documentID as string;
     const pdfDoc = (
-      await api(s.url, 'POST', 'notes/documents', { projectID: project.projectID, title: 'P' })
+      await api(s, 'POST', 'notes/documents', { projectID: project.projectID, title: 'P' })
     ).body.documentID as string;
-    const surfaceID = (
-      await api(s.url, 'POST', `notes/documents/${pdfDoc}/pdfs`, await samplePdf())
-    ).body.surfaceID as string;
+    const surfaceID = (await api(s, 'POST', `notes/documents/${pdfDoc}/pdfs`, await samplePdf()))
+      .body.surfaceID as string;
 
-    const grantAll = async (url: string, call: Awaited<ReturnType<typeof agent>>) => {
+    const grantAll = async (at: Served, call: Awaited<ReturnType<typeof agent>>) => {
       for (const [tool, cap] of [
         ['rooqi_request_write_access', 'write'],
         ['rooqi_request_pdf_annotation_access', 'pdfAnnotate'],
       ] as const) {
         expect((await call(tool)).env.code).toBe('approvalRequired');
-        const pending = (await api(url, 'GET', 'approvals')).body.approvals as {
+        const pending = (await api(at, 'GET', 'approvals')).body.approvals as {
           id: string;
           capability: string;
         }[];
         const id = pending.filter((a) => a.capability === cap).pop()!.id;
         expect(
-          (await api(url, 'POST', `approvals/${id}/approve`, { resource: 'Crash' })).status,
+          (await api(at, 'POST', `approvals/${id}/approve`, { resource: 'Crash' })).status,
         ).toBe(200);
       }
     };
-    let client = await httpClient(s.url);
+    let client = await httpClient(s);
     let call = await agent(client);
-    await grantAll(s.url, call);
+    await grantAll(s, call);
 
     const sent = new Map<string, { tool: string; args: Json }>();
     const acked = new Map<string, Json>();
@@ -302,20 +323,20 @@ describe('notes through the airlock command', () => {
 
     s = await startServe(['--doors', 'notes', '--data', dir]);
     served = s;
-    client = await httpClient(s.url);
+    client = await httpClient(s);
     call = await agent(client);
-    await grantAll(s.url, call);
+    await grantAll(s, call);
 
-    const text = (await api(s.url, 'GET', `notes/documents/${textDoc}`)).body;
+    const text = (await api(s, 'GET', `notes/documents/${textDoc}`)).body;
     const blockOps = (text.blocks as { operationID: string }[]).map((b) => b.operationID);
     expect(new Set(blockOps).size).toBe(blockOps.length);
     expect(text.revision).toBe(blockOps.length);
-    const pdf = (await api(s.url, 'GET', `notes/documents/${pdfDoc}`)).body;
+    const pdf = (await api(s, 'GET', `notes/documents/${pdfDoc}`)).body;
     const annotOps = (pdf.surfaces[0].annotations as { operationID: string }[]).map(
       (a) => a.operationID,
     );
     expect(new Set(annotOps).size).toBe(annotOps.length);
-    const file = (await api(s.url, 'GET', `notes/documents/${pdfDoc}/pdfs/${surfaceID}`)).bytes!;
+    const file = (await api(s, 'GET', `notes/documents/${pdfDoc}/pdfs/${surfaceID}`)).bytes!;
     expect((await annotationNames(file, 0)).sort()).toEqual([...annotOps].sort());
 
     for (const [id, receipt] of acked) {
@@ -326,7 +347,7 @@ describe('notes through the airlock command', () => {
         operationID: id,
       });
       expect(state.result).toEqual({ state: 'committed', receipt });
-      expect((await api(s.url, 'POST', 'notes/receipts/verify', receipt)).body.valid).toBe(true);
+      expect((await api(s, 'POST', 'notes/receipts/verify', receipt)).body.valid).toBe(true);
     }
     for (const [id, { tool, args }] of sent) {
       if (acked.has(id)) continue;

@@ -11,6 +11,7 @@ import { silentLogger } from '../../../src/kernel/logger.js';
 import { loadCatalog } from '../../../src/doors/openapi/load-catalog.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { mountDoor, type MountedDoor } from './helpers.js';
+import { ownerHeaders } from '../../helpers/principals.js';
 
 let tk: TestKernel;
 let app: HttpApp;
@@ -19,12 +20,15 @@ let door: MountedDoor;
 
 beforeAll(async () => {
   tk = await testKernel([createLedgerDoor()]);
-  app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
+  // The route list is for agents too: on loopback an anonymous agent may read it.
+  app = createHttpApp({ kernel: tk.kernel, logger: silentLogger, allowAnonymous: true });
   const address = await app.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${address.port}`;
+  // The approvals routes are the owner's: the door sends the owner token with every call.
   door = await mountDoor(await loadCatalog(`${base}/api/v1/openapi.json`), {
     prefix: 'airlock',
     baseUrl: base,
+    headers: await ownerHeaders(tk.kernel),
   });
 });
 afterAll(async () => {

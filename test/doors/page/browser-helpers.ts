@@ -7,6 +7,7 @@ import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js'
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { connectClient } from '../../helpers/mcp-client.js';
+import { agentHeaders, ownerHeaders } from '../../helpers/principals.js';
 
 export const BRIDGE_TOKEN = 'e2e-bridge-token-' + 'k'.repeat(24);
 
@@ -15,6 +16,8 @@ export interface Workspace {
   app: HttpApp;
   base: string;
   door: ReturnType<typeof createPageDoor>;
+  /** `authorization: Bearer <owner token>`: the bridge-token route is the owner's. */
+  owner: Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -32,6 +35,7 @@ export async function startWorkspace(env: Record<string, string> = {}): Promise<
     app,
     door,
     base: `http://127.0.0.1:${addr.port}`,
+    owner: await ownerHeaders(tk.kernel),
     async close() {
       await app.close();
       await tk.dispose();
@@ -39,16 +43,29 @@ export async function startWorkspace(env: Record<string, string> = {}): Promise<
   };
 }
 
-/** Opens the demo page and waits until its bridge is authenticated. */
-export async function openDemo(browser: Browser, base: string): Promise<Page> {
+/**
+ * Opens the demo page in a browser where the owner signed in (the page fetches
+ * the owner-only bridge token with the session cookie) and waits until its
+ * bridge is authenticated.
+ */
+export async function openDemo(browser: Browser, ws: Workspace): Promise<Page> {
   const page = await browser.newPage();
-  await page.goto(`${base}/page-demo`);
+  const token = ws.owner.authorization!.slice('Bearer '.length);
+  const signedIn = await page.request.post(`${ws.base}/api/v1/session`, { data: { token } });
+  if (!signedIn.ok()) throw new Error(`owner sign-in answered ${signedIn.status()}`);
+  await page.goto(`${ws.base}/page-demo`);
   await page.evaluate(() => (window as unknown as { demo: { ready: Promise<void> } }).demo.ready);
   return page;
 }
 
-export const mcpClient = (base: string): Promise<Client> =>
-  connectClient(new URL('/mcp/page', base), { name: 'page-e2e' });
+/** An MCP client on /mcp/page acting as its own agent `page-e2e`. */
+export async function mcpClient(ws: Workspace): Promise<Client> {
+  const { authorization } = await agentHeaders(ws.tk.kernel, 'page-e2e');
+  return connectClient(new URL('/mcp/page', ws.base), {
+    name: 'page-e2e',
+    token: authorization!.slice('Bearer '.length),
+  });
+}
 
 export interface CallResult {
   isError?: boolean;

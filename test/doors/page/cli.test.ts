@@ -104,7 +104,11 @@ describe('airlock relay', () => {
       expect(served.stdout()).toContain('/mcp/page');
       const bridge = await fetch(`${served.url}/bridge.js`);
       expect(bridge.status).toBe(200);
-      const token = (await (await fetch(`${served.url}/api/v1/page/bridge-token`)).json()) as {
+      const token = (await (
+        await fetch(`${served.url}/api/v1/page/bridge-token`, {
+          headers: { authorization: `Bearer ${served.ownerToken!}` },
+        })
+      ).json()) as {
         url: string;
         token: string;
       };

@@ -14,7 +14,7 @@ let page: Page;
 
 beforeAll(async () => {
   [ws, browser] = await Promise.all([startWorkspace(), launchChromium()]);
-  page = await openDemo(browser, ws.base);
+  page = await openDemo(browser, ws);
 });
 afterAll(async () => {
   await browser?.close();
@@ -60,7 +60,9 @@ describe('the bridge in the browser', () => {
 
   it('a second page cannot take over the active bridge (WU_MCP_BRIDGE_ACTIVE)', async () => {
     const p = await blank();
-    const { url } = (await (await fetch(`${ws.base}/api/v1/page/bridge-token`)).json()) as {
+    const { url } = (await (
+      await fetch(`${ws.base}/api/v1/page/bridge-token`, { headers: ws.owner })
+    ).json()) as {
       url: string;
     };
     expect(await connectError(p, url, { token: BRIDGE_TOKEN })).toBe('WU_MCP_BRIDGE_ACTIVE');
@@ -136,8 +138,8 @@ describe('the bridge in the browser', () => {
     );
   });
 
-  it('gives the bridge token only to same-origin requests', async () => {
-    const ok = await fetch(`${ws.base}/api/v1/page/bridge-token`);
+  it('gives the bridge token only to same-origin requests, even the owner', async () => {
+    const ok = await fetch(`${ws.base}/api/v1/page/bridge-token`, { headers: ws.owner });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({
       url: `ws://127.0.0.1:${ws.door.relay()!.address()!.port}`,
@@ -145,11 +147,11 @@ describe('the bridge in the browser', () => {
       versions: [2, 1],
     });
     const foreign = await fetch(`${ws.base}/api/v1/page/bridge-token`, {
-      headers: { origin: 'http://127.0.0.1:1' },
+      headers: { ...ws.owner, origin: 'http://127.0.0.1:1' },
     });
     expect(foreign.status).toBe(403);
     const crossSite = await fetch(`${ws.base}/api/v1/page/bridge-token`, {
-      headers: { 'sec-fetch-site': 'cross-site' },
+      headers: { ...ws.owner, 'sec-fetch-site': 'cross-site' },
     });
     expect(crossSite.status).toBe(403);
   });

@@ -45,8 +45,8 @@ const permit = (flags: Record<string, boolean>) =>
 
 beforeAll(async () => {
   [ws, browser] = await Promise.all([startWorkspace(), launchChromium()]);
-  client = await mcpClient(ws.base);
-  page = await openDemo(browser, ws.base);
+  client = await mcpClient(ws);
+  page = await openDemo(browser, ws);
 });
 afterAll(async () => {
   await client?.close();

@@ -23,9 +23,11 @@ async function serve(data: string, config?: string) {
     ...(config ? ['--config', config] : []),
   ]);
   servers.push(served);
+  // Each server made its own data folder's agent 'default' and printed its token.
   const client = await connectClient(new URL('/mcp', served.url), {
     name: 'scene-cli-test',
     version: '1',
+    token: served.agentToken!,
   });
   return { served, client };
 }

@@ -41,13 +41,13 @@ describe('the seed flow', () => {
       { text: 'WORLD', x: 220, y: 250 },
     ]);
     const second = await comicPage([{ text: 'GOOD NIGHT', x: 60, y: 170 }]);
-    const upload = await uploadPages(s.base, [
+    const upload = await uploadPages(s, [
       { name: 'one.png', bytes: sourceBytes },
       { name: 'two.png', bytes: second },
     ]);
     expect(upload.status).toBe(201);
 
-    const events = sse(s.base);
+    const events = sse(s);
     await events.ready();
     const started = await client.callTool({
       name: 'koharu.start_pipeline',
@@ -77,7 +77,7 @@ describe('the seed flow', () => {
       8,
     );
 
-    const { epoch, scene } = (await json(await fetch(`${s.base}/api/v1/scene.json`))) as {
+    const { epoch, scene } = (await json(await s.fetch(`${s.base}/api/v1/scene.json`))) as {
       epoch: number;
       scene: Scene;
     };
@@ -92,7 +92,7 @@ describe('the seed flow', () => {
     expect(s.llm.requests[0]!.user).toBe('1: HELLO\n2: WORLD');
 
     // The rendered export differs from the source exactly inside the text regions.
-    const exported = await post(s.base, 'projects/current/export', {
+    const exported = await post(s, 'projects/current/export', {
       format: 'rendered',
       pages: [scene.pages[0]!.id],
     });
@@ -123,7 +123,7 @@ describe('the seed flow', () => {
     // One undo reverts the renderer's batch on the last page; the epoch rises.
     const undone = await client.callTool({ name: 'koharu.undo', arguments: {} });
     expect(structuredOf(undone)).toEqual({ epoch: epoch + 1 });
-    const after = (await json(await fetch(`${s.base}/api/v1/scene.json`))) as { scene: Scene };
+    const after = (await json(await s.fetch(`${s.base}/api/v1/scene.json`))) as { scene: Scene };
     const roles = (p: number) =>
       after.scene.pages[p]!.nodes.flatMap((n) => ('image' in n.kind ? [n.kind.image.role] : []));
     expect(roles(1)).toEqual(['source', 'inpainted']);

@@ -123,7 +123,7 @@ describe('scene tools over MCP', () => {
       expect(error!.code, name).toBe(-32600);
       expect(error!.message, name).toContain('invalid request: no project open');
     }
-    const res = await fetch(`${s.base}/api/v1/scene.json`);
+    const res = await s.fetch(`${s.base}/api/v1/scene.json`);
     expect(await res.json()).toEqual({
       status: 409,
       code: 'noProject',
@@ -224,7 +224,7 @@ describe('scene tools over MCP', () => {
 
   it('refuses a second source image on a page (invariant)', async () => {
     const png = await comicPage([], 40, 30);
-    await uploadPages(s.base, [{ name: 'src.png', bytes: png }]);
+    await uploadPages(s, [{ name: 'src.png', bytes: png }]);
     const scene = structuredOf(await call('koharu.get_scene')).scene as {
       pages: { id: string; nodes: { kind: { image?: { blob: string } } }[] }[];
     };
@@ -253,7 +253,7 @@ describe('scene tools over MCP', () => {
       expect(r.isError, steps.join()).toBe(true);
       expect(String(toolJson(r).message)).toMatch(pattern);
     }
-    const rest = await post(s.base, 'pipelines', { steps: ['nope'] });
+    const rest = await post(s, 'pipelines', { steps: ['nope'] });
     expect(rest.status).toBe(400);
     expect(await json(rest)).toMatchObject({ status: 400, code: 'malformedRequest' });
     expect((await s.tk.kernel.jobs.list()).length).toBe(jobsBefore);
@@ -277,7 +277,7 @@ describe('scene tools over MCP', () => {
     const link = r.content.find((c) => c.type === 'resource_link')!;
     expect(link).toMatchObject({ uri: r.structuredContent.uri, mimeType: 'application/zip' });
     expect(link.uri).toMatch(/^file:\/\//);
-    const res = await fetch(`${s.base}${r.structuredContent.url}`);
+    const res = await s.fetch(`${s.base}${r.structuredContent.url}`);
     expect(res.status).toBe(200);
     expect((await res.arrayBuffer()).byteLength).toBe(r.structuredContent.bytes);
   });

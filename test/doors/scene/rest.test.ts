@@ -32,19 +32,19 @@ afterAll(async () => {
 });
 
 const scene = async () =>
-  (await json(await fetch(`${s.base}/api/v1/scene.json`))) as { epoch: number; scene: Scene };
+  (await json(await s.fetch(`${s.base}/api/v1/scene.json`))) as { epoch: number; scene: Scene };
 
 /** A project with two pages, each with a translated text node over drawn text. */
 async function projectWithTranslations(name: string) {
-  const created = await post(s.base, 'projects', { name });
+  const created = await post(s, 'projects', { name });
   expect(created.status).toBe(201);
-  const up = await uploadPages(s.base, [
+  const up = await uploadPages(s, [
     { name: 'a.png', bytes: await comicPage([{ text: 'ONE', x: 30, y: 80 }]) },
     { name: 'b.png', bytes: await comicPage([{ text: 'TWO', x: 30, y: 80 }]) },
   ]);
   const pages = up.body.pages as { id: string }[];
   for (const page of pages) {
-    const apply = await post(s.base, 'history/apply', {
+    const apply = await post(s, 'history/apply', {
       op: {
         AddNode: {
           page: page.id,
@@ -74,7 +74,7 @@ async function projectWithTranslations(name: string) {
 }
 
 async function runPipeline(start: () => Promise<string>) {
-  const events = sse(s.base);
+  const events = sse(s);
   await events.ready();
   const jobId = await start();
   await until(() => events.events.some((e) => e.event === 'jobFinished' && e.id === jobId));
@@ -90,14 +90,14 @@ const normalise = (events: SseEvent[], jobId: string) =>
 
 describe('scene REST API', () => {
   it('answers {status, code, message} errors, e.g. 409 noProject and 404 for an unknown operation', async () => {
-    const res = await post(s.base, 'history/undo');
+    const res = await post(s, 'history/undo');
     expect(res.status).toBe(409);
     expect(await json(res)).toEqual({
       status: 409,
       code: 'noProject',
       message: 'invalid request: no project open',
     });
-    const unknown = await fetch(`${s.base}/api/v1/operations/${randomUUID()}`, {
+    const unknown = await s.fetch(`${s.base}/api/v1/operations/${randomUUID()}`, {
       method: 'DELETE',
     });
     expect(unknown.status).toBe(404);
@@ -105,19 +105,22 @@ describe('scene REST API', () => {
   });
 
   it('runs REST writes as the matching tool call, so they are audited like MCP calls', async () => {
-    await post(s.base, 'projects', { name: 'Audited' });
+    await post(s, 'projects', { name: 'Audited' });
     expect(
-      await json(await post(s.base, 'history/apply', { op: { AddPage: { page: pageOf() } } })),
+      await json(await post(s, 'history/apply', { op: { AddPage: { page: pageOf() } } })),
     ).toEqual({
       epoch: 1,
     });
-    const bad = await post(s.base, 'history/apply', { op: { addSticker: {} } });
+    const bad = await post(s, 'history/apply', { op: { addSticker: {} } });
     expect(bad.status).toBe(400);
     expect(await json(bad)).toMatchObject({ status: 400, code: 'malformedRequest' });
-    const { entries } = (await json(await fetch(`${s.base}/api/v1/audit?door=scene`))) as {
+    // The audit is the owner's to read; the REST writes show as the agent that made them.
+    const { entries } = (await json(
+      await fetch(`${s.base}/api/v1/audit?door=scene`, { headers: s.owner }),
+    )) as {
       entries: { connection: string; tool: string; result: string }[];
     };
-    const rest = entries.filter((e) => e.connection === 'rest:scene');
+    const rest = entries.filter((e) => e.connection === 'agent:scene-test/rest');
     expect(rest.map((e) => [e.tool, e.result])).toEqual(
       expect.arrayContaining([
         ['koharu.undo', 'noProject'],
@@ -125,18 +128,18 @@ describe('scene REST API', () => {
         ['koharu.apply', 'malformedRequest'],
       ]),
     );
-    await fetch(`${s.base}/api/v1/projects/current`, { method: 'DELETE' });
+    await s.fetch(`${s.base}/api/v1/projects/current`, { method: 'DELETE' });
   });
 
   it('serves meta and engines, and documents the routes in openapi.json', async () => {
-    expect(await json(await fetch(`${s.base}/api/v1/meta`))).toMatchObject({
+    expect(await json(await s.fetch(`${s.base}/api/v1/meta`))).toMatchObject({
       door: 'scene',
       project: null,
       engines: ['tesseract', 'llm', 'fill', 'renderer'],
     });
-    const engines = (await json(await fetch(`${s.base}/api/v1/engines`))).engines as unknown[];
+    const engines = (await json(await s.fetch(`${s.base}/api/v1/engines`))).engines as unknown[];
     expect(engines).toHaveLength(4);
-    const doc = (await json(await fetch(`${s.base}/api/v1/openapi.json`))) as {
+    const doc = (await json(await s.fetch(`${s.base}/api/v1/openapi.json`))) as {
       paths: Record<string, unknown>;
     };
     for (const path of [
@@ -151,28 +154,32 @@ describe('scene REST API', () => {
   });
 
   it('creates, lists, switches, closes and deletes projects', async () => {
-    const a = await json(await post(s.base, 'projects', { name: 'Alpha Book' }));
+    const a = await json(await post(s, 'projects', { name: 'Alpha Book' }));
     expect(a).toMatchObject({ id: 'alpha-book', name: 'Alpha Book' });
-    const b = await json(await post(s.base, 'projects', { name: 'Beta' }));
-    const list = await json(await fetch(`${s.base}/api/v1/projects`));
+    const b = await json(await post(s, 'projects', { name: 'Beta' }));
+    const list = await json(await s.fetch(`${s.base}/api/v1/projects`));
     expect(list.current).toMatchObject({ id: b.id });
     expect((list.projects as { id: string }[]).map((p) => p.id)).toEqual(
       expect.arrayContaining(['alpha-book', 'beta']),
     );
-    const switched = await post(s.base, 'projects/current', { id: 'alpha-book' }, 'PUT');
+    const switched = await post(s, 'projects/current', { id: 'alpha-book' }, 'PUT');
     expect(await json(switched)).toMatchObject({ name: 'Alpha Book' });
-    expect((await fetch(`${s.base}/api/v1/projects/beta`, { method: 'DELETE' })).status).toBe(204);
-    expect(existsSync(String(b.path))).toBe(false);
-    expect((await fetch(`${s.base}/api/v1/projects/current`, { method: 'DELETE' })).status).toBe(
+    expect((await s.fetch(`${s.base}/api/v1/projects/beta`, { method: 'DELETE' })).status).toBe(
       204,
     );
-    expect((await fetch(`${s.base}/api/v1/projects/nope`, { method: 'DELETE' })).status).toBe(404);
+    expect(existsSync(String(b.path))).toBe(false);
+    expect((await s.fetch(`${s.base}/api/v1/projects/current`, { method: 'DELETE' })).status).toBe(
+      204,
+    );
+    expect((await s.fetch(`${s.base}/api/v1/projects/nope`, { method: 'DELETE' })).status).toBe(
+      404,
+    );
   });
 
   it('uploads pages as one batch, serves their blobs and thumbnails of at most 320 px', async () => {
-    await post(s.base, 'projects', { name: 'Uploads' });
+    await post(s, 'projects', { name: 'Uploads' });
     const big = await comicPage([{ text: 'BIG', x: 10, y: 100 }], 800, 600);
-    const up = await uploadPages(s.base, [
+    const up = await uploadPages(s, [
       { name: 'big.png', bytes: big },
       { name: 'small.png', bytes: await comicPage([], 100, 50) },
     ]);
@@ -184,52 +191,55 @@ describe('scene REST API', () => {
     const { scene: sc } = await scene();
     const blob = (sc.pages[0]!.nodes[0]!.kind as { image: { blob: string } }).image.blob;
     const served = new Uint8Array(
-      await (await fetch(`${s.base}/api/v1/blobs/${blob}`)).arrayBuffer(),
+      await (await s.fetch(`${s.base}/api/v1/blobs/${blob}`)).arrayBuffer(),
     );
     expect(Buffer.from(served).equals(Buffer.from(big))).toBe(true);
-    expect((await fetch(`${s.base}/api/v1/blobs/nothex`)).status).toBe(400);
-    expect((await fetch(`${s.base}/api/v1/blobs/${'0'.repeat(64)}`)).status).toBe(404);
-    const thumb = await fetch(`${s.base}/api/v1/pages/${sc.pages[0]!.id}/thumbnail`);
+    expect((await s.fetch(`${s.base}/api/v1/blobs/nothex`)).status).toBe(400);
+    expect((await s.fetch(`${s.base}/api/v1/blobs/${'0'.repeat(64)}`)).status).toBe(404);
+    const thumb = await s.fetch(`${s.base}/api/v1/pages/${sc.pages[0]!.id}/thumbnail`);
     expect(thumb.headers.get('content-type')).toBe('image/png');
     const image = await loadImage(Buffer.from(await thumb.arrayBuffer()));
     expect([image.width, image.height]).toEqual([320, 240]);
-    expect((await post(s.base, 'history/undo')).status).toBe(200);
+    expect((await post(s, 'history/undo')).status).toBe(200);
     expect((await scene()).scene.pages).toHaveLength(0);
   });
 
   it('exports texts as JSON and CSV and imports them back as one batch', async () => {
     await projectWithTranslations('Texts');
-    const exported = await json(await fetch(`${s.base}/api/v1/projects/current/texts?format=json`));
+    const exported = await json(
+      await s.fetch(`${s.base}/api/v1/projects/current/texts?format=json`),
+    );
     const rows = exported.texts as { nodeId: string; translation: string }[];
     expect(rows.map((r) => r.translation)).toEqual(['UM', 'UM']);
-    const csv = await (await fetch(`${s.base}/api/v1/projects/current/texts?format=csv`)).text();
+    const csv = await (await s.fetch(`${s.base}/api/v1/projects/current/texts?format=csv`)).text();
     expect(csv.split('\r\n')[0]).toBe('pageId,pageName,nodeId,text,translation');
     const edited = csv.replace(/,UM\r\n/, ',"um, dois ""três"""\r\n');
-    const put = await fetch(`${s.base}/api/v1/projects/current/texts?format=csv`, {
+    const put = await s.fetch(`${s.base}/api/v1/projects/current/texts?format=csv`, {
       method: 'PUT',
       headers: { 'content-type': 'text/csv' },
       body: edited,
     });
     expect(await json(put)).toMatchObject({ updated: 2 });
-    const back = (await json(await fetch(`${s.base}/api/v1/projects/current/texts`))).texts as {
+    const back = (await json(await s.fetch(`${s.base}/api/v1/projects/current/texts`))).texts as {
       translation: string;
     }[];
     expect(back.map((r) => r.translation)).toEqual(['um, dois "três"', 'UM']);
     const viaJson = await post(
-      s.base,
+      s,
       'projects/current/texts',
       { texts: [{ nodeId: rows[1]!.nodeId, translation: null }] },
       'PUT',
     );
     expect(viaJson.status).toBe(200);
-    await post(s.base, 'history/undo');
-    await post(s.base, 'history/undo');
-    const restored = (await json(await fetch(`${s.base}/api/v1/projects/current/texts`))).texts as {
+    await post(s, 'history/undo');
+    await post(s, 'history/undo');
+    const restored = (await json(await s.fetch(`${s.base}/api/v1/projects/current/texts`)))
+      .texts as {
       translation: string;
     }[];
     expect(restored.map((r) => r.translation)).toEqual(['UM', 'UM']);
     const bad = await post(
-      s.base,
+      s,
       'projects/current/texts',
       { texts: [{ nodeId: randomUUID(), text: 'x' }] },
       'PUT',
@@ -240,7 +250,7 @@ describe('scene REST API', () => {
   it('a pipeline started over MCP emits exactly the events of one started over REST', async () => {
     await projectWithTranslations('Events');
     const viaRest = await runPipeline(async () => {
-      const res = await post(s.base, 'pipelines', { steps: ['renderer', 'fill'] });
+      const res = await post(s, 'pipelines', { steps: ['renderer', 'fill'] });
       expect(res.status).toBe(202);
       return String((await json(res)).jobId);
     });
@@ -277,10 +287,10 @@ describe('scene REST API', () => {
   it('exports khr (project zip without lock), rendered PNG/zip, inpainted PNG and a PDF of rendered pages', async () => {
     const pages = await projectWithTranslations('Exports');
     await runPipeline(async () =>
-      String((await json(await post(s.base, 'pipelines', { steps: ['fill', 'renderer'] }))).jobId),
+      String((await json(await post(s, 'pipelines', { steps: ['fill', 'renderer'] }))).jobId),
     );
 
-    const khr = await post(s.base, 'projects/current/export', { format: 'khr' });
+    const khr = await post(s, 'projects/current/export', { format: 'khr' });
     expect(khr.headers.get('content-type')).toBe('application/zip');
     const entries = Object.keys(unzipSync(new Uint8Array(await khr.arrayBuffer())));
     expect(entries).toContain('project.json');
@@ -288,27 +298,27 @@ describe('scene REST API', () => {
     expect(entries.some((e) => /^blobs\/[0-9a-f]{2}\/[0-9a-f]{62}$/.test(e))).toBe(true);
     expect(entries).not.toContain('lock');
 
-    const rendered = await post(s.base, 'projects/current/export', { format: 'rendered' });
+    const rendered = await post(s, 'projects/current/export', { format: 'rendered' });
     const zip = unzipSync(new Uint8Array(await rendered.arrayBuffer()));
     expect(Object.keys(zip)).toEqual(['001-a.png', '002-b.png']);
-    const inpainted = await post(s.base, 'projects/current/export', {
+    const inpainted = await post(s, 'projects/current/export', {
       format: 'inpainted',
       pages: [pages[1]],
     });
     expect(inpainted.headers.get('content-type')).toBe('image/png');
 
-    const pdf = await post(s.base, 'projects/current/export', { format: 'pdf' });
+    const pdf = await post(s, 'projects/current/export', { format: 'pdf' });
     const doc = await PDFDocument.load(new Uint8Array(await pdf.arrayBuffer()));
     expect(doc.getPageCount()).toBe(2);
     expect(doc.getPage(0).getSize()).toEqual({ width: 480, height: 320 });
 
     // Import the khr as a new project: same scene, now the active one.
     const before = await scene();
-    const imported = await fetch(`${s.base}/api/v1/projects/import`, {
+    const imported = await s.fetch(`${s.base}/api/v1/projects/import`, {
       method: 'POST',
       headers: { 'content-type': 'application/zip' },
       body: new Uint8Array(
-        await (await post(s.base, 'projects/current/export', { format: 'khr' })).arrayBuffer(),
+        await (await post(s, 'projects/current/export', { format: 'khr' })).arrayBuffer(),
       ),
     });
     expect(imported.status).toBe(201);
@@ -320,11 +330,14 @@ describe('scene REST API', () => {
 
     // The same export as a multipart form upload.
     const khrBytes = new Uint8Array(
-      await (await post(s.base, 'projects/current/export', { format: 'khr' })).arrayBuffer(),
+      await (await post(s, 'projects/current/export', { format: 'khr' })).arrayBuffer(),
     );
     const form = new FormData();
     form.append('file', new Blob([khrBytes], { type: 'application/zip' }), 'exports.khr');
-    const viaForm = await fetch(`${s.base}/api/v1/projects/import`, { method: 'POST', body: form });
+    const viaForm = await s.fetch(`${s.base}/api/v1/projects/import`, {
+      method: 'POST',
+      body: form,
+    });
     expect(await json(viaForm)).toMatchObject({ name: 'Exports', id: 'exports-3' });
     expect((await scene()).scene.pages).toEqual(before.scene.pages);
   });
@@ -333,9 +346,9 @@ describe('scene REST API', () => {
     const [first] = await projectWithTranslations('Warnings');
     const { scene: sc } = await scene();
     const source = sc.pages[0]!.nodes[0]!.id;
-    await post(s.base, 'history/apply', { op: { removeNode: { page: first, id: source } } });
+    await post(s, 'history/apply', { op: { removeNode: { page: first, id: source } } });
     const run = await runPipeline(async () =>
-      String((await json(await post(s.base, 'pipelines', { steps: ['fill', 'renderer'] }))).jobId),
+      String((await json(await post(s, 'pipelines', { steps: ['fill', 'renderer'] }))).jobId),
     );
     const warnings = run.events.filter((e) => e.event === 'jobWarning');
     expect(warnings).toEqual([
@@ -356,17 +369,17 @@ describe('scene REST API', () => {
 
   it('cancelling a running pipeline stops it within one page and reports cancelled', async () => {
     await projectWithTranslations('Cancel');
-    await uploadPages(s.base, [
+    await uploadPages(s, [
       { name: 'c.png', bytes: await comicPage([], 60, 40) },
       { name: 'd.png', bytes: await comicPage([], 60, 40) },
     ]);
     s.llm.delayMs = 400;
     const sent = s.llm.requests.length;
-    const events = sse(s.base);
+    const events = sse(s);
     await events.ready();
-    const jobId = String((await json(await post(s.base, 'pipelines', { steps: ['llm'] }))).jobId);
+    const jobId = String((await json(await post(s, 'pipelines', { steps: ['llm'] }))).jobId);
     await until(() => s.llm.requests.length > sent);
-    const cancel = await fetch(`${s.base}/api/v1/operations/${jobId}`, { method: 'DELETE' });
+    const cancel = await s.fetch(`${s.base}/api/v1/operations/${jobId}`, { method: 'DELETE' });
     expect(await json(cancel)).toMatchObject({ cancelled: true });
     await until(() => events.events.some((e) => e.event === 'jobFinished' && e.id === jobId));
     events.stop();
@@ -377,7 +390,7 @@ describe('scene REST API', () => {
       status: 'cancelled',
     });
     expect(s.llm.requests.length - sent).toBe(1);
-    const job = await json(await fetch(`${s.base}/api/v1/operations/${jobId}`));
+    const job = await json(await s.fetch(`${s.base}/api/v1/operations/${jobId}`));
     expect(job.status).toBe('cancelled');
   });
 });

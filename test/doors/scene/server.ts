@@ -12,6 +12,7 @@ import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { listenLoopback, startServe } from '../../helpers/servers.js';
 import { connectClient } from '../../helpers/mcp-client.js';
 import { waitFor } from '../../helpers/wait.js';
+import { agentHeaders, ownerHeaders } from '../../helpers/principals.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sceneDoor, tempDir } from './helpers.js';
@@ -68,8 +69,37 @@ export async function fakeLlm(): Promise<FakeLlm> {
   return state;
 }
 
-export interface SceneServer {
+/**
+ * Where a scene test reaches the HTTP API and as whom: Koharu's REST API and
+ * the event stream take the agent's token (authority.md §1), the audit the owner's.
+ */
+export interface Endpoint {
   base: string;
+  /** `authorization: Bearer <agent token>`. */
+  headers: Record<string, string>;
+  /** `authorization: Bearer <owner token>`. */
+  owner: Record<string, string>;
+  /** fetch with the agent's token added to the request's headers. */
+  fetch(url: string, init?: RequestInit): Promise<Response>;
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const tokenOf = (headers: Record<string, string>) => headers.authorization!.slice('Bearer '.length);
+
+function endpoint(base: string, headers: Record<string, string>, owner: Record<string, string>) {
+  return {
+    base,
+    headers,
+    owner,
+    fetch: (url: string, init: RequestInit = {}) =>
+      fetch(url, {
+        ...init,
+        headers: { ...headers, ...((init.headers as Record<string, string> | undefined) ?? {}) },
+      }),
+  } satisfies Endpoint;
+}
+
+export interface SceneServer extends Endpoint {
   tk: TestKernel;
   app: HttpApp;
   llm: FakeLlm;
@@ -90,15 +120,19 @@ export async function sceneServer(): Promise<SceneServer> {
   });
   const addr = await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${addr.port}`;
+  const agent = await agentHeaders(tk.kernel, 'scene-test');
   const clients: Client[] = [];
   return {
-    base,
+    ...endpoint(base, agent, await ownerHeaders(tk.kernel)),
     tk,
     app,
     llm,
     data,
     async mcp() {
-      const client = await connectClient(new URL('/mcp', base), { name: 'scene-test' });
+      const client = await connectClient(new URL('/mcp', base), {
+        name: 'scene-test',
+        token: tokenOf(agent),
+      });
       clients.push(client);
       return client;
     },
@@ -128,10 +162,13 @@ export async function servedScene() {
   ]);
   const clients: Client[] = [];
   return {
-    base: served.url,
+    ...endpoint(served.url, bearer(served.agentToken!), bearer(served.ownerToken!)),
     llm,
     async mcp() {
-      const client = await connectClient(new URL('/mcp', served.url), { name: 'scene-test' });
+      const client = await connectClient(new URL('/mcp', served.url), {
+        name: 'scene-test',
+        token: served.agentToken!,
+      });
       clients.push(client);
       return client;
     },
@@ -148,11 +185,11 @@ export async function servedScene() {
 export type SseEvent = Record<string, unknown> & { event: string };
 
 /** Reads /api/v1/events into an array until stopped. */
-export function sse(base: string) {
+export function sse(at: Endpoint) {
   const abort = new AbortController();
   const events: SseEvent[] = [];
   const decoder = new TextDecoder();
-  const connected = fetch(`${base}/api/v1/events`, { signal: abort.signal }).then((res) => {
+  const connected = at.fetch(`${at.base}/api/v1/events`, { signal: abort.signal }).then((res) => {
     const reader = res.body!.getReader();
     let buf = '';
     void (async () => {
@@ -190,18 +227,18 @@ export const until = (check: () => boolean, timeoutMs = 60_000, message?: string
   waitFor(check, { timeoutMs, ...(message ? { message } : {}) });
 
 /** Uploads PNG pages through POST /api/v1/pages (multipart). */
-export async function uploadPages(base: string, files: { name: string; bytes: Uint8Array }[]) {
+export async function uploadPages(at: Endpoint, files: { name: string; bytes: Uint8Array }[]) {
   const form = new FormData();
   for (const f of files)
     form.append('file', new Blob([new Uint8Array(f.bytes)], { type: 'image/png' }), f.name);
-  const res = await fetch(`${base}/api/v1/pages`, { method: 'POST', body: form });
+  const res = await at.fetch(`${at.base}/api/v1/pages`, { method: 'POST', body: form });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
 export const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
 
-export const post = (base: string, path: string, body?: unknown, method = 'POST') =>
-  fetch(`${base}/api/v1/${path}`, {
+export const post = (at: Endpoint, path: string, body?: unknown, method = 'POST') =>
+  at.fetch(`${at.base}/api/v1/${path}`, {
     method,
     headers: { 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),

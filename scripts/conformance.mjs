@@ -120,7 +120,17 @@ async function startServer(workdir) {
   const log = openSync(join(workdir, 'server.log'), 'w');
   const child = spawn(
     process.execPath,
-    ['bin/airlock.js', 'serve', '--doors', 'conformance', '--port', '0', '--allow-anonymous', '--data', data],
+    [
+      'bin/airlock.js',
+      'serve',
+      '--doors',
+      'conformance',
+      '--port',
+      '0',
+      '--allow-anonymous',
+      '--data',
+      data,
+    ],
     {
       cwd: root,
       env: { ...process.env, AIRLOCK_ENABLE_TEST_DOORS: '1' },

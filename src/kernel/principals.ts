@@ -290,6 +290,8 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
 
     async signOut(sessionId) {
       await store.transaction((tx) => tx.records.delete(SESSIONS, tokenHash(sessionId)));
+      // Streams opened with that session end (transport/sse.ts asks again).
+      changed('ownerChanged', { change: 'signedOut' });
     },
   };
 }

@@ -99,6 +99,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       await serveEvents(req, res, {
         bus: kernel.events,
         snapshot,
+        // The same request, identified again: still this caller, still admitted?
+        stillAllowed: async () => {
+          const now = await identifyCaller(req, auth);
+          return !!now && !('ok' in now) && now.kind === caller!.kind && !admit(req, 'agent', now);
+        },
         ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
       });
     else sendJson(res, 200, openApiDocument(rest.routes()));

@@ -13,7 +13,15 @@ export interface SseOptions {
   bus: EventBus;
   snapshot(): Promise<Record<string, unknown>>;
   keepAliveMs?: number;
+  /**
+   * Whether the caller may still listen (authority.md §1): asked when agents
+   * or the owner's credentials change, and at every keep-alive; the stream
+   * ends once it answers false (a revoked agent, a signed-out browser).
+   */
+  stillAllowed?: () => Promise<boolean>;
 }
+
+const CREDENTIAL_EVENTS = new Set(['agentsChanged', 'ownerChanged']);
 
 export function writeFrame(res: ServerResponse, id: number, data: unknown): void {
   res.write(`id: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -42,7 +50,24 @@ export async function serveEvents(
     lastSent = e.id;
     writeFrame(res, e.id, e.data);
   };
-  const unsubscribe = bus.subscribe((e) => (live ? send(e) : pending.push(e)));
+  let ended = false;
+  const recheck = () => {
+    if (!options.stillAllowed || ended) return;
+    void options.stillAllowed().then(
+      (allowed) => {
+        if (!allowed && !ended) {
+          ended = true;
+          res.end();
+        }
+      },
+      () => undefined,
+    );
+  };
+  const unsubscribe = bus.subscribe((e) => {
+    if (CREDENTIAL_EVENTS.has(e.data.event)) recheck();
+    if (live) send(e);
+    else pending.push(e);
+  });
 
   const lastEventId = Number(header(req, 'last-event-id') ?? req.headers['last-event-id'] ?? NaN);
   const replay = Number.isInteger(lastEventId) && lastEventId >= 0 ? bus.since(lastEventId) : null;
@@ -58,7 +83,10 @@ export async function serveEvents(
   for (const e of pending) send(e);
   live = true;
 
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs ?? 15_000);
+  const keepAlive = setInterval(() => {
+    res.write(': keep-alive\n\n');
+    recheck();
+  }, options.keepAliveMs ?? 15_000);
   const stop = () => {
     clearInterval(keepAlive);
     unsubscribe();

@@ -296,6 +296,48 @@ describe('identity hygiene', () => {
   });
 });
 
+describe('event streams follow their credential', () => {
+  /** Resolves when the stream's body ends (the server closed it). */
+  async function ended(res: Response) {
+    const reader = res.body!.getReader();
+    for (;;) if ((await reader.read()).done) return true;
+  }
+
+  it('a revoked agent’s event stream ends at once', async () => {
+    const gina = tokenOf(await agentHeaders(tk.kernel, 'gina'));
+    const res = await fetch(`${base}/api/v1/events`, {
+      headers: { authorization: `Bearer ${gina}` },
+    });
+    expect(res.status).toBe(200);
+    const closed = ended(res);
+    await tk.kernel.principals.revokeAgent('gina');
+    await expect(
+      Promise.race([closed, new Promise((r) => setTimeout(() => r('still open'), 1000))]),
+    ).resolves.toBe(true);
+  });
+
+  it('a signed-out browser’s event stream ends at once', async () => {
+    const signIn = await fetch(`${base}/api/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: tokenOf(owner) }),
+    });
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const { csrf } = (await signIn.json()) as { csrf: string };
+    const res = await fetch(`${base}/api/v1/events`, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    const closed = ended(res);
+    const out = await fetch(`${base}/api/v1/session`, {
+      method: 'DELETE',
+      headers: { cookie, origin: base, 'x-airlock-csrf': csrf },
+    });
+    expect(out.status).toBe(204);
+    await expect(
+      Promise.race([closed, new Promise((r) => setTimeout(() => r('still open'), 1000))]),
+    ).resolves.toBe(true);
+  });
+});
+
 describe('sessions and caps', () => {
   const initialize = (token: string) =>
     fetch(`${base}/mcp`, {

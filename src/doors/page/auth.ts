@@ -60,7 +60,10 @@ const RESERVED_PREFIXES = ['wu:', 'system:', 'app:'];
 
 /** True for event names in the namespaces the framework keeps for itself. */
 export function isReservedEvent(name: unknown): boolean {
-  return typeof name === 'string' && RESERVED_PREFIXES.some((p) => name.startsWith(p));
+  if (typeof name !== 'string') return false;
+  // Trimmed and case-folded: ` WU:ready` is as reserved as `wu:ready`.
+  const folded = name.trim().toLowerCase();
+  return RESERVED_PREFIXES.some((p) => folded.startsWith(p));
 }
 
 /** v2 handshake strings (spec/page.md "Wire protocol" 3–4). */

@@ -23,6 +23,14 @@ export interface PageToolsOptions {
 }
 
 const name = (max: number) => z.string().min(1).max(max);
+/** Segments that reach an object's prototype instead of the page's data (the bridge refuses them too). */
+const PROTOTYPE_SEGMENTS = ['__proto__', 'constructor', 'prototype'];
+/** A dot path into the page store, refused when it would reach a prototype. */
+const storePath = (schema: z.ZodString) =>
+  schema.refine((p) => !p.split('.').some((s) => PROTOTYPE_SEGMENTS.includes(s)), {
+    message:
+      "a path segment may not be '__proto__', 'constructor' or 'prototype'; name the page's own data",
+  });
 const json = z.unknown();
 const READ = { readOnlyHint: true, openWorldHint: true } as const;
 const ACT = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
@@ -128,14 +136,14 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       name: 'wu_get_state',
       description:
         'Read the page store at a dot path (empty or absent = root), secrets redacted. Needs readStore.',
-      input: z.object({ path: z.string().max(1000).default('') }).strict(),
+      input: z.object({ path: storePath(z.string().max(1000)).default('') }).strict(),
       readOnly: true,
     }),
     forward(options, {
       name: 'wu_set_state',
       description: 'Write a value at a non-empty dot path of the page store. Needs writeStore.',
       input: z
-        .object({ path: name(1000), value: json })
+        .object({ path: storePath(name(1000)), value: json })
         .strict()
         .refine((v) => 'value' in v, {
           message: "missing required field 'value'",

@@ -41,7 +41,11 @@ export type ConfirmHandler = (
 ) => boolean | Promise<boolean>;
 
 const RESERVED = ['wu:', 'system:', 'app:'];
-export const isReservedEvent = (name: string) => RESERVED.some((p) => name.startsWith(p));
+/** Matched after trimming and case-folding, so ` WU:ready` is as reserved as `wu:ready`. */
+export const isReservedEvent = (name: string) => {
+  const folded = name.trim().toLowerCase();
+  return RESERVED.some((p) => folded.startsWith(p));
+};
 
 export function navigate(route: string) {
   requirePermission('emitEvents');

@@ -7,7 +7,7 @@ import { BridgeError } from './errors.js';
 import { getPermissions, requirePermission } from './permissions.js';
 import { actionCount, emitChecked, execute, listActions, navigate } from './actions.js';
 import { eventCount, recentEvents } from './events.js';
-import { pageStore } from './store.js';
+import { forbiddenSegment, pageStore } from './store.js';
 import { listApps, mountApp, mountedContainer, unmountApp } from './apps.js';
 import { snapshot } from './a11y.js';
 import { click, screenshot, type } from './dom.js';
@@ -56,7 +56,7 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
   ),
   get_state: (p) => {
     requirePermission('readStore');
-    const path = str(p.path) ?? '';
+    const path = checkedPath(str(p.path) ?? '');
     const value =
       path === ''
         ? Object.fromEntries(
@@ -71,7 +71,7 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
     requirePermission('writeStore');
     const path = str(p.path);
     if (!path) throw new BridgeError('WU_INVALID_PARAMS', 'Give a non-empty path to write.');
-    pageStore().set(path, p.value);
+    pageStore().set(checkedPath(path), p.value);
     return { path, value: redactValue(p.value) ?? null, updated: true };
   },
   emit_event: (p) => {
@@ -161,4 +161,15 @@ export async function runCommand(
   const p =
     params && typeof params === 'object' && !Array.isArray(params) ? (params as Params) : {};
   return handler(p, signal);
+}
+
+/** Refused before any store sees it, whatever store the page installed. */
+function checkedPath(path: string): string {
+  const bad = forbiddenSegment(path);
+  if (bad !== null)
+    throw new BridgeError(
+      'WU_INVALID_PARAMS',
+      `The path segment '${bad}' is not allowed (it would reach an object's prototype); name the page's own data.`,
+    );
+  return path;
 }

@@ -5,7 +5,22 @@ export interface PageStore {
   keys(): string[];
 }
 
-const segments = (path: string) => (path === '' ? [] : path.split('.'));
+/**
+ * Path segments that would reach an object's prototype instead of its own
+ * data (`__proto__.polluted` once made `({}).polluted` true in the page).
+ */
+export const FORBIDDEN_SEGMENTS = ['__proto__', 'constructor', 'prototype'];
+
+/** The forbidden segment a dot path contains, or null. */
+export function forbiddenSegment(path: string): string | null {
+  return path.split('.').find((s) => FORBIDDEN_SEGMENTS.includes(s)) ?? null;
+}
+
+const segments = (path: string) => {
+  const bad = forbiddenSegment(path);
+  if (bad !== null) throw new Error(`the path segment '${bad}' is not allowed`);
+  return path === '' ? [] : path.split('.');
+};
 
 /**
  * A plain in-memory store over a JSON object.
@@ -20,7 +35,9 @@ export function createStore(initial: Record<string, unknown> = {}): PageStore {
     get(path) {
       let node: unknown = root;
       for (const key of segments(path)) {
-        if (node === null || typeof node !== 'object') return undefined;
+        // Own data only: an inherited member is not the page's state.
+        if (node === null || typeof node !== 'object' || !Object.hasOwn(node, key))
+          return undefined;
         node = (node as Record<string, unknown>)[key];
       }
       return node;
@@ -31,7 +48,7 @@ export function createStore(initial: Record<string, unknown> = {}): PageStore {
       if (last === undefined) throw new Error('the path must not be empty');
       let node: Record<string, unknown> = root;
       for (const key of keys) {
-        const next = node[key];
+        const next = Object.hasOwn(node, key) ? node[key] : undefined;
         if (next === null || typeof next !== 'object') node[key] = {};
         node = node[key] as Record<string, unknown>;
       }

@@ -171,6 +171,49 @@ describe('the page door end to end', () => {
     expect((events.events as { event: string }[]).some((e) => e.event === 'wu:boot')).toBe(false);
   });
 
+  it('wu_set_state cannot pollute prototypes: the tool and the bridge refuse __proto__, constructor and prototype segments', async () => {
+    for (const path of [
+      '__proto__.polluted',
+      'user.__proto__.x',
+      'constructor.prototype.polluted',
+    ]) {
+      const r = await call('wu_set_state', { path, value: 'yes' });
+      expect(r.isError, path).toBe(true);
+      expect(JSON.stringify(toolJson(r))).toContain('__proto__');
+    }
+    // Past the tool's schema, the bridge refuses them itself (its own action and command).
+    const viaAction = await call('wu_execute_action', {
+      action: 'setState',
+      params: { path: '__proto__.polluted', value: 'yes' },
+    });
+    expect(toolJson(viaAction)).toMatchObject({ success: false });
+    const polluted = await page.evaluate(() => ({
+      plain: ({} as Record<string, unknown>).polluted,
+      proto: (Object.prototype as unknown as Record<string, unknown>).polluted,
+      x: ({} as Record<string, unknown>).x,
+    }));
+    expect(polluted).toEqual({});
+    // The page's own data is still reachable.
+    expect(toolJson(await call('wu_set_state', { path: 'user.role', value: 'ops' }))).toMatchObject(
+      {
+        updated: true,
+      },
+    );
+  });
+
+  it('reserved event names are matched after trimming and case-folding', async () => {
+    for (const event of [' WU:ready', 'Wu:Ready', 'SYSTEM:x', '\tapp:x']) {
+      const r = await call('wu_emit_event', { event });
+      expect(r.isError, JSON.stringify(event)).toBe(true);
+      expect(toolJson(r).code).toBe('WU_RESERVED_EVENT');
+    }
+    const viaAction = await call('wu_execute_action', {
+      action: 'emitEvent',
+      params: { event: ' WU:boot' },
+    });
+    expect(toolJson(viaAction)).toMatchObject({ success: false });
+  });
+
   it('navigates by emitting shell:navigate and updating currentPath only with writeStore', async () => {
     expect(toolJson(await call('wu_navigate', { route: '/orders' }))).toMatchObject({
       navigated: '/orders',

@@ -3,16 +3,22 @@
  * rebinding (a foreign Origin gets 403). Who is calling is `auth.ts`'s business.
  */
 import type { IncomingMessage } from 'node:http';
+import { isIPv4 } from 'node:net';
 
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]', '::1'];
 
+/** Only IP literals in 127/8, `::1` and `localhost` are loopback (`127.invalid` is a name). */
 export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK_HOSTS.includes(host) || host.startsWith('127.');
+  return LOOPBACK_HOSTS.includes(host) || (isIPv4(host) && host.startsWith('127.'));
 }
 
-function hostnameOf(hostHeader: string): string {
-  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1);
-  return hostHeader.split(':')[0] ?? '';
+/**
+ * The host name of a Host header, parsed strictly: `name[:port]` or
+ * `[v6][:port]`, nothing after. Anything else (`[::1].evil.com`) is '' and refused.
+ */
+export function hostnameOf(hostHeader: string): string {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]/\s]+)(?::\d{1,5})?$/.exec(hostHeader);
+  return m ? m[1]!.toLowerCase() : '';
 }
 
 export interface GuardOptions {

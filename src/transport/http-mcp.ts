@@ -37,7 +37,15 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
 
   return {
     async handle(req, res, path, agent) {
-      const mount = path === '/mcp' ? null : decodeURIComponent(path.slice('/mcp/'.length));
+      let mount: string | null = null;
+      if (path !== '/mcp') {
+        try {
+          mount = decodeURIComponent(path.slice('/mcp/'.length));
+        } catch {
+          sendJsonRpcError(res, 400, -32600, `The path ${path} is not valid percent-encoding.`);
+          return;
+        }
+      }
       if (mount !== null && !mounts.includes(mount)) {
         sendJsonRpcError(
           res,

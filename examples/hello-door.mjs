@@ -27,7 +27,7 @@ kernel.mount({
       description: 'Greet someone by name.',
       input: z.object({ name: z.string().min(1).max(100) }).strict(),
       output: z.object({ greeting: z.string() }),
-      annotations: { readOnlyHint: true },
+      effect: 'read',
       handler: async ({ name }) => ({ greeting: `Hello, ${name}!` }),
     }),
   ],

@@ -7,11 +7,14 @@
 
 // Tools, limits and the pipeline's outcomes
 export { defineTool, DEFAULT_LIMITS } from './tool.js';
+export { effectOf, publishedEffectOf, annotationsOf } from './effect.js';
 export type {
   ToolDef,
   AnyToolDef,
   ToolContext,
   ToolAnnotations,
+  Effect,
+  EffectHint,
   Limits,
   JournalSpec,
 } from './tool.js';

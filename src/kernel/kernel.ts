@@ -13,6 +13,7 @@ import { createPrincipals, type Principals } from './principals.js';
 import { checkResponseBytes, createConcurrencyGate, type ConcurrencyGate } from './limits.js';
 import { runPipeline, type CallOptions, type CallOutcome } from './pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
+import { annotationsOf } from './effect.js';
 import type { Door } from './door.js';
 import type { EventBus } from './events.js';
 import type { BlobStore, Store } from './store.js';
@@ -130,7 +131,8 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     };
     if (tool.title) d.title = tool.title;
     if (tool.output) d.outputSchema = jsonSchemaOf(tool.output);
-    if (tool.annotations) d.annotations = { ...tool.annotations };
+    const annotations = annotationsOf(tool);
+    if (annotations) d.annotations = annotations;
     return d;
   };
 

@@ -11,14 +11,15 @@
  * |          |               | mutationUncertain (earlier attempt uncertain)        |
  * | execute  | the door      | any code the door returns; a throw → internal        |
  * | history  | history.ts    | (the handler applies ops through the kernel history) |
- * | audit    | audit.ts      | — (records every write and every refusal)            |
+ * | audit    | audit.ts      | — (records every non-read call and every refusal)    |
  * | events   | events.ts     | — (publishes `toolCalled`)                           |
  */
 import { AirlockError, failure, internalFailure, isFailure, type Failure } from './errors.js';
 import { digestOf } from './digest.js';
 import { validateInput } from './validate.js';
+import { effectOf } from './effect.js';
 import { checkRequestBytes, type ConcurrencyGate } from './limits.js';
-import type { AnyToolDef, Limits, ToolContext } from './tool.js';
+import type { AnyToolDef, Effect, Limits, ToolContext } from './tool.js';
 import { connectionLabel, type Connection } from './connection.js';
 import { journalKey, type OpenOperation } from './journal.js';
 import type { Provenance, ResourceRef } from './records.js';
@@ -56,9 +57,11 @@ export async function runPipeline(
   const { tool, limits, mount } = scope;
   const { connection } = options;
   let provenance: Provenance | null = null;
+  // The effect of this call, once its input validated; a refused call is audited anyway.
+  let effect: Effect | null = null;
 
   const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
-    const changesState = tool.annotations?.readOnlyHint !== true;
+    const changesState = effect !== 'read';
     if ((changesState || !outcome.ok) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
       await services.audit
         .record({
@@ -90,6 +93,13 @@ export async function runPipeline(
   const parsed = validateInput(tool.input, rawArgs);
   if (!parsed.ok) return finish(parsed);
   const input = parsed.value;
+  try {
+    effect = effectOf(tool, input);
+  } catch (error) {
+    const internal = internalFailure();
+    services.logger.error({ err: error, logId: internal.data?.logId }, 'tool effect threw');
+    return finish(internal);
+  }
   provenance = tool.journal?.provenance?.(input) ?? null;
   const release = scope.gate.enter(connection.id, limits.concurrentCalls);
   if (!release) {

@@ -2,14 +2,16 @@
  * The one way to declare a tool (spec/kernel.md §1).
  *
  * A door declares name, description, input schema (zod), optional output
- * schema, MCP annotations, which kernel stages apply (consent capability,
- * journal) and a handler. The handler receives validated input and a
+ * schema, its effect (authority.md §3), the MCP annotations the effect does
+ * not say, which kernel stages apply (consent capability, journal) and a
+ * handler. The handler receives validated input and a
  * `ToolContext`; it returns a value (the door's result) or a `Failure`.
  *
  * @example
  * const echo = defineTool({
  *   name: 'echo', description: 'Echo text back',
  *   input: z.object({ text: z.string() }).strict(),
+ *   effect: 'read',
  *   handler: async ({ text }) => ({ text }),
  * });
  */
@@ -24,10 +26,20 @@ import type { JobRegistry } from './jobs.js';
 import type { EventBus } from './events.js';
 import type { BlobStore, Store } from './store.js';
 
+/**
+ * What a call does to the world (authority.md §3): `read` changes nothing,
+ * `write` changes state that can be changed back, `destructive` may lose
+ * something. Audit, policy and the published `readOnlyHint` /
+ * `destructiveHint` all follow from it (see effect.ts).
+ */
+export type Effect = 'read' | 'write' | 'destructive';
+
+/** The MCP hints derived from the effect; a tool never writes them itself. */
+export type EffectHint = 'readOnlyHint' | 'destructiveHint';
+
+/** The MCP annotations the effect does not say. */
 export interface ToolAnnotations {
   title?: string;
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
   idempotentHint?: boolean;
   openWorldHint?: boolean;
 }
@@ -92,6 +104,24 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
   input: S;
   /** Published as `outputSchema`; results then also carry `structuredContent`. */
   output?: z.ZodType;
+  /**
+   * The effect of every call, or of this call decided from its validated
+   * input (an openapi GET reads, a DELETE destroys).
+   */
+  effect: Effect | ((input: z.output<S>) => Effect);
+  /**
+   * For an `effect` decided per call: the effect `tools/list` publishes, the
+   * most cautious a call can have as the door documents it. Default
+   * `destructive`.
+   */
+  publishedEffect?: Effect;
+  /**
+   * Which derived hints `tools/list` spells out (default: all the effect
+   * implies). For reference systems that publish fewer; a left-out hint
+   * reads as its MCP default (readOnlyHint false, destructiveHint true), so
+   * leaving one out can only make the published promise more cautious.
+   */
+  statedHints?: readonly EffectHint[];
   annotations?: ToolAnnotations;
   /** Capability a grant must cover before the handler runs (kernel §5). */
   consent?: { capability: string };

@@ -23,7 +23,7 @@ const strictTool = defineTool({
   description: 'strict input',
   input: z.object({ title: utf8String(1, 10), count: z.number().int() }).strict(),
   output: z.object({ title: z.string() }),
-  annotations: { readOnlyHint: true },
+  effect: 'read',
   handler: async ({ title }) => ({ title }),
 });
 
@@ -109,7 +109,7 @@ describe('limits stage', () => {
       name: 'slow',
       description: 'waits',
       input: z.object({}).strict(),
-      annotations: { readOnlyHint: true },
+      effect: 'read',
       handler: async () => {
         started++;
         await gate;
@@ -136,6 +136,7 @@ describe('limits stage', () => {
       name: 'hang',
       description: 'never ends',
       input: z.object({}).strict(),
+      effect: 'read',
       handler: async (_i, ctx) => {
         await new Promise<void>((resolve) =>
           ctx.signal.addEventListener('abort', () => ((aborted = true), resolve())),
@@ -154,6 +155,7 @@ describe('limits stage', () => {
       name: 'writer',
       description: 'writes slowly',
       input: z.object({}).strict(),
+      effect: 'write',
       writes: true,
       handler: async () => {
         await sleep(500);
@@ -170,6 +172,7 @@ describe('limits stage', () => {
       name: 'upstream',
       description: 'reads or writes upstream slowly',
       input: z.object({ method: z.enum(['GET', 'POST']) }).strict(),
+      effect: (input) => (input.method === 'GET' ? 'read' : 'write'),
       writes: (input) => input.method !== 'GET',
       handler: async () => {
         await sleep(500);
@@ -188,7 +191,7 @@ describe('limits stage', () => {
       name: 'big',
       description: 'big result',
       input: z.object({}).strict(),
-      annotations: { readOnlyHint: true },
+      effect: 'read',
       handler: async () => ({ data: 'x'.repeat(5000) }),
     });
     tk = await testKernel([door([big], { responseBytes: 1000 })]);
@@ -203,6 +206,7 @@ describe('execute stage', () => {
       name: 'boom',
       description: 'throws',
       input: z.object({}).strict(),
+      effect: 'write',
       handler: async () => {
         throw new Error('secret internals at /etc/x');
       },
@@ -221,7 +225,7 @@ describe('execute stage', () => {
       name: 'nf',
       description: 'not found',
       input: z.object({}).strict(),
-      annotations: { readOnlyHint: true },
+      effect: 'read',
       handler: async () => failure('notFound', 'No such thing; list things first.'),
     });
     tk = await testKernel([door([nf])]);
@@ -236,6 +240,7 @@ describe('audit and events stages', () => {
       name: 'change',
       description: 'changes',
       input: z.object({ apiKey: z.string() }).strict(),
+      effect: 'write',
       handler: async () => ({ ok: true }),
     });
     tk = await testKernel([door([change, strictTool])]);

@@ -33,7 +33,8 @@ export function accessTools(rt: NotesRuntime) {
       'Server and protocol version, and the grants this connection holds (capability, project, expiry). Reads no document.',
     input: Empty,
     output: EnvelopeSchema,
-    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { idempotentHint: true, openWorldHint: false },
     handler: async (_input, ctx) => {
       const grants = (await rt.kernel().consent.grants(ctx.connection.id)).filter(
         (g) => g.door === rt.mount,
@@ -48,7 +49,8 @@ export function accessTools(rt: NotesRuntime) {
       description: `Ask the owner for ${what} in one project they choose, for 15 minutes. The first call answers approvalRequired; call again after the owner approves to get the grant.`,
       input: Empty,
       output: EnvelopeSchema,
-      annotations: { readOnlyHint: true, openWorldHint: false },
+      effect: 'read',
+      annotations: { openWorldHint: false },
       handler: async (_input, ctx) => {
         const client = ctx.connection.client?.name ?? 'An agent';
         const grant = await ctx.requestConsent({

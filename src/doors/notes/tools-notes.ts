@@ -82,7 +82,8 @@ export function noteTools(rt: NotesRuntime) {
       'The documents this connection may read: an object mapping documentID to title. Needs a read grant.',
     input: Empty,
     output: EnvelopeSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { openWorldHint: false },
     consent: { capability: 'read' },
     handler: async (_input, ctx) => {
       const projectID = grantedProject(ctx.grant);
@@ -97,7 +98,8 @@ export function noteTools(rt: NotesRuntime) {
       'Saved text blocks and revision of a document in the granted project (no drafts, images or PDF text). Too large a note answers resultTooLarge; it is never truncated.',
     input: DocumentInput,
     output: EnvelopeSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { openWorldHint: false },
     consent: { capability: 'read' },
     handler: async ({ documentID }, ctx) => {
       const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, documentID));
@@ -111,12 +113,8 @@ export function noteTools(rt: NotesRuntime) {
       'Create an empty document in the granted project; returns a receipt at revision 0. operationID and documentID are yours to generate; reuse both unchanged on retry. Needs a write grant.',
     input: CreateNoteInput,
     output: EnvelopeSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    effect: 'write',
+    annotations: { idempotentHint: true, openWorldHint: false },
     consent: { capability: 'write' },
     journal,
     writes: true,
@@ -176,12 +174,8 @@ export function noteTools(rt: NotesRuntime) {
       'Append one new text block (1–6,000 UTF-8 bytes) to a document; never replaces text. expectedVersion must equal the current revision. Retry with the same operationID after mutationUncertain, never a new one. Needs a write grant.',
     input: AppendTextInput,
     output: EnvelopeSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    effect: 'write',
+    annotations: { idempotentHint: true, openWorldHint: false },
     consent: { capability: 'write' },
     journal,
     writes: true,

@@ -100,7 +100,8 @@ export function pdfTools(rt: NotesRuntime) {
       'The PDF surfaces of a document in the granted project, with their source asset, digest and 0-based page ranges ([from, to] inclusive). Needs a PDF annotation grant.',
     input: DocumentInput,
     output: EnvelopeSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { openWorldHint: false },
     consent: { capability: 'pdfAnnotate' },
     handler: async ({ documentID }, ctx) => {
       const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, documentID));
@@ -124,7 +125,8 @@ export function pdfTools(rt: NotesRuntime) {
       'The text inside rect on one page of the real source PDF, with the digests and revision rooqi_annotate_pdf needs. rect is in display coordinates (after rotation and crop box), origin top-left, integers in millionths of the page; a word is selected when its centre is inside. Pages without text answer noText (no OCR); rects over half the page or selections over 8,000 bytes answer selectionTooLarge.',
     input: PageQuery,
     output: EnvelopeSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { openWorldHint: false },
     consent: { capability: 'pdfAnnotate' },
     handler: async (q, ctx) => {
       const { doc, surface, page, selection } = await readSelection(rt, ctx, q);
@@ -147,12 +149,8 @@ export function pdfTools(rt: NotesRuntime) {
       'Add one highlight, underline or comment over the text rooqi_read_pdf_page returned: pass its query unchanged, its revision as expectedVersion and its sourceAssetID and digests. The original PDF and earlier annotations are kept. Digests that no longer match answer staleSelection. Retry with the same operationID after mutationUncertain.',
     input: AnnotateInput,
     output: EnvelopeSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    effect: 'write',
+    annotations: { idempotentHint: true, openWorldHint: false },
     consent: { capability: 'pdfAnnotate' },
     journal: {
       operationId: (i) => i.operationID,
@@ -270,7 +268,8 @@ export function pdfTools(rt: NotesRuntime) {
       'The durable state of an earlier write by operationID: committed (with its receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found. Never writes.',
     input: QueryOperationInput,
     output: EnvelopeSchema,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { openWorldHint: false },
     consent: { capability: 'pdfAnnotate' },
     handler: async ({ documentID, operationID }, ctx) => {
       const kernel = rt.kernel();

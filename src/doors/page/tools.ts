@@ -9,6 +9,7 @@ import {
   defineTool,
   failure,
   type AnyToolDef,
+  type Effect,
   type Failure,
   type ToolContext,
 } from '../../kernel/index.js';
@@ -32,8 +33,8 @@ const storePath = (schema: z.ZodString) =>
       "a path segment may not be '__proto__', 'constructor' or 'prototype'; name the page's own data",
   });
 const json = z.unknown();
-const READ = { readOnlyHint: true, openWorldHint: true } as const;
-const ACT = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
+/** Every page tool reaches a page outside the server. */
+const OPEN_WORLD = { openWorldHint: true } as const;
 
 function forward<S extends z.ZodType>(
   options: PageToolsOptions,
@@ -41,7 +42,7 @@ function forward<S extends z.ZodType>(
     name: string;
     description: string;
     input: S;
-    readOnly: boolean;
+    effect: Effect;
     /** Page actions may do anything the page allows: no non-destructive promise. */
     mayDestroy?: boolean;
     command?: (input: z.output<S>) => Failure | null;
@@ -52,11 +53,11 @@ function forward<S extends z.ZodType>(
     name: def.name,
     description: def.description,
     input: def.input,
-    annotations: def.readOnly
-      ? READ
-      : def.mayDestroy
-        ? { readOnlyHint: false, openWorldHint: true }
-        : ACT,
+    effect: def.effect,
+    // WU publishes only readOnlyHint: false for actions, so destructiveHint reads as
+    // MCP's default (true).
+    ...(def.mayDestroy ? { statedHints: ['readOnlyHint'] as const } : {}),
+    annotations: OPEN_WORLD,
     handler: async (input: z.output<S>, ctx: ToolContext) => {
       const refused = def.command?.(input) ?? null;
       if (refused) return refused;
@@ -81,7 +82,8 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       requiere_token: z.boolean(),
       app_conectada: z.boolean(),
     }),
-    annotations: READ,
+    effect: 'read',
+    annotations: OPEN_WORLD,
     handler: async () => {
       const relay = options.relay();
       return {
@@ -100,7 +102,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       description:
         'List the actions the page registered (name, description, JSON Schema parameters, permissions). Listing does not grant execution.',
       input: z.object({}).strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_execute_action',
@@ -109,7 +111,10 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       input: z
         .object({ action: name(200), params: z.record(z.string(), json).optional() })
         .strict(),
-      readOnly: false,
+      // authority.md §3 makes an action with `confirm` destructive, but only the page
+      // knows which actions ask (wu_list_actions shows it); the door cannot tell
+      // before calling the page, so every action call is a write here.
+      effect: 'write',
       mayDestroy: true,
     }),
     forward(options, {
@@ -117,27 +122,27 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       description:
         'Page status: framework, apps, root store keys ([] without readStore), action and event counts.',
       input: z.object({}).strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_list_apps',
       description: 'List the mountable apps the page registered, with their state.',
       input: z.object({}).strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_list_events',
       description:
         'Recent page events (ring of 200), sensitive data redacted. Needs readDiagnostics.',
       input: z.object({ limit: z.number().int().min(1).max(200).default(20) }).strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_get_state',
       description:
         'Read the page store at a dot path (empty or absent = root), secrets redacted. Needs readStore.',
       input: z.object({ path: storePath(z.string().max(1000)).default('') }).strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_set_state',
@@ -149,14 +154,14 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
           message: "missing required field 'value'",
           path: ['value'],
         }),
-      readOnly: false,
+      effect: 'write',
     }),
     forward(options, {
       name: 'wu_emit_event',
       description:
         "Emit an event on the page's bus. The wu:, system: and app: namespaces are reserved. Needs emitEvents.",
       input: z.object({ event: name(200), data: json.optional() }).strict(),
-      readOnly: false,
+      effect: 'write',
       command: (i) =>
         isReservedEvent(i.event)
           ? failure(
@@ -171,14 +176,14 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       description:
         "Ask the page's shell to navigate: emits shell:navigate (needs emitEvents) and updates currentPath in the store when writeStore is on. The result alone does not prove the page changed.",
       input: z.object({ route: name(2000) }).strict(),
-      readOnly: false,
+      effect: 'write',
     }),
     forward(options, {
       name: 'wu_snapshot',
       description:
         'Accessibility tree of the page (or of one app): roles, names, states and a stable ref per element usable by wu_click/wu_type. Bounded; says when cut. Needs readDOM.',
       input: z.object({ appName: name(200).optional() }).strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_screenshot',
@@ -187,7 +192,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       input: z
         .object({ selector: name(1000).optional(), quality: z.number().min(0).max(1).default(0.8) })
         .strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_click',
@@ -203,7 +208,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
         .refine((v) => v.selector !== undefined || v.text !== undefined || v.ref !== undefined, {
           message: 'give one of selector, text or ref',
         }),
-      readOnly: false,
+      effect: 'write',
     }),
     forward(options, {
       name: 'wu_type',
@@ -222,7 +227,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
           message: "missing required field 'selector' (or give a ref from wu_snapshot)",
           path: ['selector'],
         }),
-      readOnly: false,
+      effect: 'write',
     }),
     forward(options, {
       name: 'wu_console',
@@ -233,7 +238,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
           limit: z.number().int().min(1).max(500).default(50),
         })
         .strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_network',
@@ -246,20 +251,20 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
           limit: z.number().int().min(1).max(500).default(50),
         })
         .strict(),
-      readOnly: true,
+      effect: 'read',
     }),
     forward(options, {
       name: 'wu_mount_app',
       description:
         'Mount a registered app into a container (CSS selector, default its own). Needs modifyDOM.',
       input: z.object({ appName: name(200), container: name(1000).optional() }).strict(),
-      readOnly: false,
+      effect: 'write',
     }),
     forward(options, {
       name: 'wu_unmount_app',
       description: 'Unmount a mounted app. Needs modifyDOM.',
       input: z.object({ appName: name(200) }).strict(),
-      readOnly: false,
+      effect: 'write',
     }),
   ];
   return tools;

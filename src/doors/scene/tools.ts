@@ -13,11 +13,12 @@ import {
   utf8String,
   uuidString,
   type AnyToolDef,
+  type Effect,
 } from '../../kernel/index.js';
 import { ARTIFACTS, infoOf, type EngineRegistry } from './engines/registry.js';
 import { cacheExport, exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';
-import { OpSchema } from './ops.js';
+import { OpSchema, opTag, type Op, type OpTag } from './ops.js';
 import { PipelineInput, startPipeline } from './pipeline.js';
 import type { SceneSession } from './session.js';
 
@@ -67,6 +68,25 @@ export const ExportResult = z.object({
   bytes: z.number().int(),
 });
 
+/**
+ * Effects (authority.md §3), decided by op kind. An op that removes a page
+ * or node (also inside a batch) is `destructive`: it takes content away,
+ * even though undo can bring it back. Other ops, undo and redo change the
+ * scene through the history and are `write`. Koharu publishes no hints for
+ * most of its tools and only `destructiveHint` for apply; `statedHints`
+ * keeps those descriptors as they were.
+ */
+const REMOVING: ReadonlySet<OpTag> = new Set(['removePage', 'removeNode']);
+
+export function opEffect(op: Op): Effect {
+  if ('batch' in op)
+    return op.batch.ops.some((o) => opEffect(o) === 'destructive') ? 'destructive' : 'write';
+  return REMOVING.has(opTag(op)) ? 'destructive' : 'write';
+}
+
+/** Koharu's reference tools publish no readOnlyHint/destructiveHint. */
+const NO_HINTS = { statedHints: [] } as const;
+
 export function sceneTools(
   names: ToolNames,
   session: SceneSession,
@@ -78,7 +98,9 @@ export function sceneTools(
       'Apply one Op to the active scene through the history (one undo step). Op is externally tagged: {"addNode": {...}} (PascalCase tags such as {"AddNode": ...} also work); {"batch": {"ops": [...], "label": "..."}} applies all or nothing. prev* fields are ignored: inverses come from the live scene. Returns {epoch}.',
     input: z.object({ op: OpSchema }).strict(),
     output: Epoch,
-    annotations: { destructiveHint: true },
+    effect: ({ op }) => opEffect(op),
+    publishedEffect: 'destructive',
+    statedHints: ['destructiveHint'],
     writes: true,
     handler: async ({ op }) => ({ epoch: await session.apply(op) }),
   });
@@ -89,6 +111,8 @@ export function sceneTools(
       'Undo the most recent op. Returns {epoch}; epoch is null when there is nothing to undo.',
     input: Empty,
     output: EpochOrNull,
+    effect: 'write',
+    ...NO_HINTS,
     writes: true,
     handler: async () => ({ epoch: await session.undo() }),
   });
@@ -99,6 +123,8 @@ export function sceneTools(
       'Redo the most recently undone op. Returns {epoch}; epoch is null when there is nothing to redo.',
     input: Empty,
     output: EpochOrNull,
+    effect: 'write',
+    ...NO_HINTS,
     writes: true,
     handler: async () => ({ epoch: await session.redo() }),
   });
@@ -110,6 +136,9 @@ export function sceneTools(
       .object({ path: utf8String(1, 4096), createName: utf8String(1, 200).optional() })
       .strict(),
     output: z.object({ name: z.string(), path: z.string() }),
+    // Opens, or with createName creates, a project folder.
+    effect: 'write',
+    ...NO_HINTS,
     writes: true,
     handler: async ({ path, createName }) => {
       const info = await session.open(path, createName);
@@ -123,6 +152,9 @@ export function sceneTools(
       'Close the active project. Calls that need a project then fail with invalid request until one is opened.',
     input: Empty,
     output: Empty,
+    // Every op is already in the project's fsynced log: closing loses nothing, so not destructive.
+    effect: 'write',
+    ...NO_HINTS,
     handler: async () => {
       session.require();
       await session.close();
@@ -136,6 +168,9 @@ export function sceneTools(
       'Start a pipeline run in the background and return {jobId} at once. steps are engine ids (see list_engines; e.g. ["tesseract","llm","fill","renderer"]), run in dependency order over pages (default: all) in order; each engine writes one undoable batch per page. Follow progress on GET /api/v1/events (jobStarted, jobProgress, jobWarning, jobFinished) or with get_job.',
     input: PipelineInput,
     output: z.object({ jobId: z.string() }),
+    // Engines write one undoable batch per page.
+    effect: 'write',
+    ...NO_HINTS,
     handler: async (input, ctx) => startPipeline({ session, registry, jobs: ctx.jobs }, input),
   });
 
@@ -145,7 +180,7 @@ export function sceneTools(
       'Read the active scene as JSON (pages, nodes, texts and translations; images as blob hashes, never pixels). Pass pages to read only those. Returns {epoch, scene}.',
     input: z.object({ pages: z.array(uuidString()).max(10_000).optional() }).strict(),
     output: SceneView,
-    annotations: { readOnlyHint: true },
+    effect: 'read',
     handler: async ({ pages }) => {
       const project = session.require();
       const scene = project.scene();
@@ -166,7 +201,7 @@ export function sceneTools(
     description: 'The pipeline engines: {engines: [{id, name, needs, produces}]}.',
     input: Empty,
     output: z.object({ engines: z.array(EngineInfoSchema) }),
-    annotations: { readOnlyHint: true },
+    effect: 'read',
     handler: async () => ({ engines: [...registry.values()].map(infoOf) }),
   });
 
@@ -175,7 +210,7 @@ export function sceneTools(
     description: 'A job: status, progress, warnings, error.',
     input: z.object({ jobId: uuidString() }).strict(),
     output: JobSchema,
-    annotations: { readOnlyHint: true },
+    effect: 'read',
     handler: async ({ jobId }, ctx) =>
       (await ctx.jobs.get(jobId)) ??
       failure('notFound', `No job ${jobId}; start_pipeline returns the id to use.`),
@@ -186,6 +221,8 @@ export function sceneTools(
     description: 'Cancel a running job; it stops within one page of work and ends cancelled.',
     input: z.object({ jobId: uuidString() }).strict(),
     output: z.object({ jobId: z.string(), cancelled: z.boolean(), status: z.string() }),
+    effect: 'write',
+    ...NO_HINTS,
     handler: async ({ jobId }, ctx) => {
       const job = await ctx.jobs.get(jobId);
       if (!job)
@@ -203,7 +240,9 @@ export function sceneTools(
       .object({ format: ExportFormat, pages: z.array(uuidString()).max(10_000).optional() })
       .strict(),
     output: ExportResult,
-    annotations: { readOnlyHint: true },
+    // Reads the scene; the file it writes is a content-addressed cache of that read
+    // (exports/ in the project folder), never the scene itself.
+    effect: 'read',
     handler: async ({ format, pages }) => {
       const project = session.require();
       const file = await exportProject(project, format, pages);

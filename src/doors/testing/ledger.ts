@@ -36,7 +36,7 @@ export function createLedgerDoor(): ServedDoor {
     description: 'Echo the text back (a trivial read-only tool).',
     input: z.object({ text: z.string().max(1000) }).strict(),
     output: z.object({ text: z.string() }),
-    annotations: { readOnlyHint: true },
+    effect: 'read',
     handler: async ({ text }) => ({ text }),
   });
 
@@ -44,7 +44,7 @@ export function createLedgerDoor(): ServedDoor {
     name: 'ledger_request_write_access',
     description: 'Ask the owner for write access to the ledger.',
     input: z.object({}).strict(),
-    annotations: { readOnlyHint: true },
+    effect: 'read',
     handler: async (_input, ctx) => {
       const grant = await ctx.requestConsent({
         capability: 'write',
@@ -67,6 +67,9 @@ export function createLedgerDoor(): ServedDoor {
         delayMs: z.number().int().min(0).max(60_000).optional(),
       })
       .strict(),
+    effect: 'write',
+    // Published without hints, as this door always has (MCP's defaults then read as destructive).
+    statedHints: [],
     consent: { capability: 'write' },
     writes: true,
     journal: {
@@ -108,7 +111,7 @@ export function createLedgerDoor(): ServedDoor {
     name: 'ledger_read',
     description: 'Read an account.',
     input: z.object({ account: utf8String(1, 64) }).strict(),
-    annotations: { readOnlyHint: true },
+    effect: 'read',
     handler: async ({ account }, ctx) => {
       const rec = await ctx.store.read((tx) => tx.records.get<Account>(COLLECTION, account));
       return rec
@@ -122,7 +125,7 @@ export function createLedgerDoor(): ServedDoor {
     description:
       'The state of an operation: committed (with receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found.',
     input: z.object({ operationID: uuidString() }).strict(),
-    annotations: { readOnlyHint: true },
+    effect: 'read',
     handler: async ({ operationID }, ctx) =>
       kernel!.journal.state('ledger', journalKey(ctx.connection, operationID)),
   });
@@ -131,6 +134,9 @@ export function createLedgerDoor(): ServedDoor {
     name: 'ledger_count',
     description: 'Start a job that counts to `to`, one unit per 10 ms, reporting progress.',
     input: z.object({ to: z.number().int().min(1).max(10_000) }).strict(),
+    // Starting a job writes its record; published without hints, as before.
+    effect: 'write',
+    statedHints: [],
     handler: async ({ to }, ctx) => {
       const jobId = await ctx.jobs.start({
         door: 'ledger',

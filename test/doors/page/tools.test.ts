@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createPageTools } from '../../../src/doors/page/tools.js';
 import { loadConfig } from '../../../src/doors/page/config.js';
 import { jsonSchemaOf } from '../../../src/kernel/kernel.js';
+import { annotationsOf, effectOf } from '../../../src/kernel/effect.js';
 
 // The wire contract of the 18 tools (spec/page.md "Tools"): names, argument
 // names, ranges and defaults. A change here must be deliberate.
@@ -274,7 +275,7 @@ describe('wu_* tool schemas', () => {
       config: loadConfig({ WU_MCP_TOKEN: 'x'.repeat(20) }),
       relay: () => null,
     });
-    const readOnly = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
+    const readOnly = tools.filter((t) => annotationsOf(t)?.readOnlyHint).map((t) => t.name);
     expect(readOnly.sort()).toEqual(
       [
         'wu_conexion',
@@ -290,8 +291,20 @@ describe('wu_* tool schemas', () => {
       ].sort(),
     );
     for (const t of tools)
-      expect(t.annotations?.destructiveHint, t.name).toBe(
-        t.annotations?.readOnlyHint || t.name === 'wu_execute_action' ? undefined : false,
+      expect(annotationsOf(t)?.destructiveHint, t.name).toBe(
+        annotationsOf(t)?.readOnlyHint || t.name === 'wu_execute_action' ? undefined : false,
       );
+  });
+
+  it('runs every page action as a write, a confirm action too, since only the page knows confirm', () => {
+    const tools = createPageTools({
+      config: loadConfig({ WU_MCP_TOKEN: 'x'.repeat(20) }),
+      relay: () => null,
+    });
+    const execute = tools.find((t) => t.name === 'wu_execute_action')!;
+    const call = execute.input.parse({ action: 'deleteAllTodos', params: {} });
+    expect(effectOf(execute, call)).toBe('write');
+    // Published without destructiveHint, so MCP's default (true) still warns the client.
+    expect(annotationsOf(execute)).toEqual({ readOnlyHint: false, openWorldHint: true });
   });
 });

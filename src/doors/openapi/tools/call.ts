@@ -6,7 +6,7 @@
  * HTTP request. HTTP errors come back as `isError` with status and body.
  */
 import { z } from 'zod';
-import { defineTool, failure } from '../../../kernel/index.js';
+import { defineTool, failure, type Effect } from '../../../kernel/index.js';
 import type { Runtime } from '../runtime.js';
 import { pretty, type Shown } from '../present.js';
 import type { Probe } from '../probe.js';
@@ -27,6 +27,21 @@ function hint(status: number, rt: Runtime): string {
   return '';
 }
 
+/**
+ * The effect of calling one catalog method. The catalog's `kind` already
+ * follows the method and its name (compile/naming.ts `kindOf`); the HTTP
+ * method is checked again so a hand-edited catalog cannot call a DELETE a
+ * read. A method the catalog lacks is answered notFound before any request.
+ */
+export function callEffect(rt: Runtime, resource: string, method: string): Effect {
+  const found = lookup(rt, resource, method);
+  if ('ok' in found) return 'read';
+  const m = found.method;
+  if (m.http === 'DELETE' || m.kind === 'destructive') return 'destructive';
+  if (m.kind === 'read' && (m.http === 'GET' || m.http === 'HEAD')) return 'read';
+  return 'write';
+}
+
 export function callTool(rt: Runtime, probe: Probe) {
   const title = rt.index.catalog.source.title || 'the API';
   return defineTool({
@@ -45,7 +60,13 @@ export function callTool(rt: Runtime, probe: Probe) {
         confirm: z.boolean().optional(),
       })
       .strict(),
-    annotations: { destructiveHint: true, openWorldHint: true, idempotentHint: false },
+    // Per call (authority.md §3): GET/HEAD read, DELETE or a method the catalog marks
+    // destructive destroys, anything else writes. Published as the worst a call can be,
+    // stating only destructiveHint as Plane does.
+    effect: (input) => callEffect(rt, input.resource, input.method),
+    publishedEffect: 'destructive',
+    statedHints: ['destructiveHint'],
+    annotations: { openWorldHint: true, idempotentHint: false },
     // A non-read call that times out may have happened: never claim "nothing was written".
     // A read (GET/HEAD) that times out wrote nothing, so it answers a plain timeout.
     writes: (input) => {

@@ -165,7 +165,8 @@ export function describeTool(rt: Runtime) {
       destructive: z.boolean(),
       example: z.record(z.string(), z.unknown()),
     }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { openWorldHint: false },
     handler: async ({ resource, method }) => {
       const found = lookup(rt, resource, method);
       if ('ok' in found) return found;

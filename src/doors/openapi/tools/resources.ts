@@ -22,7 +22,8 @@ export function resourcesTool(rt: Runtime, probe: Probe) {
     description: `Find a resource of ${title}. Without query: every resource path with its method names. With a query (e.g. "cycle work items", "webhook"): the resources where every word occurs, with method signatures name(args) [kind] — summary. Then call ${rt.tool('describe')} for the full signature and ${rt.tool('call')} to run it.`,
     input: z.object({ query: z.string().max(200).optional() }).strict(),
     output: Output,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { openWorldHint: false },
     handler: async ({ query }) => {
       const refused = await probe.check();
       if (refused) return refused;

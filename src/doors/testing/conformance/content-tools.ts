@@ -11,7 +11,7 @@ import { currentRequest } from './request-scope.js';
 import { PNG_BASE64, sleep, WAV_BASE64 } from './media.js';
 
 const noArgs = z.object({}).strict();
-const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
+const readOnly = { effect: 'read', annotations: { openWorldHint: false } } as const;
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 export const contentTools: AnyToolDef[] = [
@@ -19,14 +19,14 @@ export const contentTools: AnyToolDef[] = [
     name: 'test_simple_text',
     description: 'Returns one text block.',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async () => text('This is a simple text response for testing.'),
   }),
   defineTool({
     name: 'test_image_content',
     description: 'Returns one image block (a 1x1 PNG).',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async (): Promise<CallToolResult> => ({
       content: [{ type: 'image', data: PNG_BASE64, mimeType: 'image/png' }],
     }),
@@ -35,7 +35,7 @@ export const contentTools: AnyToolDef[] = [
     name: 'test_audio_content',
     description: 'Returns one audio block (a tiny WAV).',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async (): Promise<CallToolResult> => ({
       content: [{ type: 'audio', data: WAV_BASE64, mimeType: 'audio/wav' }],
     }),
@@ -44,7 +44,7 @@ export const contentTools: AnyToolDef[] = [
     name: 'test_embedded_resource',
     description: 'Returns one embedded text resource.',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async (): Promise<CallToolResult> => ({
       content: [
         {
@@ -62,7 +62,7 @@ export const contentTools: AnyToolDef[] = [
     name: 'test_multiple_content_types',
     description: 'Returns text, image and embedded resource blocks in one result.',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async (): Promise<CallToolResult> => ({
       content: [
         { type: 'text', text: 'Multiple content types test:' },
@@ -82,7 +82,7 @@ export const contentTools: AnyToolDef[] = [
     name: 'test_error_handling',
     description: 'Always throws, so the kernel answers internal with isError and a log id.',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async (): Promise<CallToolResult> => {
       // A throw, not a Failure: this is the path that must never leak a stack to the client.
       throw new Error('This tool intentionally returns an error for testing');
@@ -92,7 +92,7 @@ export const contentTools: AnyToolDef[] = [
     name: 'test_tool_with_progress',
     description: 'Reports progress 0, 50 and 100 of 100 (when the call carried a progressToken).',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async (_input, ctx) => {
       for (const step of [0, 50, 100]) {
         await ctx.progress(step, 100, `Completed step ${step} of 100`);
@@ -105,7 +105,7 @@ export const contentTools: AnyToolDef[] = [
     name: 'test_tool_with_logging',
     description: 'Sends three info log notifications while it runs.',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async (_input, ctx) => {
       const { log } = currentRequest();
       await log('info', 'Tool execution started');
@@ -121,7 +121,7 @@ export const contentTools: AnyToolDef[] = [
     description:
       'Logs one info line; on 2026-07-28 it reaches the client only when the request set _meta logLevel.',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async () => {
       await currentRequest().log('info', 'Per-request log line');
       return text('Logging tool complete');
@@ -132,7 +132,7 @@ export const contentTools: AnyToolDef[] = [
     description:
       'Closes its own SSE stream mid-call so the client resumes with Last-Event-ID (SEP-1699), where the transport keeps an event store; then answers.',
     input: noArgs,
-    annotations: readOnly,
+    ...readOnly,
     handler: async (_input, ctx) => {
       // Airlock's 2025-era sessions keep no event store yet, so the SDK offers no closeStream:
       // the result then simply arrives on the open stream (server-sse-polling reports INFO).

@@ -20,7 +20,7 @@ import { currentRequest } from './request-scope.js';
 type Outcome = CallToolResult | InputRequiredResult;
 type RequestedSchema = ElicitRequestFormParams['requestedSchema'];
 
-const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
+const readOnly = { effect: 'read', annotations: { openWorldHint: false } } as const;
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 /** One elicitation round trip: ask under `key`, then report what the user did. */
@@ -120,7 +120,7 @@ export const elicitationTools: AnyToolDef[] = [
     name: 'test_sampling',
     description: 'Asks the client for an LLM completion of `prompt` and returns its text.',
     input: z.object({ prompt: z.string().describe('The prompt to send to the LLM') }).strict(),
-    annotations: readOnly,
+    ...readOnly,
     handler: async ({ prompt }): Promise<Outcome> => {
       const answer = inputResponse(currentRequest().inputResponses, 'completion');
       if (answer.kind !== 'sampling') {
@@ -137,7 +137,7 @@ export const elicitationTools: AnyToolDef[] = [
     name: 'test_elicitation',
     description: 'Asks the user (elicitation) the given message and returns their answer.',
     input: z.object({ message: z.string().describe('The message to show the user') }).strict(),
-    annotations: readOnly,
+    ...readOnly,
     handler: async ({ message }) =>
       elicitOnce(
         'response',
@@ -155,7 +155,7 @@ export const elicitationTools: AnyToolDef[] = [
     description:
       'Elicits a form whose string, integer, number, enum and boolean fields have defaults (SEP-1034).',
     input: z.object({}).strict(),
-    annotations: readOnly,
+    ...readOnly,
     handler: async () =>
       elicitOnce(
         'form',
@@ -168,7 +168,7 @@ export const elicitationTools: AnyToolDef[] = [
     name: 'test_elicitation_sep1330_enums',
     description: 'Elicits a form with all five enum schema shapes (SEP-1330).',
     input: z.object({}).strict(),
-    annotations: readOnly,
+    ...readOnly,
     handler: async () =>
       elicitOnce(
         'choices',
@@ -182,7 +182,7 @@ export const elicitationTools: AnyToolDef[] = [
     description:
       'Needs sampling; a client that did not declare it gets MissingRequiredClientCapabilityError (-32021).',
     input: z.object({}).strict(),
-    annotations: readOnly,
+    ...readOnly,
     handler: async (): Promise<Outcome> => {
       const answer = inputResponse(currentRequest().inputResponses, 'summary');
       if (answer.kind === 'sampling') return text(`Summary: ${samplingText(answer.result)}`);
@@ -201,7 +201,7 @@ export const elicitationTools: AnyToolDef[] = [
     description:
       'Needs one elicitation; its response stream carries only the input_required result.',
     input: z.object({}).strict(),
-    annotations: readOnly,
+    ...readOnly,
     handler: async () =>
       elicitOnce(
         'confirm',

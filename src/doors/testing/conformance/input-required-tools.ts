@@ -21,7 +21,7 @@ import type { RequestStateSeal, StatePayload } from './request-state.js';
 type Outcome = CallToolResult | InputRequiredResult | Failure;
 
 const noArgs = z.object({}).strict();
-const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
+const readOnly = { effect: 'read', annotations: { openWorldHint: false } } as const;
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 const askName = (message = 'What is your name?') =>
@@ -87,7 +87,7 @@ export function createInputRequiredTools(seal: RequestStateSeal): AnyToolDef[] {
       name,
       description,
       input: noArgs,
-      annotations: readOnly,
+      ...readOnly,
       handler: async () => run(),
     });
 

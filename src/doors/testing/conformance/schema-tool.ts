@@ -54,7 +54,8 @@ export function jsonSchemaTool(): AnyToolDef {
     description:
       'Tool whose input schema uses JSON Schema 2020-12 $defs, $anchor, allOf/anyOf and if/then/else.',
     input: inputSchema(),
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    effect: 'read',
+    annotations: { openWorldHint: false },
     handler: async (args): Promise<CallToolResult> => ({
       content: [
         { type: 'text', text: `JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}` },

@@ -36,7 +36,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { connection } from '../dist/kernel/connection.js';
-import { ERAS, airlockHttp, airlockKernel, connect } from './servers.mjs';
+import { BENCH_AGENT, ERAS, airlockHttp, airlockKernel, connect } from './servers.mjs';
 import { benchOpenapi, printOpenapi } from './openapi.mjs';
 import { benchScene } from './scene.mjs';
 import { benchPage, printPage } from './page.mjs';
@@ -96,9 +96,13 @@ const sequential = (call) => async (n) => {
   return out;
 };
 
+/** An MCP tool result, or a kernel call's plain outcome ({ok, value} / a failure). */
 function check(result, what) {
-  if (result?.isError || result?.content === undefined)
-    throw new Error(`${what} failed: ${JSON.stringify(result).slice(0, 300)}`);
+  const failed =
+    result && 'ok' in result
+      ? result.ok !== true
+      : result?.isError || result?.content === undefined;
+  if (failed) throw new Error(`${what} failed: ${JSON.stringify(result).slice(0, 300)}`);
   return result;
 }
 
@@ -120,12 +124,12 @@ async function startEchoServers() {
     execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const { urls } = await new Promise((resolve, reject) => {
+  const { urls, tokens } = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`echo servers exited early (${code})`)));
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { urls, close: () => (child.send('close'), exited) };
+  return { urls, tokens, close: () => (child.send('close'), exited) };
 }
 
 async function benchCalls() {
@@ -134,7 +138,7 @@ async function benchCalls() {
   const legs = [];
   for (const era of Object.keys(ERAS)) {
     for (const [name, url] of Object.entries(servers.urls)) {
-      const client = await connect(url, era);
+      const client = await connect(url, era, servers.tokens[name]);
       clients.push(client);
       const run = sequential(async () =>
         check(
@@ -211,11 +215,11 @@ async function writeTarget(name, storeSpec) {
     () => k.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: conn }),
     conn.id,
   );
-  const client = await connect(http.url, 'modern');
+  const client = await connect(http.url, 'modern', http.token);
   await grant(
     k.kernel,
     () => client.callTool({ name: 'ledger_request_write_access', arguments: {} }),
-    'principal:local',
+    `agent:${BENCH_AGENT}`,
   );
 
   let seq = 0;

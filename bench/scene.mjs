@@ -109,7 +109,8 @@ export async function benchScene() {
     });
     kernel.mount(door);
     await kernel.start();
-    const route = (method, path) => door.routes.find((r) => r.method === method && r.path === path);
+    const route = (method, path) =>
+      door.http.routes.find((r) => r.method === method && r.path === path);
     await route('POST', 'projects').handler({
       params: {},
       query: new URLSearchParams(),
@@ -124,7 +125,8 @@ export async function benchScene() {
     const durable = await historyLegs({
       apply: async ([op]) => {
         const r = await apply.handler(req({ op }));
-        if (r.status !== 200) throw new Error(JSON.stringify(r.body));
+        // A route answers a response, or a kernel failure ({ok: false, code, message}).
+        if (r.ok === false || r.status !== 200) throw new Error(JSON.stringify(r));
       },
       undo: () => undoRoute.handler(req(undefined)),
       redo: () => redoRoute.handler(req(undefined)),

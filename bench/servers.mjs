@@ -57,10 +57,18 @@ async function listen(server) {
   return `http://127.0.0.1:${server.address().port}/mcp`;
 }
 
+/** The agent the bench's clients act as: Airlock's MCP needs an agent token (authority.md §1). */
+export const BENCH_AGENT = 'bench';
+
 export async function airlockHttp(kernel) {
   const app = createHttpApp({ kernel, logger: silentLogger });
   const addr = await app.listen(0, '127.0.0.1');
-  return { url: `http://127.0.0.1:${addr.port}/mcp`, close: () => app.close() };
+  const agent = await kernel.principals.addAgent(BENCH_AGENT);
+  return {
+    url: `http://127.0.0.1:${addr.port}/mcp`,
+    token: agent.token,
+    close: () => app.close(),
+  };
 }
 
 const ECHO_INPUT = z.object({ text: z.string().max(1000) }).strict();
@@ -145,9 +153,14 @@ async function bareHttp(factory) {
   };
 }
 
-export async function connect(url, era) {
+export async function connect(url, era, token) {
   const client = new Client({ name: 'airlock-bench', version: '1.0.0' }, ERAS[era]);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(
+    new StreamableHTTPClientTransport(
+      new URL(url),
+      token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {},
+    ),
+  );
   return client;
 }
 
@@ -159,7 +172,10 @@ async function serveEcho() {
     'sdk-server': await bareHttp(lowLevelFactory),
     'sdk-mcpserver': await bareHttp(mcpServerFactory),
   };
-  process.send({ urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])) });
+  process.send({
+    urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
+    tokens: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.token])),
+  });
   process.once('message', async () => {
     for (const server of Object.values(servers)) await server.close();
     await airlock.close();

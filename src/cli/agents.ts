@@ -45,15 +45,7 @@ async function withPrincipals<T>(
     const audit = createAudit({ store });
     // Owner actions are audited as the owner (authority.md §3).
     const record = async (tool: string, args: unknown) => {
-      await audit.record({
-        connection: 'owner',
-        door: 'airlock',
-        tool,
-        args,
-        provenance: null,
-        result: 'ok',
-        durationMs: 0,
-      });
+      await audit.ownerAction(tool, 'airlock', args);
     };
     return await fn(createPrincipals({ store, events }), record);
   } finally {

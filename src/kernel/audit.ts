@@ -22,6 +22,11 @@ export interface AuditRecord {
 
 export interface Audit {
   record(entry: AuditRecord): Promise<AuditEntry>;
+  /**
+   * An action of the owner (approve, deny, revoke, agent and token changes),
+   * recorded as the owner (authority.md §3). `result` is `ok` or a failure code.
+   */
+  ownerAction(tool: string, door: string, args: unknown, result?: string): Promise<AuditEntry>;
   list(query?: AuditQuery): Promise<AuditEntry[]>;
   /** JSON lines, oldest first. */
   exportJsonLines(query?: AuditQuery): Promise<string>;
@@ -36,7 +41,7 @@ export function createAudit({
   events?: EventBus;
   now?: () => number;
 }): Audit {
-  return {
+  const audit: Audit = {
     async record({ args, ...rest }) {
       const entry = await store.transaction((tx) =>
         tx.audit.append({
@@ -49,10 +54,21 @@ export function createAudit({
       events?.publish({ event: 'auditRecorded', entry });
       return entry;
     },
+    ownerAction: (tool, door, args, result = 'ok') =>
+      audit.record({
+        connection: 'owner',
+        door,
+        tool,
+        args,
+        provenance: null,
+        result,
+        durationMs: 0,
+      }),
     list: (query) => store.read((tx) => tx.audit.list(query)),
     async exportJsonLines(query) {
       const entries = await store.read((tx) => tx.audit.list(query));
       return entries.map((e) => JSON.stringify(e) + '\n').join('');
     },
   };
+  return audit;
 }

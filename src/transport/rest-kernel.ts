@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { mountOf, type Kernel } from '../kernel/kernel.js';
 import type { RestRoute } from './surface.js';
-import { failure } from '../kernel/errors.js';
+import { failure, isFailure } from '../kernel/errors.js';
 import { shown } from '../kernel/consent.js';
 import type { ResourceRef } from '../kernel/records.js';
 import { validateInput } from '../kernel/validate.js';
@@ -46,21 +46,10 @@ async function resolveResource(
 export function kernelRoutes(kernel: Kernel): RestRoute[] {
   // Owner actions are audited as the owner (authority.md §3).
   const audited = async <T>(tool: string, door: string, args: unknown, run: () => Promise<T>) => {
-    const started = Date.now();
     const out = await run();
-    const result =
-      out && typeof out === 'object' && 'ok' in out
-        ? String((out as { code?: unknown }).code)
-        : 'ok';
-    await kernel.audit.record({
-      connection: 'owner',
-      door,
-      tool,
-      args,
-      provenance: null,
-      result,
-      durationMs: Date.now() - started,
-    });
+    // A Failure records its code; `false` (nothing to revoke) records notFound.
+    const result = isFailure(out) ? out.code : out === false ? 'notFound' : 'ok';
+    await kernel.audit.ownerAction(tool, door, args, result);
     return out;
   };
   return [

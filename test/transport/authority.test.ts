@@ -148,6 +148,33 @@ describe('URL-mode elicitation points at the owner’s inbox', () => {
   });
 });
 
+describe('owner actions are audited as the owner', () => {
+  it('records approvals and grant revocations with connection owner and their result', async () => {
+    const henry = tokenOf(await agentHeaders(tk.kernel, 'henry'));
+    const client = await connectClient(`${base}/mcp`, { token: henry, pin: MODERN_PROTOCOL });
+    const asked = await askWrite(client);
+    const post = (path: string) =>
+      fetch(`${base}/api/v1/${path}`, {
+        method: path.startsWith('grants') ? 'DELETE' : 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: path.startsWith('grants') ? undefined : JSON.stringify({ resource: 'main' }),
+      });
+    expect((await post(`approvals/${String(asked.approvalID)}/approve`)).status).toBe(200);
+    expect((await post('grants/no-such-grant')).status).toBe(404);
+    const { entries } = (await (
+      await fetch(`${base}/api/v1/audit?limit=10000`, { headers: owner })
+    ).json()) as { entries: { connection: string; tool: string; result: string }[] };
+    const mine = entries.filter((e) => e.connection === 'owner');
+    expect(mine).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ tool: 'approvals.approve', result: 'ok' }),
+        expect.objectContaining({ tool: 'grants.revoke', result: 'notFound' }),
+      ]),
+    );
+    await client.close();
+  });
+});
+
 describe('route audiences', () => {
   it('/api/v1/openapi.json lists every route with its audience, and agents may read it', async () => {
     const res = await fetch(`${base}/api/v1/openapi.json`, {

@@ -83,6 +83,21 @@ export interface WriteRecord {
 export const getDocument = async (tx: StoreTx, id: string) =>
   (await tx.records.get<NoteDocument>(DOCUMENTS, id))?.value ?? null;
 
+/** A new, empty document at revision 0 (the owner's REST route and the agent's tool alike). */
+export function newDocument(documentID: string, projectID: string, title: string): NoteDocument {
+  const now = Date.now();
+  return {
+    documentID,
+    projectID,
+    title,
+    revision: 0,
+    blocks: [],
+    surfaces: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 export const putDocument = (tx: StoreTx, doc: NoteDocument) =>
   tx.records.put(DOCUMENTS, doc.documentID, doc);
 

@@ -11,6 +11,7 @@ import {
   getProject,
   listDocuments,
   listProjects,
+  newDocument,
   putDocument,
   type NoteDocument,
 } from './documents.js';
@@ -64,17 +65,7 @@ export function documentRoutes(rt: NotesRuntime): RestRoute[] {
           if (!project) return 'noProject' as const;
           const documentID = input.documentID ?? randomUUID();
           if (await getDocument(tx, documentID)) return 'exists' as const;
-          const now = Date.now();
-          await putDocument(tx, {
-            documentID,
-            projectID: project.projectID,
-            title: input.title,
-            revision: 0,
-            blocks: [],
-            surfaces: [],
-            createdAt: now,
-            updatedAt: now,
-          });
+          await putDocument(tx, newDocument(documentID, project.projectID, input.title));
           return { documentID, revision: 0 };
         });
         if (result === 'noProject')

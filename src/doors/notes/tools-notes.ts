@@ -19,6 +19,7 @@ import {
   getWrite,
   listDocuments,
   noteText,
+  newDocument,
   putDocument,
   putWrite,
   type NoteDocument,
@@ -145,17 +146,7 @@ export function noteTools(rt: NotesRuntime) {
             { currentRevision: existing.revision },
           );
         }
-        const now = Date.now();
-        await putDocument(tx, {
-          documentID: input.documentID,
-          projectID,
-          title: input.title,
-          revision: 0,
-          blocks: [],
-          surfaces: [],
-          createdAt: now,
-          updatedAt: now,
-        });
+        await putDocument(tx, newDocument(input.documentID, projectID, input.title));
         await rt.hooks.insideWrite?.(ctx.tool);
         return recordWrite(rt, tx, ctx, {
           operationID: input.operationID,

@@ -18,6 +18,9 @@ export interface AuditRecord {
   provenance: Provenance | null;
   result: string;
   durationMs: number;
+  /** The policy's decision and the rule that made it (authority.md §3). */
+  decision?: 'allow' | 'ask' | 'deny' | null;
+  rule?: string | null;
 }
 
 export interface Audit {
@@ -42,10 +45,12 @@ export function createAudit({
   now?: () => number;
 }): Audit {
   const audit: Audit = {
-    async record({ args, ...rest }) {
+    async record({ args, decision = null, rule = null, ...rest }) {
       const entry = await store.transaction((tx) =>
         tx.audit.append({
           ...rest,
+          decision,
+          rule,
           connection: connectionLabel(rest.connection),
           at: now(),
           argsDigest: digestOf(redact(args)),

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { failure, type Failure } from './errors.js';
 import type { Approval, Grant, ResourceRef } from './records.js';
-import type { Store } from './store.js';
+import type { Store, StoreTx } from './store.js';
 import type { EventBus } from './events.js';
 import { connectionLabel } from './connection.js';
 
@@ -35,7 +35,7 @@ export interface Consent {
    */
   request(connection: string, door: string, request: ConsentRequest): Promise<Grant | Failure>;
   approve(id: string, resource: ResourceRef | null): Promise<Approval | Failure>;
-  deny(id: string): Promise<Approval | Failure>;
+  deny(id: string, reason?: string): Promise<Approval | Failure>;
   /** Pending approvals, oldest first; expired ones are closed on the way. */
   pending(): Promise<Approval[]>;
   grants(connection?: string): Promise<Grant[]>;
@@ -68,15 +68,32 @@ export function agentOfConnection(id: string): string | null {
   return m ? m[1]! : null;
 }
 
-const isExpired = (a: Approval, at: number) => a.createdAt + PENDING_LIFETIME_MS <= at;
-const closed = (status: 'expired' | 'cancelled', at: number) => ({
+export const isExpired = (a: Approval, at: number) => a.createdAt + PENDING_LIFETIME_MS <= at;
+export const closed = (status: 'expired' | 'cancelled', at: number) => ({
   status,
   decidedAt: at,
   resource: null,
   grantId: null,
 });
 
-const unknownApproval = (id: string) =>
+/** The agent's undecided approvals of every kind (the cap counts them together). */
+export async function waitingFor(tx: StoreTx, agent: string | null, at: number) {
+  return (await tx.approvals.listPending()).filter(
+    (a) => (a.agent ?? agentOfConnection(a.connection)) === agent && !isExpired(a, at),
+  );
+}
+
+/** The 21st undecided request of one agent (authority.md §2). */
+export const inboxFull = (full: Approval[]) =>
+  failure(
+    'busy',
+    `You have ${full.length} requests waiting for the owner (at most ${MAX_PENDING_PER_AGENT}): ${full
+      .map((a) => a.id)
+      .join(', ')}; wait for the owner to decide them before asking again.`,
+    { pending: full.map((a) => a.id), retryAfterMs: PENDING_LIFETIME_MS },
+  );
+
+export const unknownApproval = (id: string) =>
   failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
 
 export function createConsent({ store, events, now = Date.now }: ConsentOptions): Consent {
@@ -104,15 +121,23 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
         }
         // One agent cannot flood the owner's inbox (authority.md §2).
         const agent = agentOfConnection(connection);
-        const waiting = (await tx.approvals.listPending()).filter(
-          (a) => agentOfConnection(a.connection) === agent && !isExpired(a, at),
-        );
+        const waiting = await waitingFor(tx, agent, at);
         if (waiting.length >= MAX_PENDING_PER_AGENT) return { full: waiting, approval: null };
         const approval: Approval = {
           id: randomUUID(),
+          kind: 'consent',
           connection,
+          agent,
           door,
           capability,
+          tool: null,
+          digest: null,
+          target: null,
+          rule: null,
+          preview: null,
+          scope: null,
+          reason: null,
+          usedAt: null,
           summary: summary ?? `${door}: ${capability} access`,
           status: 'pending',
           lifetimeMs: lifetime,
@@ -124,14 +149,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
         await tx.approvals.insert(approval);
         return { approval, fresh: true };
       });
-      if (filed.approval === null)
-        return failure(
-          'busy',
-          `You have ${filed.full.length} requests waiting for the owner (at most ${MAX_PENDING_PER_AGENT}): ${filed.full
-            .map((a) => a.id)
-            .join(', ')}; wait for the owner to decide them before asking again.`,
-          { pending: filed.full.map((a) => a.id), retryAfterMs: PENDING_LIFETIME_MS },
-        );
+      if (filed.approval === null) return inboxFull(filed.full);
       const { approval } = filed;
       if (filed.fresh) events.publish({ event: 'approvalRequested', approval: shown(approval) });
       if (approval.status === 'denied') {
@@ -152,6 +170,11 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
         if (!approval) return unknownApproval(id);
+        if (approval.kind !== 'consent')
+          return failure(
+            'malformedRequest',
+            `Approval ${id} is a policy ask; approve it with a scope ("once" or "15m"), not a resource.`,
+          );
         if (approval.status === 'pending' && isExpired(approval, now())) {
           await tx.approvals.decide(id, closed('expired', now()));
           return failure(
@@ -189,7 +212,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
       return result;
     },
 
-    async deny(id) {
+    async deny(id, reason) {
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
         if (!approval) return unknownApproval(id);
@@ -198,6 +221,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
           decidedAt: now(),
           resource: null,
           grantId: null,
+          reason: reason ?? null,
         });
         return (
           decided ??

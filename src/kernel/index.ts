@@ -11,6 +11,7 @@ export { effectOf, publishedEffectOf, annotationsOf } from './effect.js';
 export type {
   ToolDef,
   AnyToolDef,
+  CallPolicySpec,
   ToolContext,
   ToolAnnotations,
   Effect,
@@ -71,6 +72,28 @@ export type { JobContext, JobOutcome, JobRegistry, JobSpec, ProgressUpdate } fro
 export type { Consent, ConsentRequest } from './consent.js';
 export { createPrincipals, newToken, tokenHash, AgentName } from './principals.js';
 export type { AgentInfo, OwnerSession, Principal, Principals } from './principals.js';
+export {
+  DECISIONS,
+  DEFAULT_DECISIONS,
+  PolicyConfigSchema,
+  PolicyRuleSchema,
+  ReadOnlySchema,
+  evaluate,
+  globMatches,
+} from './policy.js';
+export type {
+  Decision,
+  ListedRule,
+  Policy,
+  PolicyCall,
+  PolicyConfig,
+  PolicyRule,
+  PolicyVerdict,
+  PolicyView,
+  ReadOnly,
+} from './policy.js';
+export { ASK_LIFETIME_MS } from './asks.js';
+export type { Asks, Preview } from './asks.js';
 export { journalKey, operationOf } from './journal.js';
 export type { Journal, OperationState, Resolution } from './journal.js';
 export type { Audit, AuditRecord } from './audit.js';
@@ -90,9 +113,12 @@ export {
   JobProgressSchema,
   JobWarningSchema,
   JOB_STATUSES,
+  APPROVAL_KINDS,
+  APPROVAL_SCOPES,
 } from './records.js';
 export type {
   Approval,
+  ApprovalScope,
   AuditEntry,
   Grant,
   Job,

@@ -10,6 +10,8 @@ import { createJournal, type Journal, type Resolution } from './journal.js';
 import { createJobRegistry, type JobRegistry } from './jobs.js';
 import { createAudit, type Audit } from './audit.js';
 import { createPrincipals, type Principals } from './principals.js';
+import { createPolicy, type Policy, type PolicyConfig } from './policy.js';
+import { createAsks, type Asks } from './asks.js';
 import { checkResponseBytes, createConcurrencyGate, type ConcurrencyGate } from './limits.js';
 import { runPipeline, type CallOptions, type CallOutcome } from './pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
@@ -31,6 +33,10 @@ export interface KernelServices {
   readonly audit: Audit;
   /** The owner and the agents (authority.md §1). */
   readonly principals: Principals;
+  /** The owner's rules for every call (authority.md §3). */
+  readonly policy: Policy;
+  /** Approvals the policy's `ask` waits for. */
+  readonly asks: Asks;
 }
 
 export interface KernelOptions {
@@ -41,6 +47,8 @@ export interface KernelOptions {
   /** Limit overrides per door mount (e.g. from the config file). */
   limits?: Record<string, Partial<Limits>>;
   receiptRetentionMs?: number;
+  /** The config file's `policy` section (authority.md §3). */
+  policy?: PolicyConfig | undefined;
   /** How long `close` waits for in-flight calls (default 5 s). */
   shutdownGraceMs?: number;
   now?: () => number;
@@ -103,7 +111,11 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
   const jobs = createJobRegistry({ store, events, logger, now });
   const audit = createAudit({ store, events, now });
   const principals = createPrincipals({ store, events, now });
+  const policy = createPolicy({ store, events, config: options.policy, now });
+  const asks = createAsks({ store, events, now });
   const services: KernelServices = {
+    policy,
+    asks,
     store,
     blobs,
     events,

@@ -4,6 +4,8 @@
  * | stage    | module        | error it can raise                                   |
  * |----------|---------------|------------------------------------------------------|
  * | validate | validate.ts   | malformedRequest (wrong type, unknown/missing field) |
+ * | policy   | decide.ts     | notAuthorized (deny, readOnly), busy (rate),         |
+ * |          |               | approvalRequired / approvalDenied (ask)              |
  * | limits   | limits.ts     | requestTooLarge, busy (before); timeout,             |
  * |          |               | mutationUncertain, resultTooLarge (after)            |
  * | consent  | consent.ts    | notAuthorized (no grant for the capability)          |
@@ -18,6 +20,8 @@ import { AirlockError, failure, internalFailure, isFailure, type Failure } from 
 import { digestOf } from './digest.js';
 import { validateInput } from './validate.js';
 import { effectOf } from './effect.js';
+import { decideCall } from './decide.js';
+import type { PolicyVerdict } from './policy.js';
 import { checkRequestBytes, type ConcurrencyGate } from './limits.js';
 import type { AnyToolDef, Effect, Limits, ToolContext } from './tool.js';
 import { connectionLabel, type Connection } from './connection.js';
@@ -59,10 +63,13 @@ export async function runPipeline(
   let provenance: Provenance | null = null;
   // The effect of this call, once its input validated; a refused call is audited anyway.
   let effect: Effect | null = null;
+  // The policy's verdict, once decided; every decision a rule made is audited.
+  let verdict: PolicyVerdict | null = null;
 
   const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
     const changesState = effect !== 'read';
-    if ((changesState || !outcome.ok) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
+    const ruled = verdict !== null && !verdict.rule.startsWith('default:');
+    if ((changesState || ruled || !outcome.ok) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
       await services.audit
         .record({
           connection: connection.id,
@@ -72,6 +79,8 @@ export async function runPipeline(
           provenance,
           result: outcome.ok ? 'ok' : outcome.code,
           durationMs: Date.now() - started,
+          decision: verdict?.decision ?? null,
+          rule: verdict?.rule ?? null,
         })
         .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
     }
@@ -101,6 +110,19 @@ export async function runPipeline(
     return finish(internal);
   }
   provenance = tool.journal?.provenance?.(input) ?? null;
+
+  // policy: the owner's rules decide before any limit is spent
+  try {
+    const decided = await decideCall(services, scope, input, connection, effect);
+    verdict = decided.verdict;
+    if (decided.refusal) return finish(decided.refusal);
+  } catch (error) {
+    if (error instanceof AirlockError) return finish(error.toFailure());
+    const internal = internalFailure();
+    services.logger.error({ err: error, logId: internal.data?.logId }, 'policy stage threw');
+    return finish(internal);
+  }
+
   const release = scope.gate.enter(connection.id, limits.concurrentCalls);
   if (!release) {
     return finish(

@@ -34,11 +34,37 @@ export type Grant = z.infer<typeof GrantSchema>;
  * first (authority.md §2). Neither stays in the inbox.
  */
 export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
+/**
+ * `consent`: an agent asks for a grant (the notes door's request-access
+ * tools). `policy`: the owner's policy asked before one exact call runs
+ * (authority.md §3).
+ */
+export const APPROVAL_KINDS = ['consent', 'policy'] as const;
+/** How the owner approved a policy ask: this exact call once, or this rule, agent and target for 15 minutes. */
+export const APPROVAL_SCOPES = ['once', '15m'] as const;
+export type ApprovalScope = (typeof APPROVAL_SCOPES)[number];
 export const ApprovalSchema = z.object({
   id: z.string(),
+  kind: z.enum(APPROVAL_KINDS),
   connection: z.string(),
+  /** The asking agent; null for connections that are no agent's. */
+  agent: z.string().nullable(),
   door: z.string(),
+  /** Consent: the capability asked for. Policy: `policy`. */
   capability: z.string(),
+  /** Policy asks: the tool, the digest of its validated arguments, its target and the rule that asked. */
+  tool: z.string().nullable(),
+  digest: z.string().nullable(),
+  target: z.string().nullable(),
+  rule: z.string().nullable(),
+  /** What the owner judges: door-made, secrets redacted. */
+  preview: z.unknown().nullable(),
+  /** Policy asks: how the owner approved. */
+  scope: z.enum(APPROVAL_SCOPES).nullable(),
+  /** The owner's reason for a denial, shown to the agent. */
+  reason: z.string().nullable(),
+  /** When an approved-once call ran (it runs once). */
+  usedAt: z.number().nullable(),
   /** Human-readable line for the inbox: which client asks for what. */
   summary: z.string(),
   status: z.enum(APPROVAL_STATUSES),
@@ -85,6 +111,10 @@ export const AuditEntrySchema = z.object({
   /** `ok` or an error code. */
   result: z.string(),
   durationMs: z.number(),
+  /** The policy's decision for the call (authority.md §3), null when none was made. */
+  decision: z.enum(['allow', 'ask', 'deny']).nullable(),
+  /** The rule that decided: a rule id, `readOnly` or `default:<effect>`. */
+  rule: z.string().nullable(),
 });
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 export type NewAuditEntry = Omit<AuditEntry, 'id'>;

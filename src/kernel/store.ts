@@ -71,6 +71,8 @@ export interface ApprovalRepo {
   listPending(): Promise<Approval[]>;
   /** The newest approval for this connection, door and capability, in any status. */
   latest(connection: string, door: string, capability: string): Promise<Approval | null>;
+  /** The newest policy ask for this agent, door, tool and argument digest, in any status. */
+  latestCall(agent: string, door: string, tool: string, digest: string): Promise<Approval | null>;
   /**
    * Decide a pending approval. Returns the updated approval, or null when it
    * does not exist or is no longer pending (a decision is made once).
@@ -82,14 +84,23 @@ export interface ApprovalRepo {
       decidedAt: number;
       resource: Approval['resource'];
       grantId: string | null;
+      scope?: Approval['scope'];
+      reason?: string | null;
     },
   ): Promise<Approval | null>;
+  /**
+   * Marks an approved-once ask as used: true for the one caller that got it
+   * (a compare-and-set, so the call runs once across instances).
+   */
+  markUsed(id: string, at: number): Promise<boolean>;
 }
 
 export interface AuditQuery {
   /** Entries with id greater than this. */
   afterId?: number;
   door?: string;
+  decision?: 'allow' | 'ask' | 'deny';
+  rule?: string;
   limit?: number;
 }
 

@@ -22,6 +22,7 @@ import type { StoreTx } from './store.js';
 import type { Logger } from './logger.js';
 import type { Connection } from './connection.js';
 import type { ConsentRequest } from './consent.js';
+import type { Preview } from './asks.js';
 import type { JobRegistry } from './jobs.js';
 import type { EventBus } from './events.js';
 import type { BlobStore, Store } from './store.js';
@@ -62,6 +63,21 @@ export const DEFAULT_LIMITS: Limits = {
   concurrentCalls: 16,
   timeoutMs: 60_000,
 };
+
+/**
+ * What the owner's policy reads of a call (authority.md §3): the door's
+ * target strings, and the preview the owner judges when the policy asks.
+ */
+export interface CallPolicySpec<I> {
+  /**
+   * The call's target strings (openapi `plane:pets.delete` and
+   * `DELETE /pets/{petId}`, page `<origin>:<action>`, …); the first is the
+   * one a 15-minute approval covers.
+   */
+  targets?: (input: I, connection: Connection) => readonly string[] | Promise<readonly string[]>;
+  /** A preview a person can judge, secrets redacted. Default: the tool and its redacted arguments. */
+  preview?: (input: I, connection: Connection) => Preview | Promise<Preview>;
+}
 
 /** How a tool's write is journaled (spec/kernel.md §6). */
 export interface JournalSpec<I> {
@@ -123,6 +139,8 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
    */
   statedHints?: readonly EffectHint[];
   annotations?: ToolAnnotations;
+  /** Targets and preview for the owner's policy. */
+  policy?: CallPolicySpec<z.output<S>>;
   /** Capability a grant must cover before the handler runs (kernel §5). */
   consent?: { capability: string };
   journal?: JournalSpec<z.output<S>>;

@@ -58,9 +58,19 @@ export function grant(overrides: Partial<Grant> = {}): Grant {
 export function approval(overrides: Partial<Approval> = {}): Approval {
   return {
     id: uid('approval'),
+    kind: 'consent',
     connection: 'conn-1',
+    agent: null,
     door: 'notes',
     capability: 'write',
+    tool: null,
+    digest: null,
+    target: null,
+    rule: null,
+    preview: null,
+    scope: null,
+    reason: null,
+    usedAt: null,
     summary: 'Test client asks to write notes',
     status: 'pending',
     lifetimeMs: HOUR,
@@ -82,6 +92,8 @@ export function auditEntry(overrides: Partial<NewAuditEntry> = {}): NewAuditEntr
     provenance: null,
     result: 'ok',
     durationMs: 12.5,
+    decision: null,
+    rule: null,
     ...overrides,
   };
 }

@@ -68,6 +68,8 @@ describe('audit filters', () => {
     provenance: null,
     result: 'notAuthorized',
     durationMs: 1,
+    decision: null,
+    rule: null,
   };
   it('match by door, connection and result, where "error" means any refusal', () => {
     expect(matches(entry, { door: 'notes', connection: 'session:a', result: 'error' })).toBe(true);

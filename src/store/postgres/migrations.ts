@@ -95,6 +95,25 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX jobs_by_created ON jobs (created_at, seq);
   CREATE INDEX jobs_by_status ON jobs (status);
   `,
+  // The owner's policy (authority.md §3): approvals of a call (kind 'policy')
+  // beside consent requests, and the decision and rule in the audit trail.
+  `
+  ALTER TABLE approvals ADD COLUMN kind text NOT NULL DEFAULT 'consent';
+  ALTER TABLE approvals ADD COLUMN agent text;
+  ALTER TABLE approvals ADD COLUMN tool text;
+  ALTER TABLE approvals ADD COLUMN digest text;
+  ALTER TABLE approvals ADD COLUMN target text;
+  ALTER TABLE approvals ADD COLUMN rule text;
+  ALTER TABLE approvals ADD COLUMN preview text;
+  ALTER TABLE approvals ADD COLUMN scope text;
+  ALTER TABLE approvals ADD COLUMN reason text;
+  ALTER TABLE approvals ADD COLUMN used_at double precision;
+  CREATE INDEX approvals_by_call ON approvals (agent, door, tool, digest, created_at, seq);
+
+  ALTER TABLE audit ADD COLUMN decision text;
+  ALTER TABLE audit ADD COLUMN rule text;
+  CREATE INDEX audit_by_rule ON audit (rule, id);
+  `,
 ];
 
 /**

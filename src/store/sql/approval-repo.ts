@@ -5,9 +5,19 @@ import type { SqlClient } from './sql-client.js';
 
 interface ApprovalRow {
   id: string;
+  kind: Approval['kind'];
   connection: string;
+  agent: string | null;
   door: string;
   capability: string;
+  tool: string | null;
+  digest: string | null;
+  target: string | null;
+  rule: string | null;
+  preview: string | null;
+  scope: Approval['scope'];
+  reason: string | null;
+  used_at: number | null;
   summary: string;
   status: Approval['status'];
   lifetime_ms: number;
@@ -17,16 +27,48 @@ interface ApprovalRow {
   grant_id: string | null;
 }
 
-const COLUMNS =
-  'id, connection, door, capability, summary, status, lifetime_ms, created_at, decided_at, ' +
-  'resource, grant_id';
+const FIELDS = [
+  'id',
+  'kind',
+  'connection',
+  'agent',
+  'door',
+  'capability',
+  'tool',
+  'digest',
+  'target',
+  'rule',
+  'preview',
+  'scope',
+  'reason',
+  'used_at',
+  'summary',
+  'status',
+  'lifetime_ms',
+  'created_at',
+  'decided_at',
+  'resource',
+  'grant_id',
+] as const;
+const COLUMNS = FIELDS.join(', ');
+const PLACEHOLDERS = FIELDS.map(() => '?').join(', ');
 
 function toApproval(row: ApprovalRow): Approval {
   return {
     id: row.id,
+    kind: row.kind,
     connection: row.connection,
+    agent: row.agent,
     door: row.door,
     capability: row.capability,
+    tool: row.tool,
+    digest: row.digest,
+    target: row.target,
+    rule: row.rule,
+    preview: fromNullableJson<unknown>(row.preview),
+    scope: row.scope,
+    reason: row.reason,
+    usedAt: row.used_at,
     summary: row.summary,
     status: row.status,
     lifetimeMs: row.lifetime_ms,
@@ -39,19 +81,29 @@ function toApproval(row: ApprovalRow): Approval {
 
 export function createApprovalRepo(db: SqlClient): ApprovalRepo {
   return {
-    async insert(approval) {
-      await db.run(`INSERT INTO approvals (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-        approval.id,
-        approval.connection,
-        approval.door,
-        approval.capability,
-        approval.summary,
-        approval.status,
-        approval.lifetimeMs,
-        approval.createdAt,
-        approval.decidedAt,
-        toNullableJson(approval.resource),
-        approval.grantId,
+    async insert(a) {
+      await db.run(`INSERT INTO approvals (${COLUMNS}) VALUES (${PLACEHOLDERS})`, [
+        a.id,
+        a.kind,
+        a.connection,
+        a.agent,
+        a.door,
+        a.capability,
+        a.tool,
+        a.digest,
+        a.target,
+        a.rule,
+        toNullableJson(a.preview ?? null),
+        a.scope,
+        a.reason,
+        a.usedAt,
+        a.summary,
+        a.status,
+        a.lifetimeMs,
+        a.createdAt,
+        a.decidedAt,
+        toNullableJson(a.resource),
+        a.grantId,
       ]);
     },
 
@@ -78,10 +130,21 @@ export function createApprovalRepo(db: SqlClient): ApprovalRepo {
       return rows[0] ? toApproval(rows[0]) : null;
     },
 
+    async latestCall(agent, door, tool, digest) {
+      const rows = await db.all<ApprovalRow>(
+        `SELECT ${COLUMNS} FROM approvals
+         WHERE agent = ? AND door = ? AND tool = ? AND digest = ? AND kind = 'policy'
+         ORDER BY created_at DESC, seq DESC LIMIT 1`,
+        [agent, door, tool, digest],
+      );
+      return rows[0] ? toApproval(rows[0]) : null;
+    },
+
     async decide(id, decision) {
       // The status condition makes the decision a compare-and-set.
       const rows = await db.all<ApprovalRow>(
-        `UPDATE approvals SET status = ?, decided_at = ?, resource = ?, grant_id = ?
+        `UPDATE approvals SET status = ?, decided_at = ?, resource = ?, grant_id = ?,
+           scope = COALESCE(?, scope), reason = COALESCE(?, reason)
          WHERE id = ? AND status = 'pending'
          RETURNING ${COLUMNS}`,
         [
@@ -89,10 +152,22 @@ export function createApprovalRepo(db: SqlClient): ApprovalRepo {
           decision.decidedAt,
           toNullableJson(decision.resource),
           decision.grantId,
+          decision.scope ?? null,
+          decision.reason ?? null,
           id,
         ],
       );
       return rows[0] ? toApproval(rows[0]) : null;
+    },
+
+    async markUsed(id, at) {
+      const rows = await db.all<{ id: string }>(
+        `UPDATE approvals SET used_at = ?
+         WHERE id = ? AND status = 'approved' AND used_at IS NULL
+         RETURNING id`,
+        [at, id],
+      );
+      return rows.length === 1;
     },
   };
 }

@@ -13,9 +13,12 @@ interface AuditRow {
   provenance: string | null;
   result: string;
   duration_ms: number;
+  decision: AuditEntry['decision'];
+  rule: string | null;
 }
 
-const FIELDS = 'at, connection, door, tool, args_digest, provenance, result, duration_ms';
+const FIELDS =
+  'at, connection, door, tool, args_digest, provenance, result, duration_ms, decision, rule';
 
 function toAuditEntry(row: AuditRow): AuditEntry {
   return {
@@ -29,6 +32,8 @@ function toAuditEntry(row: AuditRow): AuditEntry {
     provenance: fromNullableJson<Provenance>(row.provenance),
     result: row.result,
     durationMs: row.duration_ms,
+    decision: row.decision ?? null,
+    rule: row.rule ?? null,
   };
 }
 
@@ -43,7 +48,7 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
         await db.all("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.audit'))");
       }
       const rows = await db.all<{ id: number | string }>(
-        `INSERT INTO audit (${FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        `INSERT INTO audit (${FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
         [
           entry.at,
           entry.connection,
@@ -53,6 +58,8 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
           toNullableJson(entry.provenance),
           entry.result,
           entry.durationMs,
+          entry.decision,
+          entry.rule,
         ],
       );
       const row = rows[0];
@@ -66,6 +73,14 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
       if (query.door !== undefined) {
         where += ' AND door = ?';
         params.push(query.door);
+      }
+      if (query.decision !== undefined) {
+        where += ' AND decision = ?';
+        params.push(query.decision);
+      }
+      if (query.rule !== undefined) {
+        where += ' AND rule = ?';
+        params.push(query.rule);
       }
       const page = limitClause(query.limit);
       const rows = await db.all<AuditRow>(

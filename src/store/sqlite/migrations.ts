@@ -94,6 +94,25 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX jobs_by_created ON jobs (created_at, seq);
   CREATE INDEX jobs_by_status ON jobs (status);
   `,
+  // The owner's policy (authority.md §3): approvals of a call (kind 'policy')
+  // beside consent requests, and the decision and rule in the audit trail.
+  `
+  ALTER TABLE approvals ADD COLUMN kind TEXT NOT NULL DEFAULT 'consent';
+  ALTER TABLE approvals ADD COLUMN agent TEXT;
+  ALTER TABLE approvals ADD COLUMN tool TEXT;
+  ALTER TABLE approvals ADD COLUMN digest TEXT;
+  ALTER TABLE approvals ADD COLUMN target TEXT;
+  ALTER TABLE approvals ADD COLUMN rule TEXT;
+  ALTER TABLE approvals ADD COLUMN preview TEXT;
+  ALTER TABLE approvals ADD COLUMN scope TEXT;
+  ALTER TABLE approvals ADD COLUMN reason TEXT;
+  ALTER TABLE approvals ADD COLUMN used_at INTEGER;
+  CREATE INDEX approvals_by_call ON approvals (agent, door, tool, digest, created_at, seq);
+
+  ALTER TABLE audit ADD COLUMN decision TEXT;
+  ALTER TABLE audit ADD COLUMN rule TEXT;
+  CREATE INDEX audit_by_rule ON audit (rule, id);
+  `,
 ];
 
 /** Brings the schema to the newest version; safe to run at every open. */

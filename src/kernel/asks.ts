@@ -1,0 +1,196 @@
+/**
+ * Policy asks (spec/authority.md §3): when the owner's policy says `ask`,
+ * the call waits for an approval bound to it exactly — door, tool, agent and
+ * the digest of its validated arguments — with a preview the owner judges.
+ *
+ * The owner approves **once** (that exact call runs once: the retry marks
+ * the approval used with a compare-and-set, so two instances cannot both
+ * run it), approves **for 15 minutes** (a grant for this rule, agent and
+ * target, listed and revocable with the other grants), or denies with a
+ * reason the agent sees. A denial stands for 15 minutes, so an agent cannot
+ * nag; after that the same call asks again.
+ */
+import { randomUUID } from 'node:crypto';
+import { failure, type Failure } from './errors.js';
+import {
+  closed,
+  inboxFull,
+  isExpired,
+  MAX_PENDING_PER_AGENT,
+  shown,
+  unknownApproval,
+  waitingFor,
+} from './consent.js';
+import type { Approval, ApprovalScope, Grant } from './records.js';
+import type { EventBus } from './events.js';
+import type { Store } from './store.js';
+
+/** An approved-once call may run within this long of the approval; a 15-minute approval lasts this long. */
+export const ASK_LIFETIME_MS = 15 * 60 * 1000;
+
+/** What the owner sees: a one-line summary and door-made details (secrets redacted). */
+export interface Preview {
+  summary: string;
+  [detail: string]: unknown;
+}
+
+export interface AskedCall {
+  /** The connection id and its agent; calls of no agent (owner, internal) never wait. */
+  connection: string;
+  agent: string | null;
+  /** The door's mount. */
+  door: string;
+  tool: string;
+  digest: string;
+  /** The call's primary target string (the 15-minute approval covers it), or null. */
+  target: string | null;
+  /** The rule that asked. */
+  rule: string;
+  preview: () => Promise<Preview>;
+}
+
+export interface Asks {
+  /** Null when the call may run now (approved), else the failure to answer. */
+  check(call: AskedCall): Promise<Failure | null>;
+  /** Approves a policy ask; denials go through `consent.deny`, which decides either kind. */
+  approve(id: string, scope: ApprovalScope): Promise<Approval | Failure>;
+}
+
+/** The capability a 15-minute approval's grant carries. */
+export const askCapability = (rule: string, target: string | null) =>
+  `policy:${rule}|${target ?? ''}`;
+
+const agentConnection = (agent: string) => `agent:${agent}`;
+
+export function createAsks({
+  store,
+  events,
+  now = Date.now,
+}: {
+  store: Store;
+  events: EventBus;
+  now?: () => number;
+}): Asks {
+  const required = (approval: Approval) =>
+    failure(
+      'approvalRequired',
+      `The owner's policy (rule ${approval.rule}) asks before this call: ask the owner to approve request ${approval.id} in the Airlock inbox, then call again with the same arguments.`,
+      { approvalID: approval.id, rule: approval.rule },
+    );
+
+  const denied = (approval: Approval) =>
+    failure(
+      'approvalDenied',
+      `The owner denied this call (request ${approval.id})${approval.reason ? `: ${approval.reason}` : ''}. Do not retry it unless the owner tells you to.`,
+      { approvalID: approval.id, rule: approval.rule, reason: approval.reason },
+    );
+
+  return {
+    async check(call) {
+      const { agent } = call;
+      if (agent === null) return null;
+      const at = now();
+      const capability = askCapability(call.rule, call.target);
+      const granted = await store.read((tx) => tx.grants.listActive(at, agentConnection(agent)));
+      if (granted.some((g) => g.door === call.door && g.capability === capability)) return null;
+
+      const preview = await call.preview();
+      const outcome = await store.transaction(async (tx) => {
+        let latest = await tx.approvals.latestCall(agent, call.door, call.tool, call.digest);
+        if (latest?.status === 'pending' && isExpired(latest, at))
+          latest = await tx.approvals.decide(latest.id, closed('expired', at));
+        if (latest?.status === 'pending') return { failure: required(latest) };
+        if (latest?.status === 'denied' && (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at)
+          return { failure: denied(latest) };
+        if (
+          latest?.status === 'approved' &&
+          latest.scope === 'once' &&
+          latest.usedAt === null &&
+          (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at &&
+          (await tx.approvals.markUsed(latest.id, at))
+        )
+          return { failure: null };
+        const waiting = await waitingFor(tx, agent, at);
+        if (waiting.length >= MAX_PENDING_PER_AGENT) return { failure: inboxFull(waiting) };
+        const approval: Approval = {
+          id: randomUUID(),
+          kind: 'policy',
+          connection: call.connection,
+          agent,
+          door: call.door,
+          capability: 'policy',
+          tool: call.tool,
+          digest: call.digest,
+          target: call.target,
+          rule: call.rule,
+          preview,
+          scope: null,
+          reason: null,
+          usedAt: null,
+          summary: `${agent}: ${preview.summary}`,
+          status: 'pending',
+          lifetimeMs: ASK_LIFETIME_MS,
+          createdAt: at,
+          decidedAt: null,
+          resource: null,
+          grantId: null,
+        };
+        await tx.approvals.insert(approval);
+        return { failure: required(approval), filed: approval };
+      });
+      if (outcome.filed)
+        events.publish({ event: 'approvalRequested', approval: shown(outcome.filed) });
+      return outcome.failure;
+    },
+
+    async approve(id, scope) {
+      const result = await store.transaction(async (tx) => {
+        const approval = await tx.approvals.get(id);
+        if (!approval) return unknownApproval(id);
+        if (approval.kind !== 'policy')
+          return failure(
+            'malformedRequest',
+            `Approval ${id} is a consent request; approve it with the resource (project) it covers, not a scope.`,
+          );
+        const at = now();
+        if (approval.status === 'pending' && isExpired(approval, at)) {
+          await tx.approvals.decide(id, closed('expired', at));
+          return failure(
+            'malformedRequest',
+            `Approval ${id} expired after 15 minutes undecided; the agent must ask again.`,
+          );
+        }
+        if (approval.status !== 'pending')
+          return failure(
+            'malformedRequest',
+            `Approval ${id} was already ${approval.status}; nothing changed.`,
+          );
+        let grantId: string | null = null;
+        if (scope === '15m' && approval.agent) {
+          const grant: Grant = {
+            id: randomUUID(),
+            connection: agentConnection(approval.agent),
+            door: approval.door,
+            capability: askCapability(approval.rule ?? '', approval.target),
+            resource: null,
+            createdAt: at,
+            expiresAt: at + ASK_LIFETIME_MS,
+            revokedAt: null,
+          };
+          await tx.grants.insert(grant);
+          grantId = grant.id;
+        }
+        const decided = await tx.approvals.decide(id, {
+          status: 'approved',
+          decidedAt: at,
+          resource: null,
+          grantId,
+          scope,
+        });
+        return decided ?? failure('malformedRequest', `Approval ${id} is no longer pending.`);
+      });
+      if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
+      return result;
+    },
+  };
+}

@@ -1,0 +1,401 @@
+/**
+ * The owner's policy (spec/authority.md §3): rules that decide every tool
+ * call of every door — `allow`, `ask` or `deny` — after validation and before
+ * limits.
+ *
+ * A rule matches on door, tool, agent, effect and the door's target strings
+ * (globs: `*` any run of characters, `?` one character). The first matching
+ * rule wins; then the defaults read → allow, write → allow, destructive →
+ * ask. `readOnly` (the whole workspace, or a list of doors) denies every
+ * `write` and `destructive` call before any rule is read.
+ *
+ * Rules come from two places, evaluated in this order: the config file's
+ * `policy` section (fixed while the server runs; edit the file) and the
+ * store (edited by the owner through the web UI, the CLI and the owner REST
+ * routes). Edits publish `policyChanged`, so every instance on the bus
+ * reloads at once; a 1-second cache bounds the staleness without a bus.
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { failure, type Failure } from './errors.js';
+import type { EventBus } from './events.js';
+import type { Store } from './store.js';
+import type { Effect } from './tool.js';
+
+export const DECISIONS = ['allow', 'ask', 'deny'] as const;
+export type Decision = (typeof DECISIONS)[number];
+export const EFFECTS = ['read', 'write', 'destructive'] as const;
+
+const RATE = /^([1-9][0-9]{0,4})\/(second|minute|hour)$/;
+const WINDOW_MS = { second: 1000, minute: 60_000, hour: 3_600_000 } as const;
+
+const glob = (field: string) =>
+  z
+    .string()
+    .min(1, `\`${field}\` must not be empty; leave it out to match any ${field}`)
+    .max(500, `\`${field}\` is longer than 500 characters`);
+
+/** One rule as the owner writes it (config file, REST, CLI). */
+export const PolicyRuleSchema = z
+  .object({
+    door: glob('door').optional(),
+    tool: glob('tool').optional(),
+    agent: glob('agent').optional(),
+    effect: z.enum(EFFECTS).optional(),
+    target: glob('target').optional(),
+    decision: z.enum(DECISIONS),
+    reason: z.string().max(500, '`reason` is longer than 500 characters').optional(),
+    rate: z
+      .string()
+      .regex(
+        RATE,
+        '`rate` is N/second, N/minute or N/hour with N from 1 to 99999, e.g. "10/minute"',
+      )
+      .optional(),
+  })
+  .strict();
+export type PolicyRule = z.infer<typeof PolicyRuleSchema>;
+
+/** `readOnly`: true for the whole workspace, or the doors (names or mounts) that are read-only. */
+export const ReadOnlySchema = z.union([z.boolean(), z.array(z.string().min(1)).max(100)]);
+export type ReadOnly = z.infer<typeof ReadOnlySchema>;
+
+/** The config file's `policy` section. */
+export const PolicyConfigSchema = z
+  .object({
+    readOnly: ReadOnlySchema.optional(),
+    rules: z.array(PolicyRuleSchema).max(1000).optional(),
+  })
+  .strict();
+export type PolicyConfig = z.infer<typeof PolicyConfigSchema>;
+
+/** A rule as listed: where it comes from, its id and its place in the evaluation order (1-based). */
+export interface ListedRule extends PolicyRule {
+  id: string;
+  source: 'config' | 'owner';
+  position: number;
+}
+
+export interface PolicyView {
+  /** In force: the config file's and the owner's, combined. */
+  readOnly: ReadOnly;
+  readOnlyFromConfig: ReadOnly;
+  readOnlyFromOwner: ReadOnly;
+  rules: ListedRule[];
+  defaults: Record<Effect, Decision>;
+}
+
+/** One call as the policy sees it. */
+export interface PolicyCall {
+  /** The door's name (`openapi`) and its mount (`plane`); a rule's `door` may name either. */
+  door: string;
+  mount: string;
+  tool: string;
+  /** Null for the owner's own calls and internal ones: rules naming an agent do not match them. */
+  agent: string | null;
+  effect: Effect;
+  /** The door's target strings for this call (authority.md §3); empty when it has none. */
+  targets: readonly string[];
+}
+
+export interface PolicyVerdict {
+  decision: Decision;
+  /** The rule that decided: a rule id, `readOnly`, or `default:<effect>`. */
+  rule: string;
+  /** The rule as listed, when a rule (not a default) decided. */
+  matched: ListedRule | null;
+  reason: string | null;
+}
+
+export const DEFAULT_DECISIONS: Record<Effect, Decision> = {
+  read: 'allow',
+  write: 'allow',
+  destructive: 'ask',
+};
+
+export interface Policy {
+  decide(call: PolicyCall): Promise<PolicyVerdict>;
+  /**
+   * Counts a call against its rule's rate for this agent: null when within
+   * it, else `busy` with `retryAfterMs`. Counted per instance.
+   */
+  admit(verdict: PolicyVerdict, agent: string | null): Failure | null;
+  view(): Promise<PolicyView>;
+  /** Adds an owner rule at `position` (1-based among all rules; default last). */
+  add(rule: PolicyRule, position?: number): Promise<ListedRule | Failure>;
+  update(id: string, rule: PolicyRule): Promise<ListedRule | Failure>;
+  remove(id: string): Promise<ListedRule | Failure>;
+  move(id: string, position: number): Promise<ListedRule | Failure>;
+  setReadOnly(readOnly: ReadOnly): Promise<void>;
+}
+
+export interface PolicyOptions {
+  store: Store;
+  events: EventBus;
+  config?: PolicyConfig | undefined;
+  now?: () => number;
+}
+
+const COLLECTION = 'policy';
+const KEY = 'owner';
+const CACHE_MS = 1000;
+
+interface StoredPolicy {
+  readOnly: ReadOnly;
+  rules: Array<PolicyRule & { id: string }>;
+}
+
+/** `*` any run of characters (`:` and `/` included), `?` exactly one; everything else literal. */
+export function globToRegExp(pattern: string): RegExp {
+  const body = pattern
+    .split('')
+    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${body}$`, 's');
+}
+
+const compiled = new Map<string, RegExp>();
+export function globMatches(pattern: string, value: string): boolean {
+  let re = compiled.get(pattern);
+  if (!re) {
+    if (compiled.size > 10_000) compiled.clear();
+    re = globToRegExp(pattern);
+    compiled.set(pattern, re);
+  }
+  return re.test(value);
+}
+
+/** Whether a rule's match fields all hold for the call (absent = any). */
+export function ruleMatches(rule: PolicyRule, call: PolicyCall): boolean {
+  if (rule.door && !globMatches(rule.door, call.door) && !globMatches(rule.door, call.mount))
+    return false;
+  if (rule.tool && !globMatches(rule.tool, call.tool)) return false;
+  if (rule.agent && (call.agent === null || !globMatches(rule.agent, call.agent))) return false;
+  if (rule.effect && rule.effect !== call.effect) return false;
+  if (rule.target) {
+    const targets = call.targets.length > 0 ? call.targets : [''];
+    if (!targets.some((t) => globMatches(rule.target!, t))) return false;
+  }
+  return true;
+}
+
+const readOnlyCovers = (readOnly: ReadOnly, call: Pick<PolicyCall, 'door' | 'mount'>) =>
+  readOnly === true ||
+  (Array.isArray(readOnly) && (readOnly.includes(call.door) || readOnly.includes(call.mount)));
+
+const combineReadOnly = (a: ReadOnly, b: ReadOnly): ReadOnly =>
+  a === true || b === true
+    ? true
+    : [...new Set([...(Array.isArray(a) ? a : []), ...(Array.isArray(b) ? b : [])])];
+
+/** Pure evaluation over a list of rules, for the server and for tests. */
+export function evaluate(
+  rules: readonly ListedRule[],
+  readOnly: ReadOnly,
+  call: PolicyCall,
+): PolicyVerdict {
+  if (call.effect !== 'read' && readOnlyCovers(readOnly, call)) {
+    return {
+      decision: 'deny',
+      rule: 'readOnly',
+      matched: null,
+      reason:
+        readOnly === true
+          ? 'the owner made this workspace read-only'
+          : `the owner made ${call.mount} read-only`,
+    };
+  }
+  for (const rule of rules) {
+    if (ruleMatches(rule, call))
+      return { decision: rule.decision, rule: rule.id, matched: rule, reason: rule.reason ?? null };
+  }
+  return {
+    decision: DEFAULT_DECISIONS[call.effect],
+    rule: `default:${call.effect}`,
+    matched: null,
+    reason: null,
+  };
+}
+
+export function parseRate(rate: string): { count: number; windowMs: number } {
+  const m = RATE.exec(rate);
+  if (!m) throw new Error(`bad rate '${rate}'`);
+  return { count: Number(m[1]), windowMs: WINDOW_MS[m[2] as keyof typeof WINDOW_MS] };
+}
+
+const notFound = (id: string) =>
+  failure('notFound', `No owner rule '${id}'; list the policy and use one of its rule ids.`);
+
+const fromConfig = (id: string) =>
+  failure(
+    'malformedRequest',
+    `Rule '${id}' comes from the config file; edit the file's policy section and restart to change it.`,
+  );
+
+export function createPolicy({ store, events, config, now = Date.now }: PolicyOptions): Policy {
+  const configRules: Array<PolicyRule & { id: string }> = (config?.rules ?? []).map((r, i) => ({
+    ...r,
+    id: `config-${i + 1}`,
+  }));
+  const configReadOnly: ReadOnly = config?.readOnly ?? false;
+  let cache: { at: number; view: Promise<PolicyView> } | null = null;
+  /** Sliding windows of call times per `rule|agent`. */
+  const windows = new Map<string, number[]>();
+
+  events.subscribe((e) => {
+    if (e.data.event === 'policyChanged') cache = null;
+  });
+
+  const loadOwner = async (): Promise<StoredPolicy> => {
+    const found = await store.read((tx) => tx.records.get<StoredPolicy>(COLLECTION, KEY));
+    return found?.value ?? { readOnly: false, rules: [] };
+  };
+
+  const viewOf = (owner: StoredPolicy): PolicyView => {
+    const rules: ListedRule[] = [
+      ...configRules.map((r) => ({ ...r, source: 'config' as const })),
+      ...owner.rules.map((r) => ({ ...r, source: 'owner' as const })),
+    ].map((r, i) => ({ ...r, position: i + 1 }));
+    return {
+      readOnly: combineReadOnly(configReadOnly, owner.readOnly),
+      readOnlyFromConfig: configReadOnly,
+      readOnlyFromOwner: owner.readOnly,
+      rules,
+      defaults: DEFAULT_DECISIONS,
+    };
+  };
+
+  const view = (): Promise<PolicyView> => {
+    if (cache && now() - cache.at < CACHE_MS) return cache.view;
+    const fresh = { at: now(), view: loadOwner().then(viewOf) };
+    cache = fresh;
+    fresh.view.catch(() => {
+      if (cache === fresh) cache = null;
+    });
+    return fresh.view;
+  };
+
+  /** Read-modify-write of the owner's rules in one transaction; publishes the change. */
+  const edit = async <T>(
+    change: (owner: StoredPolicy) => { next: StoredPolicy; result: T } | Failure,
+  ): Promise<T | Failure> => {
+    const outcome = await store.transaction(async (tx) => {
+      const found = await tx.records.get<StoredPolicy>(COLLECTION, KEY);
+      const changed = change(found?.value ?? { readOnly: false, rules: [] });
+      if ('ok' in changed) return changed;
+      await tx.records.put(COLLECTION, KEY, changed.next);
+      return changed;
+    });
+    if ('ok' in outcome) return outcome;
+    cache = null;
+    events.publish({ event: 'policyChanged' });
+    return outcome.result;
+  };
+
+  /** An owner-rule index from a 1-based position among all rules. */
+  const ownerIndex = (position: number | undefined, ownerCount: number): number | Failure => {
+    if (position === undefined) return ownerCount;
+    const index = position - 1 - configRules.length;
+    if (!Number.isInteger(position) || index < 0 || index > ownerCount)
+      return failure(
+        'malformedRequest',
+        `\`position\` must be an integer from ${configRules.length + 1} to ${configRules.length + ownerCount + 1} (the config file's ${configRules.length} rules come first); got ${JSON.stringify(position)}.`,
+      );
+    return index;
+  };
+
+  const listed = (owner: StoredPolicy, id: string): ListedRule => {
+    const rule = viewOf(owner).rules.find((r) => r.id === id);
+    if (!rule) throw new Error(`rule ${id} vanished`);
+    return rule;
+  };
+
+  return {
+    async decide(call) {
+      const v = await view();
+      return evaluate(v.rules, v.readOnly, call);
+    },
+
+    admit(verdict, agent) {
+      const rate = verdict.matched?.rate;
+      if (!rate) return null;
+      const { count, windowMs } = parseRate(rate);
+      const key = `${verdict.rule}|${agent ?? ''}`;
+      const at = now();
+      const times = (windows.get(key) ?? []).filter((t) => t > at - windowMs);
+      if (times.length >= count) {
+        windows.set(key, times);
+        const retryAfterMs = Math.max(1, times[0]! + windowMs - at);
+        return failure(
+          'busy',
+          `The owner's rule ${verdict.rule} allows ${rate} for this agent; wait ${Math.ceil(retryAfterMs / 1000)} s, then retry.`,
+          { retryAfterMs, rule: verdict.rule },
+        );
+      }
+      times.push(at);
+      windows.set(key, times);
+      if (windows.size > 10_000) {
+        for (const [k, ts] of windows)
+          if ((ts.at(-1) ?? 0) <= at - WINDOW_MS.hour) windows.delete(k);
+      }
+      return null;
+    },
+
+    view,
+
+    add(rule, position) {
+      return edit((owner) => {
+        const index = ownerIndex(position, owner.rules.length);
+        if (typeof index !== 'number') return index;
+        const id = `r-${randomBytes(4).toString('hex')}`;
+        const rules = [...owner.rules];
+        rules.splice(index, 0, { ...rule, id });
+        const next = { ...owner, rules };
+        return { next, result: listed(next, id) };
+      });
+    },
+
+    update(id, rule) {
+      return edit((owner) => {
+        if (configRules.some((r) => r.id === id)) return fromConfig(id);
+        const index = owner.rules.findIndex((r) => r.id === id);
+        if (index < 0) return notFound(id);
+        const rules = [...owner.rules];
+        rules[index] = { ...rule, id };
+        const next = { ...owner, rules };
+        return { next, result: listed(next, id) };
+      });
+    },
+
+    remove(id) {
+      return edit((owner) => {
+        if (configRules.some((r) => r.id === id)) return fromConfig(id);
+        const index = owner.rules.findIndex((r) => r.id === id);
+        if (index < 0) return notFound(id);
+        const removed = listed(owner, id);
+        return {
+          next: { ...owner, rules: owner.rules.filter((r) => r.id !== id) },
+          result: removed,
+        };
+      });
+    },
+
+    move(id, position) {
+      return edit((owner) => {
+        if (configRules.some((r) => r.id === id)) return fromConfig(id);
+        const from = owner.rules.findIndex((r) => r.id === id);
+        if (from < 0) return notFound(id);
+        const rules = owner.rules.filter((r) => r.id !== id);
+        const index = ownerIndex(position, rules.length);
+        if (typeof index !== 'number') return index;
+        rules.splice(index, 0, owner.rules[from]!);
+        const next = { ...owner, rules };
+        return { next, result: listed(next, id) };
+      });
+    },
+
+    async setReadOnly(readOnly) {
+      await edit((owner) => ({ next: { ...owner, readOnly }, result: undefined }));
+    },
+  };
+}

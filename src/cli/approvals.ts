@@ -1,55 +1,18 @@
 /** `airlock approvals …`: answer consent requests from a terminal over the REST API. */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { parse, UsageError } from './args.js';
-import { ownerTokenIn } from './credentials.js';
+import { ownerClient } from './owner-client.js';
 
 export const APPROVALS_HELP = `Usage:
   airlock approvals list [--json]             pending requests
-  airlock approvals approve ID --project P    approve, choosing the project (id or name) the grant covers
-  airlock approvals deny ID                   deny
+  airlock approvals approve ID --project P    approve a consent request, choosing the project (id or name)
+  airlock approvals approve ID [--scope S]    approve a policy ask: once (default; that exact call runs once)
+                                              or 15m (this rule, agent and target for 15 minutes)
+  airlock approvals deny ID [--reason R]      deny; the agent sees the reason
   airlock approvals verify-receipt FILE       check a receipt's ownerProofSHA256 (JSON file)
 
 Options: --url URL (default http://127.0.0.1:7300); as the owner: --data DIR (reads
 DIR/owner.token; default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN); -h/--help`;
-
-interface Client {
-  call(
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: Record<string, unknown> }>;
-}
-
-function client(url: string, token: string | undefined): Client {
-  return {
-    async call(method, path, body) {
-      let res: Response;
-      try {
-        res = await fetch(new URL(`/api/v1/${path}`, url), {
-          method,
-          headers: {
-            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-          },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        });
-      } catch {
-        throw new Error(
-          `cannot reach the Airlock server at ${url}; start it with 'airlock serve' or pass --url`,
-        );
-      }
-      const text = await res.text();
-      let parsed: Record<string, unknown>;
-      try {
-        parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-      } catch {
-        parsed = { message: text };
-      }
-      return { status: res.status, body: parsed };
-    },
-  };
-}
 
 export async function approvals(argv: string[]): Promise<number> {
   const { values, positionals } = parse({
@@ -58,6 +21,8 @@ export async function approvals(argv: string[]): Promise<number> {
     options: {
       json: { type: 'boolean' },
       project: { type: 'string' },
+      scope: { type: 'string' },
+      reason: { type: 'string' },
       url: { type: 'string' },
       data: { type: 'string' },
       'owner-token': { type: 'string' },
@@ -70,17 +35,7 @@ export async function approvals(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   // Only the owner answers approvals (authority.md §2): the owner token, never an agent's.
-  const api = client(
-    values.url ?? 'http://127.0.0.1:7300',
-    values['owner-token'] ??
-      process.env.AIRLOCK_OWNER_TOKEN ??
-      ownerTokenIn(resolve(values.data ?? './.airlock')) ??
-      undefined,
-  );
-  const fail = (r: { status: number; body: Record<string, unknown> }) => {
-    process.stderr.write(`airlock: ${String(r.body.message ?? `HTTP ${r.status}`)}\n`);
-    return 1;
-  };
+  const { api, fail } = ownerClient(values);
   switch (sub) {
     case 'list': {
       const r = await api.call('GET', 'approvals');
@@ -89,26 +44,44 @@ export async function approvals(argv: string[]): Promise<number> {
       if (values.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
       else if (list.length === 0) process.stdout.write('No pending approvals.\n');
       else
-        for (const a of list)
+        for (const a of list) {
+          const what =
+            a.kind === 'policy'
+              ? `${String(a.door)}/${String(a.tool)}  policy ask (rule ${String(a.rule)})`
+              : `${String(a.door)}/${String(a.capability)}  consent`;
           process.stdout.write(
-            `${String(a.id)}  ${String(a.door)}/${String(a.capability)}  ${String(a.summary)}  (${new Date(Number(a.createdAt)).toISOString()})\n`,
+            `${String(a.id)}  ${what}  ${String(a.summary)}  (${new Date(Number(a.createdAt)).toISOString()})\n`,
           );
+        }
       return 0;
     }
     case 'approve': {
       if (!arg) throw new UsageError('approvals approve: give the approval ID');
-      const r = await api.call(
-        'POST',
-        `approvals/${encodeURIComponent(arg)}/approve`,
-        values.project ? { resource: values.project } : {},
-      );
+      const scope = values.scope;
+      if (scope !== undefined && scope !== 'once' && scope !== '15m')
+        throw new UsageError(`--scope must be once or 15m; got '${scope}'`);
+      const r = await api.call('POST', `approvals/${encodeURIComponent(arg)}/approve`, {
+        ...(values.project ? { resource: values.project } : {}),
+        ...(scope ? { scope } : {}),
+      });
       if (r.status !== 200) return fail(r);
-      process.stdout.write(`Approved ${arg}${values.project ? ` for ${values.project}` : ''}.\n`);
+      const how = values.project
+        ? ` for ${values.project}`
+        : r.body.kind === 'policy'
+          ? r.body.scope === '15m'
+            ? ' for 15 minutes (this rule, agent and target)'
+            : ' once (that exact call may run once)'
+          : '';
+      process.stdout.write(`Approved ${arg}${how}.\n`);
       return 0;
     }
     case 'deny': {
       if (!arg) throw new UsageError('approvals deny: give the approval ID');
-      const r = await api.call('POST', `approvals/${encodeURIComponent(arg)}/deny`);
+      const r = await api.call(
+        'POST',
+        `approvals/${encodeURIComponent(arg)}/deny`,
+        values.reason ? { reason: values.reason } : {},
+      );
       if (r.status !== 200) return fail(r);
       process.stdout.write(`Denied ${arg}.\n`);
       return 0;

@@ -9,7 +9,8 @@ export const HELP = `Usage: airlock <command> [options]
 Commands:
   serve        run the workspace (HTTP: MCP, REST, events, web UI) on embedded storage
   stdio        serve doors over MCP stdio, for clients that spawn servers
-  approvals    list, approve or deny consent requests; verify receipts
+  approvals    list, approve or deny consent requests and policy asks; verify receipts
+  policy       the owner's rules: list, add, remove, test (allow, ask or deny each call)
   agents       add, list or revoke agents (each MCP client's token)
   owner        owner rotate: replace the owner token
   openapi      serve one REST API (OpenAPI/Swagger document) through three generic tools
@@ -31,6 +32,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./serve.js')).stdio(rest);
       case 'approvals':
         return await (await import('./approvals.js')).approvals(rest);
+      case 'policy':
+        return await (await import('./policy.js')).policyCommand(rest);
       case 'agents':
         return await (await import('./agents.js')).agentsCommand(rest);
       case 'owner':

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createKernel, mountOf } from '../kernel/kernel.js';
 import { createEventBus } from '../kernel/events.js';
+import { PolicyConfigSchema, type PolicyConfig } from '../kernel/policy.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Store } from '../kernel/store.js';
 import type { Limits } from '../kernel/tool.js';
@@ -40,8 +41,23 @@ export interface Workspace {
   close(): Promise<void>;
 }
 
+/** The config file's `policy` section (authority.md §3); a bad one is a usage error naming the field. */
+export function configPolicy(
+  config: Record<string, unknown> | undefined,
+): PolicyConfig | undefined {
+  if (config?.policy === undefined) return undefined;
+  const parsed = PolicyConfigSchema.safeParse(config.policy);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = ['policy', ...(issue?.path ?? [])].join('.');
+    throw new UsageError(`--config: ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
 export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
   const data = resolve(options.data);
+  const policy = configPolicy(options.config);
   for (const name of options.doors) {
     if (!doorFactory(name)) {
       const known = availableDoors();
@@ -65,6 +81,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     blobs,
     events,
     logger: options.logger,
+    policy,
     ...(options.limits ? { limits: options.limits } : {}),
   });
   for (const name of options.doors) {

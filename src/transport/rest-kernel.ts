@@ -7,15 +7,24 @@ import { mountOf, type Kernel } from '../kernel/kernel.js';
 import type { RestRoute } from './surface.js';
 import { failure, isFailure } from '../kernel/errors.js';
 import { shown } from '../kernel/consent.js';
-import type { ResourceRef } from '../kernel/records.js';
+import { APPROVAL_SCOPES, type ResourceRef } from '../kernel/records.js';
 import { validateInput } from '../kernel/validate.js';
+import { DECISIONS, type Decision } from '../kernel/policy.js';
+import { policyRoutes } from './rest-policy.js';
 
 const ApproveBody = z
   .object({
+    /** Consent requests: the resource (project) the grant covers. */
     resource: z
       .union([z.string().min(1), z.object({ id: z.string(), name: z.string() }), z.null()])
       .optional(),
+    /** Policy asks: this exact call once, or this rule, agent and target for 15 minutes. */
+    scope: z.enum(APPROVAL_SCOPES).optional(),
   })
+  .strict();
+
+const DenyBody = z
+  .object({ reason: z.string().max(500, '`reason` is longer than 500 characters').optional() })
   .strict();
 
 async function resolveResource(
@@ -56,22 +65,18 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
     {
       method: 'GET',
       path: 'approvals',
-      summary: 'Pending approvals, oldest first',
+      summary:
+        "Pending approvals, oldest first: notes consent requests (kind `consent`) and the owner's policy asks (kind `policy`, with `tool`, `preview` and the `rule` that asked)",
       handler: async () => ({
         status: 200,
-        // Notes consent requests; the owner's policy asks (authority.md §3) will be kind 'policy'.
-        body: {
-          approvals: (await kernel.consent.pending()).map((a) => ({
-            ...shown(a),
-            kind: 'consent',
-          })),
-        },
+        body: { approvals: (await kernel.consent.pending()).map(shown) },
       }),
     },
     {
       method: 'POST',
       path: 'approvals/{id}/approve',
-      summary: 'Approve a pending request, choosing the resource the grant covers',
+      summary:
+        'Approve a pending request: `{"resource": …}` for consent (the project the grant covers), `{"scope": "once" | "15m"}` for a policy ask',
       handler: async ({ params, body }) => {
         const parsed = validateInput(ApproveBody, body ?? {});
         if (!parsed.ok) return parsed;
@@ -80,6 +85,26 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
           const r = await kernel.consent.approve(params.id!, null); // reports notFound / already decided
           return 'ok' in r ? r : { status: 200, body: r };
         }
+        if (pending.kind === 'policy') {
+          if (parsed.value.resource !== undefined)
+            return failure(
+              'malformedRequest',
+              `Approval ${params.id} is a policy ask; send {"scope": "once"} or {"scope": "15m"}, not a resource.`,
+            );
+          const scope = parsed.value.scope ?? 'once';
+          const approved = await audited(
+            'approvals.approve',
+            pending.door,
+            { id: params.id, scope },
+            () => kernel.asks.approve(params.id!, scope),
+          );
+          return 'ok' in approved ? approved : { status: 200, body: shown(approved) };
+        }
+        if (parsed.value.scope !== undefined)
+          return failure(
+            'malformedRequest',
+            `Approval ${params.id} is a consent request; send {"resource": …} naming the project, not a scope.`,
+          );
         const resource = await resolveResource(
           kernel,
           pending.door,
@@ -99,10 +124,13 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
     {
       method: 'POST',
       path: 'approvals/{id}/deny',
-      summary: 'Deny a pending request',
-      handler: async ({ params }) => {
-        const denied = await audited('approvals.deny', 'airlock', { id: params.id }, () =>
-          kernel.consent.deny(params.id!),
+      summary: 'Deny a pending request; `{"reason": …}` is shown to the agent',
+      handler: async ({ params, body }) => {
+        const parsed = validateInput(DenyBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        const { reason } = parsed.value;
+        const denied = await audited('approvals.deny', 'airlock', { id: params.id, reason }, () =>
+          kernel.consent.deny(params.id!, reason),
         );
         return 'ok' in denied ? denied : { status: 200, body: shown(denied) };
       },
@@ -131,15 +159,24 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
             ),
     },
     ...agentRoutes(kernel, audited),
+    ...policyRoutes(kernel, audited),
     {
       method: 'GET',
       path: 'audit',
       summary:
-        'Audit trail, oldest first (`?format=jsonl` exports JSON lines; `afterId`, `door`, `limit`)',
+        'Audit trail, oldest first (`?format=jsonl` exports JSON lines; `afterId`, `door`, `decision`, `rule`, `limit`)',
       handler: async ({ query }) => {
+        const decision = query.get('decision');
+        if (decision !== null && !(DECISIONS as readonly string[]).includes(decision))
+          return failure(
+            'malformedRequest',
+            `\`decision\` must be allow, ask or deny; got ${JSON.stringify(decision)}.`,
+          );
         const q = {
           ...(query.get('afterId') ? { afterId: Number(query.get('afterId')) } : {}),
           ...(query.get('door') ? { door: query.get('door')! } : {}),
+          ...(decision ? { decision: decision as Decision } : {}),
+          ...(query.get('rule') ? { rule: query.get('rule')! } : {}),
           limit: Math.min(Number(query.get('limit') ?? 1000) || 1000, 10_000),
         };
         if (query.get('format') === 'jsonl') {

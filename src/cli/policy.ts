@@ -1,0 +1,205 @@
+/**
+ * `airlock policy …`: the owner's rules (spec/authority.md §3) from a
+ * terminal, over the running server's owner REST routes.
+ *
+ *   airlock policy list [--json]
+ *   airlock policy add DECISION [DOOR[:TARGET]] [--tool T] [--agent A] [--effect E]
+ *                      [--target X] [--reason R] [--rate N/minute] [--position N]
+ *   airlock policy remove N|ID
+ *   airlock policy test --door D [--tool T] [--agent A] [--target X] [--effect E]
+ *   airlock policy read-only (on|off|DOOR,…)
+ */
+import { parse, UsageError } from './args.js';
+import { ownerClient } from './owner-client.js';
+
+export const POLICY_HELP = `Usage:
+  airlock policy list [--json]                 the rules in evaluation order (first match wins), then the defaults
+  airlock policy add DECISION [DOOR[:TARGET]]  add a rule: DECISION is allow, ask or deny; e.g.
+                                               airlock policy add deny page:*:submit_order --reason "never order"
+      [--door D] [--tool T] [--agent A] [--effect read|write|destructive] [--target X]
+      [--reason R] [--rate N/second|N/minute|N/hour] [--position N]
+                                               match fields are globs (* and ?); a left-out one matches anything
+  airlock policy remove N|ID                   remove the rule at position N (as listed) or with that id
+  airlock policy test --door D [--tool T] [--agent A] [--target X] [--effect E]
+                                               print the decision (allow, ask or deny) and the rule that makes it
+  airlock policy read-only on|off|DOOR,…       make the workspace or some doors read-only (off lifts it)
+
+Targets (authority.md §3): openapi <prefix>:<resource>.<method> and "<METHOD> <path>", page <origin>:<action>,
+scene <op kind>, pipeline:<steps> or export:<format>, notes <capability>:<project>, mcp <upstream>:<tool>.
+Defaults: read → allow, write → allow, destructive → ask.
+
+Options: --url URL (default http://127.0.0.1:7300); as the owner: --data DIR (reads DIR/owner.token;
+default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN); -h/--help`;
+
+interface Rule {
+  id: string;
+  position: number;
+  source: string;
+  door?: string;
+  tool?: string;
+  agent?: string;
+  effect?: string;
+  target?: string;
+  decision: string;
+  reason?: string;
+  rate?: string;
+}
+
+/** One line per rule: position, decision, the match fields that are set, rate and reason. */
+export function formatRule(r: Rule): string {
+  const match = (['door', 'tool', 'agent', 'effect', 'target'] as const)
+    .filter((k) => r[k] !== undefined)
+    .map((k) => `${k}=${r[k]!}`)
+    .join(' ');
+  return [
+    `${String(r.position).padStart(3)}. ${r.decision.padEnd(5)}`,
+    match || '(any call)',
+    r.rate ? `rate ${r.rate}` : '',
+    r.reason ? `— ${r.reason}` : '',
+    `[${r.source === 'config' ? 'config file' : r.id}]`,
+  ]
+    .filter(Boolean)
+    .join('  ');
+}
+
+export async function policyCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean' },
+      door: { type: 'string' },
+      tool: { type: 'string' },
+      agent: { type: 'string' },
+      effect: { type: 'string' },
+      target: { type: 'string' },
+      reason: { type: 'string' },
+      rate: { type: 'string' },
+      position: { type: 'string' },
+      url: { type: 'string' },
+      data: { type: 'string' },
+      'owner-token': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [sub, ...args] = positionals;
+  if (values.help || !sub) {
+    process.stdout.write(POLICY_HELP + '\n');
+    return values.help ? 0 : 2;
+  }
+  const { api, fail } = ownerClient(values);
+  const matchFields = () => ({
+    ...(values.door ? { door: values.door } : {}),
+    ...(values.tool ? { tool: values.tool } : {}),
+    ...(values.agent ? { agent: values.agent } : {}),
+    ...(values.effect ? { effect: values.effect } : {}),
+    ...(values.target !== undefined ? { target: values.target } : {}),
+  });
+
+  switch (sub) {
+    case 'list': {
+      const r = await api.call('GET', 'policy');
+      if (r.status !== 200) return fail(r);
+      if (values.json) {
+        process.stdout.write(JSON.stringify(r.body, null, 2) + '\n');
+        return 0;
+      }
+      const rules = (r.body.rules ?? []) as Rule[];
+      const readOnly = r.body.readOnly as boolean | string[];
+      if (readOnly === true) process.stdout.write('Read-only: the whole workspace\n');
+      else if (Array.isArray(readOnly) && readOnly.length)
+        process.stdout.write(`Read-only: ${readOnly.join(', ')}\n`);
+      if (rules.length === 0) process.stdout.write('No rules; the defaults decide every call.\n');
+      for (const rule of rules) process.stdout.write(formatRule(rule) + '\n');
+      process.stdout.write('Then: read → allow, write → allow, destructive → ask.\n');
+      return 0;
+    }
+    case 'add': {
+      const [decision, where] = args;
+      if (!decision) throw new UsageError('policy add: give the decision (allow, ask or deny)');
+      const body: Record<string, unknown> = { decision, ...matchFields() };
+      if (where) {
+        // `page:*:submit_order` → door page, target `*:submit_order`.
+        const colon = where.indexOf(':');
+        const door = colon < 0 ? where : where.slice(0, colon);
+        if (values.door && values.door !== door)
+          throw new UsageError(
+            `policy add: '${where}' names door ${door} but --door is ${values.door}`,
+          );
+        body.door = door;
+        if (colon >= 0) {
+          if (values.target !== undefined)
+            throw new UsageError(`policy add: give the target once ('${where}' or --target)`);
+          body.target = where.slice(colon + 1);
+        }
+      }
+      if (values.reason !== undefined) body.reason = values.reason;
+      if (values.rate !== undefined) body.rate = values.rate;
+      if (values.position !== undefined) {
+        const n = Number(values.position);
+        if (!Number.isInteger(n) || n < 1)
+          throw new UsageError(`--position must be a whole number ≥ 1; got '${values.position}'`);
+        body.position = n;
+      }
+      const r = await api.call('POST', 'policy/rules', body);
+      if (r.status !== 201) return fail(r);
+      process.stdout.write(`Added ${formatRule(r.body as unknown as Rule)}\n`);
+      return 0;
+    }
+    case 'remove': {
+      const [which] = args;
+      if (!which) throw new UsageError('policy remove: give the rule position (as listed) or id');
+      let id = which;
+      if (/^\d+$/.test(which)) {
+        const listed = await api.call('GET', 'policy');
+        if (listed.status !== 200) return fail(listed);
+        const rule = ((listed.body.rules ?? []) as Rule[]).find(
+          (x) => x.position === Number(which),
+        );
+        if (!rule) {
+          process.stderr.write(
+            `airlock: no rule at position ${which}; 'airlock policy list' shows them\n`,
+          );
+          return 1;
+        }
+        id = rule.id;
+      }
+      const r = await api.call('DELETE', `policy/rules/${encodeURIComponent(id)}`);
+      if (r.status !== 200) return fail(r);
+      process.stdout.write(`Removed ${formatRule(r.body.removed as Rule)}\n`);
+      return 0;
+    }
+    case 'test': {
+      if (!values.door)
+        throw new UsageError('policy test: give --door (and --tool, --agent, --target)');
+      const r = await api.call('POST', 'policy/test', matchFields());
+      if (r.status !== 200) return fail(r);
+      if (values.json) {
+        process.stdout.write(JSON.stringify(r.body, null, 2) + '\n');
+        return 0;
+      }
+      const matched = r.body.matched as Rule | null;
+      const by = matched ? formatRule(matched) : String(r.body.rule);
+      const reason = r.body.reason ? ` (${String(r.body.reason)})` : '';
+      process.stdout.write(`${String(r.body.decision)}  by ${by}${reason}\n`);
+      return 0;
+    }
+    case 'read-only': {
+      const [value] = args;
+      if (!value) throw new UsageError('policy read-only: give on, off or a list of doors');
+      const readOnly =
+        value === 'on' ? true : value === 'off' ? false : value.split(',').filter(Boolean);
+      const r = await api.call('PUT', 'policy/read-only', { readOnly });
+      if (r.status !== 200) return fail(r);
+      const now = r.body.readOnly as boolean | string[];
+      process.stdout.write(
+        `Read-only: ${now === true ? 'the whole workspace' : Array.isArray(now) && now.length ? now.join(', ') : 'nothing'}\n`,
+      );
+      return 0;
+    }
+    default:
+      throw new UsageError(
+        `policy: unknown subcommand '${sub}'; try list, add, remove, test or read-only`,
+      );
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The owner's policy over REST (spec/authority.md §3), owner-only: list the
+ * rules in evaluation order, add, edit, move and remove the owner's rules,
+ * set read-only doors, and ask "what would happen" for a call. Every change
+ * is audited as the owner and applies at once on every instance.
+ */
+import { z } from 'zod';
+import type { Kernel } from '../kernel/kernel.js';
+import type { RestRoute } from './surface.js';
+import { failure } from '../kernel/errors.js';
+import { validateInput } from '../kernel/validate.js';
+import { publishedEffectOf } from '../kernel/effect.js';
+import { EFFECTS, PolicyRuleSchema, ReadOnlySchema, evaluate } from '../kernel/policy.js';
+import type { Effect } from '../kernel/tool.js';
+
+type Audited = <T>(tool: string, door: string, args: unknown, run: () => Promise<T>) => Promise<T>;
+
+const position = z.number().int().min(1);
+const AddBody = PolicyRuleSchema.extend({ position: position.optional() }).strict();
+const MoveBody = z.object({ position }).strict();
+const ReadOnlyBody = z.object({ readOnly: ReadOnlySchema }).strict();
+export const PolicyTestBody = z
+  .object({
+    door: z.string().min(1),
+    tool: z.string().min(1).optional(),
+    agent: z.string().min(1).optional(),
+    target: z.string().optional(),
+    effect: z.enum(EFFECTS).optional(),
+  })
+  .strict();
+export type PolicyTest = z.infer<typeof PolicyTestBody>;
+
+/**
+ * The decision the policy would make for a described call (no rate counted,
+ * no approval looked up). The effect defaults to the tool's published one.
+ */
+export async function testPolicy(kernel: Kernel, test: PolicyTest) {
+  const door = kernel
+    .doors()
+    .find((d) => (d.mount ?? d.name) === test.door || d.name === test.door);
+  const mount = door ? (door.mount ?? door.name) : test.door;
+  let effect: Effect | undefined = test.effect;
+  if (!effect && test.tool) {
+    const tool = kernel.tool(mount, test.tool);
+    if (tool) effect = publishedEffectOf(tool);
+  }
+  if (!effect)
+    return failure(
+      'malformedRequest',
+      `Say the call's \`effect\` (read, write or destructive): ${test.tool ? `no tool '${test.tool}' is mounted on ${mount}` : 'no tool was named'} to take it from.`,
+    );
+  const view = await kernel.policy.view();
+  const verdict = evaluate(view.rules, view.readOnly, {
+    door: door?.name ?? test.door,
+    mount,
+    tool: test.tool ?? '',
+    agent: test.agent ?? null,
+    effect,
+    targets: test.target ? [test.target] : [],
+  });
+  return { ...verdict, effect };
+}
+
+export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: 'policy',
+      summary:
+        "The owner's policy: rules in evaluation order (the config file's first), read-only doors, and the defaults",
+      handler: async () => ({ status: 200, body: await kernel.policy.view() }),
+    },
+    {
+      method: 'POST',
+      path: 'policy/rules',
+      summary:
+        'Add a rule {door?, tool?, agent?, effect?, target?, decision, reason?, rate?, position?} (globs; position is 1-based, default last)',
+      handler: async ({ body }) => {
+        const parsed = validateInput(AddBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        const { position: at, ...rule } = parsed.value;
+        const added = await audited('policy.add', 'airlock', parsed.value, () =>
+          kernel.policy.add(rule, at),
+        );
+        return 'ok' in added ? added : { status: 201, body: added };
+      },
+    },
+    {
+      method: 'PUT',
+      path: 'policy/rules/{id}',
+      summary: 'Replace an owner rule (same fields as adding one, without position)',
+      handler: async ({ params, body }) => {
+        const parsed = validateInput(PolicyRuleSchema, body ?? {});
+        if (!parsed.ok) return parsed;
+        const updated = await audited(
+          'policy.update',
+          'airlock',
+          { id: params.id, ...parsed.value },
+          () => kernel.policy.update(params.id!, parsed.value),
+        );
+        return 'ok' in updated ? updated : { status: 200, body: updated };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'policy/rules/{id}/move',
+      summary: 'Move an owner rule to another place in the order {position}',
+      handler: async ({ params, body }) => {
+        const parsed = validateInput(MoveBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        const moved = await audited(
+          'policy.move',
+          'airlock',
+          { id: params.id, ...parsed.value },
+          () => kernel.policy.move(params.id!, parsed.value.position),
+        );
+        return 'ok' in moved ? moved : { status: 200, body: moved };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: 'policy/rules/{id}',
+      summary: 'Remove an owner rule',
+      handler: async ({ params }) => {
+        const removed = await audited('policy.remove', 'airlock', { id: params.id }, () =>
+          kernel.policy.remove(params.id!),
+        );
+        return 'ok' in removed ? removed : { status: 200, body: { removed } };
+      },
+    },
+    {
+      method: 'PUT',
+      path: 'policy/read-only',
+      summary:
+        'Make the workspace ({"readOnly": true}) or some doors ({"readOnly": ["scene"]}) read-only; false lifts it',
+      handler: async ({ body }) => {
+        const parsed = validateInput(ReadOnlyBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        await audited('policy.readOnly', 'airlock', parsed.value, () =>
+          kernel.policy.setReadOnly(parsed.value.readOnly),
+        );
+        return { status: 200, body: await kernel.policy.view() };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'policy/test',
+      summary:
+        'What would happen: the decision and the rule for a call {door, tool?, agent?, target?, effect?}',
+      handler: async ({ body }) => {
+        const parsed = validateInput(PolicyTestBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        const verdict = await testPolicy(kernel, parsed.value);
+        return 'ok' in verdict ? verdict : { status: 200, body: verdict };
+      },
+    },
+  ];
+}

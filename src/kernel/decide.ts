@@ -19,15 +19,38 @@ export interface DecidedCall {
   refusal: Failure | null;
 }
 
+/**
+ * A consent-gated tool's targets (notes: `<capability>:<project>`): the
+ * project of the grant the call would use, by name and by id; `<capability>:`
+ * alone when there is no grant yet (the consent stage then refuses it).
+ */
+async function consentTargets(
+  services: Pick<KernelServices, 'consent'>,
+  mount: string,
+  capability: string,
+  connection: Connection,
+): Promise<string[]> {
+  const grant = await services.consent.find(connection.id, mount, capability);
+  const resource = grant?.resource;
+  if (!resource) return [`${capability}:`];
+  return resource.name === resource.id
+    ? [`${capability}:${resource.name}`]
+    : [`${capability}:${resource.name}`, `${capability}:${resource.id}`];
+}
+
 export async function decideCall(
-  services: Pick<KernelServices, 'policy' | 'asks'>,
+  services: Pick<KernelServices, 'policy' | 'asks' | 'consent'>,
   scope: { door: string; mount: string; tool: AnyToolDef },
   input: unknown,
   connection: Connection,
   effect: Effect,
 ): Promise<DecidedCall> {
   const { tool, mount } = scope;
-  const targets = (await tool.policy?.targets?.(input, connection)) ?? [];
+  const targets = tool.policy?.targets
+    ? await tool.policy.targets(input, connection)
+    : tool.consent
+      ? await consentTargets(services, mount, tool.consent.capability, connection)
+      : [];
   const agent = connection.agent ?? null;
   const verdict = await services.policy.decide({
     door: scope.door,
@@ -50,6 +73,8 @@ export async function decideCall(
   const overRate = services.policy.admit(verdict, agent);
   if (overRate) return { verdict, refusal: overRate };
   if (verdict.decision === 'allow') return { verdict, refusal: null };
+  const own = await tool.policy?.check?.(input, connection);
+  if (own) return { verdict, refusal: own };
 
   const refusal = await services.asks.check({
     connection: connection.id,

@@ -7,12 +7,13 @@
 import type { AnyToolDef, Effect, EffectHint } from './tool.js';
 
 /**
- * The effect of one call with its validated input.
+ * The effect of one call with its validated input (a door may need to ask
+ * its application, e.g. whether a page action asks for confirmation).
  *
  * @example
  * effectOf(callTool, { resource: 'pets', method: 'delete' }); // 'destructive'
  */
-export function effectOf(tool: AnyToolDef, input: unknown): Effect {
+export function effectOf(tool: AnyToolDef, input: unknown): Effect | Promise<Effect> {
   return typeof tool.effect === 'function' ? tool.effect(input) : tool.effect;
 }
 

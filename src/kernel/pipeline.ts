@@ -103,7 +103,7 @@ export async function runPipeline(
   if (!parsed.ok) return finish(parsed);
   const input = parsed.value;
   try {
-    effect = effectOf(tool, input);
+    effect = await effectOf(tool, input);
   } catch (error) {
     const internal = internalFailure();
     services.logger.error({ err: error, logId: internal.data?.logId }, 'tool effect threw');

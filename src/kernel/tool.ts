@@ -75,6 +75,12 @@ export interface CallPolicySpec<I> {
    * one a 15-minute approval covers.
    */
   targets?: (input: I, connection: Connection) => readonly string[] | Promise<readonly string[]>;
+  /**
+   * The door's own checks that refuse a call before the owner is asked (an
+   * unconfirmed destructive call, arguments the door rejects), so the owner
+   * never judges a call that could not run. Run only when the policy asks.
+   */
+  check?: (input: I, connection: Connection) => Failure | null | Promise<Failure | null>;
   /** A preview a person can judge, secrets redacted. Default: the tool and its redacted arguments. */
   preview?: (input: I, connection: Connection) => Preview | Promise<Preview>;
 }
@@ -124,7 +130,7 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
    * The effect of every call, or of this call decided from its validated
    * input (an openapi GET reads, a DELETE destroys).
    */
-  effect: Effect | ((input: z.output<S>) => Effect);
+  effect: Effect | ((input: z.output<S>) => Effect | Promise<Effect>);
   /**
    * For an `effect` decided per call: the effect `tools/list` publishes, the
    * most cautious a call can have as the door documents it. Default

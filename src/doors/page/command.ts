@@ -15,6 +15,8 @@ export interface CommandSender {
   enviar(command: string, params?: unknown, options?: SendOptions): Promise<unknown>;
   conectado(): boolean;
   address(): AddressInfo | null;
+  /** The connected page's origin, or null. */
+  origin(): string | null;
 }
 
 const KERNEL_CODE: Record<string, ErrorCode> = {

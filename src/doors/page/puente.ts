@@ -105,6 +105,11 @@ export class Puente {
     return a && typeof a === 'object' ? a : null;
   }
 
+  /** The origin of the connected page (its policy targets start with it), or null. */
+  origin(): string | null {
+    return this.conectado() ? this.active!.origin : null;
+  }
+
   /** Whether a bridge is authenticated right now. */
   conectado(): boolean {
     return this.active !== null && this.active.socket.readyState === 1;

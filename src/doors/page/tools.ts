@@ -8,6 +8,7 @@ import { z } from 'zod';
 import {
   defineTool,
   failure,
+  redact,
   type AnyToolDef,
   type Effect,
   type Failure,
@@ -46,14 +47,31 @@ function forward<S extends z.ZodType>(
     /** Page actions may do anything the page allows: no non-destructive promise. */
     mayDestroy?: boolean;
     command?: (input: z.output<S>) => Failure | null;
+    /** Decides the effect per call (page actions: destructive when the action asks to confirm). */
+    effectOf?: (input: z.output<S>) => Promise<Effect>;
+    /** The element, action or data the call is about, for the owner's preview. */
+    about?: (input: z.output<S>) => Record<string, unknown>;
+    /** The policy target after the origin (default: the tool's name). */
+    target?: (input: z.output<S>) => string;
   },
 ): AnyToolDef {
   const command = def.name.slice('wu_'.length);
+  const origin = () => options.relay()?.origin() ?? 'no-page';
   return defineTool({
     name: def.name,
     description: def.description,
     input: def.input,
-    effect: def.effect,
+    effect: def.effectOf ?? def.effect,
+    ...(def.effectOf ? { publishedEffect: def.effect } : {}),
+    policy: {
+      // authority.md §3: `<page origin>:<action name>`; other tools `<origin>:<tool>`.
+      targets: (input: z.output<S>) => [`${origin()}:${def.target?.(input) ?? def.name}`],
+      preview: (input: z.output<S>) => ({
+        summary: `${def.name}${def.target ? ` ${def.target(input)}` : ''} on ${origin()}`,
+        page: origin(),
+        ...(def.about ? def.about(input) : { arguments: redact(input) }),
+      }),
+    },
     // WU publishes only readOnlyHint: false for actions, so destructiveHint reads as
     // MCP's default (true).
     ...(def.mayDestroy ? { statedHints: ['readOnlyHint'] as const } : {}),
@@ -64,6 +82,32 @@ function forward<S extends z.ZodType>(
       return sendCommand(options.relay(), options.config, command, input, ctx.signal);
     },
   });
+}
+
+/**
+ * What the page says of one of its actions (name, confirm, …), or null when
+ * no page answers or it has no such action. Bounded: a page that does not
+ * answer in 2 s is treated as having no such action.
+ */
+async function actionInfo(
+  options: PageToolsOptions,
+  action: string,
+): Promise<{ name: string; confirm?: boolean } | null> {
+  const relay = options.relay();
+  if (!relay?.conectado()) return null;
+  try {
+    const listed = (await relay.enviar(
+      'list_actions',
+      {},
+      { signal: AbortSignal.timeout(2000) },
+    )) as {
+      actions?: Array<{ name?: unknown; confirm?: unknown }>;
+    } | null;
+    const found = listed?.actions?.find((a) => a.name === action);
+    return found ? { name: action, confirm: found.confirm === true } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Tools whose result carries a PNG (shown as MCP image content). */
@@ -111,10 +155,14 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       input: z
         .object({ action: name(200), params: z.record(z.string(), json).optional() })
         .strict(),
-      // authority.md §3 makes an action with `confirm` destructive, but only the page
-      // knows which actions ask (wu_list_actions shows it); the door cannot tell
-      // before calling the page, so every action call is a write here.
-      effect: 'write',
+      // authority.md §3: an action registered with `confirm` is destructive. Only the
+      // page knows which actions ask, so the door looks it up (list_actions) per call;
+      // tools/list publishes the worst case.
+      effect: 'destructive',
+      effectOf: async ({ action }) =>
+        (await actionInfo(options, action))?.confirm ? 'destructive' : 'write',
+      target: ({ action }) => action,
+      about: ({ action, params }) => ({ action, parameters: redact(params ?? {}) }),
       mayDestroy: true,
     }),
     forward(options, {
@@ -209,6 +257,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
           message: 'give one of selector, text or ref',
         }),
       effect: 'write',
+      about: ({ selector, text, ref }) => ({ element: { selector, text, ref } }),
     }),
     forward(options, {
       name: 'wu_type',
@@ -228,6 +277,11 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
           path: ['selector'],
         }),
       effect: 'write',
+      about: ({ selector, ref, text, submit }) => ({
+        element: { selector, ref },
+        text: text.length > 200 ? `${text.slice(0, 200)}…` : text,
+        submit,
+      }),
     }),
     forward(options, {
       name: 'wu_console',

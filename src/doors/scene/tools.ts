@@ -7,6 +7,7 @@
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import {
+  AirlockError,
   defineTool,
   failure,
   JobSchema,
@@ -21,6 +22,7 @@ import { Scene } from './model.js';
 import { OpSchema, opTag, type Op, type OpTag } from './ops.js';
 import { PipelineInput, startPipeline } from './pipeline.js';
 import type { SceneSession } from './session.js';
+import { applyOp } from './reducer.js';
 
 export interface ToolNames {
   apply: string;
@@ -84,6 +86,28 @@ export function opEffect(op: Op): Effect {
   return REMOVING.has(opTag(op)) ? 'destructive' : 'write';
 }
 
+/** `addNode` → `add_node`: the op kinds policy targets name (authority.md §3). */
+const snake = (tag: string) => tag.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** The policy's targets for an op: its kind, and for a batch `batch` plus every kind inside. */
+export function opTargets(op: Op): string[] {
+  if (!('batch' in op)) return [snake(opTag(op))];
+  const inner = op.batch.ops.flatMap((o) => opTargets(o));
+  return ['batch', ...new Set(inner.filter((t) => t !== 'batch'))];
+}
+
+/** One line the owner can judge: `add_node`, or `batch "label": remove_node ×2, add_node`. */
+function opSummary(op: Op): string {
+  if (!('batch' in op)) return snake(opTag(op));
+  const counts = new Map<string, number>();
+  for (const o of op.batch.ops) {
+    const kind = opSummary(o);
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  const parts = [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k));
+  return `batch${op.batch.label ? ` "${op.batch.label}"` : ''}: ${parts.join(', ')}`;
+}
+
 /** Koharu's reference tools publish no readOnlyHint/destructiveHint. */
 const NO_HINTS = { statedHints: [] } as const;
 
@@ -101,6 +125,25 @@ export function sceneTools(
     effect: ({ op }) => opEffect(op),
     publishedEffect: 'destructive',
     statedHints: ['destructiveHint'],
+    policy: {
+      targets: ({ op }) => opTargets(op),
+      // A dry run on the live scene: the owner is never asked about an op that cannot apply.
+      check: ({ op }) => {
+        const project = session.current();
+        if (!project) return null;
+        try {
+          applyOp(project.scene(), op);
+          return null;
+        } catch (error) {
+          if (error instanceof AirlockError) return error.toFailure();
+          throw error;
+        }
+      },
+      preview: ({ op }) => ({
+        summary: `${session.current()?.history.state.project.name ?? 'scene'}: ${opSummary(op)}`,
+        op,
+      }),
+    },
     writes: true,
     handler: async ({ op }) => ({ epoch: await session.apply(op) }),
   });
@@ -171,6 +214,14 @@ export function sceneTools(
     // Engines write one undoable batch per page.
     effect: 'write',
     ...NO_HINTS,
+    policy: {
+      targets: ({ steps }) => [`pipeline:${steps.join(',')}`],
+      preview: ({ steps, pages }) => ({
+        summary: `pipeline ${steps.join(' → ')} over ${pages ? `${pages.length} page(s)` : 'every page'}`,
+        steps,
+        pages: pages ?? 'all',
+      }),
+    },
     handler: async (input, ctx) => startPipeline({ session, registry, jobs: ctx.jobs }, input),
   });
 
@@ -240,9 +291,16 @@ export function sceneTools(
       .object({ format: ExportFormat, pages: z.array(uuidString()).max(10_000).optional() })
       .strict(),
     output: ExportResult,
-    // Reads the scene; the file it writes is a content-addressed cache of that read
-    // (exports/ in the project folder), never the scene itself.
-    effect: 'read',
+    // Writes a file (exports/ in the project folder, served at url), never the
+    // scene itself: a write, so it is audited and the owner's policy sees it.
+    effect: 'write',
+    ...NO_HINTS,
+    policy: {
+      targets: ({ format }) => [`export:${format}`],
+      preview: ({ format, pages }) => ({
+        summary: `export ${format} of ${pages ? `${pages.length} page(s)` : 'every page'}`,
+      }),
+    },
     handler: async ({ format, pages }) => {
       const project = session.require();
       const file = await exportProject(project, format, pages);

@@ -346,7 +346,13 @@ describe('scene REST API', () => {
     const [first] = await projectWithTranslations('Warnings');
     const { scene: sc } = await scene();
     const source = sc.pages[0]!.nodes[0]!.id;
-    await post(s, 'history/apply', { op: { removeNode: { page: first, id: source } } });
+    // Removing is destructive: the owner does it (an agent's removal waits for approval).
+    const removed = await fetch(`${s.base}/api/v1/history/apply`, {
+      method: 'POST',
+      headers: { ...s.owner, 'content-type': 'application/json' },
+      body: JSON.stringify({ op: { removeNode: { page: first, id: source } } }),
+    });
+    expect(removed.status).toBe(200);
     const run = await runPipeline(async () =>
       String((await json(await post(s, 'pipelines', { steps: ['fill', 'renderer'] }))).jobId),
     );

@@ -6,7 +6,14 @@
  * HTTP request. HTTP errors come back as `isError` with status and body.
  */
 import { z } from 'zod';
-import { defineTool, failure, type Effect } from '../../../kernel/index.js';
+import {
+  defineTool,
+  failure,
+  isSecretName,
+  redact,
+  REDACTED,
+  type Effect,
+} from '../../../kernel/index.js';
 import type { Runtime } from '../runtime.js';
 import { pretty, type Shown } from '../present.js';
 import type { Probe } from '../probe.js';
@@ -42,6 +49,92 @@ export function callEffect(rt: Runtime, resource: string, method: string): Effec
   return 'write';
 }
 
+/** The checks a call must pass before anything else: method exists, confirmed if destructive, arguments valid, a base URL. */
+function precheck(rt: Runtime, input: CallInput) {
+  const found = lookup(rt, input.resource, input.method);
+  if ('ok' in found) return found;
+  const m = found.method;
+  if (m.kind === 'destructive' && input.confirm !== true)
+    return failure(
+      'confirmRequired',
+      `${input.resource}.${m.name} is destructive (${m.http} ${m.path}); ask the user first, then call again with confirm: true.`,
+    );
+  const checked = checkArgs(input.resource, rt.tool('describe'), m, input.args ?? {}, rt.defaults);
+  if ('ok' in checked) return checked;
+  if (!rt.base)
+    return failure(
+      'unavailable',
+      `No base URL is configured for ${rt.prefix} and the document names no absolute server; restart with --base-url URL.`,
+    );
+  return { method: m, checked, base: rt.base };
+}
+
+interface CallInput {
+  resource: string;
+  method: string;
+  args?: Record<string, unknown> | undefined;
+  limit?: number | undefined;
+  confirm?: boolean | undefined;
+}
+
+/**
+ * The policy's targets (authority.md §3): `<prefix>:<resource>.<method>`
+ * and `<HTTP METHOD> <path template>`.
+ */
+export function callTargets(rt: Runtime, input: CallInput): string[] {
+  const named = `${rt.prefix}:${input.resource}.${input.method}`;
+  const found = lookup(rt, input.resource, input.method);
+  return 'ok' in found ? [named] : [named, `${found.method.http} ${found.method.path}`];
+}
+
+/**
+ * What the owner sees before an asked call runs: method, the full URL,
+ * headers and body — credentials shown as [REDACTED], every configured
+ * secret scrubbed in whatever form it takes.
+ */
+export function callPreview(rt: Runtime, input: CallInput) {
+  const ready = precheck(rt, input);
+  const summary = `${rt.prefix}: ${input.resource}.${input.method}`;
+  if ('ok' in ready) return { summary, arguments: redact(input.args ?? {}) };
+  const { method: m, checked, base } = ready;
+  const credentials = rt.credentials(m);
+  const req = buildRequest({
+    method: m,
+    base,
+    pathValues: checked.pathValues,
+    params: checked.params,
+    data: checked.data,
+    credentials,
+    extraHeaders: rt.extraHeaders,
+  });
+  const url = new URL(req.url);
+  for (const [name] of credentials.query) url.searchParams.set(name, REDACTED);
+  const secretHeaders = new Set(Object.keys(credentials.headers).map((h) => h.toLowerCase()));
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).map(([k, v]) => [
+      k,
+      secretHeaders.has(k.toLowerCase()) || k.toLowerCase() === 'cookie' || isSecretName(k)
+        ? REDACTED
+        : rt.scrub(v),
+    ]),
+  );
+  const body =
+    typeof req.body === 'string'
+      ? rt.scrub(req.body)
+      : req.body instanceof URLSearchParams
+        ? rt.scrub(req.body.toString())
+        : req.body === undefined
+          ? null
+          : '(multipart form)';
+  return {
+    summary: `${summary} — ${m.http} ${rt.scrub(url.toString())}`,
+    method: m.http,
+    url: rt.scrub(url.toString()),
+    headers,
+    body,
+  };
+}
+
 export function callTool(rt: Runtime, probe: Probe) {
   const title = rt.index.catalog.source.title || 'the API';
   return defineTool({
@@ -67,6 +160,15 @@ export function callTool(rt: Runtime, probe: Probe) {
     publishedEffect: 'destructive',
     statedHints: ['destructiveHint'],
     annotations: { openWorldHint: true, idempotentHint: false },
+    policy: {
+      targets: (input) => callTargets(rt, input),
+      // The agent's own check (confirm) and the argument checks come before the owner is asked.
+      check: (input) => {
+        const ready = precheck(rt, input);
+        return 'ok' in ready ? ready : null;
+      },
+      preview: (input) => callPreview(rt, input),
+    },
     // A non-read call that times out may have happened: never claim "nothing was written".
     // A read (GET/HEAD) that times out wrote nothing, so it answers a plain timeout.
     writes: (input) => {
@@ -77,23 +179,10 @@ export function callTool(rt: Runtime, probe: Probe) {
       // Requests are logged by the door's logger: resource, method, status, time — never URLs, headers or bodies.
       const refused = await probe.check();
       if (refused) return refused;
-      const found = lookup(rt, input.resource, input.method);
-      if ('ok' in found) return found;
-      const m = found.method;
+      const ready = precheck(rt, input);
+      if ('ok' in ready) return ready;
+      const { method: m, checked, base } = ready;
       const where = input.resource;
-      if (m.kind === 'destructive' && input.confirm !== true)
-        return failure(
-          'confirmRequired',
-          `${where}.${m.name} is destructive (${m.http} ${m.path}); ask the user first, then call again with confirm: true.`,
-        );
-      const checked = checkArgs(where, rt.tool('describe'), m, input.args ?? {}, rt.defaults);
-      if ('ok' in checked) return checked;
-      if (!rt.base)
-        return failure(
-          'unavailable',
-          `No base URL is configured for ${rt.prefix} and the document names no absolute server; restart with --base-url URL.`,
-        );
-      const base = rt.base;
       const credentials = rt.credentials(m);
       const request = (params: Record<string, unknown>): UpstreamRequest =>
         buildRequest({

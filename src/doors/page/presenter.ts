@@ -37,6 +37,9 @@ export const pagePresenter: Presenter = {
     const body: Record<string, unknown> = { code, message: f.message };
     if (code !== f.code) body.kind = f.code;
     if (f.data?.logId) body.logId = f.data.logId;
+    // What the agent needs to act on the owner's policy: the approval to wait for, the rule, when to retry.
+    for (const key of ['approvalID', 'rule', 'reason', 'retryAfterMs'])
+      if (f.data?.[key] !== undefined && f.data[key] !== null) body[key] = f.data[key];
     return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
   },
 };

@@ -125,10 +125,13 @@ async function start(): Promise<void> {
     const e = live().lastEvent;
     const a =
       e?.event === 'approvalRequested'
-        ? (e.approval as { door?: string; capability?: string })
+        ? (e.approval as { kind?: string; door?: string; capability?: string; tool?: string })
         : null;
     if (a && announce)
-      announce.textContent = `New request: ${a.door ?? ''} ${a.capability ?? ''} access`;
+      announce.textContent =
+        a.kind === 'policy'
+          ? `New policy ask: ${a.tool ?? ''} on ${a.door ?? ''}`
+          : `New request: ${a.door ?? ''} ${a.capability ?? ''} access`;
   });
 
   const badge = document.querySelector<HTMLElement>('[data-badge="approvals"]');

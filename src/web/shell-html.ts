@@ -5,6 +5,7 @@
  */
 const NAV: ReadonlyArray<readonly [route: string, label: string]> = [
   ['approvals', 'Approvals'],
+  ['policy', 'Policy'],
   ['notes', 'Notes'],
   ['scenes', 'Scenes'],
   ['jobs', 'Jobs'],

@@ -81,6 +81,22 @@ button.overlay { pointer-events: auto; cursor: pointer; }
 .annots { padding-left: 1.2em; }
 .verdict-ok { color: var(--ok); font-weight: 600; }
 .verdict-bad { color: var(--danger); font-weight: 600; }
+.decision { display: inline-block; padding: 0 8px; border-radius: 9px; border: 1px solid currentColor; font-size: 0.85em; }
+.decision-allow { color: var(--ok); }
+.decision-ask { color: var(--warn); }
+.decision-deny { color: var(--danger); }
+.card.highlight { border-color: var(--accent); box-shadow: 0 0 0 2px var(--accent); }
+.preview-summary { margin: 6px 0; font-weight: 600; overflow-wrap: anywhere; }
+.preview dl, dl.defaults { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 12px; margin: 4px 0 8px; }
+.preview dt, dl.defaults dt { color: var(--muted); }
+.preview dd, dl.defaults dd { margin: 0; overflow-wrap: anywhere; }
+.preview pre { margin: 0; padding: 6px 8px; background: var(--bg); border: 1px solid var(--line); border-radius: 6px;
+  overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.9em; }
+.rule .position { color: var(--muted); }
+.rule .match { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
+.recent summary { cursor: pointer; color: var(--accent); margin-top: 6px; }
+.recent-list { padding-left: 1.2em; margin: 4px 0; font-size: 0.9em; }
+.rule-form { display: grid; gap: 8px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 700px) {
   main { padding: 12px; }

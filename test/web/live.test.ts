@@ -78,6 +78,14 @@ describe('audit filters', () => {
     expect(matches(entry, { door: '', connection: 'session:b', result: '' })).toBe(false);
     expect(matches(entry, { door: '', connection: '', result: 'notAuthorized' })).toBe(true);
   });
+  it("match by the policy's decision and the rule that made it", () => {
+    const asked = { ...entry, decision: 'ask' as const, rule: 'r-1a2b3c4d' };
+    const any = { door: '', connection: '', result: '' };
+    expect(matches(asked, { ...any, decision: 'ask', rule: 'r-1a2b3c4d' })).toBe(true);
+    expect(matches(asked, { ...any, decision: 'deny' })).toBe(false);
+    expect(matches(asked, { ...any, rule: 'default:write' })).toBe(false);
+    expect(matches(entry, { ...any, decision: 'allow' })).toBe(false);
+  });
 });
 
 describe('formatting and routes', () => {

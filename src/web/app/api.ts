@@ -135,6 +135,7 @@ export const get = <T>(path: string, signal?: AbortSignal) =>
   json<T>('GET', path, signal ? { signal } : {});
 export const post = <T>(path: string, body?: unknown) =>
   json<T>('POST', path, body === undefined ? {} : { body });
+export const put = <T>(path: string, body: unknown) => json<T>('PUT', path, { body });
 export const del = <T>(path: string) => json<T>('DELETE', path);
 
 /** Fetches bytes (with the session cookie) and gives an object URL for img/a elements; revoke it when done. */

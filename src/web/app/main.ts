@@ -17,6 +17,7 @@ import { approvalsScreen } from './screens/approvals.js';
 import { auditScreen } from './screens/audit.js';
 import { jobsScreen } from './screens/jobs.js';
 import { notesScreen } from './screens/notes.js';
+import { policyScreen } from './screens/policy.js';
 import { scenesScreen } from './screens/scenes.js';
 import { needsDoor, settingsScreen } from './screens/settings.js';
 import { signInScreen } from './screens/sign-in.js';
@@ -24,6 +25,7 @@ import type { Screen } from './screens/screen.js';
 
 const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> = {
   approvals: { screen: approvalsScreen, title: 'Approvals' },
+  policy: { screen: policyScreen, title: 'Policy' },
   notes: { screen: notesScreen, title: 'Notes', door: 'notes' },
   scenes: { screen: scenesScreen, title: 'Scenes', door: 'scene' },
   jobs: { screen: jobsScreen, title: 'Jobs' },
@@ -125,10 +127,13 @@ async function start(): Promise<void> {
     const e = live().lastEvent;
     const a =
       e?.event === 'approvalRequested'
-        ? (e.approval as { door?: string; capability?: string })
+        ? (e.approval as { kind?: string; door?: string; capability?: string; tool?: string })
         : null;
     if (a && announce)
-      announce.textContent = `New request: ${a.door ?? ''} ${a.capability ?? ''} access`;
+      announce.textContent =
+        a.kind === 'policy'
+          ? `New policy ask: ${a.tool ?? ''} on ${a.door ?? ''}`
+          : `New request: ${a.door ?? ''} ${a.capability ?? ''} access`;
   });
 
   const badge = document.querySelector<HTMLElement>('[data-badge="approvals"]');

@@ -1,28 +1,48 @@
 /**
  * The audit trail (spec/kernel.md §10): every agent action and refusal,
- * filterable by door, connection and result, exportable as JSON lines.
- * New entries arrive live (`auditRecorded`).
+ * filterable by door, connection, result, the policy's decision and the
+ * rule that made it (spec/authority.md §3), exportable as JSON lines.
+ * New entries arrive live (`auditRecorded`). `#/audit?rule=<id>` (the
+ * Policy screen links each rule's decisions) opens filtered.
  */
 import type { AuditEntry } from '../../../kernel/records.js';
 import { get, request, saveUrl } from '../api.js';
 import { busy, fill, h, labelCells } from '../dom.js';
-
-const COLUMNS = ['Time', 'Door', 'Tool', 'Connection', 'Result', 'Duration', 'Provenance'] as const;
 import { showError } from '../errors.js';
 import { shortConnection, time } from '../format.js';
 import { subscribe, live } from '../live.js';
+import { decidedBy, isRuleId } from '../policy-text.js';
+import { href } from '../router.js';
 import type { Screen } from './screen.js';
+
+const COLUMNS = [
+  'Time',
+  'Door',
+  'Tool',
+  'Connection',
+  'Result',
+  'Decision',
+  'Rule',
+  'Duration',
+  'Provenance',
+] as const;
 
 interface Filters {
   door: string;
   connection: string;
   result: string;
+  /** `allow`, `ask` or `deny`; empty for any. */
+  decision?: string;
+  /** A rule id, `readOnly` or `default:<effect>`; empty for any. */
+  rule?: string;
 }
 
 /** Whether an entry passes the filters; result `error` matches every refusal or failure. */
 export function matches(e: AuditEntry, f: Filters): boolean {
   if (f.door && e.door !== f.door) return false;
   if (f.connection && e.connection !== f.connection) return false;
+  if (f.decision && e.decision !== f.decision) return false;
+  if (f.rule && e.rule !== f.rule) return false;
   if (f.result === 'ok') return e.result === 'ok';
   if (f.result === 'error') return e.result !== 'ok';
   return !f.result || e.result === f.result;
@@ -48,6 +68,13 @@ export const auditScreen: Screen = (root, route) => {
   const door = h('select', { id: 'audit-door', name: 'door' });
   const connection = h('select', { id: 'audit-connection', name: 'connection' });
   const result = h('select', { id: 'audit-result', name: 'result' });
+  const decision = h(
+    'select',
+    { id: 'audit-decision', name: 'decision' },
+    h('option', { value: '' }, 'All decisions'),
+    ...['allow', 'ask', 'deny'].map((d) => h('option', { value: d }, d)),
+  );
+  const rule = h('select', { id: 'audit-rule', name: 'rule' });
   const body = h('tbody', { id: 'audit-rows' });
   const count = h('p', { class: 'meta', role: 'status' });
   const exportButton = h('button', { type: 'button' }, 'Export JSON lines');
@@ -55,6 +82,8 @@ export const auditScreen: Screen = (root, route) => {
     door: door.value,
     connection: connection.value,
     result: result.value,
+    decision: decision.value,
+    rule: rule.value,
   });
 
   const render = () => {
@@ -76,6 +105,10 @@ export const auditScreen: Screen = (root, route) => {
       ...codes.map((c) => h('option', { value: c }, c)),
     );
     result.value = currentResult;
+    const rules = [...new Set(entries.flatMap((e) => (e.rule ? [e.rule] : [])))].sort();
+    if (f.rule && !rules.includes(f.rule)) rules.push(f.rule);
+    options(rule, 'All rules', rules, (r) => decidedBy(r));
+    rule.value = f.rule ?? '';
     door.value = f.door;
     connection.value = f.connection;
     const shown = entries
@@ -95,6 +128,22 @@ export const auditScreen: Screen = (root, route) => {
             h('td', { class: 'code' }, e.tool),
             h('td', { title: e.connection }, shortConnection(e.connection)),
             h('td', { class: e.result === 'ok' ? 'result-ok' : 'result-err' }, e.result),
+            h(
+              'td',
+              {},
+              e.decision
+                ? h('strong', { class: `decision decision-${e.decision}` }, e.decision)
+                : '—',
+            ),
+            h(
+              'td',
+              { class: 'code' },
+              isRuleId(e.rule)
+                ? h('a', { href: href('policy', e.rule), title: 'This rule in the policy' }, e.rule)
+                : e.rule
+                  ? decidedBy(e.rule)
+                  : '—',
+            ),
             h('td', {}, `${e.durationMs} ms`),
             h(
               'td',
@@ -123,11 +172,14 @@ export const auditScreen: Screen = (root, route) => {
     [door, 'door'],
     [connection, 'connection'],
     [result, 'result'],
+    [decision, 'decision'],
+    [rule, 'rule'],
   ] as const) {
     select.addEventListener('change', render);
     const wanted = route.query.get(key);
     if (wanted) {
-      select.append(h('option', { value: wanted }, wanted));
+      if (!Array.from(select.options).some((o) => o.value === wanted))
+        select.append(h('option', { value: wanted }, wanted));
       select.value = wanted;
     }
   }
@@ -138,10 +190,10 @@ export const auditScreen: Screen = (root, route) => {
       void busy(exportButton, async () => {
         try {
           const f = filters();
-          const res = await request(
-            'GET',
-            `audit?format=jsonl&limit=10000${f.door ? `&door=${encodeURIComponent(f.door)}` : ''}`,
-          );
+          const query = new URLSearchParams({ format: 'jsonl', limit: '10000' });
+          for (const key of ['door', 'decision', 'rule'] as const)
+            if (f[key]) query.set(key, f[key]);
+          const res = await request('GET', `audit?${query}`);
           const lines = (await res.text())
             .split('\n')
             .filter((l) => l && matches(JSON.parse(l) as AuditEntry, f));
@@ -170,6 +222,8 @@ export const auditScreen: Screen = (root, route) => {
       h('label', { for: 'audit-door' }, 'Door', door),
       h('label', { for: 'audit-connection' }, 'Connection', connection),
       h('label', { for: 'audit-result' }, 'Result', result),
+      h('label', { for: 'audit-decision' }, 'Decision', decision),
+      h('label', { for: 'audit-rule' }, 'Rule', rule),
       exportButton,
     ),
     count,

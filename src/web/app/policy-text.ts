@@ -1,0 +1,91 @@
+/**
+ * How the owner's policy reads in the UI (spec/authority.md §3): a rule's
+ * match fields in words, the rule that made a decision, the read-only
+ * setting, and the REST bodies the Policy screen's forms send. Pure, so the
+ * unit tests check it without a browser.
+ */
+import type { ListedRule, PolicyRule, ReadOnly } from '../../kernel/policy.js';
+
+export const MATCH_FIELDS = ['door', 'tool', 'agent', 'effect', 'target'] as const;
+export type MatchField = (typeof MATCH_FIELDS)[number];
+
+/** The fields of the rule form, as the inputs hold them. */
+export type RuleFields = Record<MatchField | 'decision' | 'reason' | 'rate' | 'position', string>;
+
+/** "door scene · effect destructive"; "every call" when the rule names no field (absent = any). */
+export function matchText(rule: Partial<Pick<PolicyRule, MatchField>>): string {
+  const parts = MATCH_FIELDS.flatMap((f) => (rule[f] ? [`${f} ${rule[f]}`] : []));
+  return parts.length > 0 ? parts.join(' · ') : 'every call';
+}
+
+/** Whether a decision's rule names a rule, rather than read-only or a default. */
+export const isRuleId = (rule: string | null | undefined): rule is string =>
+  !!rule && rule !== 'readOnly' && !rule.startsWith('default:');
+
+/** The rule that decided, in words: a listed rule by position, read-only, or a default. */
+export function decidedBy(rule: string | null, rules: readonly ListedRule[] = []): string {
+  if (rule === null) return 'no decision';
+  if (rule === 'readOnly') return 'read-only';
+  if (rule.startsWith('default:')) return `default for ${rule.slice('default:'.length)} calls`;
+  const listed = rules.find((r) => r.id === rule);
+  return listed ? `rule ${listed.position} (${rule})` : `rule ${rule}`;
+}
+
+/** Why the "what would happen" tester got its decision: "by rule 2 (r-1a2b): reason (a write call)". */
+export function verdictWhy(
+  verdict: { rule: string; reason: string | null; effect?: string },
+  rules: readonly ListedRule[] = [],
+): string {
+  const why = verdict.reason ? `: ${verdict.reason}` : '';
+  const effect = verdict.effect ? ` (a ${verdict.effect} call)` : '';
+  return `by ${decidedBy(verdict.rule, rules)}${why}${effect}`;
+}
+
+/** The REST body of a rule form: empty fields left out (absent = any), `position` a number. */
+export function ruleBody(fields: Partial<RuleFields>): Record<string, string | number> {
+  const body: Record<string, string | number> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    const text = (value ?? '').trim();
+    if (!text) continue;
+    body[key] = key === 'position' ? Number(text) : text;
+  }
+  return body;
+}
+
+/** A rule's fields for the edit form (absent = empty). */
+export function ruleFields(rule: PolicyRule): Partial<RuleFields> {
+  const fields: Partial<RuleFields> = { decision: rule.decision };
+  for (const key of [...MATCH_FIELDS, 'reason', 'rate'] as const) {
+    const value = rule[key];
+    if (value !== undefined) fields[key] = value;
+  }
+  return fields;
+}
+
+/** The `readOnly` to send: the whole workspace, these doors, or nothing. */
+export function readOnlyValue(whole: boolean, doors: readonly string[]): ReadOnly {
+  if (whole) return true;
+  const list = [...new Set(doors.map((d) => d.trim()).filter(Boolean))];
+  return list.length > 0 ? list : false;
+}
+
+/** The doors a `readOnly` names (none for true or false). */
+export const readOnlyDoors = (readOnly: ReadOnly): string[] =>
+  Array.isArray(readOnly) ? readOnly : [];
+
+export function readOnlyText(readOnly: ReadOnly): string {
+  if (readOnly === true) return 'the whole workspace';
+  const doors = readOnlyDoors(readOnly);
+  return doors.length > 0 ? doors.join(', ') : 'nothing';
+}
+
+/**
+ * A grant's capability in words: a 15-minute approval of a policy ask
+ * carries `policy:<rule>|<target>` (kernel/asks.ts); consent grants keep
+ * their capability.
+ */
+export function grantCapabilityText(capability: string): string {
+  if (!capability.startsWith('policy:')) return capability;
+  const [rule = '', target = ''] = capability.slice('policy:'.length).split('|', 2);
+  return `policy ask approved for 15 minutes (${decidedBy(rule)}${target ? `, target ${target}` : ''})`;
+}

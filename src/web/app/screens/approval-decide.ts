@@ -1,0 +1,47 @@
+/**
+ * One decision on a pending approval, shared by consent requests and policy
+ * asks: approving needs the owner's own click or key press (a click the page
+ * bridge synthesises for an agent is untrusted, so an agent can never
+ * approve itself), the button is busy meanwhile, a refusal is shown on the
+ * card, and focus moves on once the request left the inbox.
+ */
+import { post } from '../api.js';
+import { busy } from '../dom.js';
+import { refreshConsent } from '../live.js';
+
+/**
+ * What to send: the JSON body, or a sentence telling the owner what is
+ * missing (nothing is sent then).
+ */
+export type DecisionBody = () => Promise<Record<string, unknown> | string>;
+
+export type Decide = (
+  button: HTMLButtonElement,
+  action: 'approve' | 'deny',
+  trusted: boolean,
+  body: DecisionBody,
+) => Promise<void>;
+
+export function decider(id: string, problem: HTMLElement, decided: () => void): Decide {
+  return async (button, action, trusted, body) => {
+    problem.textContent = '';
+    if (action === 'approve' && !trusted) {
+      problem.textContent = 'Approving needs your own click or key press.';
+      return;
+    }
+    await busy(button, async () => {
+      try {
+        const sent = await body();
+        if (typeof sent === 'string') {
+          problem.textContent = sent;
+          return;
+        }
+        await post(`approvals/${encodeURIComponent(id)}/${action}`, sent);
+        decided();
+        await refreshConsent();
+      } catch (e) {
+        problem.textContent = e instanceof Error ? e.message : String(e);
+      }
+    });
+  };
+}

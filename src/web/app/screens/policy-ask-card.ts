@@ -1,0 +1,110 @@
+/**
+ * A policy ask in the inbox (spec/authority.md §3): the owner's policy asked
+ * before one exact call runs. The card shows who asks (agent, door, tool),
+ * the rule that asked and the door's preview (secrets already redacted by
+ * the server); the owner approves this call once, approves this rule, agent
+ * and target for 15 minutes, or denies with a reason the agent sees.
+ */
+import type { Approval } from '../../../kernel/records.js';
+import { h } from '../dom.js';
+import { shortConnection, time } from '../format.js';
+import { decidedBy, isRuleId } from '../policy-text.js';
+import { readablePreview } from '../preview.js';
+import { href } from '../router.js';
+import { decider } from './approval-decide.js';
+
+/** The preview as a summary line and a definition list of its details. */
+export function previewView(preview: unknown, fallback: string): HTMLElement {
+  const { summary, details } = readablePreview(preview, fallback);
+  return h(
+    'div',
+    { class: 'preview' },
+    h('p', { class: 'preview-summary' }, summary),
+    details.length > 0
+      ? h(
+          'dl',
+          {},
+          ...details.flatMap((d) => [
+            h('dt', {}, d.label),
+            h('dd', { 'data-detail': d.key }, d.block ? h('pre', {}, d.text) : d.text),
+          ]),
+        )
+      : null,
+  );
+}
+
+export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => void): HTMLElement {
+  const headingId = `approval-${a.id}-title`;
+  const problem = h('p', { class: 'result-err', role: 'alert' });
+  const decide = decider(a.id, problem, () => focusNext(card));
+  const reasonId = `approval-${a.id}-reason`;
+  const reason = h('input', {
+    id: reasonId,
+    name: 'reason',
+    type: 'text',
+    autocomplete: 'off',
+    maxlength: 500,
+  });
+  const once = h('button', { type: 'button', class: 'primary' }, 'Approve once');
+  const quarter = h('button', { type: 'button' }, 'Approve 15 minutes');
+  const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
+  once.addEventListener(
+    'click',
+    (e) => void decide(once, 'approve', e.isTrusted, async () => ({ scope: 'once' })),
+  );
+  quarter.addEventListener(
+    'click',
+    (e) => void decide(quarter, 'approve', e.isTrusted, async () => ({ scope: '15m' })),
+  );
+  deny.addEventListener(
+    'click',
+    (e) =>
+      void decide(deny, 'deny', e.isTrusted, async () => {
+        const why = reason.value.trim();
+        return why ? { reason: why } : {};
+      }),
+  );
+  const rule = isRuleId(a.rule)
+    ? h('a', { href: href('policy', a.rule), class: 'rule' }, decidedBy(a.rule))
+    : h('span', { class: 'rule' }, decidedBy(a.rule));
+  const card = h(
+    'li',
+    {
+      class: 'card approval ask',
+      'aria-labelledby': headingId,
+      'data-approval-id': a.id,
+      'data-kind': 'policy',
+    },
+    h('h3', { id: headingId }, `Policy ask: ${a.tool ?? 'a call'} on ${a.door}`),
+    h(
+      'p',
+      { class: 'meta' },
+      'Agent ',
+      h('strong', { class: 'agent' }, a.agent ?? 'none'),
+      ' · door ',
+      a.door,
+      ' · tool ',
+      h('code', {}, a.tool ?? '—'),
+      ' · asked by ',
+      rule,
+    ),
+    h(
+      'p',
+      { class: 'meta' },
+      'Connection ',
+      h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
+      ` · asked ${time(a.createdAt)}`,
+    ),
+    previewView(a.preview, a.summary),
+    h(
+      'div',
+      { class: 'row' },
+      once,
+      quarter,
+      h('label', { for: reasonId }, 'Reason if you deny (the agent sees it)', reason),
+      deny,
+    ),
+    problem,
+  );
+  return card;
+}

@@ -1,9 +1,11 @@
 /**
  * Stage 1, validate: the tool's zod schema decides; the first problem is
  * reported as `malformedRequest` naming the field and what to send instead.
+ * Arguments nested deeper than the JSON cap are refused before zod walks them.
  */
 import type { z } from 'zod';
 import { failure, type Failure } from './errors.js';
+import { checkNesting } from './json-depth.js';
 
 export function describeIssue(issue: z.core.$ZodIssue): string {
   const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '';
@@ -21,6 +23,9 @@ export function validateInput<S extends z.ZodType>(
   schema: S,
   raw: unknown,
 ): { ok: true; value: z.output<S> } | Failure {
+  // zod walks the value recursively: a value nested thousands deep would overflow the stack.
+  const tooDeep = checkNesting(raw);
+  if (tooDeep) return tooDeep;
   const result = schema.safeParse(raw ?? {});
   if (result.success) return { ok: true, value: result.data };
   const issues = result.error.issues;

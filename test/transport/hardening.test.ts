@@ -12,6 +12,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { Client } from '@modelcontextprotocol/client';
 import { createMcpServer } from '../../src/transport/mcp-server.js';
 import { stdioConnection } from '../../src/transport/mcp-stdio.js';
+import type { ServingKernel } from '../../src/transport/surface.js';
 
 let tk: TestKernel;
 let app: HttpApp;
@@ -29,9 +30,15 @@ afterAll(async () => {
 });
 
 /** A raw request, so the Host header is exactly what a hostile client sends. */
-const raw = (path: string, headers: Record<string, string>, method = 'GET', body = '') =>
+const raw = (
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+  body = '',
+  to: number = port,
+) =>
   new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+    const req = request({ host: '127.0.0.1', port: to, path, method, headers }, (res) => {
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
@@ -133,6 +140,34 @@ it('refuses a REST JSON body nested deeper than 64 levels with 400 malformedRequ
     maxDepth: 64,
     message: expect.stringContaining('nests deeper than 64 levels'),
   });
+});
+
+it('answers an unexpected throw on /mcp with a JSON-RPC internal error carrying a log id', async () => {
+  const broken: ServingKernel = {
+    ...tk.kernel,
+    principals: {
+      ...tk.kernel.principals,
+      authenticate: () => Promise.reject(new Error('principal store down')),
+    },
+  };
+  const brokenApp = createHttpApp({ kernel: broken, logger: silentLogger });
+  const brokenPort = (await brokenApp.listen(0, '127.0.0.1')).port;
+  try {
+    const res = await raw(
+      '/mcp',
+      { host: `127.0.0.1:${brokenPort}`, 'content-type': 'application/json', ...agent },
+      'POST',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+      brokenPort,
+    );
+    expect(res.status).toBe(500);
+    const body = JSON.parse(res.body) as { error: { code: number; message: string } };
+    expect(body.error.code).toBe(-32603);
+    expect(body.error.message).toMatch(/log id [0-9a-f-]{36}/);
+    expect(body).not.toHaveProperty('status');
+  } finally {
+    await brokenApp.close();
+  }
 });
 
 it('answers 5,000-deep tool arguments over an MCP connection with a malformedRequest tool error, not -32603', async () => {

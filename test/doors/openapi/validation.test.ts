@@ -28,3 +28,19 @@ describe('plane_call arguments of the wrong type', () => {
     );
   });
 });
+
+describe('API arguments of the wrong type', () => {
+  it('a body field of the wrong type names its pointer, the type and what was sent', async () => {
+    const r = await door.call('call', {
+      resource: 'pets',
+      method: 'create',
+      args: { data: { id: '7', name: 'Rex' } },
+    });
+    const body = JSON.parse(r.text) as { code: string; violations: unknown[] };
+    expect(body.code).toBe('malformedRequest');
+    expect(body.violations).toContainEqual({
+      pointer: '/data/id',
+      message: 'must be integer; got the string "7"',
+    });
+  });
+});

@@ -37,7 +37,7 @@ export {
 export type { ErrorCode, Failure } from './errors.js';
 
 // Validation and the shapes doors share
-export { validateInput, describeIssue } from './validate.js';
+export { validateInput, describeIssue, describeValue } from './validate.js';
 export { utf8String, uuidString, hex64String } from './schemas.js';
 export { canonicalJson, digestOf, sha256Hex, utf8Bytes } from './digest.js';
 export { REDACTED, isSecretName, redact } from './redact.js';

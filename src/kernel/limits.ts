@@ -5,8 +5,13 @@
  */
 import { failure, type Failure } from './errors.js';
 import { utf8Bytes } from './digest.js';
+import { checkNesting, MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 export function checkRequestBytes(args: unknown, max: number): Failure | null {
+  // Measuring serialises, which would overflow the stack on arguments nested
+  // thousands deep: those are refused first, as validate would (authority.md §4).
+  const tooDeep = checkNesting(args);
+  if (tooDeep) return tooDeep;
   const bytes = utf8Bytes(JSON.stringify(args ?? {}));
   if (bytes <= max) return null;
   return failure(
@@ -16,6 +21,19 @@ export function checkRequestBytes(args: unknown, max: number): Failure | null {
       bytes,
       max,
     },
+  );
+}
+
+/**
+ * A result nested past the JSON cap (an upstream API's or a page's answer)
+ * cannot be serialised safely, so it is refused before it is measured.
+ */
+export function checkResultNesting(value: unknown): Failure | null {
+  if (!nestsDeeperThan(value)) return null;
+  return failure(
+    'resultTooLarge',
+    `The result nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays and cannot be returned; narrow the request or ask for another representation.`,
+    { maxDepth: MAX_JSON_DEPTH },
   );
 }
 

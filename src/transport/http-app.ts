@@ -184,17 +184,20 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     sendFailure(res, refused.failure, refused.status);
   }
 
+  /** An MCP client gets every error as JSON-RPC, an unexpected one included (with its log id). */
   function fail(req: IncomingMessage, res: ServerResponse, error: unknown) {
+    const mcpRequest = isMcpPath((req.url ?? '').split('?')[0]!);
     if (error instanceof BodyTooLargeError) {
       const message = `Request body too large: at most ${error.max} bytes are accepted.`;
-      if (req.url?.startsWith('/mcp')) sendJsonRpcError(res, 413, -32600, message);
+      if (mcpRequest) sendJsonRpcError(res, 413, -32600, message);
       else sendFailure(res, failure('requestTooLarge', message));
       return;
     }
     const internal = internalFailure();
     logger.error({ err: error, logId: internal.data?.logId, url: req.url }, 'request failed');
-    if (!res.headersSent) sendFailure(res, internal);
-    else res.end();
+    if (res.headersSent) res.end();
+    else if (mcpRequest) sendJsonRpcError(res, 500, -32603, internal.message);
+    else sendFailure(res, internal);
   }
 
   const server = createServer((req, res) => {

@@ -9,6 +9,15 @@ import { createMcpEndpoint, type McpEndpoint } from './mcp-http.js';
 import { readBody, sendJsonRpcError } from './http-util.js';
 import type { ServingKernel } from './surface.js';
 import { mountOf } from '../kernel/kernel.js';
+import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
+
+/**
+ * The JSON nesting cap for one MCP message (authority.md §4): the message and
+ * its `params` (or `result`) wrap the payload, so tool arguments keep their
+ * full 64 levels. The SDK serialises and walks messages recursively; a deeper
+ * one is refused before it is parsed.
+ */
+const MESSAGE_DEPTH = MAX_JSON_DEPTH + 2;
 
 export interface McpDispatchOptions {
   kernel: ServingKernel;
@@ -57,9 +66,18 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
       }
       let body: unknown;
       if (req.method === 'POST') {
-        const bytes = await readBody(req, maxBodyBytes);
+        const text = (await readBody(req, maxBodyBytes)).toString('utf8');
+        if (textNestsDeeperThan(text, MESSAGE_DEPTH)) {
+          sendJsonRpcError(
+            res,
+            400,
+            -32600,
+            `Invalid request: the message nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays below its params; flatten the arguments (at most ${MAX_JSON_DEPTH} levels) and send again.`,
+          );
+          return;
+        }
         try {
-          body = JSON.parse(bytes.toString('utf8'));
+          body = JSON.parse(text);
         } catch {
           sendJsonRpcError(
             res,

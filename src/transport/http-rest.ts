@@ -15,6 +15,7 @@ import {
 import type { Logger } from '../kernel/logger.js';
 import { failureResponse, sendFailure } from './http-errors.js';
 import { readBody, sendJson } from './http-util.js';
+import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
 import { createRouter } from './router.js';
 import type { RestResponse, RestRoute } from './surface.js';
 import { admit, type Caller } from './auth.js';
@@ -112,7 +113,7 @@ const mediaType = (req: IncomingMessage) =>
   (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 
 /**
- * The body, capped before parsing: JSON for `application/json`, bytes on
+ * The body, capped before parsing (in bytes and in JSON nesting): JSON for `application/json`, bytes on
  * `raw` routes (uploads), an empty body `undefined`. A JSON route refuses any
  * other content type (authority.md §4): a browser page can send
  * `text/plain` without asking first, so it must not count as JSON.
@@ -136,8 +137,20 @@ async function parseBody(
       ),
     };
   }
+  const text = bytes.toString('utf8');
+  // Routes walk bodies recursively (validation, digests): JSON nesting ≤ 64 levels (authority.md §4).
+  if (textNestsDeeperThan(text)) {
+    return {
+      status: 400,
+      failure: failure(
+        'malformedRequest',
+        `The request body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays; flatten it and retry.`,
+        { maxDepth: MAX_JSON_DEPTH },
+      ),
+    };
+  }
   try {
-    return { value: JSON.parse(bytes.toString('utf8')) as unknown };
+    return { value: JSON.parse(text) as unknown };
   } catch {
     return {
       status: 400,

@@ -69,6 +69,40 @@ describe('validate stage', () => {
     expect((textOf(r) as { message: string }).message).toContain("'count'");
   });
 
+  it('answers 5,000-deep arguments with malformedRequest and audits the refusal, without overflowing the stack', async () => {
+    tk = await testKernel([door([strictTool])]);
+    let deep: unknown = 'x';
+    for (let i = 0; i < 5000; i++) deep = [deep];
+    const r = await tk.kernel.call(
+      'd',
+      'strict',
+      { title: 'a', count: 1, deep },
+      { connection: conn() },
+    );
+    expect(r).toMatchObject({ ok: false, code: 'malformedRequest' });
+    expect((textOf(r) as { message: string }).message).toContain(
+      'the arguments nest deeper than 64 levels of objects and arrays; flatten',
+    );
+    expect((await tk.kernel.audit.list()).map((e) => [e.tool, e.result])).toEqual([
+      ['strict', 'malformedRequest'],
+    ]);
+  });
+
+  it('accepts arguments nested exactly 64 levels deep', async () => {
+    const open = defineTool({
+      name: 'open',
+      description: 'takes any data',
+      input: z.object({ data: z.unknown() }).strict(),
+      effect: 'read',
+      handler: async () => ({ ok: true }),
+    });
+    tk = await testKernel([door([open])]);
+    let data: unknown = 'x';
+    for (let i = 0; i < 63; i++) data = [data];
+    const r = await tk.kernel.call('d', 'open', { data }, { connection: conn() });
+    expect(r).toEqual({ ok: true, value: { ok: true } });
+  });
+
   it('counts UTF-8 bytes, not characters, for byte limits', async () => {
     tk = await testKernel([door([strictTool])]);
     // 4 characters, 12 bytes: over the 10-byte limit.
@@ -197,6 +231,22 @@ describe('limits stage', () => {
     tk = await testKernel([door([big], { responseBytes: 1000 })]);
     const r = await tk.kernel.call('d', 'big', {}, { connection: conn() });
     expect(textOf(r)).toMatchObject({ code: 'resultTooLarge' });
+  });
+
+  it('answers resultTooLarge for a result nested 5,000 levels deep instead of overflowing the stack', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 5000; i++) deep = { a: deep };
+    const upstream = defineTool({
+      name: 'upstream',
+      description: 'returns what an upstream answered',
+      input: z.object({}).strict(),
+      effect: 'read',
+      handler: async () => deep,
+    });
+    tk = await testKernel([door([upstream])]);
+    const r = await tk.kernel.call('d', 'upstream', {}, { connection: conn() });
+    expect(r).toMatchObject({ ok: false, code: 'resultTooLarge', data: { maxDepth: 64 } });
+    expect((textOf(r) as { message: string }).message).toContain('nests deeper than 64 levels');
   });
 });
 

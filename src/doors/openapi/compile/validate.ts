@@ -7,6 +7,7 @@
  * failing the call.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { describeValue } from '../../../kernel/index.js';
 import { escapeToken } from '../document/errors.js';
 
 export interface Violation {
@@ -50,7 +51,7 @@ export function createValidator(coerce: boolean): SchemaValidator {
     check(schema, data, base) {
       const fn = compiled(schema);
       if (!fn || fn(data)) return [];
-      return violations(fn.errors ?? [], base);
+      return violations(fn.errors ?? [], base, data);
     },
     accepts(schema, data) {
       const fn = compiled(schema);
@@ -59,7 +60,17 @@ export function createValidator(coerce: boolean): SchemaValidator {
   };
 }
 
-function violations(errors: ErrorObject[], base: string): Violation[] {
+/** The value at a JSON pointer (RFC 6901) inside `data`. */
+function valueAt(data: unknown, pointer: string): unknown {
+  let value = data;
+  for (const token of pointer.split('/').slice(1)) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[token.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return value;
+}
+
+function violations(errors: ErrorObject[], base: string, data: unknown): Violation[] {
   const seen = new Set<string>();
   const out: Violation[] = [];
   for (const e of errors) {
@@ -72,6 +83,9 @@ function violations(errors: ErrorObject[], base: string): Violation[] {
     } else if (e.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') {
       pointer += `/${escapeToken(p.additionalProperty)}`;
       message = 'is not a known property';
+    } else if (e.keyword === 'type') {
+      // A wrong type says what was sent (authority.md §4).
+      message = `${message}; got ${describeValue(valueAt(data, e.instancePath))}`;
     } else if (e.keyword === 'enum' && Array.isArray(p.allowedValues)) {
       message = `must be one of ${p.allowedValues
         .slice(0, 20)

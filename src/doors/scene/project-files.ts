@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AirlockError } from '../../kernel/index.js';
-import { unpackKhr } from './exports.js';
+import { unpackKhr } from './khr-import.js';
 import { isLockedElsewhere } from './project.js';
 import type { ProjectInfo, SceneSession } from './session.js';
 import { StoredFileError } from './stored-files.js';

@@ -1,19 +1,20 @@
 /**
- * Export and import (spec/scene.md "Project on disk"): `khr` is a zip of the
+ * Exports (spec/scene.md "Project on disk"): `khr` is a zip of the
  * project folder without the lock and caches (`exports/`, blob temp files),
  * taken after compacting the history so the snapshot holds everything;
  * `rendered`/`inpainted` are PNG pages (one file, or a zip for several);
- * `pdf` is one PDF with a page per rendered page, at the page's size.
+ * `pdf` is one PDF with a page per rendered page, at the page's size. A
+ * `khr` comes back in through khr-import.ts.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, normalize, relative, sep } from 'node:path';
-import { unzipSync, zipSync } from 'fflate';
+import { join, relative, sep } from 'node:path';
+import { zipSync } from 'fflate';
 import { PDFDocument } from 'pdf-lib';
 import { z } from 'zod';
 import { AirlockError, blobHash } from '../../kernel/index.js';
 import { asPng, blobBytes, imageNode } from './images.js';
 import type { Page } from './model.js';
-import { ProjectFile, LOCK_FILE, type Project } from './project.js';
+import { LOCK_FILE, type Project } from './project.js';
 import { slugify } from './roots.js';
 
 export const ExportFormat = z.enum(['khr', 'rendered', 'inpainted', 'pdf']);
@@ -26,7 +27,8 @@ export interface ExportedFile {
 }
 
 export const EXPORTS_DIR = 'exports';
-const SKIP = new Set([LOCK_FILE, EXPORTS_DIR, 'snapshot.json.tmp']);
+/** What a `khr` leaves out, and an import skips. */
+export const KHR_SKIPPED = new Set([LOCK_FILE, EXPORTS_DIR, 'snapshot.json.tmp', 'blobs/tmp']);
 
 function selectPages(project: Project, ids?: string[]): Page[] {
   const pages = project.history.state.pages;
@@ -56,7 +58,7 @@ function walk(dir: string, base = dir, out: Record<string, Uint8Array> = {}) {
   for (const entry of readdirSync(dir)) {
     const path = join(dir, entry);
     const rel = relative(base, path).split(sep).join('/');
-    if (SKIP.has(rel) || rel === 'blobs/tmp') continue;
+    if (KHR_SKIPPED.has(rel)) continue;
     if (statSync(path).isDirectory()) walk(path, base, out);
     else out[rel] = new Uint8Array(readFileSync(path));
   }
@@ -139,39 +141,4 @@ export function findCachedExport(project: Project, hash: string): ExportedFile |
       ? 'application/pdf'
       : 'application/zip';
   return { bytes: new Uint8Array(readFileSync(join(dir, name))), contentType, filename };
-}
-
-/** Unpacks a `khr` zip into `target` (which must not exist); returns the project's name. */
-export function unpackKhr(zip: Uint8Array, target: string): string {
-  let entries: Record<string, Uint8Array>;
-  try {
-    entries = unzipSync(zip);
-  } catch {
-    throw new AirlockError('malformedRequest', 'The upload is not a zip file; send a .khr export.');
-  }
-  const projectJson = entries['project.json'];
-  const parsed = projectJson
-    ? ProjectFile.safeParse(JSON.parse(Buffer.from(projectJson).toString('utf8')))
-    : null;
-  if (!parsed?.success)
-    throw new AirlockError(
-      'malformedRequest',
-      'The zip has no valid project.json at its root; send a .khr export of a scene project.',
-    );
-  for (const [name, bytes] of Object.entries(entries)) {
-    if (name.endsWith('/')) continue;
-    const clean = normalize(name);
-    if (
-      clean.startsWith('..') ||
-      clean.startsWith(sep) ||
-      SKIP.has(clean) ||
-      clean.includes(`..${sep}`)
-    )
-      continue;
-    const path = join(target, clean);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, bytes);
-  }
-  mkdirSync(join(target, 'blobs'), { recursive: true });
-  return parsed.data.name;
 }

@@ -6,6 +6,7 @@
  */
 import { createCanvas, GlobalFonts, loadImage, type Canvas } from '@napi-rs/canvas';
 import { AirlockError, type BlobStore } from '../../kernel/index.js';
+import { checkImageSize } from './image-header.js';
 import type { Page } from './model.js';
 
 export const THUMBNAIL_MAX = 320;
@@ -24,7 +25,13 @@ export function defaultFont(): string {
   );
 }
 
+/**
+ * Decodes an image after its header passed the pixel cap (image-header.ts):
+ * nothing over the cap, and no format whose header the door cannot read,
+ * reaches the decoder.
+ */
 export async function decode(bytes: Uint8Array) {
+  checkImageSize(bytes);
   try {
     return await loadImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   } catch {
@@ -47,10 +54,12 @@ export async function png(canvas: Canvas): Promise<Uint8Array> {
   return new Uint8Array(await canvas.encode('png'));
 }
 
-/** Re-encodes any readable image as PNG (PNG bytes pass through). */
+/**
+ * Re-encodes any readable image as PNG. PNG bytes pass through, after the
+ * pixel cap: whoever takes them next (OCR, the PDF writer) decodes them.
+ */
 export async function asPng(bytes: Uint8Array): Promise<Uint8Array> {
-  const isPng = bytes[0] === 0x89 && bytes[1] === 0x50 && bytes[2] === 0x4e && bytes[3] === 0x47;
-  return isPng ? bytes : png(await canvasOf(bytes));
+  return checkImageSize(bytes).format === 'png' ? bytes : png(await canvasOf(bytes));
 }
 
 export async function thumbnail(bytes: Uint8Array, max = THUMBNAIL_MAX): Promise<Uint8Array> {

@@ -6,9 +6,10 @@
 import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AirlockError } from '../../kernel/index.js';
-import { unpackKhr } from './exports.js';
+import { unpackKhr } from './khr-import.js';
 import { isLockedElsewhere } from './project.js';
 import type { ProjectInfo, SceneSession } from './session.js';
+import { StoredFileError } from './stored-files.js';
 
 export interface ProjectListing {
   projects: { id: string; path: string; name: string; current: boolean }[];
@@ -28,7 +29,11 @@ export function listProjects(session: SceneSession): ProjectListing {
   };
 }
 
-/** Unpacks `zip` into a fresh folder named after the project inside, and opens it. */
+/**
+ * Unpacks `zip` into a fresh folder named after the project inside, and opens
+ * it. A zip that does not unpack into a project that opens is refused and its
+ * folder removed; the project open before stays current.
+ */
 export async function importProject(session: SceneSession, zip: Uint8Array): Promise<ProjectInfo> {
   const target = session.roots.freshFolder(`import-${Date.now()}`);
   let name: string;
@@ -40,7 +45,17 @@ export async function importProject(session: SceneSession, zip: Uint8Array): Pro
   }
   const renamed = session.roots.freshFolder(name);
   renameSync(target, renamed);
-  return session.open(renamed);
+  try {
+    return await session.open(renamed);
+  } catch (error) {
+    if (session.info()?.path !== renamed) rmSync(renamed, { recursive: true, force: true });
+    if (!(error instanceof StoredFileError)) throw error;
+    throw new AirlockError(
+      'malformedRequest',
+      `The .khr cannot be imported: ${error.detail}. Send a .khr exported from a project that opens.`,
+      { file: error.file, field: error.field },
+    );
+  }
 }
 
 /** Deletes a project folder; the active project is closed first, one open elsewhere is refused. */

@@ -30,7 +30,8 @@ import {
 } from '../../kernel/index.js';
 import { emptyScene, type Scene } from './model.js';
 import type { Op } from './ops.js';
-import { sceneReducer } from './reducer.js';
+import { SceneOpError, sceneReducer } from './reducer.js';
+import { checkedHistoryLog, parseStored, reasonOf, StoredFileError } from './stored-files.js';
 
 export const ProjectFile = z.object({
   format: z.literal('airlock-scene'),
@@ -127,10 +128,19 @@ export function readProjectFile(dir: string): ProjectFile {
       'notFound',
       `No project at ${dir} (no project.json); pass createName to create one there.`,
     );
-  const parsed = ProjectFile.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-  if (!parsed.success)
-    throw new AirlockError('malformedRequest', `${path} is not an Airlock scene project file.`);
-  return parsed.data;
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new StoredFileError(
+      dir,
+      'project.json',
+      '',
+      `project.json is not JSON (${error.message})`,
+    );
+  }
+  return parseStored(dir, 'project.json', ProjectFile, value);
 }
 
 /** Creates the project files in `dir` (missing or empty). */
@@ -155,14 +165,25 @@ export function initProject(dir: string, name: string, now = new Date()): void {
 export async function openProject(dir: string, options: OpenOptions): Promise<Project> {
   const file = readProjectFile(dir);
   const release = acquireLock(dir);
+  let closeLog = () => undefined as void;
   try {
     const log = options.storage.historyLog<Scene, Op>(dir);
+    closeLog = () => log.close();
     const history = await openHistory<Scene, Op>({
       reducer: sceneReducer,
       initial: emptyScene(file.name, file.createdAt),
-      log,
+      log: checkedHistoryLog(dir, log),
       ...(options.compactEvery ? { compactEvery: options.compactEvery } : {}),
       ...(options.onChange ? { onChange: options.onChange } : {}),
+    }).catch((error: unknown) => {
+      // Replaying the op log runs the reducer: an entry it refuses is a broken log.
+      if (!(error instanceof SceneOpError)) throw error;
+      throw new StoredFileError(
+        dir,
+        'oplog.jsonl',
+        '',
+        `oplog.jsonl holds an op that cannot be replayed (${error.kind}): ${reasonOf(error)}`,
+      );
     });
     const blobs = options.storage.blobs(join(dir, 'blobs'));
     const lastChange = () => {
@@ -192,6 +213,7 @@ export async function openProject(dir: string, options: OpenOptions): Promise<Pr
       },
     };
   } catch (error) {
+    closeLog();
     release();
     throw error;
   }

@@ -57,6 +57,13 @@ export function createProjectRoots(configured: readonly string[]): ProjectRoots 
   return {
     roots,
     confine(path) {
+      // The file system cannot name a NUL byte: refuse it here, not as a failing syscall later.
+      if (path.includes('\0'))
+        throw new AirlockError(
+          'malformedRequest',
+          "Field 'path' contains a NUL byte (\\u0000), which no file path can hold; send the folder's path without it.",
+          { field: 'path' },
+        );
       const absolute = realish(isAbsolute(path) ? path : resolve(roots[0]!, path));
       if (!inside(absolute)) {
         throw new AirlockError(

@@ -15,6 +15,18 @@ const ExportBody = z
   .object({ format: ExportFormat, pages: z.array(uuidString()).optional() })
   .strict();
 
+const OpenBody = z
+  .object({
+    id: z
+      .string()
+      .min(1)
+      .refine((id) => !id.includes('\0'), {
+        message:
+          'contains a NUL byte (\\u0000), which no project id can hold; GET /api/v1/projects lists the ids',
+      }),
+  })
+  .strict();
+
 export function projectRoutes({ session }: RouteDeps): RestRoute[] {
   return [
     route('GET', 'projects', 'Projects in the project roots', async () =>
@@ -26,7 +38,7 @@ export function projectRoutes({ session }: RouteDeps): RestRoute[] {
     }),
     route('GET', 'projects/current', 'The active project', async () => ok(infoOrThrow(session))),
     route('PUT', 'projects/current', 'Open a project {id}', async (req) => {
-      const { id } = parse(z.object({ id: z.string().min(1) }).strict(), req.body);
+      const { id } = parse(OpenBody, req.body);
       const found = session.roots.list().find((p) => p.id === id);
       if (!found)
         throw new AirlockError('notFound', `No project '${id}'; GET /api/v1/projects lists them.`);

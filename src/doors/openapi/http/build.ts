@@ -3,7 +3,8 @@
  * template (values that would change the path refused first, in
  * `unsafePathValue`), query parameters serialised per their style, the body
  * encoded for its content type, and the URL checked to stay on the base
- * URL's origin.
+ * URL's origin. Header values are checked before (`unsafeHeaderValue`,
+ * used by the argument checks).
  */
 import { isObject } from '../../../kernel/index.js';
 import type { CatalogParam } from '../catalog.js';
@@ -24,7 +25,19 @@ export function unsafePathValue(value: string): string | null {
   return null;
 }
 
-const scalar = (v: unknown): string =>
+/**
+ * Why a header value cannot be sent, or null when it can (RFC 9110 §5.5:
+ * no CR, LF or NUL; fetch also takes only Latin-1). CR/LF would otherwise
+ * start another header.
+ */
+export function unsafeHeaderValue(value: string): string | null {
+  if (/[\r\n]/.test(value)) return 'it contains a line break (CR or LF)';
+  if (value.includes('\u0000')) return 'it contains a NUL character';
+  if (/[\u0100-\uffff]/.test(value)) return 'it contains characters beyond Latin-1';
+  return null;
+}
+
+export const scalar = (v: unknown): string =>
   typeof v === 'string'
     ? v
     : typeof v === 'number' || typeof v === 'boolean'

@@ -139,6 +139,12 @@ export async function send(
       });
     } catch (error) {
       if (options.signal.aborted) throw error;
+      // fetch refuses a request it cannot build (a header value it cannot carry) before connecting.
+      if (error instanceof TypeError && error.cause === undefined)
+        return failure(
+          'malformedRequest',
+          `${request.label} could not be sent (${error.message}); nothing was sent. Fix the value it names and call again.`,
+        );
       const idempotent = IDEMPOTENT.has(request.method);
       if (timeout.aborted) {
         return idempotent

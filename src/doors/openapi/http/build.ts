@@ -2,8 +2,8 @@
  * Turns checked arguments into a request: path ids percent-encoded into the
  * template (values that would change the path refused first, in
  * `unsafePathValue`), query parameters serialised per their style, the body
- * encoded for its content type, and the URL checked to stay on the base
- * URL's origin. Header values are checked before (`unsafeHeaderValue`,
+ * encoded for its content type, and the URL checked to stay under the
+ * base URL (scope.ts). Header values are checked before (`unsafeHeaderValue`,
  * used by the argument checks).
  */
 import { isObject } from '../../../kernel/index.js';
@@ -11,6 +11,7 @@ import type { CatalogParam } from '../catalog.js';
 import type { MethodEntry } from '../catalog-index.js';
 import type { Credentials } from './auth.js';
 import type { UpstreamRequest } from './send.js';
+import { outsideBase } from './scope.js';
 
 /** Why a path value would change the path, or null when it is safe. */
 export function unsafePathValue(value: string): string | null {
@@ -128,7 +129,15 @@ export function buildRequest(input: BuildInput): UpstreamRequest {
     body = encodeBody(method.body.contentType, input.data);
     if (typeof body === 'string') headers['content-type'] = method.body.contentType;
   }
-  if (url.origin !== base.origin || !url.pathname.startsWith(basePath))
-    throw new Error(`request URL left the base URL (${method.http} ${method.path})`);
-  return { method: method.http, url, headers, body, label: `${method.http} ${method.path}` };
+  const outside = outsideBase(url, base);
+  if (outside)
+    throw new Error(`request URL left the base URL (${method.http} ${method.path}): ${outside}`);
+  return {
+    method: method.http,
+    url,
+    base,
+    headers,
+    body,
+    label: `${method.http} ${method.path}`,
+  };
 }

@@ -46,6 +46,8 @@ Credentials come from environment variables named after the prefix and the
 document's security schemes: <PREFIX>_<SCHEME> (upper snake case), or
 <PREFIX>_API_KEY (API keys), <PREFIX>_TOKEN (bearer/OAuth), <PREFIX>_USERNAME
 and <PREFIX>_PASSWORD (basic). <PREFIX>_WORKSPACE_SLUG is the default slug.
+A secret shorter than 4 characters is refused (exit 2): it could not be told
+apart from ordinary text, so it could not be kept out of results.
 
 Exit codes: 0 clean shutdown, 2 bad arguments or an unreadable document, 1 other errors.`;
 

@@ -10,6 +10,7 @@ import type { ServedDoor } from '../../transport/surface.js';
 import { createOpenapiDoor, DEFAULT_PREFIX } from './door.js';
 import { loadCatalog } from './load-catalog.js';
 import { DocumentError } from './document/errors.js';
+import { ConfigError } from './config-error.js';
 
 export { createOpenapiDoor, DEFAULT_PREFIX, type OpenapiDoorOptions } from './door.js';
 export { compileSpec, catalogJson } from './compile/compile.js';
@@ -42,11 +43,6 @@ export const MountOptionsSchema = z
   })
   .strict();
 export type MountOptions = z.infer<typeof MountOptionsSchema>;
-
-/** A mount the workspace cannot open: the workspace answers it as a usage error (exit 2), by this name. */
-class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 function mountOptions(ctx: DoorContext, prefix: string): MountOptions {
   const section = ctx.config.openapiOptions;

@@ -29,6 +29,7 @@ export function createProbe(rt: Runtime, now: () => number = Date.now): Probe {
           {
             method: 'GET',
             url,
+            base: rt.base,
             headers: { accept: 'application/json', ...rt.extraHeaders, ...creds.headers },
             label: `GET ${probe.path}`,
           },

@@ -3,7 +3,7 @@
  * to call the API (base URL, headers, credentials), defaults, limits, the
  * version probe, and the secrets to scrub from everything shown.
  */
-import { REDACTED, type Logger } from '../../kernel/index.js';
+import type { Logger } from '../../kernel/index.js';
 import type { CatalogIndex } from './catalog-index.js';
 import {
   configuredSecrets,
@@ -12,7 +12,15 @@ import {
   type Credentials,
 } from './http/auth.js';
 import type { FetchLike, UpstreamLimits } from './http/send.js';
+import { unsafeHeaderValue } from './http/build.js';
+import { ConfigError } from './config-error.js';
 import type { MethodEntry } from './catalog-index.js';
+import {
+  createScrubber,
+  refuseUnusable,
+  scrubbedLogger,
+  type ConfiguredSecret,
+} from './secrets.js';
 
 export interface ProbeOptions {
   /** Path (under the base URL) that answers 404 when the API version is missing. */
@@ -33,7 +41,7 @@ export interface Runtime {
   readonly probe?: ProbeOptions | undefined;
   readonly logger: Logger;
   credentials(method: MethodEntry): Credentials;
-  /** Replaces every configured secret in `text` with [REDACTED]. */
+  /** Replaces every configured secret, in every form it takes on the wire, with [REDACTED] (secrets.ts). */
   scrub(text: string): string;
   tool(name: 'resources' | 'describe' | 'call'): string;
 }
@@ -55,18 +63,22 @@ export interface RuntimeOptions {
 export function expandHeaders(
   headers: Record<string, string>,
   env: NodeJS.ProcessEnv,
-): { headers: Record<string, string>; secrets: string[] } {
-  const secrets: string[] = [];
+): { headers: Record<string, string>; secrets: ConfiguredSecret[] } {
+  const secrets: ConfiguredSecret[] = [];
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     out[name] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, v: string) => {
       const s = env[v] ?? '';
-      if (s) secrets.push(s);
+      if (s) secrets.push({ value: s, source: `header '${name}' (\${${v}})`, inHeader: true });
       return s;
     });
-    // A literal credential header is a secret too.
-    if (/authorization|token|key|secret|cookie/i.test(name))
-      secrets.push(out[name]!, out[name]!.replace(/^\S+\s+/, ''));
+    // A literal credential header is a secret too, and so is its value after a scheme word (`Bearer …`).
+    if (/authorization|token|key|secret|cookie/i.test(name)) {
+      const whole = out[name]!;
+      const credential = whole.replace(/^\S+\s+/, '');
+      for (const v of new Set([whole, credential]))
+        if (v) secrets.push({ value: v, source: `header '${name}'`, inHeader: true });
+    }
   }
   return { headers: out, secrets };
 }
@@ -84,17 +96,17 @@ export function baseUrlOf(index: CatalogIndex, override: string | undefined): UR
   return null;
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 export function createRuntime(options: RuntimeOptions): Runtime {
   const { index, env, prefix } = options;
   const auth: AuthSource = { prefix, schemes: index.catalog.securitySchemes, env };
   const expanded = expandHeaders(options.headers ?? {}, env);
-  const raw = [...configuredSecrets(auth), ...expanded.secrets];
-  const secrets = [...new Set([...raw, ...raw.map(encodeURIComponent)])]
-    .filter((s) => s.length >= 4)
-    .sort((a, b) => b.length - a.length);
-  const pattern = secrets.length > 0 ? new RegExp(secrets.map(escapeRegExp).join('|'), 'g') : null;
+  const secrets = [...configuredSecrets(auth), ...expanded.secrets];
+  refuseUnusable(secrets);
+  for (const [name, value] of Object.entries(expanded.headers)) {
+    const why = unsafeHeaderValue(value);
+    if (why) throw new ConfigError(`header '${name}': ${why}, which an HTTP header cannot carry.`);
+  }
+  const scrub = createScrubber(secrets.map((s) => s.value));
   const workspace = env[`${prefix.toUpperCase()}_WORKSPACE_SLUG`];
   return {
     prefix,
@@ -105,9 +117,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     limits: options.limits,
     fetch: options.fetch,
     probe: options.probe,
-    logger: options.logger,
+    logger: scrubbedLogger(options.logger, scrub),
     credentials: (method) => credentialsFor(auth, method.security ?? index.catalog.security),
-    scrub: (text) => (pattern ? text.replace(pattern, REDACTED) : text),
+    scrub,
     tool: (name) => `${prefix}_${name}`,
   };
 }

@@ -88,6 +88,29 @@ describe('airlock openapi', () => {
     expect(missing.stderr).toMatch(/nope\.yaml: no such file/);
   });
 
+  it('a secret shorter than 4 characters exits 2 with one line naming the header it is for', async () => {
+    const r = await run(
+      [
+        'openapi',
+        fixture('real-petstore.json'),
+        '--prefix',
+        'pets',
+        '--base-url',
+        server.url,
+        '--port',
+        '0',
+        '--data',
+        join(dir, 'short-secret'),
+      ],
+      testEnv({ PETS_API_KEY: 'abc' }),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      "airlock: header 'api_key' (PETS_API_KEY) is 3 characters long; a secret needs at least 4, or it cannot be told apart from ordinary text and kept out of results. Configure the full secret.",
+    ]);
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('--stdio serves the three tools; the API key from the environment reaches the API and no output line', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,

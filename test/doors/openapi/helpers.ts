@@ -6,7 +6,7 @@ import { callPresented, testKernel, conn, type TestKernel } from '../../helpers/
 import { freePort, listenLoopback, startProcess } from '../../helpers/servers.js';
 import { createOpenapiDoor, type OpenapiDoorOptions } from '../../../src/doors/openapi/door.js';
 import { compileSpec } from '../../../src/doors/openapi/compile/compile.js';
-import { silentLogger } from '../../../src/kernel/logger.js';
+import { silentLogger, type Logger } from '../../../src/kernel/logger.js';
 import type { Catalog } from '../../../src/doors/openapi/catalog.js';
 
 /** The OpenAPI documents the tests use, kept in the repository (see its SOURCES.md). */
@@ -128,3 +128,17 @@ export const json = (
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 };
+
+/** A logger that keeps every line, to check no secret is ever logged. */
+export function recordingLogger(lines: string[]): Logger {
+  const log = (level: string) => (a: unknown, b?: unknown) =>
+    void lines.push(JSON.stringify({ level, a, b }));
+  const logger: Logger = {
+    debug: log('debug'),
+    info: log('info'),
+    warn: log('warn'),
+    error: log('error'),
+    child: () => logger,
+  };
+  return logger;
+}

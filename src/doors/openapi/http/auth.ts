@@ -10,10 +10,12 @@
  * | http bearer, oauth2, OIDC  | also `PLANE_TOKEN` (sent as `Authorization: Bearer …`) |
  * | http basic                 | `<…>` as `user:password`, or `PLANE_USERNAME` + `PLANE_PASSWORD` |
  *
- * Every secret value is also returned in `secrets`, so results can be
- * scrubbed of it; none is ever logged.
+ * `configuredSecrets` names every secret value and what it is for, so the
+ * door can refuse one it cannot scrub and scrub the rest from everything it
+ * shows (secrets.ts); none is ever logged.
  */
 import type { SecurityScheme } from '../catalog.js';
+import type { ConfiguredSecret } from '../secrets.js';
 
 export interface Credentials {
   headers: Record<string, string>;
@@ -43,32 +45,65 @@ export function envNamesFor(prefix: string, name: string, scheme: SecurityScheme
   return [own, `${p}_TOKEN`];
 }
 
-function secretFor(source: AuthSource, name: string, scheme: SecurityScheme): string | undefined {
-  for (const v of envNamesFor(source.prefix, name, scheme)) {
-    const value = source.env[v];
-    if (value) return value;
+/** A scheme's secret and the variable it came from. */
+interface SchemeSecret {
+  value: string;
+  variable: string;
+}
+
+function secretFor(
+  source: AuthSource,
+  name: string,
+  scheme: SecurityScheme,
+): SchemeSecret | undefined {
+  for (const variable of envNamesFor(source.prefix, name, scheme)) {
+    const value = source.env[variable];
+    if (value) return { value, variable };
   }
   if (scheme.type === 'http' && scheme.scheme === 'basic') {
     const p = upperSnake(source.prefix);
     const user = source.env[`${p}_USERNAME`];
     const password = source.env[`${p}_PASSWORD`];
-    if (user && password) return `${user}:${password}`;
+    if (user && password) return { value: `${user}:${password}`, variable: `${p}_PASSWORD` };
   }
   return undefined;
 }
 
-/** Every configured secret value (for scrubbing results and errors). */
-export function configuredSecrets(source: AuthSource): string[] {
-  const out = new Set<string>();
+/** What a scheme's secret is sent as, for messages. */
+function sentAs(scheme: SecurityScheme, variable: string): string {
+  if (scheme.type === 'apiKey') {
+    const where = scheme.in === 'query' ? 'query parameter' : scheme.in;
+    return `${where} '${scheme.name}' (${variable})`;
+  }
+  if (scheme.type === 'http' && scheme.scheme === 'basic')
+    return `header 'Authorization' (basic, ${variable})`;
+  return `header 'Authorization' (bearer, ${variable})`;
+}
+
+/**
+ * Every configured secret value, with what it is for. Basic auth's
+ * `user:password` is a secret as a whole and its password alone (the API
+ * may echo either); the base64 the header carries is one of the forms
+ * secrets.ts scrubs.
+ */
+export function configuredSecrets(source: AuthSource): ConfiguredSecret[] {
+  const out: ConfiguredSecret[] = [];
   for (const [name, scheme] of Object.entries(source.schemes)) {
-    const s = secretFor(source, name, scheme);
-    if (s) {
-      out.add(s);
-      if (scheme.type === 'http' && scheme.scheme === 'basic')
-        out.add(Buffer.from(s).toString('base64'));
+    const secret = secretFor(source, name, scheme);
+    if (!secret) continue;
+    const about = sentAs(scheme, secret.variable);
+    if (scheme.type === 'http' && scheme.scheme === 'basic') {
+      const colon = secret.value.indexOf(':');
+      // With an empty password (an API key as the user name, Stripe style) the user name is the secret.
+      const alone = colon < 0 ? '' : secret.value.slice(colon + 1) || secret.value.slice(0, colon);
+      if (alone) out.push({ value: alone, source: about });
+      out.push({ value: secret.value, source: about });
+    } else {
+      const inHeader = scheme.type !== 'apiKey' || scheme.in === 'header';
+      out.push({ value: secret.value, source: about, inHeader });
     }
   }
-  return [...out];
+  return out;
 }
 
 /**
@@ -81,7 +116,7 @@ export function credentialsFor(source: AuthSource, alternatives: string[][]): Cr
   for (const alt of alternatives) {
     const values = alt.map((name) => {
       const scheme = source.schemes[name];
-      return scheme ? { name, scheme, secret: secretFor(source, name, scheme) } : undefined;
+      return scheme ? { name, scheme, secret: secretFor(source, name, scheme)?.value } : undefined;
     });
     // Anonymous access is the fallback, not the first choice, when credentials are configured.
     if (alt.length === 0) continue;

@@ -2,14 +2,16 @@
  * Turns checked arguments into a request: path ids percent-encoded into the
  * template (values that would change the path refused first, in
  * `unsafePathValue`), query parameters serialised per their style, the body
- * encoded for its content type, and the URL checked to stay on the base
- * URL's origin.
+ * encoded for its content type, and the URL checked to stay under the
+ * base URL (scope.ts). Header values are checked before (`unsafeHeaderValue`,
+ * used by the argument checks).
  */
 import { isObject } from '../../../kernel/index.js';
 import type { CatalogParam } from '../catalog.js';
 import type { MethodEntry } from '../catalog-index.js';
 import type { Credentials } from './auth.js';
 import type { UpstreamRequest } from './send.js';
+import { outsideBase } from './scope.js';
 
 /** Why a path value would change the path, or null when it is safe. */
 export function unsafePathValue(value: string): string | null {
@@ -24,7 +26,19 @@ export function unsafePathValue(value: string): string | null {
   return null;
 }
 
-const scalar = (v: unknown): string =>
+/**
+ * Why a header value cannot be sent, or null when it can (RFC 9110 §5.5:
+ * no CR, LF or NUL; fetch also takes only Latin-1). CR/LF would otherwise
+ * start another header.
+ */
+export function unsafeHeaderValue(value: string): string | null {
+  if (/[\r\n]/.test(value)) return 'it contains a line break (CR or LF)';
+  if (value.includes('\u0000')) return 'it contains a NUL character';
+  if (/[\u0100-\uffff]/.test(value)) return 'it contains characters beyond Latin-1';
+  return null;
+}
+
+export const scalar = (v: unknown): string =>
   typeof v === 'string'
     ? v
     : typeof v === 'number' || typeof v === 'boolean'
@@ -115,7 +129,15 @@ export function buildRequest(input: BuildInput): UpstreamRequest {
     body = encodeBody(method.body.contentType, input.data);
     if (typeof body === 'string') headers['content-type'] = method.body.contentType;
   }
-  if (url.origin !== base.origin || !url.pathname.startsWith(basePath))
-    throw new Error(`request URL left the base URL (${method.http} ${method.path})`);
-  return { method: method.http, url, headers, body, label: `${method.http} ${method.path}` };
+  const outside = outsideBase(url, base);
+  if (outside)
+    throw new Error(`request URL left the base URL (${method.http} ${method.path}): ${outside}`);
+  return {
+    method: method.http,
+    url,
+    base,
+    headers,
+    body,
+    label: `${method.http} ${method.path}`,
+  };
 }

@@ -2,10 +2,14 @@
  * `iterate`: collects a paginated list across pages, up to `limit` items,
  * → `{items, count, truncated}`. `truncated` is true when items were left:
  * the last page had more than were taken, or another page was announced.
+ * The iteration also ends, with a `warning`, when the next page would leave
+ * the base URL (scope.ts: it is not followed, the credentials go nowhere
+ * else) or repeats a page already fetched; a page without items ends it too.
  */
 import { failure, type Failure } from '../../../kernel/index.js';
 import type { Pagination } from '../catalog.js';
 import type { UpstreamRequest, UpstreamResponse } from './send.js';
+import { outsideBase } from './scope.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
@@ -15,6 +19,15 @@ export interface IterateResult {
   items: unknown[];
   count: number;
   truncated: boolean;
+  /** Why the iteration ended before the API said it was done. */
+  warning?: string;
+}
+
+/** A page's URL with its query sorted, so the same page is known again. */
+function pageKey(url: URL): string {
+  const query = new URLSearchParams(url.searchParams);
+  query.sort();
+  return `${url.origin}${url.pathname}?${query.toString()}`;
 }
 
 export function at(body: unknown, path: string | undefined): unknown {
@@ -41,7 +54,7 @@ export function nextLink(header: string | null): string | undefined {
 export interface PageFetcher {
   /** The first request, with these query parameters. */
   first(params: Record<string, unknown>): UpstreamRequest;
-  /** A follow-up request to a full URL (Link header), same origin only. */
+  /** A follow-up request to a full URL (Link header), already checked to be under the base URL. */
   follow(url: URL): UpstreamRequest;
   send(request: UpstreamRequest): Promise<UpstreamResponse | Failure>;
 }
@@ -61,16 +74,17 @@ export async function iterate(
     query[sizeParam] = Math.min(limit, pageSizeMax ?? 100);
   const pageSize = sizeParam ? Number(query[sizeParam]) : undefined;
   let request = fetcher.first(query);
-  const seen = new Set<string>();
+  const fetched = new Set<string>();
   let page = typeof query.page === 'number' ? query.page : 1;
   let offset = typeof query.offset === 'number' ? query.offset : 0;
-  for (let pages = 0; pages < MAX_PAGES; pages++) {
+  for (let pages = 1; pages <= MAX_PAGES; pages++) {
+    fetched.add(pageKey(request.url));
     const response = await fetcher.send(request);
     if ('ok' in response) return response;
     if (response.status >= 400)
       return failure(
         'upstreamError',
-        `${label} answered HTTP ${response.status} ${response.statusText} on page ${pages + 1} (after ${items.length} items).`,
+        `${label} answered HTTP ${response.status} ${response.statusText} on page ${pages} (after ${items.length} items).`,
         { status: response.status, body: response.body },
       );
     const found = at(response.body, pagination.items);
@@ -80,17 +94,20 @@ export async function iterate(
 
     // What the next page is, if there is one.
     let next: UpstreamRequest | undefined;
+    // Why a next page the API named is not fetched.
+    let refused: { warning: string; truncated: boolean } | undefined;
     const more = pagination.more ? at(response.body, pagination.more) : undefined;
     if (pagination.style === 'link') {
       const link = nextLink(response.headers.get('link'));
-      if (link) {
-        const url = new URL(link, request.url);
-        if (url.origin !== request.url.origin)
-          return failure(
-            'upstreamError',
-            `${label}: the next-page link points to another origin (${url.origin}); only the base URL's origin is contacted.`,
-          );
-        next = fetcher.follow(url);
+      if (link && pageItems.length > 0) {
+        const url = URL.canParse(link, request.url) ? new URL(link, request.url) : undefined;
+        const outside = url ? outsideBase(url, request.base) : 'an unreadable URL';
+        if (outside || !url)
+          refused = {
+            truncated: true,
+            warning: `Stopped after page ${pages}: the next-page link points to ${outside}. It is not followed: requests, and the credentials they carry, go only under the base URL ${request.base.href}.`,
+          };
+        else next = fetcher.follow(url);
       }
     } else if (pagination.style === 'page') {
       if (pageItems.length > 0 && (pageSize === undefined || pageItems.length >= pageSize))
@@ -112,22 +129,28 @@ export async function iterate(
         cursor !== null &&
         cursor !== '' &&
         pagination.param
-      ) {
-        const key = JSON.stringify(cursor);
-        if (!seen.has(key)) {
-          seen.add(key);
-          next = fetcher.first({ ...query, [pagination.param]: cursor });
-        }
-      }
+      )
+        next = fetcher.first({ ...query, [pagination.param]: cursor });
     }
+    // A page named again (a Link to itself, a cursor that does not move) would repeat forever.
+    if (next && fetched.has(pageKey(next.url))) {
+      next = undefined;
+      refused = {
+        truncated: false,
+        warning: `Stopped after page ${pages}: the next page the API named was already fetched in this iteration, so these are all the items it gives.`,
+      };
+    }
+    const warning = refused ? { warning: refused.warning } : {};
 
     if (items.length >= limit)
       return {
         items,
         count: items.length,
-        truncated: pageItems.length > room || next !== undefined,
+        truncated: pageItems.length > room || next !== undefined || refused?.truncated === true,
+        ...warning,
       };
-    if (!next) return { items, count: items.length, truncated: false };
+    if (!next)
+      return { items, count: items.length, truncated: refused?.truncated === true, ...warning };
     request = next;
   }
   return { items, count: items.length, truncated: true };

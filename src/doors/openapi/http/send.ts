@@ -1,10 +1,13 @@
 /**
- * One HTTP exchange with the API, bounded: only the base URL's origin,
- * redirects followed only within it (GET/HEAD), a per-request timeout, a
+ * One HTTP exchange with the API, bounded: only under the base URL (its
+ * origin and path, scope.ts), redirects followed only there (GET/HEAD) —
+ * one that leads elsewhere is answered, never followed with the
+ * credentials — a per-request timeout, a
  * cap on response bytes, and bounded retries of idempotent methods on
  * 429/503 honouring `Retry-After` (RFC 9110 §10.2.3).
  */
 import { failure, type Failure } from '../../../kernel/index.js';
+import { outsideBase } from './scope.js';
 
 export interface UpstreamLimits {
   /** Per HTTP request (default 30 s; the kernel's per-call timeout bounds the whole call). */
@@ -27,6 +30,8 @@ export const DEFAULT_UPSTREAM: UpstreamLimits = {
 export interface UpstreamRequest {
   method: string;
   url: URL;
+  /** The configured base URL: neither this request nor a redirect it answers leaves it. */
+  base: URL;
   headers: Record<string, string>;
   body?: string | URLSearchParams | FormData | undefined;
   /** What messages call it (`GET /pets/{petId}`), never the URL with its query (it may hold a key). */
@@ -139,6 +144,12 @@ export async function send(
       });
     } catch (error) {
       if (options.signal.aborted) throw error;
+      // fetch refuses a request it cannot build (a header value it cannot carry) before connecting.
+      if (error instanceof TypeError && error.cause === undefined)
+        return failure(
+          'malformedRequest',
+          `${request.label} could not be sent (${error.message}); nothing was sent. Fix the value it names and call again.`,
+        );
       const idempotent = IDEMPOTENT.has(request.method);
       if (timeout.aborted) {
         return idempotent
@@ -165,12 +176,14 @@ export async function send(
     }
     if (REDIRECTS.has(response.status) && response.headers.get('location')) {
       await response.body?.cancel().catch(() => undefined);
-      const target = new URL(response.headers.get('location')!, url);
-      if (target.origin !== origin)
+      const location = response.headers.get('location')!;
+      const target = URL.canParse(location, url) ? new URL(location, url) : undefined;
+      const outside = target ? outsideBase(target, request.base) : 'an unreadable URL';
+      if (outside || !target)
         return failure(
           'upstreamError',
-          `${request.label} redirected to another origin (${target.origin}); only ${origin} is ever contacted.`,
-          { status: response.status },
+          `${request.label} answered HTTP ${response.status}, a redirect to ${outside}. It is not followed: requests, and the credentials they carry, go only under the base URL ${request.base.href}. If the API has moved, restart with a --base-url that includes its new location.`,
+          { status: response.status, location },
         );
       if (!['GET', 'HEAD'].includes(request.method) || ++redirects > 3)
         return failure(

@@ -4,13 +4,14 @@
  * (`slug` from the configured workspace, any `--default name=value`);
  * missing required arguments; the body and query validated against the
  * spec's schemas (a JSON pointer per violation); path values that would
- * change the path refused. Each failure says how to fix the call.
+ * change the path refused; header values HTTP cannot carry refused. Each
+ * failure says how to fix the call, and none sends anything.
  */
 import { failure, isFailure, isObject, type Failure } from '../../../kernel/index.js';
 import type { MethodEntry } from '../catalog-index.js';
 import { signature } from '../catalog-index.js';
 import { createValidator, type Violation } from '../compile/validate.js';
-import { unsafePathValue } from '../http/build.js';
+import { scalar, unsafeHeaderValue, unsafePathValue } from '../http/build.js';
 import { escapeToken } from '../document/errors.js';
 
 export interface CheckedArgs {
@@ -70,6 +71,8 @@ export function checkArgs(
   if (isFailure(checked)) return checked;
   const path = pathKeeping(method, pathValues);
   if (isFailure(path)) return path;
+  const headers = sendableHeaders(method, checked.params);
+  if (headers) return headers;
   return { pathValues: path.pathValues, params: checked.params, data: rawArgs.data };
 }
 
@@ -223,4 +226,19 @@ function pathKeeping(
     out[p.original] = value;
   }
   return { pathValues: out };
+}
+
+/** 6. Header parameters HTTP cannot carry are refused: a CR/LF would start another header. */
+function sendableHeaders(method: MethodEntry, params: Params): Failure | undefined {
+  for (const p of method.params) {
+    if (p.in !== 'header' || params[p.name] === undefined) continue;
+    const why = unsafeHeaderValue(scalar(params[p.name]));
+    if (why)
+      return failure(
+        'malformedRequest',
+        `params.${p.name} is refused: ${why}, which an HTTP header cannot carry; remove it and call again.`,
+        { pointer: `/params/${escapeToken(p.name)}` },
+      );
+  }
+  return undefined;
 }

@@ -8,6 +8,7 @@
  * `openapi`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkSelfTargets, type SelfTargetCheck } from './self-target.js';
 import { createHttpApp } from '../transport/http-app.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import type { Logger } from '../kernel/logger.js';
@@ -38,6 +39,8 @@ export interface HttpServeOptions {
   /** Extra `label url` lines after the MCP endpoints (paths relative to the base URL). */
   links?: [label: string, path: string][];
   staticHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
+  selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
 
 export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number> {
@@ -62,6 +65,20 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     throw new Error(`cannot listen on ${host}:${port}: ${(error as Error).message}`, {
       cause: error,
     });
+  }
+  if (o.selfTargets) {
+    try {
+      checkSelfTargets({
+        ...o.selfTargets,
+        host,
+        port: address.port,
+        ownerToken: credentials.ownerToken ?? null,
+      });
+    } catch (error) {
+      await app.close();
+      await workspace.close();
+      throw error;
+    }
   }
   const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
   const base = `http://${shownHost}:${address.port}`;

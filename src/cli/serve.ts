@@ -33,9 +33,16 @@ Options:
   --openapi SPEC     mount the openapi door over an OpenAPI/Swagger document or
                      compiled catalog (repeatable; pair each with --base-url URL
                      and --prefix P, default prefix 'plane')
+  --allow-self       allow an --openapi door whose --base-url is this server's own
+                     API (refused otherwise; the door acts as the calling agent)
   --config FILE      JSON file with any of the options above (flags win), and
                      limits per door: {"limits": {"notes": {"timeoutMs": 8000}}}
-                     (requestBytes, responseBytes, concurrentCalls, timeoutMs)
+                     (requestBytes, responseBytes, concurrentCalls, timeoutMs),
+                     and the owner's policy: {"policy": {"readOnly": ["scene"],
+                     "rules": [{"door": "openapi", "target": "plane:pets.*",
+                     "decision": "ask", "reason": "…", "rate": "10/minute"}]}}
+                     (first match wins; then read → allow, write → allow,
+                     destructive → ask; 'airlock policy --help' edits it live)
   -h, --help         this help
 
 Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 2 bad arguments, 1 other errors.`;
@@ -167,6 +174,7 @@ export async function serve(argv: string[]): Promise<number> {
       host: { type: 'string' },
       token: { type: 'string' },
       'allow-anonymous': { type: 'boolean' },
+      'allow-self': { type: 'boolean' },
       'relay-port': { type: 'string' },
       openapi: { type: 'string', multiple: true },
       'base-url': { type: 'string', multiple: true },
@@ -232,6 +240,10 @@ export async function serve(argv: string[]): Promise<number> {
       ['Health', '/healthz'],
     ],
     staticHandler: createWebUi(),
+    selfTargets: {
+      mounts: openapi,
+      allowSelf: values['allow-self'] === true || config.allowSelf === true,
+    },
   });
 }
 

@@ -19,9 +19,11 @@
  *
  * 4. Page door (bench/page.mjs): MCP client → relay → page → back for
  *    `wu_status`, against a bare WebSocket echo in the same rounds.
+ * 5. Owner policy (bench/policy.mjs): the policy decision's share of the
+ *    trivial round trip, and 21 rules against none.
  *
  * Run with `npm run bench` (builds first; imports from dist/). Env:
- * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page; also openapi),
+ * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page,policy; also openapi),
  * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
@@ -40,6 +42,7 @@ import { BENCH_AGENT, ERAS, airlockHttp, airlockKernel, connect } from './server
 import { benchOpenapi, printOpenapi } from './openapi.mjs';
 import { benchScene } from './scene.mjs';
 import { benchPage, printPage } from './page.mjs';
+import { benchPolicy, printPolicy } from './policy.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -49,7 +52,7 @@ const CALLS = int('BENCH_CALLS', 2000);
 const WRITES = int('BENCH_WRITES', 1000);
 const CONCURRENCY = 8;
 const ROUND = 100; // calls per leg per round
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'calls,writes,scene,page').split(','));
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'calls,writes,scene,page,policy').split(','));
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REQUIRE_PG = process.env.BENCH_REQUIRE_PG === '1';
 
@@ -416,6 +419,11 @@ async function main() {
   if (PARTS.has('page')) {
     results.page = await benchPage({ interleave, sequential, stats, ratio });
     printPage(results.page, table);
+  }
+
+  if (PARTS.has('policy')) {
+    results.policy = await benchPolicy({ interleave, sequential, stats, ratio, calls: CALLS });
+    printPolicy(results.policy, table);
   }
 
   if (PARTS.has('openapi')) {

@@ -11,8 +11,12 @@ export const APPROVALS_HELP = `Usage:
   airlock approvals deny ID [--reason R]      deny; the agent sees the reason
   airlock approvals verify-receipt FILE       check a receipt's ownerProofSHA256 (JSON file)
 
-Options: --url URL (default http://127.0.0.1:7300); as the owner: --data DIR (reads
-DIR/owner.token; default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN); -h/--help`;
+Options: --url URL (default AIRLOCK_URL, else http://127.0.0.1:7300); as the owner: --data DIR (reads
+DIR/owner.token; default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN);
+-h/--help. When no server answers and --url is not given, the command works in
+the store of --data (or --store URL) directly (--config FILE: the server's
+config, for its policy section): a stdio or standalone door
+(airlock stdio, openapi --stdio, relay) keeps its approvals and policy there.`;
 
 export async function approvals(argv: string[]): Promise<number> {
   const { values, positionals } = parse({
@@ -25,6 +29,8 @@ export async function approvals(argv: string[]): Promise<number> {
       reason: { type: 'string' },
       url: { type: 'string' },
       data: { type: 'string' },
+      store: { type: 'string' },
+      config: { type: 'string' },
       'owner-token': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -36,87 +42,91 @@ export async function approvals(argv: string[]): Promise<number> {
   }
   // Only the owner answers approvals (authority.md §2): the owner token, never an agent's.
   const { api, fail } = ownerClient(values);
-  switch (sub) {
-    case 'list': {
-      const r = await api.call('GET', 'approvals');
-      if (r.status !== 200) return fail(r);
-      const list = (r.body.approvals ?? []) as Array<Record<string, unknown>>;
-      if (values.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
-      else if (list.length === 0) process.stdout.write('No pending approvals.\n');
-      else
-        for (const a of list) {
-          const what =
-            a.kind === 'policy'
-              ? `${String(a.door)}/${String(a.tool)}  policy ask (rule ${String(a.rule)})`
-              : `${String(a.door)}/${String(a.capability)}  consent`;
-          process.stdout.write(
-            `${String(a.id)}  ${what}  ${String(a.summary)}  (${new Date(Number(a.createdAt)).toISOString()})\n`,
-          );
-        }
-      return 0;
-    }
-    case 'approve': {
-      if (!arg) throw new UsageError('approvals approve: give the approval ID');
-      const scope = values.scope;
-      if (scope !== undefined && scope !== 'once' && scope !== '15m')
-        throw new UsageError(`--scope must be once or 15m; got '${scope}'`);
-      const r = await api.call('POST', `approvals/${encodeURIComponent(arg)}/approve`, {
-        ...(values.project ? { resource: values.project } : {}),
-        ...(scope ? { scope } : {}),
-      });
-      if (r.status !== 200) return fail(r);
-      const how = values.project
-        ? ` for ${values.project}`
-        : r.body.kind === 'policy'
-          ? r.body.scope === '15m'
-            ? ' for 15 minutes (this rule, agent and target)'
-            : ' once (that exact call may run once)'
-          : '';
-      process.stdout.write(`Approved ${arg}${how}.\n`);
-      return 0;
-    }
-    case 'deny': {
-      if (!arg) throw new UsageError('approvals deny: give the approval ID');
-      const r = await api.call(
-        'POST',
-        `approvals/${encodeURIComponent(arg)}/deny`,
-        values.reason ? { reason: values.reason } : {},
-      );
-      if (r.status !== 200) return fail(r);
-      process.stdout.write(`Denied ${arg}.\n`);
-      return 0;
-    }
-    case 'verify-receipt': {
-      if (!arg) throw new UsageError('approvals verify-receipt: give the receipt JSON file');
-      let receipt: unknown;
-      try {
-        receipt = JSON.parse(readFileSync(arg, 'utf8'));
-      } catch {
-        throw new UsageError(`verify-receipt: '${arg}' is not a readable JSON file`);
+  try {
+    switch (sub) {
+      case 'list': {
+        const r = await api.call('GET', 'approvals');
+        if (r.status !== 200) return fail(r);
+        const list = (r.body.approvals ?? []) as Array<Record<string, unknown>>;
+        if (values.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
+        else if (list.length === 0) process.stdout.write('No pending approvals.\n');
+        else
+          for (const a of list) {
+            const what =
+              a.kind === 'policy'
+                ? `${String(a.door)}/${String(a.tool)}  policy ask (rule ${String(a.rule)})`
+                : `${String(a.door)}/${String(a.capability)}  consent`;
+            process.stdout.write(
+              `${String(a.id)}  ${what}  ${String(a.summary)}  (${new Date(Number(a.createdAt)).toISOString()})\n`,
+            );
+          }
+        return 0;
       }
-      const r = await api.call('POST', 'notes/receipts/verify', receipt);
-      if (
-        r.status === 404 &&
-        r.body.code === 'notFound' &&
-        String(r.body.message).includes('No route')
-      ) {
-        process.stderr.write(
-          'airlock: this server has no notes door mounted, so it cannot verify receipts\n',
+      case 'approve': {
+        if (!arg) throw new UsageError('approvals approve: give the approval ID');
+        const scope = values.scope;
+        if (scope !== undefined && scope !== 'once' && scope !== '15m')
+          throw new UsageError(`--scope must be once or 15m; got '${scope}'`);
+        const r = await api.call('POST', `approvals/${encodeURIComponent(arg)}/approve`, {
+          ...(values.project ? { resource: values.project } : {}),
+          ...(scope ? { scope } : {}),
+        });
+        if (r.status !== 200) return fail(r);
+        const how = values.project
+          ? ` for ${values.project}`
+          : r.body.kind === 'policy'
+            ? r.body.scope === '15m'
+              ? ' for 15 minutes (this rule, agent and target)'
+              : ' once (that exact call may run once)'
+            : '';
+        process.stdout.write(`Approved ${arg}${how}.\n`);
+        return 0;
+      }
+      case 'deny': {
+        if (!arg) throw new UsageError('approvals deny: give the approval ID');
+        const r = await api.call(
+          'POST',
+          `approvals/${encodeURIComponent(arg)}/deny`,
+          values.reason ? { reason: values.reason } : {},
         );
-        return 1;
+        if (r.status !== 200) return fail(r);
+        process.stdout.write(`Denied ${arg}.\n`);
+        return 0;
       }
-      if (r.status !== 200) return fail(r);
-      const valid = r.body.valid === true;
-      process.stdout.write(
-        valid
-          ? 'Receipt is valid: signed by this workspace.\n'
-          : 'Receipt is NOT valid for this workspace.\n',
-      );
-      return valid ? 0 : 1;
+      case 'verify-receipt': {
+        if (!arg) throw new UsageError('approvals verify-receipt: give the receipt JSON file');
+        let receipt: unknown;
+        try {
+          receipt = JSON.parse(readFileSync(arg, 'utf8'));
+        } catch {
+          throw new UsageError(`verify-receipt: '${arg}' is not a readable JSON file`);
+        }
+        const r = await api.call('POST', 'notes/receipts/verify', receipt);
+        if (
+          r.status === 404 &&
+          r.body.code === 'notFound' &&
+          String(r.body.message).includes('No route')
+        ) {
+          process.stderr.write(
+            'airlock: this server has no notes door mounted, so it cannot verify receipts\n',
+          );
+          return 1;
+        }
+        if (r.status !== 200) return fail(r);
+        const valid = r.body.valid === true;
+        process.stdout.write(
+          valid
+            ? 'Receipt is valid: signed by this workspace.\n'
+            : 'Receipt is NOT valid for this workspace.\n',
+        );
+        return valid ? 0 : 1;
+      }
+      default:
+        throw new UsageError(
+          `approvals: unknown subcommand '${sub}' (list, approve, deny, verify-receipt)`,
+        );
     }
-    default:
-      throw new UsageError(
-        `approvals: unknown subcommand '${sub}' (list, approve, deny, verify-receipt)`,
-      );
+  } finally {
+    await api.close();
   }
 }

@@ -35,7 +35,12 @@ export function readSecret(path: string): string | null {
 /** The owner token of `data` (null when the folder has none). */
 export const ownerTokenIn = (data: string) => readSecret(join(data, OWNER_TOKEN_FILE));
 
-async function ensureOwner(principals: Principals, data: string, logger: Logger) {
+/**
+ * The owner token of the folder's store: made at first start (`owner.token`,
+ * 0600), so the owner can answer approvals from the CLI even when only a
+ * stdio or standalone door uses the folder.
+ */
+export async function ensureOwner(principals: Principals, data: string, logger: Logger) {
   const path = join(data, OWNER_TOKEN_FILE);
   const kept = readSecret(path);
   if (!(await principals.hasOwner())) {

@@ -8,6 +8,7 @@ import { parse, intOption, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
+import { ensureOwner } from './credentials.js';
 import { serveHttpUntilSignal } from './http-serve.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
 import { isLoopbackHost } from '../transport/guards.js';
@@ -229,6 +230,7 @@ export async function openapiCommand(argv: string[]): Promise<number> {
   });
 
   if (values.stdio) {
+    await ensureOwner(workspace.kernel.principals, workspace.data, logger);
     await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal());
     await workspace.close();
     return 0;

@@ -3,8 +3,11 @@
  * (`airlock approvals`, `airlock policy`), as the owner: `--owner-token`,
  * `AIRLOCK_OWNER_TOKEN`, or `<--data>/owner.token`.
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ownerTokenIn } from './credentials.js';
+import { readConfig } from './serve.js';
+import { configPolicy } from './workspace.js';
 
 export interface OwnerClient {
   call(
@@ -17,18 +20,31 @@ export interface OwnerClient {
 export interface OwnerClientOptions {
   url?: string | undefined;
   data?: string | undefined;
+  store?: string | undefined;
+  /** The server's config file: its `policy` section, when answering in the store directly. */
+  config?: string | undefined;
   'owner-token'?: string | undefined;
 }
 
+/**
+ * Talks to the server at `--url` (default `AIRLOCK_URL`, else
+ * http://127.0.0.1:7300). When no
+ * server answers and no `--url` was given, answers in the data folder's
+ * store directly (authority.md §3: a stdio or standalone door keeps its
+ * approvals there).
+ */
 export function ownerClient(options: OwnerClientOptions) {
-  const url = options.url ?? 'http://127.0.0.1:7300';
+  const url = options.url ?? process.env.AIRLOCK_URL ?? 'http://127.0.0.1:7300';
+  const data = resolve(options.data ?? './.airlock');
   const token =
-    options['owner-token'] ??
-    process.env.AIRLOCK_OWNER_TOKEN ??
-    ownerTokenIn(resolve(options.data ?? './.airlock')) ??
-    undefined;
-  const api: OwnerClient = {
+    options['owner-token'] ?? process.env.AIRLOCK_OWNER_TOKEN ?? ownerTokenIn(data) ?? undefined;
+  let direct: Promise<OwnerClient & { close(): Promise<void> }> | undefined;
+  const api: OwnerClient & { close(): Promise<void> } = {
+    async close() {
+      if (direct) await (await direct).close();
+    },
     async call(method, path, body) {
+      if (direct) return (await direct).call(method, path, body);
       let res: Response;
       try {
         res = await fetch(new URL(`/api/v1/${path}`, url), {
@@ -40,9 +56,18 @@ export function ownerClient(options: OwnerClientOptions) {
           ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         });
       } catch {
-        throw new Error(
-          `cannot reach the Airlock server at ${url}; start it with 'airlock serve' or pass --url`,
+        if (options.url !== undefined || (!existsSync(data) && !options.store))
+          throw new Error(
+            `cannot reach the Airlock server at ${url}; start it with 'airlock serve' or pass --url`,
+          );
+        process.stderr.write(
+          `airlock: no server at ${url}; answering in the store ${options.store ? 'at --store' : `in ${data}`} directly\n`,
         );
+        const policy = configPolicy(readConfig(options.config));
+        direct = import('./owner-direct.js').then((m) =>
+          m.directOwnerClient(data, token, options.store, policy),
+        );
+        return (await direct).call(method, path, body);
       }
       const text = await res.text();
       let parsed: Record<string, unknown>;

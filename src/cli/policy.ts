@@ -28,8 +28,12 @@ Targets (authority.md §3): openapi <prefix>:<resource>.<method> and "<METHOD> <
 scene <op kind>, pipeline:<steps> or export:<format>, notes <capability>:<project>, mcp <upstream>:<tool>.
 Defaults: read → allow, write → allow, destructive → ask.
 
-Options: --url URL (default http://127.0.0.1:7300); as the owner: --data DIR (reads DIR/owner.token;
-default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN); -h/--help`;
+Options: --url URL (default AIRLOCK_URL, else http://127.0.0.1:7300); as the owner: --data DIR (reads
+DIR/owner.token; default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN);
+-h/--help. When no server answers and --url is not given, the command works in
+the store of --data (or --store URL) directly (--config FILE: the server's
+config, for its policy section): a stdio or standalone door
+(airlock stdio, openapi --stdio, relay) keeps its approvals and policy there.`;
 
 interface Rule {
   id: string;
@@ -78,6 +82,8 @@ export async function policyCommand(argv: string[]): Promise<number> {
       position: { type: 'string' },
       url: { type: 'string' },
       data: { type: 'string' },
+      store: { type: 'string' },
+      config: { type: 'string' },
       'owner-token': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -88,118 +94,122 @@ export async function policyCommand(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const { api, fail } = ownerClient(values);
-  const matchFields = () => ({
-    ...(values.door ? { door: values.door } : {}),
-    ...(values.tool ? { tool: values.tool } : {}),
-    ...(values.agent ? { agent: values.agent } : {}),
-    ...(values.effect ? { effect: values.effect } : {}),
-    ...(values.target !== undefined ? { target: values.target } : {}),
-  });
+  try {
+    const matchFields = () => ({
+      ...(values.door ? { door: values.door } : {}),
+      ...(values.tool ? { tool: values.tool } : {}),
+      ...(values.agent ? { agent: values.agent } : {}),
+      ...(values.effect ? { effect: values.effect } : {}),
+      ...(values.target !== undefined ? { target: values.target } : {}),
+    });
 
-  switch (sub) {
-    case 'list': {
-      const r = await api.call('GET', 'policy');
-      if (r.status !== 200) return fail(r);
-      if (values.json) {
-        process.stdout.write(JSON.stringify(r.body, null, 2) + '\n');
+    switch (sub) {
+      case 'list': {
+        const r = await api.call('GET', 'policy');
+        if (r.status !== 200) return fail(r);
+        if (values.json) {
+          process.stdout.write(JSON.stringify(r.body, null, 2) + '\n');
+          return 0;
+        }
+        const rules = (r.body.rules ?? []) as Rule[];
+        const readOnly = r.body.readOnly as boolean | string[];
+        if (readOnly === true) process.stdout.write('Read-only: the whole workspace\n');
+        else if (Array.isArray(readOnly) && readOnly.length)
+          process.stdout.write(`Read-only: ${readOnly.join(', ')}\n`);
+        if (rules.length === 0) process.stdout.write('No rules; the defaults decide every call.\n');
+        for (const rule of rules) process.stdout.write(formatRule(rule) + '\n');
+        process.stdout.write('Then: read → allow, write → allow, destructive → ask.\n');
         return 0;
       }
-      const rules = (r.body.rules ?? []) as Rule[];
-      const readOnly = r.body.readOnly as boolean | string[];
-      if (readOnly === true) process.stdout.write('Read-only: the whole workspace\n');
-      else if (Array.isArray(readOnly) && readOnly.length)
-        process.stdout.write(`Read-only: ${readOnly.join(', ')}\n`);
-      if (rules.length === 0) process.stdout.write('No rules; the defaults decide every call.\n');
-      for (const rule of rules) process.stdout.write(formatRule(rule) + '\n');
-      process.stdout.write('Then: read → allow, write → allow, destructive → ask.\n');
-      return 0;
-    }
-    case 'add': {
-      const [decision, where] = args;
-      if (!decision) throw new UsageError('policy add: give the decision (allow, ask or deny)');
-      const body: Record<string, unknown> = { decision, ...matchFields() };
-      if (where) {
-        // `page:*:submit_order` → door page, target `*:submit_order`.
-        const colon = where.indexOf(':');
-        const door = colon < 0 ? where : where.slice(0, colon);
-        if (values.door && values.door !== door)
-          throw new UsageError(
-            `policy add: '${where}' names door ${door} but --door is ${values.door}`,
-          );
-        body.door = door;
-        if (colon >= 0) {
-          if (values.target !== undefined)
-            throw new UsageError(`policy add: give the target once ('${where}' or --target)`);
-          body.target = where.slice(colon + 1);
+      case 'add': {
+        const [decision, where] = args;
+        if (!decision) throw new UsageError('policy add: give the decision (allow, ask or deny)');
+        const body: Record<string, unknown> = { decision, ...matchFields() };
+        if (where) {
+          // `page:*:submit_order` → door page, target `*:submit_order`.
+          const colon = where.indexOf(':');
+          const door = colon < 0 ? where : where.slice(0, colon);
+          if (values.door && values.door !== door)
+            throw new UsageError(
+              `policy add: '${where}' names door ${door} but --door is ${values.door}`,
+            );
+          body.door = door;
+          if (colon >= 0) {
+            if (values.target !== undefined)
+              throw new UsageError(`policy add: give the target once ('${where}' or --target)`);
+            body.target = where.slice(colon + 1);
+          }
         }
+        if (values.reason !== undefined) body.reason = values.reason;
+        if (values.rate !== undefined) body.rate = values.rate;
+        if (values.position !== undefined) {
+          const n = Number(values.position);
+          if (!Number.isInteger(n) || n < 1)
+            throw new UsageError(`--position must be a whole number ≥ 1; got '${values.position}'`);
+          body.position = n;
+        }
+        const r = await api.call('POST', 'policy/rules', body);
+        if (r.status !== 201) return fail(r);
+        process.stdout.write(`Added ${formatRule(r.body as unknown as Rule)}\n`);
+        return 0;
       }
-      if (values.reason !== undefined) body.reason = values.reason;
-      if (values.rate !== undefined) body.rate = values.rate;
-      if (values.position !== undefined) {
-        const n = Number(values.position);
-        if (!Number.isInteger(n) || n < 1)
-          throw new UsageError(`--position must be a whole number ≥ 1; got '${values.position}'`);
-        body.position = n;
+      case 'remove': {
+        const [which] = args;
+        if (!which) throw new UsageError('policy remove: give the rule position (as listed) or id');
+        let id = which;
+        if (/^\d+$/.test(which)) {
+          const listed = await api.call('GET', 'policy');
+          if (listed.status !== 200) return fail(listed);
+          const rule = ((listed.body.rules ?? []) as Rule[]).find(
+            (x) => x.position === Number(which),
+          );
+          if (!rule) {
+            process.stderr.write(
+              `airlock: no rule at position ${which}; 'airlock policy list' shows them\n`,
+            );
+            return 1;
+          }
+          id = rule.id;
+        }
+        const r = await api.call('DELETE', `policy/rules/${encodeURIComponent(id)}`);
+        if (r.status !== 200) return fail(r);
+        process.stdout.write(`Removed ${formatRule(r.body.removed as Rule)}\n`);
+        return 0;
       }
-      const r = await api.call('POST', 'policy/rules', body);
-      if (r.status !== 201) return fail(r);
-      process.stdout.write(`Added ${formatRule(r.body as unknown as Rule)}\n`);
-      return 0;
-    }
-    case 'remove': {
-      const [which] = args;
-      if (!which) throw new UsageError('policy remove: give the rule position (as listed) or id');
-      let id = which;
-      if (/^\d+$/.test(which)) {
-        const listed = await api.call('GET', 'policy');
-        if (listed.status !== 200) return fail(listed);
-        const rule = ((listed.body.rules ?? []) as Rule[]).find(
-          (x) => x.position === Number(which),
+      case 'test': {
+        if (!values.door)
+          throw new UsageError('policy test: give --door (and --tool, --agent, --target)');
+        const r = await api.call('POST', 'policy/test', matchFields());
+        if (r.status !== 200) return fail(r);
+        if (values.json) {
+          process.stdout.write(JSON.stringify(r.body, null, 2) + '\n');
+          return 0;
+        }
+        const matched = r.body.matched as Rule | null;
+        const by = matched ? formatRule(matched) : String(r.body.rule);
+        const reason = r.body.reason ? ` (${String(r.body.reason)})` : '';
+        process.stdout.write(`${String(r.body.decision)}  by ${by}${reason}\n`);
+        return 0;
+      }
+      case 'read-only': {
+        const [value] = args;
+        if (!value) throw new UsageError('policy read-only: give on, off or a list of doors');
+        const readOnly =
+          value === 'on' ? true : value === 'off' ? false : value.split(',').filter(Boolean);
+        const r = await api.call('PUT', 'policy/read-only', { readOnly });
+        if (r.status !== 200) return fail(r);
+        const now = r.body.readOnly as boolean | string[];
+        process.stdout.write(
+          `Read-only: ${now === true ? 'the whole workspace' : Array.isArray(now) && now.length ? now.join(', ') : 'nothing'}\n`,
         );
-        if (!rule) {
-          process.stderr.write(
-            `airlock: no rule at position ${which}; 'airlock policy list' shows them\n`,
-          );
-          return 1;
-        }
-        id = rule.id;
-      }
-      const r = await api.call('DELETE', `policy/rules/${encodeURIComponent(id)}`);
-      if (r.status !== 200) return fail(r);
-      process.stdout.write(`Removed ${formatRule(r.body.removed as Rule)}\n`);
-      return 0;
-    }
-    case 'test': {
-      if (!values.door)
-        throw new UsageError('policy test: give --door (and --tool, --agent, --target)');
-      const r = await api.call('POST', 'policy/test', matchFields());
-      if (r.status !== 200) return fail(r);
-      if (values.json) {
-        process.stdout.write(JSON.stringify(r.body, null, 2) + '\n');
         return 0;
       }
-      const matched = r.body.matched as Rule | null;
-      const by = matched ? formatRule(matched) : String(r.body.rule);
-      const reason = r.body.reason ? ` (${String(r.body.reason)})` : '';
-      process.stdout.write(`${String(r.body.decision)}  by ${by}${reason}\n`);
-      return 0;
+      default:
+        throw new UsageError(
+          `policy: unknown subcommand '${sub}'; try list, add, remove, test or read-only`,
+        );
     }
-    case 'read-only': {
-      const [value] = args;
-      if (!value) throw new UsageError('policy read-only: give on, off or a list of doors');
-      const readOnly =
-        value === 'on' ? true : value === 'off' ? false : value.split(',').filter(Boolean);
-      const r = await api.call('PUT', 'policy/read-only', { readOnly });
-      if (r.status !== 200) return fail(r);
-      const now = r.body.readOnly as boolean | string[];
-      process.stdout.write(
-        `Read-only: ${now === true ? 'the whole workspace' : Array.isArray(now) && now.length ? now.join(', ') : 'nothing'}\n`,
-      );
-      return 0;
-    }
-    default:
-      throw new UsageError(
-        `policy: unknown subcommand '${sub}'; try list, add, remove, test or read-only`,
-      );
+  } finally {
+    await api.close();
   }
 }

@@ -5,6 +5,7 @@ import { intOption, listOption, parse, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
+import { ensureOwner } from './credentials.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
 import { serveHttpUntilSignal } from './http-serve.js';
 import { createWebUi } from '../web/web-ui.js';
@@ -133,7 +134,7 @@ const OpenApiMountsSchema = z.array(
     .strict(),
 );
 
-function readConfig(path: string | undefined): Record<string, unknown> {
+export function readConfig(path: string | undefined): Record<string, unknown> {
   if (!path) return {};
   let text: string;
   try {
@@ -265,6 +266,8 @@ export async function stdio(argv: string[]): Promise<number> {
     logger,
     config,
   });
+  // The owner answers this process's approvals from the CLI in the same folder.
+  await ensureOwner(workspace.kernel.principals, workspace.data, logger);
   await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal());
   await workspace.close();
   return 0;

@@ -126,6 +126,29 @@ await describeWithServices(
       const again = toolJson(await plain.callTool({ name: 'plane_call', arguments: args }));
       expect(again).toMatchObject({ code: 'approvalRequired' });
       expect(upstream.requests).toHaveLength(1);
+
+      // A rule the owner adds on B applies on A at once: A hears policyChanged on the bus.
+      const ac = new AbortController();
+      const stream = await fetch(`${a.url}/api/v1/events`, { signal: ac.signal, headers: owner });
+      const reader = stream.body!.getReader();
+      const added = await fetch(`${b.url}/api/v1/policy/rules`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: JSON.stringify({ door: 'plane', decision: 'deny', reason: 'frozen by the owner' }),
+      });
+      expect(added.status).toBe(201);
+      let seen = '';
+      while (!seen.includes('policyChanged')) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        seen += new TextDecoder().decode(chunk.value);
+      }
+      ac.abort();
+      expect(seen).toContain('policyChanged');
+      const denied = toolJson(await client.callTool({ name: 'plane_call', arguments: args }));
+      expect(denied).toMatchObject({ code: 'notAuthorized' });
+      expect(String(denied.message)).toContain('frozen by the owner');
+      expect(upstream.requests).toHaveLength(1);
       await client.close();
       await plain.close();
     }, 90_000);

@@ -312,6 +312,32 @@ describe('audit and events stages', () => {
     expect(jsonl).not.toContain('k1');
   });
 
+  it('audits a call refused before validation (over the request limit) and a handler that throws a RangeError', async () => {
+    const thrower = defineTool({
+      name: 'thrower',
+      description: 'reads, then fails',
+      input: z.object({}).strict(),
+      effect: 'read',
+      handler: async () => {
+        throw new RangeError('Invalid array length');
+      },
+    });
+    tk = await testKernel([door([strictTool, thrower], { requestBytes: 64 })]);
+    const big = await tk.kernel.call(
+      'd',
+      'strict',
+      { title: 'x'.repeat(200), count: 1 },
+      { connection: conn() },
+    );
+    expect(big).toMatchObject({ code: 'requestTooLarge' });
+    const thrown = await tk.kernel.call('d', 'thrower', {}, { connection: conn() });
+    expect(thrown).toMatchObject({ code: 'internal', data: { logId: expect.any(String) } });
+    expect((await tk.kernel.audit.list()).map((e) => [e.tool, e.result])).toEqual([
+      ['strict', 'requestTooLarge'],
+      ['thrower', 'internal'],
+    ]);
+  });
+
   it('publishes a toolCalled event for each call', async () => {
     tk = await testKernel([door([strictTool])]);
     const seen: unknown[] = [];

@@ -114,6 +114,14 @@ describe('policy on the scene door', () => {
       code: 'notAuthorized',
     });
     expect((await call('koharu.export', { format: 'khr' })).isError).toBeFalsy();
+    // An export writes a file: it is audited like every write.
+    const audited = await s.tk.kernel.audit.list({ door: 'scene' });
+    expect(audited.map((e) => [e.tool, e.result])).toEqual(
+      expect.arrayContaining([
+        ['koharu.export', 'ok'],
+        ['koharu.export', 'notAuthorized'],
+      ]),
+    );
     expect(
       toolJson(await call('koharu.start_pipeline', { steps: ['tesseract', 'llm'] })),
     ).toMatchObject({ code: 'notAuthorized' });

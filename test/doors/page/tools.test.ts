@@ -296,15 +296,40 @@ describe('wu_* tool schemas', () => {
       );
   });
 
-  it('runs every page action as a write, a confirm action too, since only the page knows confirm', () => {
+  it("decides a page action's effect from the page: destructive when it asks to confirm, else a write", async () => {
+    const listed = {
+      actions: [
+        { name: 'deleteAllTodos', confirm: true },
+        { name: 'addTodo', confirm: false },
+      ],
+    };
+    const relay = {
+      enviar: async (command: string) => (command === 'list_actions' ? listed : null),
+      conectado: () => true,
+      address: () => null,
+      origin: () => 'http://127.0.0.1:5173',
+    };
     const tools = createPageTools({
       config: loadConfig({ WU_MCP_TOKEN: 'x'.repeat(20) }),
-      relay: () => null,
+      relay: () => relay,
     });
     const execute = tools.find((t) => t.name === 'wu_execute_action')!;
-    const call = execute.input.parse({ action: 'deleteAllTodos', params: {} });
-    expect(effectOf(execute, call)).toBe('write');
-    // Published without destructiveHint, so MCP's default (true) still warns the client.
+    const effect = (action: string) =>
+      effectOf(execute, execute.input.parse({ action, params: {} }));
+    expect(await effect('deleteAllTodos')).toBe('destructive');
+    expect(await effect('addTodo')).toBe('write');
+    // An action the page does not list (or no page at all) runs as a write; the page refuses it.
+    expect(await effect('unknown')).toBe('write');
+    const offline = createPageTools({
+      config: loadConfig({ WU_MCP_TOKEN: 'x'.repeat(20) }),
+      relay: () => null,
+    }).find((t) => t.name === 'wu_execute_action')!;
+    expect(await effectOf(offline, offline.input.parse({ action: 'deleteAllTodos' }))).toBe(
+      'write',
+    );
+    expect(
+      await execute.policy!.targets!(execute.input.parse({ action: 'addTodo' }), {} as never),
+    ).toEqual(['http://127.0.0.1:5173:addTodo']);
     expect(annotationsOf(execute)).toEqual({ readOnlyHint: false, openWorldHint: true });
   });
 });

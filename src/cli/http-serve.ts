@@ -39,6 +39,12 @@ export interface HttpServeOptions {
   /** Extra `label url` lines after the MCP endpoints (paths relative to the base URL). */
   links?: [label: string, path: string][];
   staticHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  /** Connection limits (config file `http` section). */
+  http?: {
+    headersTimeoutMs?: number;
+    requestTimeoutMs?: number;
+    maxConnectionsPerAddress?: number;
+  };
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
@@ -55,6 +61,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     logger,
     allowAnonymous: o.allowAnonymous,
     allowedHosts: isLoopbackHost(host) ? [] : [host],
+    ...(o.http ?? {}),
     ...(o.staticHandler ? { staticHandler: o.staticHandler } : {}),
   });
   let address;

@@ -43,7 +43,9 @@ Options:
                      "rules": [{"door": "openapi", "target": "plane:pets.*",
                      "decision": "ask", "reason": "…", "rate": "10/minute"}]}}
                      (first match wins; then read → allow, write → allow,
-                     destructive → ask; 'airlock policy --help' edits it live)
+                     destructive → ask; 'airlock policy --help' edits it live),
+                     and connection limits: {"http": {"headersTimeoutMs": 10000,
+                     "requestTimeoutMs": 60000, "maxConnectionsPerAddress": 512}}
   -h, --help         this help
 
 Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 2 bad arguments, 1 other errors.`;
@@ -85,6 +87,27 @@ function configLimits(config: Record<string, unknown>) {
     const issue = parsed.error.issues[0];
     throw new UsageError(
       `--config: limits.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
+const HttpSchema = z
+  .object({
+    headersTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+    requestTimeoutMs: z.number().int().min(100).max(3_600_000).optional(),
+    maxConnectionsPerAddress: z.number().int().min(1).max(100_000).optional(),
+  })
+  .strict();
+
+/** The config file's `http` section: connection timeouts and the per-address connection cap. */
+function configHttp(config: Record<string, unknown>) {
+  if (config.http === undefined) return undefined;
+  const parsed = HttpSchema.safeParse(config.http);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(
+      `--config: http.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
     );
   }
   return parsed.data;
@@ -241,6 +264,7 @@ export async function serve(argv: string[]): Promise<number> {
       ['Health', '/healthz'],
     ],
     staticHandler: createWebUi(),
+    http: configHttp(config),
     selfTargets: {
       mounts: openapi,
       allowSelf: values['allow-self'] === true || config.allowSelf === true,

@@ -41,6 +41,15 @@ export interface HttpAppOptions {
   /** Cap on any request body, checked before parsing (default 4 MiB). */
   maxBodyBytes?: number;
   keepAliveMs?: number;
+  /** The request's headers must arrive within this (default 10 s, authority.md §4). */
+  headersTimeoutMs?: number;
+  /** The whole request (headers and body) must arrive within this (default 60 s). */
+  requestTimeoutMs?: number;
+  /**
+   * Open connections one remote address may hold (default 512); the next is
+   * answered 503 and closed, so one client cannot exhaust the server's sockets.
+   */
+  maxConnectionsPerAddress?: number;
   /** Serves the web UI and other static pages; returns false when it did not handle the request. */
   staticHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
@@ -200,13 +209,20 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     else sendFailure(res, internal);
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => fail(req, res, error));
-  });
   // A slow client cannot hold a connection open for nothing (authority.md §4):
-  // headers within 10 s, the whole request within 60 s.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 60_000;
+  // headers within 10 s, the whole request within 60 s, checked every second
+  // (Node's default check runs every 30 s, which let slow headers live 40 s).
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? 60_000, headersTimeout);
+  const server = createServer(
+    { connectionsCheckingInterval: Math.min(1000, Math.max(100, headersTimeout / 2)) },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => fail(req, res, error));
+    },
+  );
+  server.headersTimeout = headersTimeout;
+  server.requestTimeout = requestTimeout;
+  limitConnectionsPerAddress(server, options.maxConnectionsPerAddress ?? 512, logger);
 
   return {
     server,
@@ -227,4 +243,42 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       });
     },
   };
+}
+
+/**
+ * Caps the connections one remote address holds open: the one over the cap
+ * gets a one-line 503 (`Retry-After: 1`) and is closed before any request is
+ * read.
+ */
+function limitConnectionsPerAddress(server: HttpServer, max: number, logger: Logger): void {
+  const open = new Map<string, number>();
+  let warned = 0;
+  server.on('connection', (socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > max) {
+      if (Date.now() - warned > 60_000) {
+        warned = Date.now();
+        logger.warn(
+          { address, max },
+          'connection refused: too many open connections from one address',
+        );
+      }
+      const body = JSON.stringify({
+        status: 503,
+        code: 'busy',
+        message: `This address already holds ${max} open connections; close some (or reuse them with keep-alive), then retry.`,
+      });
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }

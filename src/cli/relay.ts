@@ -5,7 +5,13 @@
  */
 import { ConfigError } from '../doors/page/config.js';
 import { startRelay, type RelayHandle } from '../relay/relay.js';
-import { UsageError } from './args.js';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse, UsageError } from './args.js';
+import { ensureOwner } from './credentials.js';
+import { createProcessLogger } from './logger.js';
+import { readConfig } from './serve.js';
+import { configPolicy } from './workspace.js';
 
 export const RELAY_HELP = `Usage: airlock relay
 
@@ -20,6 +26,11 @@ Configured by environment variables:
   WU_MCP_ORIGINS       comma-separated exact origins (default: loopback http(s))
   WU_MCP_INSECURE      1 allows running without a token (loopback tests only)
 
+Options:
+  --data DIR     keeps the audit trail, journal, policy and approvals (default ./.airlock);
+                 'airlock approvals --data DIR' answers this relay's policy asks there
+  --config FILE  JSON with a "policy" section (the owner's rules; see 'airlock serve --help')
+
 Exit codes: 0 clean shutdown, 2 bad configuration, 1 other errors.`;
 
 export async function relayCommand(argv: string[]): Promise<number> {
@@ -27,10 +38,18 @@ export async function relayCommand(argv: string[]): Promise<number> {
     process.stdout.write(RELAY_HELP + '\n');
     return 0;
   }
-  if (argv.length > 0)
+  const { values, positionals } = parse({
+    args: argv,
+    allowPositionals: true,
+    options: { data: { type: 'string' }, config: { type: 'string' } },
+  });
+  if (positionals.length > 0)
     throw new UsageError(
-      `relay takes no arguments (got '${argv[0]}'); configure it with WU_MCP_* variables`,
+      `relay takes no arguments (got '${positionals[0]}'); configure it with WU_MCP_* variables, --data and --config`,
     );
+  const data = resolve(values.data ?? './.airlock');
+  const policy = configPolicy(readConfig(values.config));
+  mkdirSync(data, { recursive: true });
   // Signals are handled from the start, so one that arrives during start-up still closes cleanly.
   let relay: RelayHandle | undefined;
   let stopping = false;
@@ -42,7 +61,13 @@ export async function relayCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', stop);
   try {
     try {
-      relay = await startRelay(process.env);
+      relay = await startRelay(process.env, undefined, {
+        data,
+        policy,
+        // The owner answers this relay's policy asks with `airlock approvals --data`.
+        ready: (kernel) =>
+          ensureOwner(kernel.principals, data, createProcessLogger()).then(() => undefined),
+      });
     } catch (error) {
       if (error instanceof ConfigError) throw new UsageError(error.message);
       throw error;

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Transport } from '@modelcontextprotocol/server';
 import { createKernel, type Kernel } from '../kernel/kernel.js';
+import type { PolicyConfig } from '../kernel/policy.js';
 import { createEventBus, type EventBus } from '../kernel/events.js';
 import { silentLogger } from '../kernel/logger.js';
 import type { ServedDoor, ToolResult } from '../transport/surface.js';
@@ -33,8 +34,12 @@ export interface WuMcpServer {
 }
 
 export interface McpServerOptions {
-  /** Folder for the kernel's audit and journal (default: a temporary one, removed on close). */
+  /** Folder for the kernel's audit, journal, approvals and policy (default: a temporary one, removed on close). */
   data?: string;
+  /** The owner's policy rules from a config file (authority.md §3). */
+  policy?: PolicyConfig | undefined;
+  /** Runs once the kernel is up (the CLI makes the folder's owner token here). */
+  ready?: (kernel: Kernel<ServedDoor>) => Promise<void>;
 }
 
 /**
@@ -61,9 +66,16 @@ export function createMcpServer(
     (opened ??= (async () => {
       const { store, blobs } = await openStore({ data });
       const events = await createEventBus();
-      const kernel = createKernel<ServedDoor>({ store, blobs, events, logger: silentLogger });
+      const kernel = createKernel<ServedDoor>({
+        store,
+        blobs,
+        events,
+        logger: silentLogger,
+        policy: options.policy,
+      });
       kernel.mount(door);
       await kernel.start();
+      await options.ready?.(kernel);
       return {
         kernel,
         events,
@@ -135,6 +147,7 @@ const stderr = (line: string) => process.stderr.write(`airlock relay: ${line}\n`
 export async function startRelay(
   env: NodeJS.ProcessEnv,
   transport?: Transport,
+  options: McpServerOptions = {},
 ): Promise<RelayHandle> {
   const config = loadConfig(env);
   const puente = new Puente(config, {
@@ -151,7 +164,7 @@ export async function startRelay(
       cause: error,
     });
   }
-  const server = createMcpServer(puente, config);
+  const server = createMcpServer(puente, config, options);
   const { StdioServerTransport } = await import('@modelcontextprotocol/server/stdio');
   await server.connect(transport ?? new StdioServerTransport());
   const port = puente.address()?.port ?? config.port;

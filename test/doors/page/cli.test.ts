@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -9,13 +9,19 @@ import { freePort, startProcess, startServe } from '../../helpers/servers.js';
 import { toolJson } from '../../helpers/results.js';
 import { authenticated, TOKEN } from './relay-helpers.js';
 
+/** Each relay keeps its audit, approvals and policy in a folder of its own (not the checkout's ./.airlock). */
+const relayData = () => ['--data', mkdtempSync(join(tmpdir(), 'airlock-relay-cli-'))];
+
 describe('airlock relay', () => {
   it('exits 2 with one line naming a bad WU_MCP_* variable', async () => {
-    const missing = await run(['relay'], testEnv({ WU_MCP_TOKEN: '' }));
+    const missing = await run(['relay', ...relayData()], testEnv({ WU_MCP_TOKEN: '' }));
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     expect(missing.stderr).toContain('WU_MCP_TOKEN');
-    const port = await run(['relay'], testEnv({ WU_MCP_TOKEN: TOKEN, WU_MCP_PORT: '70000' }));
+    const port = await run(
+      ['relay', ...relayData()],
+      testEnv({ WU_MCP_TOKEN: TOKEN, WU_MCP_PORT: '70000' }),
+    );
     expect(port.code).toBe(2);
     expect(port.stderr).toContain('WU_MCP_PORT');
     expect(port.stderr).not.toContain(TOKEN);
@@ -25,7 +31,7 @@ describe('airlock relay', () => {
     const port = await freePort();
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BIN, 'relay'],
+      args: [BIN, 'relay', ...relayData()],
       env: testEnv({ WU_MCP_TOKEN: TOKEN, WU_MCP_PORT: String(port) }) as Record<string, string>,
       stderr: 'pipe',
     });
@@ -73,9 +79,37 @@ describe('airlock relay', () => {
     await client.close();
   });
 
+  it('applies the config file policy and keeps its approvals in --data for the owner CLI', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'airlock-relay-policy-'));
+    const config = join(data, 'config.json');
+    writeFileSync(config, JSON.stringify({ policy: { readOnly: true } }));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'relay', '--data', data, '--config', config],
+      env: testEnv({ WU_MCP_TOKEN: TOKEN, WU_MCP_PORT: String(await freePort()) }) as Record<
+        string,
+        string
+      >,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'relay-policy', version: '1' });
+    await client.connect(transport);
+    const write = await client.callTool({
+      name: 'wu_set_state',
+      arguments: { path: 'cart.items', value: [] },
+    });
+    expect(toolJson(write)).toMatchObject({ code: 'notAuthorized', rule: 'readOnly' });
+    // The folder has the owner's token, so the owner CLI can answer there.
+    const env = testEnv({ AIRLOCK_URL: `http://127.0.0.1:${await freePort()}` });
+    const list = await run(['approvals', 'list', '--data', data], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain('No pending approvals.');
+    await client.close();
+  });
+
   it('shuts down cleanly on SIGTERM, and runs without a token only with WU_MCP_INSECURE=1', async () => {
     const port = await freePort();
-    const relay = await startProcess(process.execPath, [BIN, 'relay'], {
+    const relay = await startProcess(process.execPath, [BIN, 'relay', ...relayData()], {
       env: testEnv({ WU_MCP_INSECURE: '1', WU_MCP_PORT: String(port) }),
       stdin: 'pipe',
       ready: /MCP on stdio/,

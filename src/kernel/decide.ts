@@ -5,7 +5,7 @@
  * this exact call (asks.ts).
  */
 import { failure, type Failure } from './errors.js';
-import { digestOf } from './digest.js';
+import { callDigest } from './digest.js';
 import { redact } from './redact.js';
 import type { Preview } from './asks.js';
 import type { PolicyVerdict } from './policy.js';
@@ -81,7 +81,7 @@ export async function decideCall(
     agent,
     door: mount,
     tool: tool.name,
-    digest: digestOf({ tool: tool.name, input }),
+    digest: callDigest(tool.name, input),
     target: targets[0] ?? null,
     rule: verdict.rule,
     preview: async (): Promise<Preview> => {

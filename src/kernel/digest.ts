@@ -29,6 +29,12 @@ export function digestOf(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }
 
+/**
+ * The digest a call is known by: its journal entry's request digest and the
+ * digest a policy ask is bound to (the tool and its validated input).
+ */
+export const callDigest = (tool: string, input: unknown): string => digestOf({ tool, input });
+
 /** UTF-8 byte length of a string. */
 export function utf8Bytes(text: string): number {
   return Buffer.byteLength(text, 'utf8');

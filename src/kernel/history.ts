@@ -7,6 +7,15 @@
  * and persistence through a `HistoryLog` (append-only, fsynced op log with
  * periodic snapshot compaction; replay on open). Inverses are computed from
  * the live state only.
+ *
+ * A change may carry an operation tag (an opaque string naming one request,
+ * e.g. a digest of a journaled call's key and arguments). The tag is logged
+ * with the change and kept, with the epoch it produced, across replay and
+ * compaction for the last `maxOperations` tagged changes; a change whose tag
+ * the history remembers is not made again and answers that epoch. So a
+ * door whose write is the history (not the store) can make a retried request
+ * idempotent, and can tell after a crash whether the request's change was
+ * logged (spec/kernel.md §6).
  */
 
 export interface Reducer<S, Op> {
@@ -21,15 +30,23 @@ export interface HistoryStep<Op> {
 }
 
 export type LogEntry<Op> =
-  | { epoch: number; type: 'apply'; ops: Op[]; label: string }
-  | { epoch: number; type: 'undo' }
-  | { epoch: number; type: 'redo' };
+  | { epoch: number; type: 'apply'; ops: Op[]; label: string; operation?: string }
+  | { epoch: number; type: 'undo'; operation?: string }
+  | { epoch: number; type: 'redo'; operation?: string };
+
+/** A tagged change the history remembers: its operation tag and the epoch it produced. */
+export interface OperationMark {
+  operation: string;
+  epoch: number;
+}
 
 export interface HistorySnapshot<S, Op> {
   epoch: number;
   state: S;
   undo: HistoryStep<Op>[];
   redo: HistoryStep<Op>[];
+  /** The remembered tagged changes, oldest first (absent when there are none). */
+  operations?: OperationMark[];
 }
 
 /** Persistence for one history; implementations in src/store/. */
@@ -44,11 +61,17 @@ export interface HistoryLog<S, Op> {
 export interface History<S, Op> {
   readonly epoch: number;
   readonly state: S;
-  /** Applies the ops atomically as one undoable step; returns the new epoch. */
-  apply(ops: Op[], label: string): Promise<number>;
-  /** Returns the new epoch, or null at the stack boundary (nothing changes). */
-  undo(): Promise<number | null>;
-  redo(): Promise<number | null>;
+  /**
+   * Applies the ops atomically as one undoable step; returns the new epoch.
+   * With an `operation` tag the history remembers, applies nothing and
+   * returns the epoch that tag produced.
+   */
+  apply(ops: Op[], label: string, operation?: string): Promise<number>;
+  /** Returns the new epoch, or null at the stack boundary (nothing changes); tags as `apply`. */
+  undo(operation?: string): Promise<number | null>;
+  redo(operation?: string): Promise<number | null>;
+  /** The epoch the change tagged `operation` produced, or null when none is remembered. */
+  epochOf(operation: string): number | null;
   canUndo(): boolean;
   canRedo(): boolean;
   /** Writes a snapshot now and truncates the log. */
@@ -63,15 +86,24 @@ export interface HistoryOptions<S, Op> {
   compactEvery?: number;
   /** Bound on kept undo steps (default 1000). */
   maxUndo?: number;
+  /** Bound on remembered operation tags (default 1000). */
+  maxOperations?: number;
   onChange?: (change: { epoch: number; label: string }) => void;
 }
 
 export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promise<History<S, Op>> {
-  const { reducer, log, compactEvery = 500, maxUndo = 1000 } = options;
+  const { reducer, log, compactEvery = 500, maxUndo = 1000, maxOperations = 1000 } = options;
   let state = options.initial;
   let epoch = 0;
   let undo: HistoryStep<Op>[] = [];
   let redo: HistoryStep<Op>[] = [];
+  // Tag → epoch, in the order the changes were made (a Map keeps insertion order).
+  let operations = new Map<string, number>();
+  const remember = (operation: string | undefined, at: number) => {
+    if (operation === undefined) return;
+    operations.set(operation, at);
+    if (operations.size > maxOperations) operations.delete(operations.keys().next().value!);
+  };
   let sinceCompact = 0;
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -113,17 +145,29 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
 
   if (log) {
     const { snapshot, entries } = await log.load();
-    if (snapshot) ({ epoch, state, undo, redo } = structuredClone(snapshot));
+    if (snapshot) {
+      ({ epoch, state, undo, redo } = structuredClone(snapshot));
+      for (const mark of snapshot.operations ?? []) remember(mark.operation, mark.epoch);
+    }
     for (const entry of entries) {
       if (entry.epoch <= epoch) continue;
       if (entry.type === 'apply') doApply(entry.ops, entry.label);
       else if (entry.type === 'undo') doUndo();
       else doRedo();
+      remember(entry.operation, entry.epoch);
       sinceCompact++;
     }
   }
 
-  const snapshotNow = (): HistorySnapshot<S, Op> => ({ epoch, state, undo, redo });
+  const snapshotNow = (): HistorySnapshot<S, Op> => ({
+    epoch,
+    state,
+    undo,
+    redo,
+    ...(operations.size > 0
+      ? { operations: [...operations].map(([operation, at]) => ({ operation, epoch: at })) }
+      : {}),
+  });
   const persist = async (entry: LogEntry<Op>) => {
     if (!log) return;
     await log.append(entry);
@@ -143,15 +187,28 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
    * Runs one change in memory (a refused op throws before anything changes),
    * logs it durably, and rolls the memory back if logging fails.
    */
-  const commit = (change: () => { epoch: number; label: string; entry: LogEntry<Op> } | null) =>
+  const commit = (
+    operation: string | undefined,
+    change: () => { epoch: number; label: string; entry: LogEntry<Op> } | null,
+  ) =>
     serial(async () => {
-      const before = { state, undo: [...undo], redo: [...redo], epoch };
+      // A remembered request is answered, not made again.
+      const done = operation === undefined ? undefined : operations.get(operation);
+      if (done !== undefined) return done;
+      const before = { state, undo: [...undo], redo: [...redo], epoch, operations };
       const r = change();
       if (!r) return null;
+      let entry = r.entry;
+      if (operation !== undefined) {
+        // Remembered before the append, so a compaction that follows it keeps the tag.
+        operations = new Map(operations);
+        remember(operation, r.epoch);
+        entry = { ...entry, operation };
+      }
       try {
-        await persist(r.entry);
+        await persist(entry);
       } catch (error) {
-        ({ state, undo, redo, epoch } = before);
+        ({ state, undo, redo, epoch, operations } = before);
         throw error;
       }
       options.onChange?.({ epoch: r.epoch, label: r.label });
@@ -165,23 +222,24 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
     get state() {
       return state;
     },
-    apply: (ops, label) =>
-      commit(() => {
+    apply: (ops, label, operation) =>
+      commit(operation, () => {
         const e = doApply(ops, label);
         return { epoch: e, label, entry: { epoch: e, type: 'apply', ops, label } };
       }) as Promise<number>,
-    undo: () =>
-      commit(() => {
+    undo: (operation) =>
+      commit(operation, () => {
         const r = doUndo();
         return r && { ...r, entry: { epoch: r.epoch, type: 'undo' } };
       }),
-    redo: () =>
-      commit(() => {
+    redo: (operation) =>
+      commit(operation, () => {
         const r = doRedo();
         return r && { ...r, entry: { epoch: r.epoch, type: 'redo' } };
       }),
     canUndo: () => undo.length > 0,
     canRedo: () => redo.length > 0,
+    epochOf: (operation) => operations.get(operation) ?? null,
     compact: () =>
       serial(async () => {
         if (log) await log.compact(structuredClone(snapshotNow()));

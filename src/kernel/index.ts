@@ -39,7 +39,7 @@ export type { ErrorCode, Failure } from './errors.js';
 // Validation and the shapes doors share
 export { validateInput, describeIssue, describeValue } from './validate.js';
 export { utf8String, uuidString, hex64String } from './schemas.js';
-export { canonicalJson, digestOf, sha256Hex, utf8Bytes } from './digest.js';
+export { callDigest, canonicalJson, digestOf, sha256Hex, utf8Bytes } from './digest.js';
 export { REDACTED, isSecretName, redact } from './redact.js';
 export { isObject } from './objects.js';
 export { AIRLOCK_VERSION } from './version.js';
@@ -65,6 +65,7 @@ export type {
   HistorySnapshot,
   HistoryStep,
   LogEntry,
+  OperationMark,
   Reducer,
 } from './history.js';
 export { percentOf, isFinal } from './jobs.js';

@@ -53,6 +53,9 @@ export interface OperationRequest {
 
 /** An operation that may now execute. */
 export interface OpenOperation {
+  /** Its journal key (`OperationRequest.operationId`) and request digest. */
+  readonly id: string;
+  readonly digest: string;
   /** Mark committed with `receipt` inside the write's own transaction. */
   commit(tx: StoreTx, receipt: unknown): Promise<void>;
   /** Nothing was written: forget the entry (a retry executes afresh). */
@@ -101,6 +104,8 @@ export function createJournal({
     const key = keyOf(req.scope, req.operationId);
     inFlight.add(key);
     return {
+      id: req.operationId,
+      digest: req.digest,
       async commit(tx, receipt) {
         const updated = await tx.journal.update(req.scope, req.operationId, {
           state: 'committed',

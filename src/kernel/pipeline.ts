@@ -17,7 +17,7 @@
  * | events   | events.ts     | — (publishes `toolCalled`)                           |
  */
 import { AirlockError, failure, internalFailure, isFailure, type Failure } from './errors.js';
-import { digestOf } from './digest.js';
+import { callDigest } from './digest.js';
 import { validateInput } from './validate.js';
 import { effectOf } from './effect.js';
 import { decideCall } from './decide.js';
@@ -148,13 +148,14 @@ export async function runPipeline(
       }
     }
 
-    // journal
+    // journal (a call without an operationID runs unjournaled)
     let operation: OpenOperation | null = null;
-    if (tool.journal) {
+    const operationId = tool.journal?.operationId(input) ?? null;
+    if (tool.journal && operationId !== null) {
       const begun = await services.journal.begin({
         scope: mount,
-        operationId: journalKey(connection, tool.journal.operationId(input)),
-        digest: digestOf({ tool: tool.name, input }),
+        operationId: journalKey(connection, operationId),
+        digest: callDigest(tool.name, input),
         tool: tool.name,
         connection: connection.id,
         target: tool.journal.target?.(input) ?? null,
@@ -310,6 +311,7 @@ function toolContext(
     signal: call.signal,
     logger: services.logger.child({ door: mount, tool: tool.name }),
     grant: call.grant,
+    operation: operation && { id: operation.id, digest: operation.digest },
     store: services.store,
     blobs: services.blobs,
     jobs: services.jobs,

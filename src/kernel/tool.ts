@@ -87,7 +87,11 @@ export interface CallPolicySpec<I> {
 
 /** How a tool's write is journaled (spec/kernel.md §6). */
 export interface JournalSpec<I> {
-  operationId: (input: I) => string;
+  /**
+   * The call's operationID; null when the call carries none, which runs it
+   * unjournaled (for tools where an operationID is optional).
+   */
+  operationId: (input: I) => string | null;
   /** Resource key the write touches, so an uncertain entry can be resolved later. */
   target?: (input: I) => string | null;
   provenance?: (input: I) => Provenance | null;
@@ -113,6 +117,14 @@ export interface ToolContext {
    * same operationID gets back.
    */
   write<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /**
+   * The journaled operation this call runs as: its journal key (what
+   * `JournalEntry.operationId` holds) and request digest. A door whose write
+   * lives outside the store records them with the write, so its
+   * `resolveOperation` can find the write after a crash. Null when the call
+   * is not journaled.
+   */
+  readonly operation: { readonly id: string; readonly digest: string } | null;
   readonly store: Store;
   readonly blobs: BlobStore;
   readonly jobs: JobRegistry;

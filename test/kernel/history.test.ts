@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { openHistory, type Reducer } from '../../src/kernel/history.js';
+import { memoryHistoryStorage } from '../helpers/memory-history-log.js';
 
 type Op = { set: { key: string; value: number | null } };
 type State = Record<string, number>;
@@ -92,5 +93,77 @@ describe('history', () => {
       ),
       { numRuns: 50 },
     );
+  });
+});
+
+describe('history operation tags', () => {
+  it('a change tagged with a remembered operation is not made again and answers its first epoch', async () => {
+    const h = await openHistory({ reducer, initial: {} as State });
+    expect(await h.apply([set('a', 1)], 'a', 'op-1')).toBe(1);
+    expect(await h.apply([set('a', 1)], 'a', 'op-1')).toBe(1);
+    expect(await h.undo('op-2')).toBe(2);
+    expect(await h.undo('op-2')).toBe(2);
+    expect(await h.redo('op-3')).toBe(3);
+    expect(await h.redo('op-3')).toBe(3);
+    expect(h.epoch).toBe(3);
+    expect(h.state).toEqual({ a: 1 });
+    expect([h.epochOf('op-1'), h.epochOf('op-2'), h.epochOf('op-3')]).toEqual([1, 2, 3]);
+    expect(h.epochOf('never')).toBeNull();
+  });
+
+  it('remembers tags across replay of the log and across compaction', async () => {
+    const storage = memoryHistoryStorage<State, Op>();
+    const first = await openHistory({ reducer, initial: {} as State, log: storage.open() });
+    await first.apply([set('a', 1)], 'a', 'op-1');
+    await first.undo('op-2');
+    const replayed = await openHistory({ reducer, initial: {} as State, log: storage.open() });
+    expect([replayed.epochOf('op-1'), replayed.epochOf('op-2')]).toEqual([1, 2]);
+    await replayed.compact();
+    const compacted = await openHistory({ reducer, initial: {} as State, log: storage.open() });
+    expect([compacted.epochOf('op-1'), compacted.epochOf('op-2')]).toEqual([1, 2]);
+    expect(await compacted.apply([set('a', 1)], 'a', 'op-1')).toBe(1);
+    expect(compacted.epoch).toBe(2);
+  });
+
+  it('keeps a tag whose append triggered a compaction', async () => {
+    const storage = memoryHistoryStorage<State, Op>();
+    const h = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: storage.open(),
+      compactEvery: 1,
+    });
+    await h.apply([set('a', 1)], 'a', 'op-1');
+    const again = await openHistory({ reducer, initial: {} as State, log: storage.open() });
+    expect(again.epochOf('op-1')).toBe(1);
+  });
+
+  it('forgets the oldest tags beyond maxOperations', async () => {
+    const h = await openHistory({ reducer, initial: {} as State, maxOperations: 2 });
+    for (const [i, tag] of ['op-1', 'op-2', 'op-3'].entries())
+      await h.apply([set('a', i)], 'a', tag);
+    expect([h.epochOf('op-1'), h.epochOf('op-2'), h.epochOf('op-3')]).toEqual([null, 2, 3]);
+  });
+
+  it('a refused change, an undo at the boundary or a failed append leaves no tag', async () => {
+    let failing = false;
+    const h = await openHistory({
+      reducer,
+      initial: {} as State,
+      log: {
+        load: async () => ({ snapshot: null, entries: [] }),
+        append: async () => {
+          if (failing) throw new Error('disk full');
+        },
+        compact: async () => undefined,
+      },
+    });
+    await expect(h.apply([set('bad', 1)], 'bad', 'op-1')).rejects.toThrow('refused op');
+    expect(await h.undo('op-2')).toBeNull();
+    failing = true;
+    await expect(h.apply([set('a', 1)], 'a', 'op-3')).rejects.toThrow('disk full');
+    expect([h.epochOf('op-1'), h.epochOf('op-2'), h.epochOf('op-3')]).toEqual([null, null, null]);
+    failing = false;
+    expect(await h.apply([set('a', 1)], 'a', 'op-3')).toBe(1);
   });
 });

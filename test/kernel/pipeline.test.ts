@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, type AnyToolDef } from '../../src/kernel/tool.js';
+import { defineTool, type AnyToolDef, type ToolContext } from '../../src/kernel/tool.js';
+import { journalKey } from '../../src/kernel/journal.js';
+import { callDigest } from '../../src/kernel/digest.js';
 import { failure } from '../../src/kernel/errors.js';
 import { utf8String } from '../../src/kernel/schemas.js';
 import type { Door } from '../../src/kernel/door.js';
@@ -281,6 +283,57 @@ describe('execute stage', () => {
     tk = await testKernel([door([nf])]);
     const r = await tk.kernel.call('d', 'nf', {}, { connection: conn() });
     expect(textOf(r)).toEqual({ code: 'notFound', message: 'No such thing; list things first.' });
+  });
+});
+
+describe('journal stage', () => {
+  // Counts handler runs; journaled when the call carries an operationID.
+  function optionallyJournaled() {
+    const seen: (ToolContext['operation'] | 'ran')[] = [];
+    const tool = defineTool({
+      name: 'bump',
+      description: 'bump a counter',
+      input: z.object({ by: z.number().int(), operationID: z.string().optional() }).strict(),
+      effect: 'write',
+      journal: { operationId: (i) => i.operationID ?? null },
+      handler: async ({ by }, ctx) => {
+        seen.push(ctx.operation);
+        if (!ctx.operation) return { runs: seen.length, by };
+        return ctx.write(async () => ({ runs: seen.length, by }));
+      },
+    });
+    return { tool, seen };
+  }
+
+  it('runs a call whose operationId is null unjournaled: no entry, no ctx.write needed, every call runs', async () => {
+    const { tool, seen } = optionallyJournaled();
+    tk = await testKernel([door([tool])]);
+    const first = await tk.kernel.call('d', 'bump', { by: 1 }, { connection: conn() });
+    const second = await tk.kernel.call('d', 'bump', { by: 1 }, { connection: conn() });
+    expect(first).toEqual({ ok: true, value: { runs: 1, by: 1 } });
+    expect(second).toEqual({ ok: true, value: { runs: 2, by: 1 } });
+    expect(seen).toEqual([null, null]);
+  });
+
+  it('journals a call whose operationId is given, and tells the handler its journal key and digest', async () => {
+    const { tool, seen } = optionallyJournaled();
+    tk = await testKernel([door([tool])]);
+    const args = { by: 2, operationID: 'op-1' };
+    const first = await tk.kernel.call('d', 'bump', args, { connection: conn() });
+    const retry = await tk.kernel.call('d', 'bump', args, { connection: conn() });
+    expect(retry).toEqual(first);
+    expect(seen).toEqual([{ id: journalKey(conn(), 'op-1'), digest: callDigest('bump', args) }]);
+    expect(await tk.kernel.journal.state('d', journalKey(conn(), 'op-1'))).toEqual({
+      state: 'committed',
+      receipt: { runs: 1, by: 2 },
+    });
+    const reused = await tk.kernel.call(
+      'd',
+      'bump',
+      { by: 3, operationID: 'op-1' },
+      { connection: conn() },
+    );
+    expect(reused).toMatchObject({ ok: false, code: 'malformedRequest' });
   });
 });
 

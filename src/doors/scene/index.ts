@@ -20,6 +20,7 @@ import { createLlmEngine, type LlmConfig } from './engines/llm.js';
 import type { Engine } from './engines/registry.js';
 import { createRendererEngine } from './engines/renderer.js';
 import { createTesseractEngine } from './engines/tesseract.js';
+import { resolveSceneOperation } from './operations.js';
 import { scenePresenter } from './presenter.js';
 import { createProjectRoots } from './roots.js';
 import { sceneRoutes } from './routes.js';
@@ -106,6 +107,8 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
     async start(k) {
       kernel = k;
     },
+    // A journaled apply/undo/redo left open by a crash: its project's history decides.
+    resolveOperation: (entry) => resolveSceneOperation(session, entry, ctx.logger),
     async stop() {
       await session.close();
     },

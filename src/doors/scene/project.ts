@@ -162,6 +162,34 @@ export function initProject(dir: string, name: string, now = new Date()): void {
   writeFileSync(join(dir, 'project.json'), JSON.stringify(file, null, 2) + '\n');
 }
 
+/**
+ * The epoch of the change tagged `operation` in the history of the project
+ * at `dir`, or null, read without opening the project (no lock taken; the
+ * load only cuts a torn last line, as any open would). Throws when there is
+ * no project there, its files are broken, or a live server holds it (its
+ * log may be mid-append).
+ */
+export async function findOperation(
+  dir: string,
+  storage: FolderStorage,
+  operation: string,
+): Promise<number | null> {
+  const file = readProjectFile(dir);
+  if (isLockedElsewhere(dir))
+    throw new AirlockError('unavailable', `The project at ${dir} is open in another server.`);
+  const log = storage.historyLog<Scene, Op>(dir);
+  try {
+    const history = await openHistory<Scene, Op>({
+      reducer: sceneReducer,
+      initial: emptyScene(file.name, file.createdAt),
+      log: checkedHistoryLog(dir, log),
+    });
+    return history.epochOf(operation);
+  } finally {
+    log.close();
+  }
+}
+
 export async function openProject(dir: string, options: OpenOptions): Promise<Project> {
   const file = readProjectFile(dir);
   const release = acquireLock(dir);

@@ -8,7 +8,13 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { AirlockError, type AirlockEvent, type FolderStorage } from '../../kernel/index.js';
 import { labelOf, type Op } from './ops.js';
-import { initProject, openProject, readProjectFile, type Project } from './project.js';
+import {
+  findOperation,
+  initProject,
+  openProject,
+  readProjectFile,
+  type Project,
+} from './project.js';
 import { PROJECT_SUFFIX, type ProjectRoots } from './roots.js';
 
 /** The −32600 message the reference answers with (spec/scene.md "MCP tools"). */
@@ -31,11 +37,18 @@ export interface SceneSession {
   /** Creates `<root>/<slug>.khrproj` and opens it. */
   create(name: string): Promise<ProjectInfo>;
   close(): Promise<boolean>;
-  apply(op: Op): Promise<number>;
+  /** With an `operation` tag (operations.ts) the change is made once: a repeat answers its epoch. */
+  apply(op: Op, operation?: string): Promise<number>;
   /** Applies ops as one undoable step on `project` (refused when it is no longer open). */
   applyOn(project: Project, ops: Op[], label: string): Promise<number>;
-  undo(): Promise<number | null>;
-  redo(): Promise<number | null>;
+  undo(operation?: string): Promise<number | null>;
+  redo(operation?: string): Promise<number | null>;
+  /**
+   * The epoch the change tagged `operation` produced in the project at `dir`
+   * (the open one, or read from its files), or null; throws when that
+   * project's history cannot be read.
+   */
+  operationEpoch(dir: string, operation: string): Promise<number | null>;
 }
 
 export interface SessionOptions {
@@ -112,17 +125,23 @@ export function createSceneSession(options: SessionOptions): SceneSession {
         await p.close();
         return true;
       }),
-    apply(op) {
+    apply(op, operation) {
       const p = require();
-      return p.history.apply([op], labelOf(op));
+      return p.history.apply([op], labelOf(op), operation);
     },
     applyOn(p, ops, label) {
       if (project !== p)
         throw new AirlockError('noProject', 'The project was closed while the pipeline ran.');
       return p.history.apply(ops, label);
     },
-    undo: () => require().history.undo(),
-    redo: () => require().history.redo(),
+    undo: (operation) => require().history.undo(operation),
+    redo: (operation) => require().history.redo(operation),
+    operationEpoch: (dir, operation) =>
+      serial(async () =>
+        project?.dir === dir
+          ? project.history.epochOf(operation)
+          : findOperation(dir, options.storage, operation),
+      ),
   };
 }
 

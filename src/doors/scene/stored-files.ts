@@ -1,10 +1,11 @@
 /**
  * What a project's files must hold before the door serves them (spec/scene.md
  * "Project on disk"; kernel §7 for the history's shapes): `snapshot.json` is
- * `{epoch, state: Scene, undo, redo}`, each line of `oplog.jsonl` a log entry
- * of scene ops. A project opened from disk or imported from a `.khr` is
- * checked here, so a broken file is refused naming the file and the field,
- * instead of becoming the live scene that every later read trips over.
+ * `{epoch, state: Scene, undo, redo, operations?}`, each line of `oplog.jsonl`
+ * a log entry of scene ops (with the operation tag of a journaled change). A
+ * project opened from disk or imported from a `.khr` is checked here, so a
+ * broken file is refused naming the file and the field, instead of becoming
+ * the live scene that every later read trips over.
  */
 import { z } from 'zod';
 import {
@@ -25,18 +26,27 @@ export const MAX_STORED_DEPTH = 256;
 
 const Epoch = z.number().int().min(0);
 const Step = z.object({ label: z.string(), ops: z.array(OpSchema), inverses: z.array(OpSchema) });
+/** The tag of a journaled change (operations.ts), kept so a retry or a restart can find it. */
+const Operation = z.string().min(1).max(200);
 
 export const StoredSnapshot = z.object({
   epoch: Epoch,
   state: Scene,
   undo: z.array(Step),
   redo: z.array(Step),
+  operations: z.array(z.object({ operation: Operation, epoch: Epoch })).optional(),
 }) satisfies z.ZodType<HistorySnapshot<Scene, Op>>;
 
 export const StoredLogEntry = z.discriminatedUnion('type', [
-  z.object({ epoch: Epoch, type: z.literal('apply'), ops: z.array(OpSchema), label: z.string() }),
-  z.object({ epoch: Epoch, type: z.literal('undo') }),
-  z.object({ epoch: Epoch, type: z.literal('redo') }),
+  z.object({
+    epoch: Epoch,
+    type: z.literal('apply'),
+    ops: z.array(OpSchema),
+    label: z.string(),
+    operation: Operation.optional(),
+  }),
+  z.object({ epoch: Epoch, type: z.literal('undo'), operation: Operation.optional() }),
+  z.object({ epoch: Epoch, type: z.literal('redo'), operation: Operation.optional() }),
 ]) satisfies z.ZodType<LogEntry<Op>>;
 
 /** A project file that does not hold what it must; `detail` names the file and the field. */

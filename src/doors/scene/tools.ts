@@ -20,6 +20,13 @@ import { ARTIFACTS, infoOf, type EngineRegistry } from './engines/registry.js';
 import { cacheExport, exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';
 import { OpSchema, opTag, type Op, type OpTag } from './ops.js';
+import {
+  callTag,
+  OPERATION_ID_HELP,
+  OperationID,
+  operationTag,
+  sceneJournal,
+} from './operations.js';
 import { PipelineInput, startPipeline } from './pipeline.js';
 import type { SceneSession } from './session.js';
 import { applyOp } from './reducer.js';
@@ -55,6 +62,8 @@ export const toolNames = (prefix: string): ToolNames => ({
 const Epoch = z.object({ epoch: z.number().int() });
 const EpochOrNull = z.object({ epoch: z.number().int().nullable() });
 const Empty = z.object({}).strict();
+/** undo/redo: Koharu's `{}`, plus the optional operationID (operations.ts). */
+const HistoryMove = z.object({ operationID: OperationID }).strict();
 export const EngineInfoSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -118,9 +127,8 @@ export function sceneTools(
 ): AnyToolDef[] {
   const apply = defineTool({
     name: names.apply,
-    description:
-      'Apply one Op to the active scene through the history (one undo step). Op is externally tagged: {"addNode": {...}} (PascalCase tags such as {"AddNode": ...} also work); {"batch": {"ops": [...], "label": "..."}} applies all or nothing. prev* fields are ignored: inverses come from the live scene. Returns {epoch}.',
-    input: z.object({ op: OpSchema }).strict(),
+    description: `Apply one Op to the active scene through the history (one undo step). Op is externally tagged: {"addNode": {...}} (PascalCase tags such as {"AddNode": ...} also work); {"batch": {"ops": [...], "label": "..."}} applies all or nothing. prev* fields are ignored: inverses come from the live scene. Returns {epoch}. ${OPERATION_ID_HELP}`,
+    input: z.object({ op: OpSchema, operationID: OperationID }).strict(),
     output: Epoch,
     effect: ({ op }) => opEffect(op),
     publishedEffect: 'destructive',
@@ -128,9 +136,13 @@ export function sceneTools(
     policy: {
       targets: ({ op }) => opTargets(op),
       // A dry run on the live scene: the owner is never asked about an op that cannot apply.
-      check: ({ op }) => {
+      check: (input, connection) => {
         const project = session.current();
         if (!project) return null;
+        // A retry of an op already applied is the journal's to answer, not to dry-run again.
+        const tag = callTag(names.apply, input, connection);
+        if (tag !== null && project.history.epochOf(tag) !== null) return null;
+        const { op } = input;
         try {
           applyOp(project.scene(), op);
           return null;
@@ -144,32 +156,46 @@ export function sceneTools(
         op,
       }),
     },
+    journal: sceneJournal(session),
     writes: true,
-    handler: async ({ op }) => ({ epoch: await session.apply(op) }),
+    handler: async ({ op }, ctx) => {
+      const { operation } = ctx;
+      if (!operation) return { epoch: await session.apply(op) };
+      // The history append is the write; the receipt commits right after it (operations.ts).
+      return ctx.write(async () => ({ epoch: await session.apply(op, operationTag(operation)) }));
+    },
   });
 
   const undo = defineTool({
     name: names.undo,
-    description:
-      'Undo the most recent op. Returns {epoch}; epoch is null when there is nothing to undo.',
-    input: Empty,
+    description: `Undo the most recent op. Returns {epoch}; epoch is null when there is nothing to undo. ${OPERATION_ID_HELP}`,
+    input: HistoryMove,
     output: EpochOrNull,
     effect: 'write',
     ...NO_HINTS,
+    journal: sceneJournal(session),
     writes: true,
-    handler: async () => ({ epoch: await session.undo() }),
+    handler: async (_input, ctx) => {
+      const { operation } = ctx;
+      if (!operation) return { epoch: await session.undo() };
+      return ctx.write(async () => ({ epoch: await session.undo(operationTag(operation)) }));
+    },
   });
 
   const redo = defineTool({
     name: names.redo,
-    description:
-      'Redo the most recently undone op. Returns {epoch}; epoch is null when there is nothing to redo.',
-    input: Empty,
+    description: `Redo the most recently undone op. Returns {epoch}; epoch is null when there is nothing to redo. ${OPERATION_ID_HELP}`,
+    input: HistoryMove,
     output: EpochOrNull,
     effect: 'write',
     ...NO_HINTS,
+    journal: sceneJournal(session),
     writes: true,
-    handler: async () => ({ epoch: await session.redo() }),
+    handler: async (_input, ctx) => {
+      const { operation } = ctx;
+      if (!operation) return { epoch: await session.redo() };
+      return ctx.write(async () => ({ epoch: await session.redo(operationTag(operation)) }));
+    },
   });
 
   const open = defineTool({

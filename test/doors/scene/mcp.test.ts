@@ -69,20 +69,21 @@ describe('scene tools over MCP', () => {
         result: Object.keys(output?.properties ?? {}),
       };
     };
+    // operationID (optional) is the one field Airlock adds to Koharu's inputs.
     expect(shape('koharu.apply')).toEqual({
-      args: ['op'],
+      args: ['op', 'operationID'],
       required: ['op'],
       strict: true,
       result: ['epoch'],
     });
     expect(shape('koharu.undo')).toEqual({
-      args: [],
+      args: ['operationID'],
       required: [],
       strict: true,
       result: ['epoch'],
     });
     expect(shape('koharu.redo')).toEqual({
-      args: [],
+      args: ['operationID'],
       required: [],
       strict: true,
       result: ['epoch'],

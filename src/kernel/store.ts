@@ -102,6 +102,8 @@ export interface AuditQuery {
   decision?: 'allow' | 'ask' | 'deny';
   rule?: string;
   limit?: number;
+  /** `desc`: newest first (the last `limit` entries). Default oldest first. */
+  order?: 'asc' | 'desc';
 }
 
 export interface AuditRepo {

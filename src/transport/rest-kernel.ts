@@ -164,7 +164,7 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       method: 'GET',
       path: 'audit',
       summary:
-        'Audit trail, oldest first (`?format=jsonl` exports JSON lines; `afterId`, `door`, `decision`, `rule`, `limit`)',
+        'Audit trail, oldest first (`?order=desc`: newest first; `?format=jsonl` exports JSON lines; `afterId`, `door`, `decision`, `rule`, `limit`)',
       handler: async ({ query }) => {
         const decision = query.get('decision');
         if (decision !== null && !(DECISIONS as readonly string[]).includes(decision))
@@ -177,6 +177,7 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
           ...(query.get('door') ? { door: query.get('door')! } : {}),
           ...(decision ? { decision: decision as Decision } : {}),
           ...(query.get('rule') ? { rule: query.get('rule')! } : {}),
+          ...(query.get('order') === 'desc' ? { order: 'desc' as const } : {}),
           limit: Math.min(Number(query.get('limit') ?? 1000) || 1000, 10_000),
         };
         if (query.get('format') === 'jsonl') {

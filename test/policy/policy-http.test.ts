@@ -383,5 +383,10 @@ describe('audit', () => {
       ),
     ).toBe(true);
     expect((await rest('GET', 'audit?decision=perhaps')).status).toBe(400);
+    // Newest first, for "recent decisions" of a rule.
+    await call(alice, { resource: 'items', method: 'list' });
+    const newest = await rest('GET', `audit?rule=${rule.body.id}&order=desc&limit=1`);
+    expect(newest.body.entries).toHaveLength(1);
+    expect(newest.body.entries[0].id).toBeGreaterThan(byRule.body.entries[0].id);
   });
 });

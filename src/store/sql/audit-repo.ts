@@ -84,7 +84,7 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
       }
       const page = limitClause(query.limit);
       const rows = await db.all<AuditRow>(
-        `SELECT id, ${FIELDS} FROM audit WHERE ${where} ORDER BY id${page.sql}`,
+        `SELECT id, ${FIELDS} FROM audit WHERE ${where} ORDER BY id${query.order === 'desc' ? ' DESC' : ''}${page.sql}`,
         [...params, ...page.params],
       );
       return rows.map(toAuditEntry);

@@ -35,11 +35,10 @@ function recentDecisions(ruleId: string): RecentDecisions {
   const el = h('details', { class: 'recent' }, h('summary', {}, 'Recent decisions'), body);
   const load = async () => {
     try {
-      // The audit lists oldest first; the newest few are its tail.
-      const { entries } = await get<{ entries: AuditEntry[] }>(
-        `audit?rule=${encodeURIComponent(ruleId)}&limit=10000`,
+      // Newest first, only as many as shown.
+      const { entries: recent } = await get<{ entries: AuditEntry[] }>(
+        `audit?rule=${encodeURIComponent(ruleId)}&order=desc&limit=${RECENT}`,
       );
-      const recent = entries.slice(-RECENT).reverse();
       fill(
         body,
         recent.length > 0

@@ -3,7 +3,10 @@ import type { BusTransport } from '../kernel/events.js';
 import { createRedisBusTransport } from '../store/redis-bus.js';
 import { UsageError } from './args.js';
 
-export async function createBusTransport(spec: string): Promise<BusTransport> {
-  if (/^rediss?:\/\//.test(spec)) return createRedisBusTransport({ url: spec });
+export async function createBusTransport(
+  spec: string,
+  options: { channel?: string; onError?: (error: Error) => void } = {},
+): Promise<BusTransport> {
+  if (/^rediss?:\/\//.test(spec)) return createRedisBusTransport({ url: spec, ...options });
   throw new UsageError(`--bus must be a redis:// or rediss:// URL, got '${spec}'`);
 }

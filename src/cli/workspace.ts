@@ -3,6 +3,7 @@
  * Shared by `serve` and `stdio`.
  */
 import { mkdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createKernel, mountOf } from '../kernel/kernel.js';
 import { createEventBus } from '../kernel/events.js';
@@ -41,6 +42,17 @@ export interface Workspace {
   close(): Promise<void>;
 }
 
+/** The store's deployment id, made once: every instance on one store shares it. */
+async function deploymentId(store: Store): Promise<string> {
+  return store.transaction(async (tx) => {
+    const found = await tx.records.get<{ id: string }>('deployment', 'id');
+    if (found) return found.value.id;
+    const id = randomUUID();
+    await tx.records.put('deployment', 'id', { id });
+    return id;
+  });
+}
+
 /** The config file's `policy` section (authority.md §3); a bad one is a usage error naming the field. */
 export function configPolicy(
   config: Record<string, unknown> | undefined,
@@ -71,11 +83,26 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     data,
     ...(options.store ? { store: options.store } : {}),
   });
-  const transport = options.bus ? await createBusTransport(options.bus) : undefined;
-  const events = await createEventBus({
-    ...(transport ? { transport } : {}),
-    onError: (err) => options.logger.warn({ err }, 'event delivery failed'),
-  });
+  // One channel per deployment (the store's id): two deployments on one Redis never
+  // hear each other's events.
+  let transport;
+  let events;
+  try {
+    transport = options.bus
+      ? await createBusTransport(options.bus, {
+          channel: `airlock:events:${await deploymentId(store)}`,
+          onError: (err) => options.logger.warn({ err: err.message }, 'event bus trouble'),
+        })
+      : undefined;
+    events = await createEventBus({
+      ...(transport ? { transport } : {}),
+      onError: (err) => options.logger.warn({ err }, 'event delivery failed'),
+    });
+  } catch (error) {
+    // A bus that cannot be reached ends the start (exit 1), releasing the store.
+    await store.close();
+    throw error;
+  }
   const kernel = createKernel<ServedDoor>({
     store,
     blobs,

@@ -78,8 +78,13 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
 
   return {
     publish(event) {
-      if (transport) transport.send(event).catch((error) => options.onError?.(error));
-      else deliver(event);
+      if (!transport) return deliver(event);
+      // The bus is down: this instance's own listeners still get the event (the
+      // other instances cannot), rather than nobody.
+      transport.send(event).catch((error) => {
+        options.onError?.(error);
+        deliver(event);
+      });
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -9,19 +9,50 @@ import type { AirlockEvent, BusTransport } from '../kernel/events.js';
 
 export interface RedisBusOptions {
   url: string;
+  /**
+   * The channel; deployments sharing one Redis must differ (the workspace
+   * names it after its store's deployment id). Default `airlock:events`.
+   */
   channel?: string;
+  /** Connection trouble after start (Redis down, reconnecting), for the structured log. */
+  onError?: (error: Error) => void;
 }
+
+/** A URL as logs may show it: without its password. */
+const shown = (url: string) => url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 
 export function createRedisBusTransport({
   url,
   channel = 'airlock:events',
+  onError,
 }: RedisBusOptions): BusTransport {
-  const opts = { lazyConnect: true, maxRetriesPerRequest: 3 };
+  const opts = { lazyConnect: true, maxRetriesPerRequest: 3, connectTimeout: 5000 };
   const pub = new Redis(url, opts);
   const sub = new Redis(url, opts);
+  // Errors go to the structured log (never ioredis's own unhandled-error lines on stderr),
+  // at most one per 10 s per client while Redis stays unreachable.
+  let lastReported = 0;
+  let lastError: Error | undefined;
+  const report = (error: Error) => {
+    lastError = error;
+    if (Date.now() - lastReported < 10_000) return;
+    lastReported = Date.now();
+    onError?.(error);
+  };
+  pub.on('error', report);
+  sub.on('error', report);
   return {
     async start(deliver) {
-      await Promise.all([pub.connect(), sub.connect()]);
+      try {
+        await Promise.all([pub.connect(), sub.connect()]);
+      } catch (error) {
+        pub.disconnect();
+        sub.disconnect();
+        throw new Error(
+          `cannot reach the event bus at ${shown(url)}: ${(lastError ?? (error as Error)).message}; start Redis there or fix --bus`,
+          { cause: error },
+        );
+      }
       sub.on('message', (ch: string, message: string) => {
         if (ch !== channel) return;
         try {

@@ -6,8 +6,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ownerTokenIn } from './credentials.js';
-import { readConfig } from './serve.js';
-import { configPolicy } from './workspace.js';
+import { configPolicy, readConfig } from './config-file.js';
 
 export interface OwnerClient {
   call(

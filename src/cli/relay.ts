@@ -10,8 +10,7 @@ import { resolve } from 'node:path';
 import { parse, UsageError } from './args.js';
 import { ensureOwner } from './credentials.js';
 import { createProcessLogger } from './logger.js';
-import { readConfig } from './serve.js';
-import { configPolicy } from './workspace.js';
+import { configPolicy, readConfig } from './config-file.js';
 
 export const RELAY_HELP = `Usage: airlock relay
 

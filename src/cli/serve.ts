@@ -1,10 +1,10 @@
 /** `airlock serve` and `airlock stdio`. */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { intOption, listOption, parse, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
+import { readConfig } from './config-file.js';
 import { ensureOwner } from './credentials.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
 import { serveHttpUntilSignal } from './http-serve.js';
@@ -156,24 +156,6 @@ const OpenApiMountsSchema = z.array(
     })
     .strict(),
 );
-
-export function readConfig(path: string | undefined): Record<string, unknown> {
-  if (!path) return {};
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new UsageError(`--config: cannot read '${path}'`);
-  }
-  try {
-    const value = JSON.parse(text) as unknown;
-    if (value === null || typeof value !== 'object' || Array.isArray(value))
-      throw new Error('not an object');
-    return value as Record<string, unknown>;
-  } catch {
-    throw new UsageError(`--config: '${path}' is not a JSON object`);
-  }
-}
 
 const str = (v: unknown) =>
   typeof v === 'string'

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createKernel, mountOf } from '../kernel/kernel.js';
 import { createEventBus } from '../kernel/events.js';
-import { PolicyConfigSchema, type PolicyConfig } from '../kernel/policy.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Store } from '../kernel/store.js';
 import type { Limits } from '../kernel/tool.js';
@@ -16,6 +15,7 @@ import type { ServingKernel, ServedDoor } from '../transport/surface.js';
 import { openStore } from '../store/open.js';
 import { fileFolderStorage } from '../store/folder-file.js';
 import { UsageError } from './args.js';
+import { configPolicy } from './config-file.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
 
@@ -51,20 +51,6 @@ async function deploymentId(store: Store): Promise<string> {
     await tx.records.put('deployment', 'id', { id });
     return id;
   });
-}
-
-/** The config file's `policy` section (authority.md §3); a bad one is a usage error naming the field. */
-export function configPolicy(
-  config: Record<string, unknown> | undefined,
-): PolicyConfig | undefined {
-  if (config?.policy === undefined) return undefined;
-  const parsed = PolicyConfigSchema.safeParse(config.policy);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = ['policy', ...(issue?.path ?? [])].join('.');
-    throw new UsageError(`--config: ${where}: ${issue?.message ?? 'invalid'}`);
-  }
-  return parsed.data;
 }
 
 export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {

@@ -4,8 +4,13 @@
  * Every job, whichever route started it, goes through this registry and emits
  * the same events: `jobStarted {id, kind}`, `jobProgress {jobId, ...}`,
  * `jobWarning {jobId, ...where, message}`, `jobFinished {id, status, error?}`.
- * Jobs are persisted; on start-up unfinished ones become `failed` with error
- * `interrupted`.
+ * Jobs are persisted, and the instance running one touches it every 5 s
+ * (a heartbeat). Any instance on the store fails a queued or running job
+ * whose heartbeat is older than the lease (30 s) with error `interrupted` —
+ * at start-up and every 10 s — so starting an instance never fails another
+ * live instance's jobs, and a dead instance's jobs do not stay `running`.
+ * Cancelling a job another instance runs travels over the bus
+ * (`jobCancelRequested`).
  */
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from './events.js';
@@ -61,7 +66,11 @@ export interface JobRegistryOptions {
   events: EventBus;
   logger: Logger;
   now?: () => number;
+  /** A job whose heartbeat is older than this is its instance's no more (default 30 s). */
+  leaseMs?: number;
 }
+
+export const JOB_LEASE_MS = 30_000;
 
 const FINAL: ReadonlySet<JobStatus> = new Set([
   'completed',
@@ -81,8 +90,25 @@ export function createJobRegistry({
   events,
   logger,
   now = Date.now,
+  leaseMs = JOB_LEASE_MS,
 }: JobRegistryOptions): JobRegistry {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  let sweeper: NodeJS.Timeout | undefined;
+
+  // A cancel asked on another instance reaches the one running the job.
+  const unsubscribe = events.subscribe(({ data }) => {
+    if (data.event === 'jobCancelRequested' && typeof data.id === 'string')
+      running.get(data.id)?.abort.abort(new Error('cancelled'));
+  });
+
+  /** Fails the jobs whose heartbeat stopped (a dead instance's), announcing each. */
+  const interruptStale = async () => {
+    const at = now();
+    const jobs = await store.transaction((tx) => tx.jobs.interruptUnfinished(at, at - leaseMs));
+    for (const job of jobs)
+      events.publish({ event: 'jobFinished', id: job.id, status: 'failed', error: 'interrupted' });
+    return jobs;
+  };
 
   const save = (job: Job) => store.transaction((tx) => tx.jobs.put(job));
 
@@ -124,6 +150,15 @@ export function createJobRegistry({
     job.status = 'running';
     job.updatedAt = now();
     persist();
+    // The heartbeat: other instances see this job is alive.
+    const heartbeat = setInterval(
+      () => {
+        job.updatedAt = now();
+        persist();
+      },
+      Math.max(50, Math.floor(leaseMs / 6)),
+    );
+    heartbeat.unref();
     let status: JobStatus;
     let error: string | null = null;
     try {
@@ -137,6 +172,7 @@ export function createJobRegistry({
         logger.warn({ jobId: job.id, err: e }, 'job failed');
       }
     }
+    clearInterval(heartbeat);
     job.status = status;
     job.error = error;
     if (status === 'completed') job.progress = { ...job.progress, overallPercent: 100 };
@@ -186,25 +222,31 @@ export function createJobRegistry({
     list: (query) => store.read((tx) => tx.jobs.list(query)),
     async cancel(id) {
       const entry = running.get(id);
-      if (!entry) return false;
-      entry.abort.abort(new Error('cancelled'));
+      if (entry) {
+        entry.abort.abort(new Error('cancelled'));
+        return true;
+      }
+      // Running on another instance: ask it over the bus.
+      const job = await store.read((tx) => tx.jobs.get(id));
+      if (!job || isFinal(job.status)) return false;
+      events.publish({ event: 'jobCancelRequested', id });
       return true;
     },
     async settled(id) {
       await running.get(id)?.done;
     },
     async recover() {
-      const jobs = await store.transaction((tx) => tx.jobs.interruptUnfinished(now()));
-      for (const job of jobs)
-        events.publish({
-          event: 'jobFinished',
-          id: job.id,
-          status: 'failed',
-          error: 'interrupted',
-        });
+      const jobs = await interruptStale();
+      sweeper = setInterval(
+        () => void interruptStale().catch((err) => logger.warn({ err }, 'stale job sweep failed')),
+        Math.max(50, Math.floor(leaseMs / 3)),
+      );
+      sweeper.unref();
       return jobs;
     },
     async close() {
+      clearInterval(sweeper);
+      unsubscribe();
       for (const { abort } of running.values()) abort.abort(new Error('shutting down'));
       await Promise.allSettled([...running.values()].map((r) => r.done));
     },

@@ -52,6 +52,8 @@ export interface KernelOptions {
   /** Limit overrides per door mount (e.g. from the config file). */
   limits?: Record<string, Partial<Limits>>;
   receiptRetentionMs?: number;
+  /** A job whose heartbeat is older than this is failed `interrupted` by any instance (default 30 s). */
+  jobLeaseMs?: number;
   /** The config file's `policy` section (authority.md §3). */
   policy?: PolicyConfig | undefined;
   /** How long `close` waits for in-flight calls (default 5 s). */
@@ -113,7 +115,13 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     now,
     ...(options.receiptRetentionMs ? { retentionMs: options.receiptRetentionMs } : {}),
   });
-  const jobs = createJobRegistry({ store, events, logger, now });
+  const jobs = createJobRegistry({
+    store,
+    events,
+    logger,
+    now,
+    ...(options.jobLeaseMs ? { leaseMs: options.jobLeaseMs } : {}),
+  });
   const audit = createAudit({ store, events, now });
   const principals = createPrincipals({ store, events, now });
   const policy = createPolicy({ store, events, config: options.policy, now });

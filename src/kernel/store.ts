@@ -120,9 +120,10 @@ export interface JobRepo {
   list(query?: { door?: string; status?: JobStatus[]; limit?: number }): Promise<Job[]>;
   /**
    * Mark every `queued` or `running` job `failed` with error `interrupted`
-   * (called once at start-up, before any job runs); returns the jobs changed.
+   * — only those last updated before `staleBefore` when given (their
+   * instance stopped heartbeating) — and return the jobs changed.
    */
-  interruptUnfinished(now: number): Promise<Job[]>;
+  interruptUnfinished(now: number, staleBefore?: number): Promise<Job[]>;
 }
 
 export interface StoreTx {

@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createEventBus } from '../../src/kernel/events.js';
+import { createKernel } from '../../src/kernel/kernel.js';
+import { silentLogger } from '../../src/kernel/logger.js';
+import { openStore } from '../../src/store/open.js';
 import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
 
 let tk: TestKernel | undefined;
@@ -48,7 +54,7 @@ describe('jobs', () => {
     expect(job!.progress.currentUnit).toBeLessThan(1000);
   });
 
-  it('a job left running by a previous process is failed with reason interrupted after a restart', async () => {
+  it('a job left running by a previous process is failed with reason interrupted after a restart, once its heartbeat is older than the lease', async () => {
     tk = await testKernel([createLedgerDoor()]);
     const { jobId } = textOf(
       await tk.kernel.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() }),
@@ -67,11 +73,110 @@ describe('jobs', () => {
       await tx.jobs.put({ ...job!, status: 'running', error: null });
     });
     await tk.close();
-    tk = await testKernel([createLedgerDoor()], { dir });
+    // The restart comes more than a lease (30 s) after the job's last heartbeat.
+    tk = await testKernel([createLedgerDoor()], { dir, now: () => Date.now() + 31_000 });
     expect(await tk.kernel.jobs.get(jobId)).toMatchObject({
       status: 'failed',
       error: 'interrupted',
     });
+  });
+});
+
+describe('jobs across instances on one store', () => {
+  const others: TestKernel[] = [];
+  afterEach(async () => {
+    for (const k of others.splice(0)) await k.close();
+  });
+  const count = async (k: TestKernel, to: number) =>
+    (
+      textOf(await k.kernel.call('ledger', 'ledger_count', { to }, { connection: conn() })) as {
+        jobId: string;
+      }
+    ).jobId;
+
+  it("starting another instance leaves a live instance's running job alone", async () => {
+    tk = await testKernel([createLedgerDoor()], { jobLeaseMs: 600 });
+    const finished: unknown[] = [];
+    tk.events.subscribe((e) => e.data.event === 'jobFinished' && finished.push(e.data));
+    const jobId = await count(tk, 150);
+    await new Promise((r) => setTimeout(r, 100));
+    const b = await testKernel([createLedgerDoor()], { dir: tk.dir, jobLeaseMs: 600 });
+    others.push(b);
+    // Longer than the lease: B's sweeper runs several times while A's heartbeat keeps the job alive.
+    await new Promise((r) => setTimeout(r, 900));
+    expect((await b.kernel.jobs.get(jobId))?.status).toBe('running');
+    await tk.kernel.jobs.settled(jobId);
+    expect(await b.kernel.jobs.get(jobId)).toMatchObject({ status: 'completed', error: null });
+    expect(finished).toEqual([{ event: 'jobFinished', id: jobId, status: 'completed' }]);
+  });
+
+  it('a job whose instance stopped heartbeating is failed interrupted by a live instance within the lease', async () => {
+    tk = await testKernel([createLedgerDoor()], { jobLeaseMs: 300 });
+    const finished: unknown[] = [];
+    tk.events.subscribe((e) => e.data.event === 'jobFinished' && finished.push(e.data));
+    // A job a dead instance was running: its record says running, last touched 1 s ago.
+    const at = Date.now() - 1000;
+    await tk.kernel.store.transaction((tx) =>
+      tx.jobs.put({
+        id: 'dead-job',
+        door: 'ledger',
+        kind: 'count',
+        status: 'running',
+        progress: {
+          step: 'count',
+          currentUnit: 3,
+          totalUnits: 10,
+          currentStepIndex: 0,
+          totalSteps: 1,
+          overallPercent: 30,
+        },
+        warnings: [],
+        error: null,
+        input: { to: 10 },
+        createdAt: at,
+        updatedAt: at,
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await tk.kernel.jobs.get('dead-job')).toMatchObject({
+      status: 'failed',
+      error: 'interrupted',
+    });
+    expect(finished).toEqual([
+      { event: 'jobFinished', id: 'dead-job', status: 'failed', error: 'interrupted' },
+    ]);
+  });
+
+  it('a job is cancelled from another instance over the bus', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-jobs-'));
+    const events = await createEventBus();
+    const kernels = await Promise.all(
+      [0, 1].map(async () => {
+        const { store, blobs } = await openStore({ data: dir });
+        const k = createKernel({ store, blobs, events, logger: silentLogger });
+        k.mount(createLedgerDoor());
+        await k.start();
+        return { k, store };
+      }),
+    );
+    const [a, b] = kernels as [(typeof kernels)[0], (typeof kernels)[0]];
+    try {
+      const { jobId } = textOf(
+        await a.k.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() }),
+      ) as { jobId: string };
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await b.k.jobs.cancel(jobId)).toBe(true);
+      await a.k.jobs.settled(jobId);
+      expect((await b.k.jobs.get(jobId))?.status).toBe('cancelled');
+      expect(await b.k.jobs.cancel(jobId)).toBe(false);
+    } finally {
+      for (const { k, store } of kernels) {
+        await k.close();
+        await store.close();
+      }
+      await events.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -86,12 +86,13 @@ export function createJobRepo(db: SqlClient): JobRepo {
       return rows.map(toJob);
     },
 
-    async interruptUnfinished(now) {
+    async interruptUnfinished(now, staleBefore) {
+      const stale = staleBefore === undefined ? '' : ' AND updated_at < ?';
       const rows = await db.all<JobRow & { seq: number | string }>(
         `UPDATE jobs SET status = 'failed', error = 'interrupted', updated_at = ?
-         WHERE status IN ('queued', 'running')
+         WHERE status IN ('queued', 'running')${stale}
          RETURNING ${COLUMNS}, seq`,
-        [now],
+        staleBefore === undefined ? [now] : [now, staleBefore],
       );
       // RETURNING has no order; report oldest first.
       rows.sort((a, b) => a.created_at - b.created_at || Number(a.seq) - Number(b.seq));

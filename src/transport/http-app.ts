@@ -22,7 +22,7 @@ import { admit, agentOf, identifyCaller, type AuthOptions, type Caller } from '.
 import { sessionRoutes } from './rest-session.js';
 import { BodyTooLargeError, sendJson, sendJsonRpcError } from './http-util.js';
 import { sendFailure } from './http-errors.js';
-import { serveEvents } from './sse.js';
+import { serveEvents, visibleToAgent } from './sse.js';
 import { openApiDocument } from './openapi-doc.js';
 import type { ServingKernel } from './surface.js';
 import { mountOf } from '../kernel/kernel.js';
@@ -104,10 +104,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (!builtIn) return rest.handle(req, res, url, sub, caller);
     const refused = admit(req, 'agent', caller);
     if (refused) return refuse(res, refused);
-    if (sub === 'events')
+    if (sub === 'events') {
+      // An agent's stream carries its own calls and approvals, never another's or the owner's inbox.
+      const agent = agentOf(caller!);
       await serveEvents(req, res, {
         bus: kernel.events,
         snapshot,
+        ...(agent ? { visible: visibleToAgent(agent) } : {}),
         // The same request, identified again: still this caller, still admitted?
         stillAllowed: async () => {
           const now = await identifyCaller(req, auth);
@@ -115,7 +118,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         },
         ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
       });
-    else sendJson(res, 200, openApiDocument(rest.routes()));
+    } else sendJson(res, 200, openApiDocument(rest.routes()));
   }
 
   /** MCP is for agents: a caller with no credential gets 401, the owner's token 403. */

@@ -19,12 +19,43 @@ export interface SseOptions {
    * ends once it answers false (a revoked agent, a signed-out browser).
    */
   stillAllowed?: () => Promise<boolean>;
+  /** Which events this caller may see (agents: `visibleToAgent`); default all. */
+  visible?: (data: { event: string; [key: string]: unknown }) => boolean;
 }
 
 const CREDENTIAL_EVENTS = new Set(['agentsChanged', 'ownerChanged']);
 
 export function writeFrame(res: ServerResponse, id: number, data: unknown): void {
   res.write(`id: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * Events only the owner sees (authority.md §1: an agent learns nothing of
+ * another agent's calls or the owner's decisions): the inbox, the audit
+ * trail, grants, policy and principal changes. `toolCalled`,
+ * `approvalRequested` and `approvalDecided` reach an agent for its own
+ * calls and approvals only.
+ */
+const OWNER_ONLY = new Set([
+  'auditRecorded',
+  'grantRevoked',
+  'policyChanged',
+  'agentsChanged',
+  'ownerChanged',
+  'jobCancelRequested',
+]);
+
+/** What an agent's event stream may carry. */
+export function visibleToAgent(agent: string) {
+  return (data: { event: string; [key: string]: unknown }): boolean => {
+    if (OWNER_ONLY.has(data.event)) return false;
+    if (data.event === 'toolCalled') return data.agent === agent;
+    if (data.event === 'approvalRequested' || data.event === 'approvalDecided') {
+      const approval = data.approval as { agent?: unknown } | undefined;
+      return approval?.agent === agent;
+    }
+    return true;
+  };
 }
 
 export async function serveEvents(
@@ -48,6 +79,7 @@ export async function serveEvents(
   const send = (e: DeliveredEvent) => {
     if (e.id <= lastSent) return;
     lastSent = e.id;
+    if (options.visible && !options.visible(e.data)) return;
     writeFrame(res, e.id, e.data);
   };
   let ended = false;

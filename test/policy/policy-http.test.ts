@@ -270,6 +270,42 @@ describe('default policy: destructive calls ask the owner', () => {
   });
 });
 
+describe('event streams', () => {
+  /** Reads an SSE stream until `until` appears in it. */
+  async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, until: string) {
+    let text = '';
+    while (!text.includes(until)) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += new TextDecoder().decode(chunk.value);
+    }
+    return text;
+  }
+
+  it("an agent's stream carries its own calls, never another agent's asks or the audit trail", async () => {
+    const ac = new AbortController();
+    const open = async (headers: Record<string, string>) =>
+      (await fetch(`${base}/api/v1/events`, { headers, signal: ac.signal })).body!.getReader();
+    const bobHeaders = await agentHeaders(tk.kernel, 'bob-watcher');
+    const bobStream = await open(bobHeaders);
+    const ownerStream = await open(owner);
+    const asked = await call(alice, del('secret-item'));
+    const id = String(asked.parsed.approvalID);
+    const watcher = await connectClient(`${base}/mcp`, { token: tokenOf(bobHeaders) });
+    await call(watcher, { resource: 'items', method: 'list' });
+    const bobSaw = await readUntil(bobStream, '"agent":"bob-watcher"');
+    const ownerSaw = await readUntil(ownerStream, id);
+    ac.abort();
+    await watcher.close();
+    expect(bobSaw).toContain('"event":"toolCalled"');
+    expect(bobSaw).not.toContain(id);
+    expect(bobSaw).not.toContain('secret-item');
+    expect(bobSaw).not.toContain('auditRecorded');
+    expect(bobSaw).not.toContain('"agent":"alice"');
+    expect(ownerSaw).toContain('approvalRequested');
+  });
+});
+
 describe('rules', () => {
   it('a deny rule refuses with its reason, before any request', async () => {
     const added = await rest('POST', 'policy/rules', {

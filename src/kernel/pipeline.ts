@@ -54,10 +54,13 @@ const REFUSALS_NOT_AUDITED = new Set<string>();
 export async function runPipeline(
   services: KernelServices,
   scope: CallScope,
-  rawArgs: unknown,
+  givenArgs: unknown,
   options: CallOptions,
 ): Promise<CallOutcome> {
   const started = Date.now();
+  // Absent arguments are the empty object (MCP's `arguments` is optional), for
+  // every stage alike: validation, and the audit digest of a refused call.
+  const rawArgs = givenArgs ?? {};
   const { tool, limits, mount } = scope;
   const { connection } = options;
   let provenance: Provenance | null = null;

@@ -338,6 +338,28 @@ describe('audit and events stages', () => {
     ]);
   });
 
+  it('audits a call made with no arguments at all, as one made with {}', async () => {
+    const change = defineTool({
+      name: 'change',
+      description: 'changes, with no arguments',
+      input: z.object({}).strict(),
+      effect: 'write',
+      handler: async () => ({ ok: true }),
+    });
+    tk = await testKernel([door([change, strictTool])]);
+    const written = await tk.kernel.call('d', 'change', undefined, { connection: conn() });
+    expect(written).toMatchObject({ ok: true });
+    const refused = await tk.kernel.call('d', 'strict', undefined, { connection: conn() });
+    expect(refused).toMatchObject({ ok: false, code: 'malformedRequest' });
+    const entries = await tk.kernel.audit.list();
+    expect(entries.map((e) => [e.tool, e.result])).toEqual([
+      ['change', 'ok'],
+      ['strict', 'malformedRequest'],
+    ]);
+    await tk.kernel.call('d', 'change', {}, { connection: conn() });
+    expect((await tk.kernel.audit.list())[2]!.argsDigest).toBe(entries[0]!.argsDigest);
+  });
+
   it('publishes a toolCalled event for each call', async () => {
     tk = await testKernel([door([strictTool])]);
     const seen: unknown[] = [];

@@ -338,6 +338,22 @@ describe('audit and events stages', () => {
     ]);
   });
 
+  it('audits a read whose result is over the response limit as resultTooLarge, the refusal the caller got', async () => {
+    const big = defineTool({
+      name: 'big',
+      description: 'big result',
+      input: z.object({}).strict(),
+      effect: 'read',
+      handler: async () => ({ data: 'x'.repeat(5000) }),
+    });
+    tk = await testKernel([door([big], { responseBytes: 1000 })]);
+    const r = await tk.kernel.call('d', 'big', {}, { connection: conn() });
+    expect(r).toMatchObject({ ok: false, code: 'resultTooLarge' });
+    expect((await tk.kernel.audit.list()).map((e) => [e.tool, e.result])).toEqual([
+      ['big', 'resultTooLarge'],
+    ]);
+  });
+
   it('audits a call made with no arguments at all, as one made with {}', async () => {
     const change = defineTool({
       name: 'change',

@@ -127,12 +127,11 @@ export function sceneTools(
     statedHints: ['destructiveHint'],
     policy: {
       targets: ({ op }) => opTargets(op),
-      // A dry run on the live scene: the owner is never asked about an op that cannot apply.
+      // A dry run on the live scene: the owner is never asked about an op that cannot apply,
+      // nor about one while no project is open (it would answer noProject after the approval).
       check: ({ op }) => {
-        const project = session.current();
-        if (!project) return null;
         try {
-          applyOp(project.scene(), op);
+          applyOp(session.require().scene(), op);
           return null;
         } catch (error) {
           if (error instanceof AirlockError) return error.toFailure();

@@ -12,12 +12,7 @@ import { createAudit, type Audit } from './audit.js';
 import { createPrincipals, type Principals } from './principals.js';
 import { createPolicy, type Policy, type PolicyConfig } from './policy.js';
 import { createAsks, type Asks } from './asks.js';
-import {
-  checkResponseBytes,
-  checkResultNesting,
-  createConcurrencyGate,
-  type ConcurrencyGate,
-} from './limits.js';
+import { createConcurrencyGate, type ConcurrencyGate } from './limits.js';
 import { runPipeline, type CallOptions, type CallOutcome } from './pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
 import { annotationsOf } from './effect.js';
@@ -161,16 +156,6 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     return d;
   };
 
-  /** Limits after the call: a result over the response limit (or the nesting cap) is refused, never truncated. */
-  const bounded = (outcome: CallOutcome, limits: Limits): CallOutcome => {
-    if (!outcome.ok) return outcome;
-    return (
-      checkResultNesting(outcome.value) ??
-      checkResponseBytes(JSON.stringify(outcome.value ?? null), limits.responseBytes) ??
-      outcome
-    );
-  };
-
   const kernel: Kernel<D> = {
     ...services,
     mount(door) {
@@ -212,8 +197,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
         callOptions,
       );
       inFlight.add(running);
-      const outcome = await running.finally(() => inFlight.delete(running));
-      return bounded(outcome, m.limits);
+      return running.finally(() => inFlight.delete(running));
     },
 
     async start() {

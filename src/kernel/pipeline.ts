@@ -22,7 +22,12 @@ import { validateInput } from './validate.js';
 import { effectOf } from './effect.js';
 import { decideCall } from './decide.js';
 import type { PolicyVerdict } from './policy.js';
-import { checkRequestBytes, type ConcurrencyGate } from './limits.js';
+import {
+  checkRequestBytes,
+  checkResponseBytes,
+  checkResultNesting,
+  type ConcurrencyGate,
+} from './limits.js';
 import type { AnyToolDef, Effect, Limits, ToolContext } from './tool.js';
 import { connectionLabel, type Connection } from './connection.js';
 import { journalKey, type OpenOperation } from './journal.js';
@@ -54,10 +59,13 @@ const REFUSALS_NOT_AUDITED = new Set<string>();
 export async function runPipeline(
   services: KernelServices,
   scope: CallScope,
-  rawArgs: unknown,
+  givenArgs: unknown,
   options: CallOptions,
 ): Promise<CallOutcome> {
   const started = Date.now();
+  // Absent arguments are the empty object (MCP's `arguments` is optional), for
+  // every stage alike: validation, and the audit digest of a refused call.
+  const rawArgs = givenArgs ?? {};
   const { tool, limits, mount } = scope;
   const { connection } = options;
   let provenance: Provenance | null = null;
@@ -162,15 +170,32 @@ export async function runPipeline(
         provenance,
       });
       if ('ok' in begun) return await finish(begun);
-      if (begun.kind === 'replay') return await finish({ ok: true, value: begun.receipt });
+      if (begun.kind === 'replay')
+        return await finish(bounded({ ok: true, value: begun.receipt }, limits));
       operation = begun.operation;
     }
 
     // execute, bounded by the timeout and the caller's cancellation
-    return await finish(await execute(services, scope, input, grant, operation, options));
+    return await finish(
+      bounded(await execute(services, scope, input, grant, operation, options), limits),
+    );
   } finally {
     release();
   }
+}
+
+/**
+ * Limits after the call: a result over the response limit (or the nesting
+ * cap) is refused, never truncated — before the audit stage, so the refusal
+ * the caller gets is the one recorded.
+ */
+function bounded(outcome: CallOutcome, limits: Limits): CallOutcome {
+  if (!outcome.ok) return outcome;
+  return (
+    checkResultNesting(outcome.value) ??
+    checkResponseBytes(JSON.stringify(outcome.value ?? null), limits.responseBytes) ??
+    outcome
+  );
 }
 
 /** Where a call's write stands, for deciding what an interrupted call may have done. */

@@ -391,6 +391,44 @@ describe('audit and events stages', () => {
     ]);
   });
 
+  it('audits a read whose result is over the response limit as resultTooLarge, the refusal the caller got', async () => {
+    const big = defineTool({
+      name: 'big',
+      description: 'big result',
+      input: z.object({}).strict(),
+      effect: 'read',
+      handler: async () => ({ data: 'x'.repeat(5000) }),
+    });
+    tk = await testKernel([door([big], { responseBytes: 1000 })]);
+    const r = await tk.kernel.call('d', 'big', {}, { connection: conn() });
+    expect(r).toMatchObject({ ok: false, code: 'resultTooLarge' });
+    expect((await tk.kernel.audit.list()).map((e) => [e.tool, e.result])).toEqual([
+      ['big', 'resultTooLarge'],
+    ]);
+  });
+
+  it('audits a call made with no arguments at all, as one made with {}', async () => {
+    const change = defineTool({
+      name: 'change',
+      description: 'changes, with no arguments',
+      input: z.object({}).strict(),
+      effect: 'write',
+      handler: async () => ({ ok: true }),
+    });
+    tk = await testKernel([door([change, strictTool])]);
+    const written = await tk.kernel.call('d', 'change', undefined, { connection: conn() });
+    expect(written).toMatchObject({ ok: true });
+    const refused = await tk.kernel.call('d', 'strict', undefined, { connection: conn() });
+    expect(refused).toMatchObject({ ok: false, code: 'malformedRequest' });
+    const entries = await tk.kernel.audit.list();
+    expect(entries.map((e) => [e.tool, e.result])).toEqual([
+      ['change', 'ok'],
+      ['strict', 'malformedRequest'],
+    ]);
+    await tk.kernel.call('d', 'change', {}, { connection: conn() });
+    expect((await tk.kernel.audit.list())[2]!.argsDigest).toBe(entries[0]!.argsDigest);
+  });
+
   it('publishes a toolCalled event for each call', async () => {
     tk = await testKernel([door([strictTool])]);
     const seen: unknown[] = [];

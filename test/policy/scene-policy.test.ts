@@ -87,6 +87,24 @@ describe('policy on the scene door', () => {
     ).toEqual([]);
   });
 
+  it("an agent's removal while no project is open answers noProject without asking the owner", async () => {
+    await call('koharu.close_project');
+    try {
+      await expect(
+        call('koharu.apply', {
+          op: { removePage: { id: '00000000-0000-4000-8000-000000000000' } },
+        }),
+      ).rejects.toMatchObject({ code: -32600 });
+      expect(
+        (await s.tk.kernel.consent.pending()).filter(
+          (a) => a.kind === 'policy' && a.status === 'pending',
+        ),
+      ).toEqual([]);
+    } finally {
+      await call('koharu.open_project', { path: 'policy' });
+    }
+  });
+
   it('rules name op kinds (also inside a batch), pipelines and exports', async () => {
     const { policy } = s.tk.kernel;
     await policy.add({

@@ -6,9 +6,13 @@
  */
 import { existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { AirlockError } from '../../kernel/index.js';
+import { AirlockError, utf8Bytes } from '../../kernel/index.js';
 
 export const PROJECT_SUFFIX = '.khrproj';
+
+/** Linux and macOS file systems refuse a name over 255 bytes and a path over 4,095 (ENAMETOOLONG). */
+const NAME_MAX_BYTES = 255;
+const PATH_MAX_BYTES = 4095;
 
 export interface ProjectRoots {
   readonly roots: readonly string[];
@@ -31,8 +35,11 @@ export function slugify(name: string): string {
   return slug || 'project';
 }
 
-/** realpath of the nearest existing ancestor, with the missing tail appended. */
-function realish(path: string): string {
+/**
+ * realpath of the nearest existing ancestor, with the missing tail appended;
+ * also that ancestor and how many missing names follow it.
+ */
+function realish(path: string): { path: string; existing: string; missing: number } {
   let head = path;
   const tail: string[] = [];
   while (!existsSync(head)) {
@@ -41,7 +48,25 @@ function realish(path: string): string {
     tail.unshift(basename(head));
     head = parent;
   }
-  return join(realpathSync(head), ...tail);
+  const existing = realpathSync(head);
+  return { path: join(existing, ...tail), existing, missing: tail.length };
+}
+
+/**
+ * Why the file system would refuse to make the folders of `path`, said so
+ * the caller can fix it: a name or the whole path too long, or a parent
+ * that is a file. These would otherwise fail as syscalls (ENAMETOOLONG,
+ * ENOTDIR) deep inside project creation.
+ */
+function unusable({ path, existing, missing }: ReturnType<typeof realish>): string | null {
+  const long = path.split(sep).find((name) => utf8Bytes(name) > NAME_MAX_BYTES);
+  if (long !== undefined)
+    return `has a folder name of ${utf8Bytes(long)} bytes ('${[...long].slice(0, 24).join('')}…'); file systems allow at most ${NAME_MAX_BYTES} bytes per name, so use a shorter one`;
+  if (utf8Bytes(path) > PATH_MAX_BYTES)
+    return `resolves to a path of ${utf8Bytes(path)} bytes; file systems allow at most ${PATH_MAX_BYTES}, so use a shorter path`;
+  if (missing > 0 && !statSync(existing).isDirectory())
+    return `goes through the file ${existing}, which cannot hold folders; choose a path whose parents are folders`;
+  return null;
 }
 
 export function createProjectRoots(configured: readonly string[]): ProjectRoots {
@@ -64,15 +89,18 @@ export function createProjectRoots(configured: readonly string[]): ProjectRoots 
           "Field 'path' contains a NUL byte (\\u0000), which no file path can hold; send the folder's path without it.",
           { field: 'path' },
         );
-      const absolute = realish(isAbsolute(path) ? path : resolve(roots[0]!, path));
-      if (!inside(absolute)) {
+      const resolved = realish(isAbsolute(path) ? path : resolve(roots[0]!, path));
+      if (!inside(resolved.path)) {
         throw new AirlockError(
           'malformedRequest',
           `Path '${path}' is outside the project roots (${roots.join(', ')}); use a folder inside one of them.`,
           { field: 'path' },
         );
       }
-      return absolute;
+      const problem = unusable(resolved);
+      if (problem)
+        throw new AirlockError('malformedRequest', `Field 'path' ${problem}.`, { field: 'path' });
+      return resolved.path;
     },
     freshFolder(name) {
       const slug = slugify(name);

@@ -135,16 +135,16 @@ export function sceneTools(
     statedHints: ['destructiveHint'],
     policy: {
       targets: ({ op }) => opTargets(op),
-      // A dry run on the live scene: the owner is never asked about an op that cannot apply.
+      // A dry run on the live scene: the owner is never asked about an op that cannot apply,
+      // nor about one while no project is open (it would answer noProject after the approval).
       check: (input, connection) => {
-        const project = session.current();
-        if (!project) return null;
         // A retry of an op already applied is the journal's to answer, not to dry-run again.
+        const current = session.current();
         const tag = callTag(names.apply, input, connection);
-        if (tag !== null && project.history.epochOf(tag) !== null) return null;
+        if (current && tag !== null && current.history.epochOf(tag) !== null) return null;
         const { op } = input;
         try {
-          applyOp(project.scene(), op);
+          applyOp(session.require().scene(), op);
           return null;
         } catch (error) {
           if (error instanceof AirlockError) return error.toFailure();

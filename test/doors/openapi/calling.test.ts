@@ -333,6 +333,31 @@ describe('safety', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('a path id or query value with an unpaired surrogate is refused as malformedRequest naming it, nothing is sent', async () => {
+    const byPath = await door.call('call', {
+      resource: 'workspaces.items',
+      method: 'retrieve',
+      args: { item: 'x\uDFFFy' },
+    });
+    expect(byPath.isError).toBe(true);
+    expect(JSON.parse(byPath.text)).toEqual({
+      code: 'malformedRequest',
+      message:
+        'item_id is refused: it contains an unpaired UTF-16 surrogate, which has no UTF-8 form to send; send well-formed text.',
+      pointer: '/item_id',
+    });
+    const byQuery = await door.call('call', {
+      resource: 'workspaces.items',
+      method: 'list',
+      args: { params: { cursor: '\uD800' } },
+    });
+    expect(JSON.parse(byQuery.text)).toMatchObject({
+      code: 'malformedRequest',
+      pointer: '/params/cursor',
+    });
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('path values are percent-encoded', async () => {
     const r = await door.call('call', {
       resource: 'workspaces.items',

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initProject, openProject, type Project } from '../../../src/doors/scene/project.js';
 import { createProjectRoots } from '../../../src/doors/scene/roots.js';
@@ -137,6 +137,36 @@ describe('project roots and the session', () => {
     expect(await codeOf(s.open('/tmp/elsewhere', 'x'))).toBe('malformedRequest');
     expect(await codeOf(s.open('../escape', 'x'))).toBe('malformedRequest');
     expect(s.current()).toBeNull();
+  });
+
+  it('refuses a folder name over 255 bytes, a path over 4,095 bytes and a path through a file as malformedRequest naming the field, not a failing syscall', async () => {
+    const root = temp();
+    const s = session(root);
+    await s.open('p', 'P');
+    const refusal = async (path: string) => {
+      try {
+        await s.open(path, 'x');
+      } catch (error) {
+        if (error instanceof AirlockError) return { code: error.code, message: error.message };
+        throw error;
+      }
+      throw new Error(`${path.slice(0, 40)} was accepted`);
+    };
+    expect(await refusal('é'.repeat(128))).toEqual({
+      code: 'malformedRequest',
+      message: expect.stringMatching(/^Field 'path' has a folder name of 256 bytes .* at most 255/),
+    });
+    expect(await refusal('a/'.repeat(2047))).toEqual({
+      code: 'malformedRequest',
+      message: expect.stringMatching(
+        /^Field 'path' resolves to a path of \d+ bytes; .* at most 4095/,
+      ),
+    });
+    expect(await refusal('p/project.json/inside')).toEqual({
+      code: 'malformedRequest',
+      message: `Field 'path' goes through the file ${join(realpathSync(root), 'p', 'project.json')}, which cannot hold folders; choose a path whose parents are folders.`,
+    });
+    expect(s.current()?.history.state.project.name).toBe('P');
   });
 
   it('creates with createName in a missing folder and refuses a non-empty one', async () => {

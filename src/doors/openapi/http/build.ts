@@ -13,6 +13,15 @@ import type { Credentials } from './auth.js';
 import type { UpstreamRequest } from './send.js';
 import { outsideBase } from './scope.js';
 
+/**
+ * True when `value` holds an unpaired UTF-16 surrogate: such text has no
+ * UTF-8 form, so `encodeURIComponent` throws on it and `URLSearchParams`
+ * silently sends U+FFFD instead.
+ */
+export function unpairedSurrogate(value: string): boolean {
+  return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value);
+}
+
 /** Why a path value would change the path, or null when it is safe. */
 export function unsafePathValue(value: string): string | null {
   if (value === '') return 'it is empty';

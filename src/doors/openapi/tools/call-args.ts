@@ -4,14 +4,15 @@
  * (`slug` from the configured workspace, any `--default name=value`);
  * missing required arguments; the body and query validated against the
  * spec's schemas (a JSON pointer per violation); path values that would
- * change the path refused; header values HTTP cannot carry refused. Each
+ * change the path refused; header values HTTP cannot carry refused; text
+ * with no UTF-8 form refused. Each
  * failure says how to fix the call, and none sends anything.
  */
 import { failure, isFailure, isObject, type Failure } from '../../../kernel/index.js';
 import type { MethodEntry } from '../catalog-index.js';
 import { signature } from '../catalog-index.js';
 import { createValidator, type Violation } from '../compile/validate.js';
-import { scalar, unsafeHeaderValue, unsafePathValue } from '../http/build.js';
+import { scalar, unpairedSurrogate, unsafeHeaderValue, unsafePathValue } from '../http/build.js';
 import { escapeToken } from '../document/errors.js';
 
 export interface CheckedArgs {
@@ -73,6 +74,8 @@ export function checkArgs(
   if (isFailure(path)) return path;
   const headers = sendableHeaders(method, checked.params);
   if (headers) return headers;
+  const unsendable = sendableText(path.pathValues, checked.params);
+  if (unsendable) return unsendable;
   return { pathValues: path.pathValues, params: checked.params, data: rawArgs.data };
 }
 
@@ -239,6 +242,29 @@ function sendableHeaders(method: MethodEntry, params: Params): Failure | undefin
         `params.${p.name} is refused: ${why}, which an HTTP header cannot carry; remove it and call again.`,
         { pointer: `/params/${escapeToken(p.name)}` },
       );
+  }
+  return undefined;
+}
+
+/**
+ * 7. Text no URL can carry: a path id or param with an unpaired surrogate
+ * has no UTF-8 form (the body is JSON, which escapes it).
+ */
+function sendableText(pathValues: Params, params: Params): Failure | undefined {
+  const stack: [string[], unknown][] = [
+    ...Object.entries(pathValues).map(([k, v]): [string[], unknown] => [[k], v]),
+    ...Object.entries(params).map(([k, v]): [string[], unknown] => [['params', k], v]),
+  ];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const [at, value] = top;
+    if (typeof value === 'string' && unpairedSurrogate(value))
+      return failure(
+        'malformedRequest',
+        `${at.join('.')} is refused: it contains an unpaired UTF-16 surrogate, which has no UTF-8 form to send; send well-formed text.`,
+        { pointer: `/${at.map(escapeToken).join('/')}` },
+      );
+    if (value !== null && typeof value === 'object')
+      for (const [k, v] of Object.entries(value)) stack.push([[...at, k], v]);
   }
   return undefined;
 }

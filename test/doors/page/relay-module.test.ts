@@ -17,6 +17,8 @@ let client: Client;
 let bridge: TestBridge;
 const answers = new Map<string, (params: Record<string, unknown>) => Record<string, unknown>>();
 const cancels: string[] = [];
+/** Commands the fake page has received, in order. */
+const received: string[] = [];
 
 beforeAll(async () => {
   const r = await startRelay();
@@ -36,6 +38,7 @@ beforeAll(async () => {
     };
     if (m.type === 'cancel') cancels.push(m.id);
     if (m.type !== 'request') return;
+    received.push(m.command);
     // As a real page does: the door reads the action list to learn whether an action asks to confirm.
     const answer =
       answers.get(m.command) ??
@@ -122,8 +125,11 @@ describe('createMcpServer and createCommandRunner', () => {
         { signal: controller.signal },
       )
       .catch((e: unknown) => e);
-    // Abort once the relay holds the request, so there is a call to cancel.
-    await waitFor(() => puente.pending() === 1, { message: 'the relay to send the request' });
+    // Abort once the page holds the action request (after the door's list_actions
+    // look-up of the action's effect), so there is a call to cancel.
+    await waitFor(() => received.at(-1) === 'execute_action' && puente.pending() === 1, {
+      message: 'the relay to send the action request',
+    });
     controller.abort();
     await call;
     await expect.poll(() => cancels.length).toBe(1);

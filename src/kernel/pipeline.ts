@@ -214,6 +214,11 @@ async function execute(
   options: CallOptions,
 ): Promise<CallOutcome> {
   const { limits } = scope;
+  // Cancelled while an earlier stage ran (a door's effect look-up, the policy): nothing ran.
+  if (options.signal?.aborted) {
+    if (operation) await operation.abandon();
+    return failure('cancelled');
+  }
   const timeout = new AbortController();
   const signal = options.signal
     ? AbortSignal.any([timeout.signal, options.signal])

@@ -1,7 +1,7 @@
 /** `airlock approvals …`: answer consent requests from a terminal over the REST API. */
 import { readFileSync } from 'node:fs';
 import { parse, UsageError } from './args.js';
-import { ownerClient } from './owner-client.js';
+import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from './owner-client.js';
 
 export const APPROVALS_HELP = `Usage:
   airlock approvals list [--json]             pending requests
@@ -11,12 +11,7 @@ export const APPROVALS_HELP = `Usage:
   airlock approvals deny ID [--reason R]      deny; the agent sees the reason
   airlock approvals verify-receipt FILE       check a receipt's ownerProofSHA256 (JSON file)
 
-Options: --url URL (default AIRLOCK_URL, else http://127.0.0.1:7300); as the owner: --data DIR (reads
-DIR/owner.token; default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN);
--h/--help. When no server answers and --url is not given, the command works in
-the store of --data (or --store URL) directly (--config FILE: the server's
-config, for its policy section): a stdio or standalone door
-(airlock stdio, openapi --stdio, relay) keeps its approvals and policy there.`;
+${OWNER_OPTIONS_HELP}`;
 
 export async function approvals(argv: string[]): Promise<number> {
   const { values, positionals } = parse({
@@ -27,12 +22,7 @@ export async function approvals(argv: string[]): Promise<number> {
       project: { type: 'string' },
       scope: { type: 'string' },
       reason: { type: 'string' },
-      url: { type: 'string' },
-      data: { type: 'string' },
-      store: { type: 'string' },
-      config: { type: 'string' },
-      'owner-token': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...OWNER_OPTIONS,
     },
   });
   const [sub, arg] = positionals;

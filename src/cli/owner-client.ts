@@ -8,6 +8,24 @@ import { resolve } from 'node:path';
 import { ownerTokenIn } from './credentials.js';
 import { configPolicy, readConfig } from './config-file.js';
 
+/** The options every owner command takes (`airlock approvals`, `airlock policy`). */
+export const OWNER_OPTIONS = {
+  url: { type: 'string' },
+  data: { type: 'string' },
+  store: { type: 'string' },
+  config: { type: 'string' },
+  'owner-token': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Their help paragraph. */
+export const OWNER_OPTIONS_HELP = `Options: --url URL (default AIRLOCK_URL, else http://127.0.0.1:7300); as the owner: --data DIR (reads
+DIR/owner.token; default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN);
+-h/--help. When no server answers and --url is not given, the command works in
+the store of --data (or --store URL) directly (--config FILE: the server's
+config, for its policy section): a stdio or standalone door
+(airlock stdio, openapi --stdio, relay) keeps its approvals and policy there.`;
+
 export interface OwnerClient {
   call(
     method: string,

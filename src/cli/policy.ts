@@ -10,7 +10,7 @@
  *   airlock policy read-only (on|off|DOOR,…)
  */
 import { parse, UsageError } from './args.js';
-import { ownerClient } from './owner-client.js';
+import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from './owner-client.js';
 
 export const POLICY_HELP = `Usage:
   airlock policy list [--json]                 the rules in evaluation order (first match wins), then the defaults
@@ -28,12 +28,7 @@ Targets (authority.md §3): openapi <prefix>:<resource>.<method> and "<METHOD> <
 scene <op kind>, pipeline:<steps> or export:<format>, notes <capability>:<project>, mcp <upstream>:<tool>.
 Defaults: read → allow, write → allow, destructive → ask.
 
-Options: --url URL (default AIRLOCK_URL, else http://127.0.0.1:7300); as the owner: --data DIR (reads
-DIR/owner.token; default ./.airlock) or --owner-token T (or AIRLOCK_OWNER_TOKEN);
--h/--help. When no server answers and --url is not given, the command works in
-the store of --data (or --store URL) directly (--config FILE: the server's
-config, for its policy section): a stdio or standalone door
-(airlock stdio, openapi --stdio, relay) keeps its approvals and policy there.`;
+${OWNER_OPTIONS_HELP}`;
 
 interface Rule {
   id: string;
@@ -80,12 +75,7 @@ export async function policyCommand(argv: string[]): Promise<number> {
       reason: { type: 'string' },
       rate: { type: 'string' },
       position: { type: 'string' },
-      url: { type: 'string' },
-      data: { type: 'string' },
-      store: { type: 'string' },
-      config: { type: 'string' },
-      'owner-token': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...OWNER_OPTIONS,
     },
   });
   const [sub, ...args] = positionals;

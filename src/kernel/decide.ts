@@ -11,12 +11,15 @@ import type { Preview } from './asks.js';
 import type { PolicyVerdict } from './policy.js';
 import type { AnyToolDef, Effect } from './tool.js';
 import type { Connection } from './connection.js';
+import type { Grant } from './records.js';
 import type { KernelServices } from './kernel.js';
 
 export interface DecidedCall {
   verdict: PolicyVerdict;
   /** Null when the call may go on. */
   refusal: Failure | null;
+  /** For a consent-gated tool, the grant the call would use (the consent stage reuses it). */
+  grant?: Grant | null;
 }
 
 /**
@@ -24,13 +27,7 @@ export interface DecidedCall {
  * project of the grant the call would use, by name and by id; `<capability>:`
  * alone when there is no grant yet (the consent stage then refuses it).
  */
-async function consentTargets(
-  services: Pick<KernelServices, 'consent'>,
-  mount: string,
-  capability: string,
-  connection: Connection,
-): Promise<string[]> {
-  const grant = await services.consent.find(connection.id, mount, capability);
+function consentTargets(capability: string, grant: Grant | null): string[] {
   const resource = grant?.resource;
   if (!resource) return [`${capability}:`];
   return resource.name === resource.id
@@ -46,10 +43,13 @@ export async function decideCall(
   effect: Effect,
 ): Promise<DecidedCall> {
   const { tool, mount } = scope;
+  const grant = tool.consent
+    ? await services.consent.find(connection.id, mount, tool.consent.capability)
+    : undefined;
   const targets = tool.policy?.targets
     ? await tool.policy.targets(input, connection)
     : tool.consent
-      ? await consentTargets(services, mount, tool.consent.capability, connection)
+      ? consentTargets(tool.consent.capability, grant ?? null)
       : [];
   const agent = connection.agent ?? null;
   const verdict = await services.policy.decide({
@@ -63,6 +63,7 @@ export async function decideCall(
   if (verdict.decision === 'deny') {
     return {
       verdict,
+      grant,
       refusal: failure(
         'notAuthorized',
         `The owner's policy denies ${tool.name} (rule ${verdict.rule})${verdict.reason ? `: ${verdict.reason}` : ''}. Do not retry it unless the owner changes the policy.`,
@@ -71,10 +72,10 @@ export async function decideCall(
     };
   }
   const overRate = services.policy.admit(verdict, agent);
-  if (overRate) return { verdict, refusal: overRate };
-  if (verdict.decision === 'allow') return { verdict, refusal: null };
+  if (overRate) return { verdict, grant, refusal: overRate };
+  if (verdict.decision === 'allow') return { verdict, grant, refusal: null };
   const own = await tool.policy?.check?.(input, connection);
-  if (own) return { verdict, refusal: own };
+  if (own) return { verdict, grant, refusal: own };
 
   const refusal = await services.asks.check({
     connection: connection.id,
@@ -95,5 +96,5 @@ export async function decideCall(
       };
     },
   });
-  return { verdict, refusal };
+  return { verdict, grant, refusal };
 }

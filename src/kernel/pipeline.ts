@@ -31,7 +31,7 @@ import {
 import type { AnyToolDef, Effect, Limits, ToolContext } from './tool.js';
 import { connectionLabel, type Connection } from './connection.js';
 import { journalKey, type OpenOperation } from './journal.js';
-import type { Provenance, ResourceRef } from './records.js';
+import type { Grant, Provenance, ResourceRef } from './records.js';
 import type { KernelServices } from './kernel.js';
 
 export interface CallOptions {
@@ -120,9 +120,11 @@ export async function runPipeline(
   provenance = tool.journal?.provenance?.(input) ?? null;
 
   // policy: the owner's rules decide before any limit is spent
+  let decidedGrant: Grant | null | undefined;
   try {
     const decided = await decideCall(services, scope, input, connection, effect);
     verdict = decided.verdict;
+    decidedGrant = decided.grant;
     if (decided.refusal) return finish(decided.refusal);
   } catch (error) {
     if (error instanceof AirlockError) return finish(error.toFailure());
@@ -145,7 +147,11 @@ export async function runPipeline(
     // consent
     let grant = null;
     if (tool.consent) {
-      grant = await services.consent.find(connection.id, mount, tool.consent.capability);
+      // The policy stage already looked it up (notes targets name its project).
+      grant =
+        decidedGrant !== undefined
+          ? decidedGrant
+          : await services.consent.find(connection.id, mount, tool.consent.capability);
       if (!grant) {
         return await finish(
           failure(

@@ -33,6 +33,13 @@ import type { ToolDescriptor } from '../kernel/kernel.js';
 import type { Connection } from '../kernel/connection.js';
 import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
 import { presentOutcome } from './present.js';
+import {
+  createTask,
+  missingTasksExtension,
+  registerTaskMethods,
+  TASKS_EXTENSION,
+  tasksNegotiated,
+} from './mcp-tasks.js';
 
 export const SERVER_INFO = { name: 'airlock', version: AIRLOCK_VERSION };
 
@@ -88,23 +95,26 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
       ),
     { tools: { listChanged: false } },
   );
+  const taskSupport = (name: string) => {
+    const entry = index.get(name);
+    return entry ? kernel.door(entry.mount)?.mcp?.tasks?.[name] : undefined;
+  };
+  const offersTasks = tools.some((t) => taskSupport(t.name) !== undefined);
+  // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot).
+  if (offersTasks) capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
+  // tools/list says which tools run as tasks (the SDK removes `execution` on the 2026 wire).
+  const toolsWithExecution = tools.map((t) => {
+    const support = taskSupport(t.name)?.support;
+    return support ? { ...t, execution: { taskSupport: support } } : t;
+  });
   const server = new Server(SERVER_INFO, {
     capabilities,
     ...(instructions ? { instructions } : {}),
   });
   const seal = sealFor(kernel);
 
-  server.setRequestHandler('tools/list', async () => ({ tools: tools as never }));
-
-  server.setRequestHandler('tools/call', async (request, ctx) => {
-    const name = request.params.name;
-    const entry = index.get(name);
-    if (!entry) {
-      throw new ProtocolError(
-        -32602,
-        `Unknown tool '${name}'; call tools/list to see the available tools.`,
-      );
-    }
+  /** Who a request acts as (kernel §4), and the client it says it is. */
+  const whoIs = (ctx: ServerContext) => {
     const principal = ctx.http?.authInfo?.clientId;
     const clientInfo =
       server.getClientVersion() ??
@@ -116,7 +126,26 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
             version: String((clientInfo as { version?: unknown }).version ?? ''),
           }
         : undefined;
-    const base = identify({ sessionId: ctx.sessionId, principal, clientName: client?.name });
+    return {
+      base: identify({ sessionId: ctx.sessionId, principal, clientName: client?.name }),
+      client,
+    };
+  };
+
+  server.setRequestHandler('tools/list', async (_request, ctx) => ({
+    tools: (ctx.mcpReq.envelope !== undefined ? toolsWithExecution : tools) as never,
+  }));
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const name = request.params.name;
+    const entry = index.get(name);
+    if (!entry) {
+      throw new ProtocolError(
+        -32602,
+        `Unknown tool '${name}'; call tools/list to see the available tools.`,
+      );
+    }
+    const { base, client } = whoIs(ctx);
     const progressToken = request.params._meta?.progressToken;
     const call = () =>
       kernel.call(entry.mount, name, request.params.arguments ?? {}, {
@@ -149,6 +178,51 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
         'requestState failed its integrity check (altered, expired, or minted for another agent or tool); call the tool again without it.',
         { reason: 'invalid_request_state' },
       );
+    const asTask = taskSupport(name);
+    if (asTask) {
+      const negotiated = tasksNegotiated(ctx);
+      if (!negotiated && asTask.support === 'required')
+        throw missingTasksExtension(`The tool '${name}' runs only as a task: tools/call`);
+      if (negotiated) {
+        const scope = requestScope(server, ctx);
+        const first = asTask.inputFirst?.(scope);
+        if (first) return first as never;
+        const host = ctx.http?.req?.headers.get('host');
+        const connection = { ...base, ...(client ? { client } : {}) };
+        const toolDef = kernel.tool(entry.mount, name);
+        return (await createTask(
+          kernel,
+          { agent: base.agent ?? base.id, mount: entry.mount, tool: name },
+          {
+            support: asTask,
+            first: { inputResponses: scope.inputResponses, requestState: scope.requestState },
+            origin: host ? `http://${host}` : undefined,
+            async run(round, signal) {
+              const once = () =>
+                kernel.call(entry.mount, name, request.params.arguments ?? {}, {
+                  connection,
+                  signal,
+                });
+              // The request is long answered: the round has its own input and no log channel.
+              const roundScope = {
+                ...scope,
+                inputResponses: round.inputResponses,
+                requestState: round.requestState,
+                log: async () => undefined,
+                closeStream: undefined,
+              };
+              const outcome = await (mcp?.withMcpRequest
+                ? mcp.withMcpRequest(roundScope, once)
+                : once());
+              return {
+                outcome,
+                presented: presentOutcome(mcp?.presenter, toolDef ?? name, outcome),
+              };
+            },
+          },
+        )) as never;
+      }
+    }
     let outcome = await run();
     const approvalId = outcome.ok ? null : pendingApproval(outcome);
     if (approvalId && !resumed && base.agent) {
@@ -173,6 +247,11 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     return presented as never;
   });
 
+  if (offersTasks)
+    registerTaskMethods(server, kernel, (ctx) => {
+      const { base } = whoIs(ctx);
+      return base.agent ?? base.id;
+    });
   for (const mount of mounts) kernel.door(mount)?.mcp?.extendServer?.(server);
   return server;
 }

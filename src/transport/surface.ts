@@ -64,7 +64,33 @@ export interface McpRequestScope {
   readonly closeStream?: (() => void) | undefined;
 }
 
+/**
+ * How a tool takes part in the MCP tasks extension (SEP-2663,
+ * `io.modelcontextprotocol/tasks`; mcp-tasks.ts). A client that negotiated
+ * the extension gets a task handle instead of waiting for the result.
+ */
+export interface McpTaskSupport {
+  /**
+   * `optional`: a client without the extension gets the ordinary result;
+   * `required`: such a client is refused with -32021.
+   */
+  readonly support: 'optional' | 'required';
+  /**
+   * For a tool whose result names a kernel job it started (`{jobId}`): the
+   * job id, so the task follows that job (status, progress, result, cancel).
+   */
+  readonly jobOf?: (value: unknown) => string | null;
+  /**
+   * Input the tool asks for in the `tools/call` round trips before its task
+   * starts (SEP-2322 multi-round-trip, then SEP-2663): an `input_required`
+   * result to answer now, or null when nothing is missing.
+   */
+  readonly inputFirst?: (request: McpRequestScope) => Record<string, unknown> | null;
+}
+
 export interface McpSurface {
+  /** Tools (by published name) offered as MCP tasks to clients that negotiated the extension. */
+  readonly tasks?: Readonly<Record<string, McpTaskSupport>>;
   /** Default: JSON text, plus `structuredContent` when the tool has an output schema. */
   readonly presenter?: Presenter;
   /** Server instructions sent in the MCP initialize result. */

@@ -10,6 +10,7 @@
  *   through untouched.
  * - Resources, prompts and completion are added with `extendServer`, and
  *   declared in `capabilities`.
+ * - The tasks scenarios' tools run as MCP tasks (`tasks`, SEP-2663).
  * - `withMcpRequest` keeps the request's multi-round-trip input and log
  *   channel in reach of the handlers (conformance/request-scope.ts).
  *
@@ -25,6 +26,7 @@ import { jsonSchemaTool } from './conformance/schema-tool.js';
 import { runWithRequest } from './conformance/request-scope.js';
 import { registerResources } from './conformance/resources.js';
 import { registerPrompts } from './conformance/prompts.js';
+import { conformanceTaskSupport, taskTools } from './conformance/task-tools.js';
 
 /**
  * Results go out as the handlers built them. A failure carrying
@@ -56,9 +58,11 @@ export function createConformanceDoor(): ServedDoor {
       jsonSchemaTool(),
       ...elicitationTools,
       ...createInputRequiredTools(seal),
+      ...taskTools,
     ],
     mcp: {
       presenter: wirePresenter,
+      tasks: conformanceTaskSupport,
       capabilities: {
         resources: { subscribe: true },
         prompts: {},

@@ -1,0 +1,178 @@
+/**
+ * Runs the call behind an MCP task (SEP-2663) as a kernel job (kind
+ * `mcp-task`), so it is listed, evented, cancellable from any instance over
+ * the bus and failed `interrupted` when its instance dies, like every job.
+ *
+ * Each round is one whole kernel call. Between rounds the task waits, in
+ * `input_required`, for what the call asked for:
+ * - a policy approval (`approvalRequired`): the owner's decision, shown to
+ *   the client as a URL elicitation to the approval in the web UI; the call
+ *   then runs again and the kernel finds the decision;
+ * - an `input_required` result of the tool (SEP-2322): the client's answers
+ *   through `tasks/update`, handed to the next round with the tool's state.
+ * The round's result, its protocol error, or the job the tool started (the
+ * task then follows it) is written to the task record before the job ends.
+ */
+import { inputRequired } from '@modelcontextprotocol/server';
+import { approvalMessage, approvalUrl, decided, pendingApproval } from './approval-delivery.js';
+import { isTerminal, type TaskRecord, type TaskStore } from './mcp-task-store.js';
+import type { CallOutcome } from '../kernel/pipeline.js';
+import type {
+  McpTaskSupport,
+  Presented,
+  ProtocolErrorOutcome,
+  ServingKernel,
+  ToolResult,
+} from './surface.js';
+import { ASK_LIFETIME_MS } from '../kernel/asks.js';
+
+/** Rounds one task may take (answers and approvals) before it ends with the last outcome. */
+const MAX_ROUNDS = 16;
+const POLL_MS = 150;
+
+export interface TaskRound {
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
+}
+
+export interface TaskCall {
+  task: TaskRecord;
+  support: McpTaskSupport;
+  /** The first round's input (what the tools/call carried). */
+  first: TaskRound;
+  /** Where the web UI is (`http://host`), to link a pending approval; undefined on stdio. */
+  origin: string | undefined;
+  /** One round of the call: the kernel's outcome and the door's presentation of it. */
+  run(
+    round: TaskRound,
+    signal: AbortSignal,
+  ): Promise<{ outcome: CallOutcome; presented: Presented }>;
+}
+
+/** Starts the runner job and records it on the task; resolves with the job id. */
+export async function startTaskRunner(
+  kernel: ServingKernel,
+  tasks: TaskStore,
+  call: TaskCall,
+): Promise<string> {
+  const { taskId } = call.task;
+  const runner = await kernel.jobs.start({
+    door: call.task.mount,
+    kind: 'mcp-task',
+    input: { taskId, tool: call.task.tool },
+    run: async (job) => {
+      let round = call.first;
+      for (let n = 1; ; n++) {
+        const { outcome, presented } = await call.run(round, job.signal);
+        if (job.signal.aborted) throw new Error('cancelled');
+        const last = n >= MAX_ROUNDS;
+        const approvalId = outcome.ok ? null : pendingApproval(outcome);
+        if (approvalId && !last) {
+          await waitForApproval(approvalId, job.signal);
+          continue;
+        }
+        if ('protocolError' in presented) {
+          const { protocolError } = presented as ProtocolErrorOutcome;
+          await tasks.advance(taskId, {
+            status: 'failed',
+            statusMessage: protocolError.message,
+            error: protocolError,
+          });
+          return 'completed';
+        }
+        const result = presented as ToolResult;
+        if (result['resultType'] === 'input_required' && !last) {
+          round = await waitForInput(result, job.signal);
+          continue;
+        }
+        const started = outcome.ok && call.support.jobOf ? call.support.jobOf(outcome.value) : null;
+        if (started) {
+          await tasks.advance(taskId, { job: started, statusMessage: `job ${started} started` });
+          return 'completed';
+        }
+        await tasks.advance(taskId, {
+          status: 'completed',
+          result,
+          ...(result.isError ? { statusMessage: 'the tool reported an error' } : {}),
+        });
+        return result.isError ? 'completed_with_errors' : 'completed';
+      }
+    },
+  });
+  await tasks.advance(taskId, { runner });
+  return runner;
+
+  async function waitForApproval(approvalId: string, signal: AbortSignal) {
+    const message = approvalMessage(approvalId);
+    await tasks.advance(taskId, {
+      status: 'input_required',
+      statusMessage: message,
+      waitingFor: 'approval',
+      inputRequests: call.origin
+        ? {
+            approval: inputRequired.elicitUrl({
+              message,
+              url: approvalUrl(call.origin, approvalId),
+            }) as unknown as Record<string, unknown>,
+          }
+        : {},
+    });
+    // Decided on any instance (the event, or the store), or given up when the ask expires.
+    const until = Date.now() + ASK_LIFETIME_MS;
+    while (!(await decided(kernel, approvalId, 1000)) && Date.now() < until)
+      if (signal.aborted) break;
+    if (signal.aborted) throw new Error('cancelled');
+    await tasks.advance(taskId, working);
+  }
+
+  async function waitForInput(presented: Record<string, unknown>, signal: AbortSignal) {
+    const requestState =
+      typeof presented['requestState'] === 'string' ? presented['requestState'] : undefined;
+    await tasks.advance(taskId, {
+      status: 'input_required',
+      statusMessage: 'waiting for the client to answer inputRequests (tasks/update)',
+      waitingFor: 'input',
+      inputRequests: (presented['inputRequests'] ?? {}) as Record<string, unknown>,
+      inputResponses: {},
+    });
+    // tasks/update (on any instance) moves the task back to `working` once every request is answered.
+    for (;;) {
+      await sleep(POLL_MS, signal);
+      const task = await tasks.read(taskId);
+      if (!task || isTerminal(task.status)) throw new Error('cancelled');
+      if (task.status === 'working') {
+        await tasks.advance(taskId, working);
+        return { inputResponses: task.inputResponses ?? {}, requestState };
+      }
+    }
+  }
+}
+
+/** The fields a task drops when it goes back to work. */
+const working: Partial<TaskRecord> = {
+  status: 'working',
+  statusMessage: undefined,
+  waitingFor: undefined,
+  inputRequests: undefined,
+  inputResponses: undefined,
+  requestState: undefined,
+};
+
+/** Resolves after `ms`, or at once when `signal` aborts (leaving no listener behind). */
+function pause(ms: number, signal: AbortSignal) {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+async function sleep(ms: number, signal: AbortSignal) {
+  await pause(ms, signal);
+  if (signal.aborted) throw new Error('cancelled');
+}

@@ -1,0 +1,231 @@
+/**
+ * MCP tasks (SEP-2663) kept in the shared store, so `tasks/get`,
+ * `tasks/update` and `tasks/cancel` answer the same on every instance.
+ *
+ * A task record lives in the `mcp-tasks` record collection. It belongs to
+ * the agent whose call created it: any other agent finds nothing. Its status
+ * comes from the record until the call's result names a kernel job the tool
+ * started (`koharu.start_pipeline`): from then on it follows that job. A
+ * record whose runner job ended without a word (its instance died) reads
+ * `failed`.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { isFinal } from '../kernel/jobs.js';
+import type { Job } from '../kernel/records.js';
+import type { ServingKernel } from './surface.js';
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+const COLLECTION = 'mcp-tasks';
+/** How long a task stays readable after it was created. */
+export const TASK_TTL_MS = 60 * 60 * 1000;
+/** How often a client should poll `tasks/get`. */
+export const TASK_POLL_MS = 500;
+
+export const TASK_STATUSES = [
+  'working',
+  'input_required',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+export const isTerminal = (status: TaskStatus) => TERMINAL.has(status);
+
+const JsonObject = z.record(z.string(), z.unknown());
+export const TaskErrorSchema = z.object({
+  code: z.number().int(),
+  message: z.string(),
+  data: z.unknown().optional(),
+});
+export const TaskRecordSchema = z.object({
+  taskId: z.string(),
+  /** The agent whose call created the task; only it may read, update or cancel it. */
+  agent: z.string(),
+  mount: z.string(),
+  tool: z.string(),
+  status: z.enum(TASK_STATUSES),
+  statusMessage: z.string().optional(),
+  /** The kernel job that runs the call (mcp-task-runner.ts), null until started. */
+  runner: z.string().nullable(),
+  /** The kernel job the tool started and the task follows, when its result named one. */
+  job: z.string().nullable(),
+  result: JsonObject.optional(),
+  error: TaskErrorSchema.optional(),
+  /** Requests the client must answer (tasks/update), keyed by the ids the tool chose. */
+  inputRequests: JsonObject.optional(),
+  /** `approval`: the owner decides (answers are not consumed); `input`: the client answers. */
+  waitingFor: z.enum(['input', 'approval']).optional(),
+  /** Answers received so far for the current round. */
+  inputResponses: JsonObject.optional(),
+  /** The tool's sealed state for the next round, never shown to the client. */
+  requestState: z.string().optional(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  ttlMs: z.number().int(),
+});
+export type TaskRecord = z.infer<typeof TaskRecordSchema>;
+
+/** A task as the wire shows it (SEP-2663 `Task`, plus what `DetailedTask` inlines). */
+export interface TaskView {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number;
+  pollIntervalMs: number;
+  result?: Record<string, unknown>;
+  error?: z.infer<typeof TaskErrorSchema>;
+  inputRequests?: Record<string, unknown>;
+}
+
+export function createTaskStore(kernel: Pick<ServingKernel, 'store' | 'jobs'>) {
+  const now = () => Date.now();
+  const read = async (taskId: string) => {
+    const found = await kernel.store.read((tx) => tx.records.get(COLLECTION, taskId));
+    const parsed = TaskRecordSchema.safeParse(found?.value);
+    return parsed.success ? parsed.data : null;
+  };
+
+  /** Applies `change` to the record in one transaction; null when there is no such record. */
+  const update = (taskId: string, change: (task: TaskRecord) => TaskRecord | null) =>
+    kernel.store.transaction(async (tx) => {
+      const found = TaskRecordSchema.safeParse((await tx.records.get(COLLECTION, taskId))?.value);
+      if (!found.success) return null;
+      const next = change(found.data);
+      if (!next) return found.data;
+      const saved = { ...next, updatedAt: now() };
+      await tx.records.put(COLLECTION, taskId, saved);
+      return saved;
+    });
+
+  return {
+    /** Creates a `working` task, durably, before anyone is told its id. */
+    async create(owner: { agent: string; mount: string; tool: string }): Promise<TaskRecord> {
+      const at = now();
+      const task: TaskRecord = {
+        taskId: randomUUID(),
+        ...owner,
+        status: 'working',
+        runner: null,
+        job: null,
+        createdAt: at,
+        updatedAt: at,
+        ttlMs: TASK_TTL_MS,
+      };
+      await kernel.store.transaction((tx) => tx.records.put(COLLECTION, task.taskId, task));
+      return task;
+    },
+
+    /** The task as `agent` may see it: null when unknown, expired or another agent's. */
+    async find(taskId: string, agent: string): Promise<TaskRecord | null> {
+      const task = await read(taskId);
+      if (!task || task.agent !== agent) return null;
+      if (task.createdAt + task.ttlMs < now()) {
+        await kernel.store.transaction((tx) => tx.records.delete(COLLECTION, taskId));
+        return null;
+      }
+      return settle(task);
+    },
+
+    read,
+    update,
+
+    /** Moves a task that is not yet terminal; a terminal one is left as it is. */
+    advance(taskId: string, patch: Partial<TaskRecord>) {
+      return update(taskId, (task) => (isTerminal(task.status) ? null : { ...task, ...patch }));
+    },
+  };
+
+  /** The record brought up to date with the jobs it depends on. */
+  async function settle(task: TaskRecord): Promise<TaskRecord> {
+    if (isTerminal(task.status)) return task;
+    if (task.job) {
+      const job = await kernel.jobs.get(task.job);
+      if (!job) return task;
+      const followed = fromJob(job);
+      if (!isTerminal(followed.status))
+        return { ...task, ...followed, updatedAt: Math.max(task.updatedAt, job.updatedAt) };
+      return (
+        (await update(task.taskId, (t) => (isTerminal(t.status) ? null : { ...t, ...followed }))) ??
+        task
+      );
+    }
+    if (task.runner) {
+      const runner = await kernel.jobs.get(task.runner);
+      // The runner writes the outcome before it finishes: a finished runner
+      // with a task still open stopped with its instance.
+      if (runner && isFinal(runner.status)) {
+        const fresh = await read(task.taskId);
+        if (fresh && !isTerminal(fresh.status))
+          return (
+            (await update(task.taskId, (t) =>
+              isTerminal(t.status)
+                ? null
+                : {
+                    ...t,
+                    status: 'failed',
+                    statusMessage: 'interrupted',
+                    error: {
+                      code: -32603,
+                      message: `The instance running this task stopped (${runner.error ?? runner.status}); call ${task.tool} again.`,
+                    },
+                  },
+            )) ?? task
+          );
+        return fresh ?? task;
+      }
+    }
+    return task;
+  }
+}
+
+export type TaskStore = ReturnType<typeof createTaskStore>;
+
+/** What a task following a kernel job shows: its status, progress and, at the end, the job. */
+export function fromJob(job: Job): Pick<TaskRecord, 'status' | 'statusMessage' | 'result'> {
+  const p = job.progress;
+  const progress = p.step
+    ? `${p.step}: ${p.currentUnit}/${p.totalUnits} (step ${p.currentStepIndex + 1}/${p.totalSteps}), ${p.overallPercent}%`
+    : `${job.status}, ${p.overallPercent}%`;
+  if (!isFinal(job.status)) return { status: 'working', statusMessage: progress };
+  if (job.status === 'cancelled') return { status: 'cancelled', statusMessage: 'cancelled' };
+  const summary = {
+    jobId: job.id,
+    status: job.status,
+    progress: job.progress,
+    warnings: job.warnings,
+    error: job.error,
+  };
+  return {
+    status: 'completed',
+    statusMessage: job.status,
+    result: {
+      content: [{ type: 'text', text: JSON.stringify(summary) }],
+      structuredContent: summary,
+      // The job's own failure is the tool's, not the protocol's (SEP-2663 error semantics).
+      ...(job.status === 'failed' ? { isError: true } : {}),
+    },
+  };
+}
+
+/** The wire view of a task; `detailed` adds the result, error or pending input (tasks/get). */
+export function viewOf(task: TaskRecord, detailed: boolean): TaskView {
+  const view: TaskView = {
+    taskId: task.taskId,
+    status: task.status,
+    ...(task.statusMessage ? { statusMessage: task.statusMessage } : {}),
+    createdAt: new Date(task.createdAt).toISOString(),
+    lastUpdatedAt: new Date(task.updatedAt).toISOString(),
+    ttlMs: task.ttlMs,
+    pollIntervalMs: TASK_POLL_MS,
+  };
+  if (!detailed) return view;
+  if (task.status === 'completed' && task.result) view.result = task.result;
+  if (task.status === 'failed' && task.error) view.error = task.error;
+  if (task.status === 'input_required' && task.inputRequests)
+    view.inputRequests = task.inputRequests;
+  return view;
+}

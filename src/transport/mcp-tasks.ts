@@ -1,0 +1,158 @@
+/**
+ * The MCP tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) on the
+ * 2026-07-28 wire: a client that declares the extension in a request's
+ * capabilities gets, for a tool its door offers as a task
+ * (`McpSurface.tasks`), a `CreateTaskResult` at once instead of the result;
+ * it follows the task with `tasks/get`, answers its input with
+ * `tasks/update` and stops it with `tasks/cancel` — on any instance, since
+ * tasks live in the shared store (mcp-task-store.ts) and run as kernel jobs
+ * (mcp-task-runner.ts).
+ *
+ * The SDK (v2.4) has no server runtime for the extension: it routes
+ * `tasks/get` and `tasks/cancel` to handlers registered with their own
+ * schemas on the 2026 era, answers the removed `tasks/result` and
+ * `tasks/list` with -32601 itself, and stamps `resultType`. A 2025-era
+ * session never gets a task: its handshake cannot carry the extension, and
+ * the 2025-11-25 experimental tasks are not wire-compatible with it.
+ */
+import { z } from 'zod';
+import { CLIENT_CAPABILITIES_META_KEY, ProtocolError } from '@modelcontextprotocol/server';
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
+import {
+  createTaskStore,
+  isTerminal,
+  TASKS_EXTENSION,
+  viewOf,
+  type TaskStore,
+} from './mcp-task-store.js';
+import { startTaskRunner, type TaskCall } from './mcp-task-runner.js';
+import type { ServingKernel } from './surface.js';
+
+export { TASKS_EXTENSION } from './mcp-task-store.js';
+
+/** -32021 Missing Required Client Capability (SEP-2575), naming the extension. */
+export function missingTasksExtension(what: string): ProtocolError {
+  return new ProtocolError(
+    -32021,
+    `${what} needs the ${TASKS_EXTENSION} extension: declare it under extensions in the request's client capabilities (_meta "${CLIENT_CAPABILITIES_META_KEY}") and send it again.`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  );
+}
+
+/** True when this request negotiated the tasks extension (2026-07-28 per-request capabilities only). */
+export function tasksNegotiated(ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const declared = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
+    { extensions?: Record<string, unknown> } | undefined;
+  return declared?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+const stores = new WeakMap<object, TaskStore>();
+/** One task store per kernel, shared by every server instance of the workspace. */
+export function taskStoreFor(kernel: ServingKernel): TaskStore {
+  let store = stores.get(kernel);
+  if (!store) stores.set(kernel, (store = createTaskStore(kernel)));
+  return store;
+}
+
+const TaskId = z.string().min(1).max(200);
+const unknownTask = (taskId: string) =>
+  new ProtocolError(
+    -32602,
+    `No task ${taskId} for this agent: it never existed, it expired, or another agent created it. Call the tool again to start a new task.`,
+  );
+
+/**
+ * `tasks/get`, `tasks/update` and `tasks/cancel` on `server`. `agentOf`
+ * names the agent a request acts as; a task is found only by its own agent.
+ */
+export function registerTaskMethods(
+  server: Server,
+  kernel: ServingKernel,
+  agentOf: (ctx: ServerContext) => string,
+): void {
+  const tasks = taskStoreFor(kernel);
+  const find = async (method: string, taskId: string, ctx: ServerContext) => {
+    if (!tasksNegotiated(ctx)) throw missingTasksExtension(method);
+    const task = await tasks.find(taskId, agentOf(ctx));
+    if (!task) throw unknownTask(taskId);
+    return task;
+  };
+
+  server.setRequestHandler(
+    'tasks/get',
+    { params: z.looseObject({ taskId: TaskId }) },
+    async ({ taskId }, ctx) => ({ ...viewOf(await find('tasks/get', taskId, ctx), true) }),
+  );
+
+  server.setRequestHandler(
+    'tasks/update',
+    {
+      params: z.looseObject({
+        taskId: TaskId,
+        inputResponses: z.record(z.string(), z.unknown()).optional(),
+      }),
+    },
+    async ({ taskId, ...params }, ctx) => {
+      await find('tasks/update', taskId, ctx);
+      // The SDK lifts `inputResponses` out of the params of a 2026-era request.
+      const inputResponses = params.inputResponses ?? ctx.mcpReq.inputResponses;
+      if (!inputResponses || typeof inputResponses !== 'object')
+        throw new ProtocolError(
+          -32602,
+          'tasks/update needs inputResponses: an object keyed by the ids in the task’s inputRequests.',
+        );
+      // Answers to requests the task is not waiting for are acknowledged and dropped.
+      await tasks.update(taskId, (task) => {
+        if (task.status !== 'input_required' || task.waitingFor !== 'input') return null;
+        const pending = { ...task.inputRequests };
+        const answered = { ...task.inputResponses };
+        for (const [key, value] of Object.entries(inputResponses)) {
+          if (!(key in pending)) continue;
+          delete pending[key];
+          answered[key] = value;
+        }
+        const done = Object.keys(pending).length === 0;
+        return {
+          ...task,
+          inputRequests: pending,
+          inputResponses: answered,
+          ...(done ? { status: 'working' as const, statusMessage: undefined } : {}),
+        };
+      });
+      return {};
+    },
+  );
+
+  server.setRequestHandler(
+    'tasks/cancel',
+    { params: z.looseObject({ taskId: TaskId }) },
+    async ({ taskId }, ctx) => {
+      const task = await find('tasks/cancel', taskId, ctx);
+      if (isTerminal(task.status)) return {};
+      const cancelled = await tasks.advance(taskId, {
+        status: 'cancelled',
+        statusMessage: 'cancelled by the client',
+      });
+      // The jobs stop wherever they run (the registry asks their instance over the bus).
+      for (const job of [cancelled?.runner, cancelled?.job]) if (job) await kernel.jobs.cancel(job);
+      return {};
+    },
+  );
+}
+
+/**
+ * Creates the task for one `tools/call` and starts its runner; resolves with
+ * the `CreateTaskResult` (flat `Result & Task`), sent only once the task is
+ * durably in the store.
+ */
+export async function createTask(
+  kernel: ServingKernel,
+  owner: { agent: string; mount: string; tool: string },
+  call: Omit<TaskCall, 'task'>,
+): Promise<Record<string, unknown>> {
+  const tasks = taskStoreFor(kernel);
+  const task = await tasks.create(owner);
+  await startTaskRunner(kernel, tasks, { ...call, task });
+  return { resultType: 'task', ...viewOf(task, false) };
+}

@@ -100,13 +100,9 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     return entry ? kernel.door(entry.mount)?.mcp?.tasks?.[name] : undefined;
   };
   const offersTasks = tools.some((t) => taskSupport(t.name) !== undefined);
-  // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot).
+  // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot);
+  // the 2026 wire has no per-tool `execution.taskSupport` (the SDK deletes it), the server decides per call.
   if (offersTasks) capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
-  // tools/list says which tools run as tasks (the SDK removes `execution` on the 2026 wire).
-  const toolsWithExecution = tools.map((t) => {
-    const support = taskSupport(t.name)?.support;
-    return support ? { ...t, execution: { taskSupport: support } } : t;
-  });
   const server = new Server(SERVER_INFO, {
     capabilities,
     ...(instructions ? { instructions } : {}),
@@ -132,9 +128,7 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     };
   };
 
-  server.setRequestHandler('tools/list', async (_request, ctx) => ({
-    tools: (ctx.mcpReq.envelope !== undefined ? toolsWithExecution : tools) as never,
-  }));
+  server.setRequestHandler('tools/list', async () => ({ tools: tools as never }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const name = request.params.name;

@@ -86,7 +86,9 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
       instructions:
         `Scene door (Koharu-compatible): ${names.openProject} a project, read it with ${names.getScene} (or GET /api/v1/scene.json), ` +
         `edit with ${names.apply} ops and ${names.undo}/${names.redo}, run ${names.startPipeline} and follow GET /api/v1/events, ` +
-        `${names.export}, then ${names.closeProject}.`,
+        `${names.export}, then ${names.closeProject}. A client with the MCP tasks extension gets ${names.startPipeline} as a task it can poll and cancel.`,
+      // A pipeline run is a kernel job: as an MCP task it follows that job.
+      tasks: { [names.startPipeline]: { support: 'optional', jobOf: startedJob } },
     },
     http: {
       routes: sceneRoutes({
@@ -114,4 +116,10 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
     },
   };
   return [door];
+}
+
+/** The job id a `{jobId}` result names. */
+function startedJob(value: unknown): string | null {
+  const id = (value as { jobId?: unknown } | null)?.jobId;
+  return typeof id === 'string' ? id : null;
 }

@@ -164,6 +164,18 @@ export function createLedgerDoor(): ServedDoor {
   return {
     name: 'ledger',
     tools: [echo, requestWrite, append, read, query, count] as AnyToolDef[],
+    // ledger_count starts a job: as an MCP task it follows that job.
+    mcp: {
+      tasks: {
+        ledger_count: {
+          support: 'optional',
+          jobOf: (value) => {
+            const id = (value as { jobId?: unknown } | null)?.jobId;
+            return typeof id === 'string' ? id : null;
+          },
+        },
+      },
+    },
     async start(k) {
       kernel = k;
     },

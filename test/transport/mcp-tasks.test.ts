@@ -1,0 +1,254 @@
+/**
+ * MCP tasks (SEP-2663) over real HTTP with the SDK client, on two instances
+ * that share one PostgreSQL store and one event bus: a job-starting tool called by a
+ * client that negotiated the extension answers a task; the task follows the
+ * job on either instance; it waits in `input_required` while the owner's
+ * approval is pending; only its own agent reaches it.
+ */
+import { tmpdir } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createKernel } from '../../src/kernel/kernel.js';
+import { createEventBus, type EventBus } from '../../src/kernel/events.js';
+import { silentLogger } from '../../src/kernel/logger.js';
+import { openStore } from '../../src/store/open.js';
+import type { ServedDoor, ServingKernel } from '../../src/transport/surface.js';
+import type { Store } from '../../src/kernel/store.js';
+import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
+import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { httpTaskClient, type TaskClient } from '../helpers/mcp-tasks.js';
+import { toolJson } from '../helpers/results.js';
+import { waitFor } from '../helpers/wait.js';
+
+const policy = { rules: [{ tool: 'ledger_count', agent: 'carol', decision: 'ask' as const }] };
+
+interface Instance {
+  kernel: ServingKernel;
+  store: Store;
+  app: HttpApp;
+  mcp: string;
+  base: string;
+}
+const schema = uniqueSchema('mcptasks');
+const bus: EventBus[] = [];
+let A: Instance;
+let B: Instance;
+let owner: Record<string, string>;
+const tokens: Record<string, string> = {};
+const clients: TaskClient[] = [];
+
+/** One instance of the workspace: its own kernel, store connection and HTTP app; the shared bus. */
+async function instance(events: EventBus): Promise<Instance> {
+  const { store, blobs } = await openStore({ data: tmpdir(), store: `${PG_URL}?schema=${schema}` });
+  const kernel = createKernel<ServedDoor>({ store, blobs, events, logger: silentLogger, policy });
+  kernel.mount(createLedgerDoor());
+  await kernel.start();
+  const app = createHttpApp({ kernel, logger: silentLogger });
+  const base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}`;
+  return { kernel, store, app, mcp: `${base}/mcp`, base };
+}
+
+/** A task client of `agent` on instance A or B (closed after the file). */
+async function as(agent: string, on: 'A' | 'B' = 'A', extension = true) {
+  const c = await httpTaskClient((on === 'A' ? A : B).mcp, tokens[agent]!, {
+    name: `${agent}-${on}`,
+    extension,
+  });
+  clients.push(c);
+  return c;
+}
+
+/** Fields of an ack beyond `_meta` (the SDK client has already checked `resultType: "complete"`). */
+const envelopeFields = (ack: unknown) => Object.keys(ack as object).filter((k) => k !== '_meta');
+
+const rpcCode = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: unknown) => (e as { code?: unknown }).code,
+  );
+
+await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and the bus', () => {
+  beforeAll(async () => {
+    bus.push(await createEventBus());
+    A = await instance(bus[0]!);
+    B = await instance(bus[0]!);
+    owner = await ownerHeaders(A.kernel);
+    for (const name of ['alice', 'bob', 'carol'])
+      tokens[name] = (await agentHeaders(A.kernel, name)).authorization!.replace('Bearer ', '');
+  });
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    for (const i of [A, B]) {
+      if (!i) continue;
+      await i.app.close();
+      await i.kernel.close();
+      await i.store.close();
+    }
+    await bus[0]?.close();
+    await dropSchema(schema).catch(() => undefined);
+  });
+
+  describe('task created', () => {
+    it('a job-starting tool answers a CreateTaskResult at once, and tasks/get finds it at once', async () => {
+      const alice = await as('alice');
+      const created = await alice.create('ledger_count', { to: 20 });
+      expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+      expect(created).not.toHaveProperty('task');
+      expect(created).not.toHaveProperty('result');
+      expect(created['ttlMs']).toBeGreaterThan(0);
+      expect(Number.isInteger(created['pollIntervalMs'])).toBe(true);
+      expect(Date.parse(String(created['createdAt']))).not.toBeNaN();
+      const got = await alice.get(String(created['taskId']));
+      expect(got).toMatchObject({ taskId: created['taskId'], status: 'working' });
+    });
+
+    it('the server advertises the tasks extension under capabilities.extensions', async () => {
+      const alice = await as('alice');
+      const discovered = await alice.client.discover();
+      expect(discovered.capabilities).toMatchObject({
+        extensions: { 'io.modelcontextprotocol/tasks': {} },
+      });
+      expect(discovered.capabilities).not.toHaveProperty('tasks');
+    });
+  });
+
+  describe('progress, status and result', () => {
+    it('the task shows the job’s progress while it runs and inlines the job’s outcome when it completes', async () => {
+      const alice = await as('alice');
+      const { taskId } = (await alice.create('ledger_count', { to: 60 })) as { taskId: string };
+      const running = await alice.until(taskId, (t) =>
+        /count: \d+\/60/.test(t.statusMessage ?? ''),
+      );
+      expect(running.status).toBe('working');
+      const done = await alice.until(taskId);
+      expect(done.status).toBe('completed');
+      const summary = done.result?.['structuredContent'] as { jobId: string; status: string };
+      expect(summary.status).toBe('completed');
+      expect(done.result?.['isError']).toBeUndefined();
+      // The task followed a real kernel job, which every instance sees the same.
+      expect((await B.kernel.jobs.get(summary.jobId))?.status).toBe('completed');
+      expect(done).not.toHaveProperty('error');
+    });
+
+    it('instance B reads the status of a task created on instance A', async () => {
+      const onA = await as('alice', 'A');
+      const onB = await as('alice', 'B');
+      const { taskId } = (await onA.create('ledger_count', { to: 5 })) as { taskId: string };
+      expect((await onB.until(taskId)).status).toBe('completed');
+    });
+  });
+
+  describe('cancel', () => {
+    it('a second connection of the same agent, on the other instance, cancels the task and its job', async () => {
+      const first = await as('alice', 'A');
+      const other = await as('alice', 'B');
+      const { taskId } = (await first.create('ledger_count', { to: 5000 })) as { taskId: string };
+      await first.until(taskId, (t) => /count: [1-9]/.test(t.statusMessage ?? ''));
+      const jobsBefore = await A.kernel.jobs.list({ door: 'ledger', status: ['running'] });
+      const job = jobsBefore.find((j) => j.kind === 'count');
+      expect(job).toBeDefined();
+      const ack = await other.cancel(taskId);
+      expect(envelopeFields(ack)).toEqual([]);
+      expect((await first.get(taskId)).status).toBe('cancelled');
+      // The job ran on instance A: the cancel reached it over the bus.
+      await waitFor(async () => (await A.kernel.jobs.get(job!.id))?.status === 'cancelled');
+      // Cancelling a terminal task is the same empty ack.
+      expect(envelopeFields(await other.cancel(taskId))).toEqual([]);
+    });
+  });
+
+  describe('isolation between agents', () => {
+    it('agent B cannot get, update or cancel agent A’s task: it does not exist for B', async () => {
+      const alice = await as('alice');
+      const bob = await as('bob', 'B');
+      const { taskId } = (await alice.create('ledger_count', { to: 3000 })) as { taskId: string };
+      expect(await rpcCode(bob.get(taskId))).toBe(-32602);
+      expect(await rpcCode(bob.update(taskId, { x: {} }))).toBe(-32602);
+      expect(await rpcCode(bob.cancel(taskId))).toBe(-32602);
+      expect((await alice.get(taskId)).status).toBe('working');
+      await alice.cancel(taskId);
+    });
+
+    it('an unknown task id answers -32602 with what to do next', async () => {
+      const alice = await as('alice');
+      const failure = await alice.get('no-such-task').catch((e: unknown) => e as Error);
+      expect((failure as { code?: number }).code).toBe(-32602);
+      expect(String((failure as Error).message)).toMatch(/call the tool again/i);
+      expect(await rpcCode(alice.cancel('no-such-task'))).toBe(-32602);
+      expect(await rpcCode(alice.update('no-such-task', {}))).toBe(-32602);
+    });
+  });
+
+  describe('negotiation', () => {
+    it('a client without the extension gets the plain result, and tasks/* answer -32021', async () => {
+      const plain = await as('alice', 'A', false);
+      const value = await plain.client.callTool({ name: 'ledger_count', arguments: { to: 1 } });
+      expect(toolJson(value)).toHaveProperty('jobId');
+      const refused = await plain
+        .get('anything')
+        .catch((e: unknown) => e as { code: number; data?: unknown });
+      expect(refused).toMatchObject({
+        code: -32021,
+        data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+      });
+    });
+
+    it('a 2025-era session never gets a task: its calls answer their result', async () => {
+      const client = await connectClient(A.mcp, { token: tokens['alice']! });
+      try {
+        const value = await client.callTool({ name: 'ledger_count', arguments: { to: 1 } });
+        expect(toolJson(value)).toHaveProperty('jobId');
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe('input_required while an approval is pending', () => {
+    it('a call the policy asks about waits in input_required with a link to the approval, and runs once the owner approves', async () => {
+      const carol = await as('carol', 'B');
+      const { taskId } = (await carol.create('ledger_count', { to: 3 })) as { taskId: string };
+      const waiting = await carol.until(taskId, (t) => t.status === 'input_required');
+      expect(waiting.status).toBe('input_required');
+      const request = waiting.inputRequests?.['approval'] as {
+        method: string;
+        params: { mode: string; url: string };
+      };
+      expect(request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url' } });
+      const approvalId = decodeURIComponent(request.params.url.split('/#/approvals/')[1]!);
+      // The client answering the elicitation is not consent: the task keeps waiting for the owner.
+      await carol.update(taskId, { approval: { action: 'accept' } });
+      expect((await carol.get(taskId)).status).toBe('input_required');
+      const approved = await fetch(`${A.base}/api/v1/approvals/${approvalId}/approve`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: JSON.stringify({ scope: 'once' }),
+      });
+      expect(approved.status, await approved.clone().text()).toBe(200);
+      const done = await carol.until(taskId);
+      expect(done.status).toBe('completed');
+      expect((done.result?.['structuredContent'] as { status: string }).status).toBe('completed');
+    });
+
+    it('a denied approval ends the task completed with the denial as a tool error', async () => {
+      const carol = await as('carol');
+      const { taskId } = (await carol.create('ledger_count', { to: 4 })) as { taskId: string };
+      const waiting = await carol.until(taskId, (t) => t.status === 'input_required');
+      const url = (waiting.inputRequests?.['approval'] as { params: { url: string } }).params.url;
+      const approvalId = decodeURIComponent(url.split('/#/approvals/')[1]!);
+      const denied = await fetch(`${A.base}/api/v1/approvals/${approvalId}/deny`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: JSON.stringify({ reason: 'not now' }),
+      });
+      expect(denied.status).toBe(200);
+      const done = await carol.until(taskId);
+      expect(done.status).toBe('completed');
+      expect(done.result?.['isError']).toBe(true);
+      expect(JSON.stringify(done.result)).toMatch(/approvalDenied/);
+    });
+  });
+});

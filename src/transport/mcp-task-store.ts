@@ -81,8 +81,27 @@ export interface TaskView {
   inputRequests?: Record<string, unknown>;
 }
 
-export function createTaskStore(kernel: Pick<ServingKernel, 'store' | 'jobs'>) {
-  const now = () => Date.now();
+/** How often `create` clears expired tasks out of the store (at most). */
+const PURGE_EVERY_MS = 60_000;
+
+export function createTaskStore(
+  kernel: Pick<ServingKernel, 'store' | 'jobs'>,
+  now: () => number = Date.now,
+) {
+  let purgedAt = 0;
+  /** Deletes expired tasks, oldest first: ids begin with their creation time, so key order is age. */
+  const purge = () =>
+    kernel.store.transaction(async (tx) => {
+      const at = now();
+      let deleted = 0;
+      for (const rec of await tx.records.list(COLLECTION, { limit: 500 })) {
+        const task = TaskRecordSchema.safeParse(rec.value);
+        if (task.success && task.data.createdAt + task.data.ttlMs >= at) break;
+        await tx.records.delete(COLLECTION, rec.key);
+        deleted++;
+      }
+      return deleted;
+    });
   const read = async (taskId: string) => {
     const found = await kernel.store.read((tx) => tx.records.get(COLLECTION, taskId));
     const parsed = TaskRecordSchema.safeParse(found?.value);
@@ -105,8 +124,14 @@ export function createTaskStore(kernel: Pick<ServingKernel, 'store' | 'jobs'>) {
     /** Creates a `working` task, durably, before anyone is told its id. */
     async create(owner: { agent: string; mount: string; tool: string }): Promise<TaskRecord> {
       const at = now();
+      if (at - purgedAt >= PURGE_EVERY_MS) {
+        purgedAt = at;
+        // Housekeeping only: a purge that fails is tried again a minute later.
+        await purge().catch(() => 0);
+      }
       const task: TaskRecord = {
-        taskId: randomUUID(),
+        // Creation time first (fixed width), so the collection's key order is the tasks' age.
+        taskId: `${at.toString(36).padStart(10, '0')}-${randomUUID()}`,
         ...owner,
         status: 'working',
         runner: null,
@@ -132,6 +157,7 @@ export function createTaskStore(kernel: Pick<ServingKernel, 'store' | 'jobs'>) {
 
     read,
     update,
+    purge,
 
     /** Moves a task that is not yet terminal; a terminal one is left as it is. */
     advance(taskId: string, patch: Partial<TaskRecord>) {

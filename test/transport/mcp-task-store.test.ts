@@ -1,0 +1,122 @@
+/**
+ * The MCP task record (mcp-task-store.ts) on a real kernel and store: who
+ * finds a task, how long it lives, and how its status follows the jobs
+ * behind it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testKernel, type TestKernel } from '../helpers/kernel.js';
+import { createTaskStore, TASK_TTL_MS, viewOf } from '../../src/transport/mcp-task-store.js';
+import { waitFor } from '../helpers/wait.js';
+
+let tk: TestKernel;
+let clock = Date.now();
+let tasks: ReturnType<typeof createTaskStore>;
+const owner = { agent: 'alice', mount: 'ledger', tool: 'ledger_count' };
+
+beforeAll(async () => {
+  tk = await testKernel([]);
+  tasks = createTaskStore(tk.kernel, () => clock);
+});
+afterAll(() => tk.dispose());
+
+/** A job whose run waits for `finish` (the test decides how it ends). */
+async function heldJob() {
+  let finish!: (how: 'completed' | Error) => void;
+  const ended = new Promise<'completed' | Error>((r) => (finish = r));
+  const id = await tk.kernel.jobs.start({
+    door: 'ledger',
+    kind: 'held',
+    run: async (job) => {
+      job.progress({
+        step: 'hold',
+        currentUnit: 1,
+        totalUnits: 4,
+        currentStepIndex: 0,
+        totalSteps: 1,
+      });
+      const how = await ended;
+      if (how instanceof Error) throw how;
+      return how;
+    },
+  });
+  return { id, finish };
+}
+
+describe('ownership and lifetime', () => {
+  it('a task is found by its own agent only', async () => {
+    const task = await tasks.create(owner);
+    expect((await tasks.find(task.taskId, 'alice'))?.status).toBe('working');
+    expect(await tasks.find(task.taskId, 'bob')).toBeNull();
+  });
+
+  it('a task is readable for its ttl, then gone; the next create purges expired tasks', async () => {
+    const task = await tasks.create(owner);
+    clock += TASK_TTL_MS - 1;
+    expect(await tasks.find(task.taskId, 'alice')).not.toBeNull();
+    const older = await tasks.create(owner);
+    clock += 2;
+    expect(await tasks.find(task.taskId, 'alice')).toBeNull();
+    expect(await tasks.read(task.taskId)).toBeNull();
+    clock += TASK_TTL_MS;
+    await tasks.create(owner);
+    expect(await tasks.read(older.taskId)).toBeNull();
+  });
+
+  it('task ids sort by creation time, so the oldest are purged first', async () => {
+    const first = await tasks.create(owner);
+    clock += 1;
+    const second = await tasks.create(owner);
+    expect(first.taskId < second.taskId).toBe(true);
+  });
+});
+
+describe('status from the jobs behind a task', () => {
+  it('a task following a job shows its progress, then its outcome as the result', async () => {
+    const task = await tasks.create(owner);
+    const job = await heldJob();
+    await tasks.advance(task.taskId, { job: job.id });
+    await waitFor(async () =>
+      /hold: 1\/4/.test((await tasks.find(task.taskId, 'alice'))?.statusMessage ?? ''),
+    );
+    job.finish('completed');
+    await waitFor(async () => (await tasks.find(task.taskId, 'alice'))?.status === 'completed');
+    const view = viewOf((await tasks.find(task.taskId, 'alice'))!, true);
+    expect(view.result?.['structuredContent']).toMatchObject({
+      jobId: job.id,
+      status: 'completed',
+    });
+    expect(view).not.toHaveProperty('error');
+  });
+
+  it('a followed job that fails is a tool error (completed, isError), not a protocol failure', async () => {
+    const task = await tasks.create(owner);
+    const job = await heldJob();
+    await tasks.advance(task.taskId, { job: job.id });
+    job.finish(new Error('the engine broke'));
+    await waitFor(async () => (await tasks.find(task.taskId, 'alice'))?.status === 'completed');
+    const view = viewOf((await tasks.find(task.taskId, 'alice'))!, true);
+    expect(view.result).toMatchObject({
+      isError: true,
+      structuredContent: { error: 'the engine broke' },
+    });
+  });
+
+  it('a task whose runner ended without writing an outcome reads failed, with what to do next', async () => {
+    const task = await tasks.create(owner);
+    const runner = await heldJob();
+    await tasks.advance(task.taskId, { runner: runner.id });
+    runner.finish(new Error('interrupted'));
+    await waitFor(async () => (await tasks.find(task.taskId, 'alice'))?.status === 'failed');
+    const view = viewOf((await tasks.find(task.taskId, 'alice'))!, true);
+    expect(view.error).toMatchObject({ code: -32603 });
+    expect(view.error?.message).toMatch(/call ledger_count again/);
+    expect(view).not.toHaveProperty('result');
+  });
+
+  it('a terminal task stays as it is: advance leaves it alone', async () => {
+    const task = await tasks.create(owner);
+    await tasks.advance(task.taskId, { status: 'cancelled' });
+    await tasks.advance(task.taskId, { status: 'completed', result: { content: [] } });
+    expect((await tasks.find(task.taskId, 'alice'))?.status).toBe('cancelled');
+  });
+});

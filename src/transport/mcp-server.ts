@@ -191,11 +191,12 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
             support: asTask,
             first: { inputResponses: scope.inputResponses, requestState: scope.requestState },
             origin: host ? `http://${host}` : undefined,
-            async run(round, signal) {
+            async run(round, signal, progress) {
               const once = () =>
                 kernel.call(entry.mount, name, request.params.arguments ?? {}, {
                   connection,
                   signal,
+                  progress,
                 });
               // The request is long answered: the round has its own input and no log channel.
               const roundScope = {

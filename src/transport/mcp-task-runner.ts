@@ -29,6 +29,8 @@ import { ASK_LIFETIME_MS } from '../kernel/asks.js';
 /** Rounds one task may take (answers and approvals) before it ends with the last outcome. */
 const MAX_ROUNDS = 16;
 const POLL_MS = 150;
+/** The least time between two progress writes of one task. */
+const PROGRESS_MS = 250;
 
 export interface TaskRound {
   inputResponses?: Record<string, unknown> | undefined;
@@ -42,10 +44,15 @@ export interface TaskCall {
   first: TaskRound;
   /** Where the web UI is (`http://host`), to link a pending approval; undefined on stdio. */
   origin: string | undefined;
-  /** One round of the call: the kernel's outcome and the door's presentation of it. */
+  /**
+   * One round of the call: the kernel's outcome and the door's presentation
+   * of it. `progress` is what the tool reports (`ctx.progress`), shown as the
+   * task's statusMessage.
+   */
   run(
     round: TaskRound,
     signal: AbortSignal,
+    progress: (progress: number, total?: number, message?: string) => Promise<void>,
   ): Promise<{ outcome: CallOutcome; presented: Presented }>;
 }
 
@@ -56,6 +63,7 @@ export async function startTaskRunner(
   call: TaskCall,
 ): Promise<string> {
   const { taskId } = call.task;
+  let progressAt = 0;
   const runner = await kernel.jobs.start({
     door: call.task.mount,
     kind: 'mcp-task',
@@ -63,7 +71,7 @@ export async function startTaskRunner(
     run: async (job) => {
       let round = call.first;
       for (let n = 1; ; n++) {
-        const { outcome, presented } = await call.run(round, job.signal);
+        const { outcome, presented } = await call.run(round, job.signal, progress);
         if (job.signal.aborted) throw new Error('cancelled');
         const last = n >= MAX_ROUNDS;
         const approvalId = outcome.ok ? null : pendingApproval(outcome);
@@ -101,6 +109,15 @@ export async function startTaskRunner(
   });
   await tasks.advance(taskId, { runner });
   return runner;
+
+  /** The tool's progress as the task's statusMessage, written at most every PROGRESS_MS. */
+  async function progress(done: number, total?: number, message?: string) {
+    const at = Date.now();
+    if (at - progressAt < PROGRESS_MS) return;
+    progressAt = at;
+    const shown = message ?? (total ? `${done}/${total}` : String(done));
+    await tasks.advance(taskId, { statusMessage: shown }).catch(() => undefined);
+  }
 
   async function waitForApproval(approvalId: string, signal: AbortSignal) {
     const message = approvalMessage(approvalId);

@@ -30,8 +30,15 @@ export type TaskView = z.infer<typeof TaskSchema>;
 
 export interface TaskClient {
   client: Client;
-  /** Calls `name` and answers the CreateTaskResult (throws when the call answered anything else). */
-  create(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * Calls `name` and answers the CreateTaskResult (throws when the call
+   * answered anything else); `extra` goes into the params (e.g. `inputResponses`).
+   */
+  create(
+    name: string,
+    args: Record<string, unknown>,
+    extra?: Record<string, unknown>,
+  ): Promise<Record<string, unknown>>;
   get(taskId: string): Promise<TaskView>;
   update(taskId: string, inputResponses: Record<string, unknown>): Promise<unknown>;
   cancel(taskId: string): Promise<unknown>;
@@ -50,7 +57,10 @@ export async function taskClient(
   const client = new Client(
     { name: options.name ?? 'task-client', version: '1.0.0' },
     {
-      capabilities: options.extension === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } },
+      capabilities: {
+        elicitation: { form: {}, url: {} },
+        ...(options.extension === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } }),
+      },
       versionNegotiation: { mode: { pin: MODERN_PROTOCOL } },
     },
   );
@@ -64,10 +74,10 @@ export async function taskClient(
   };
   const tc: TaskClient = {
     client,
-    async create(name, args) {
+    async create(name, args, extra = {}) {
       created = undefined;
       const answered = await client
-        .request({ method: 'tools/call', params: { name, arguments: args } })
+        .request({ method: 'tools/call', params: { name, arguments: args, ...extra } })
         .catch((error: unknown) => {
           if (!created) throw error;
         });

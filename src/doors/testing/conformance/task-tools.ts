@@ -54,13 +54,21 @@ export const taskTools: AnyToolDef[] = [
   }),
   defineTool({
     name: 'slow_compute',
-    description: 'Sleeps `seconds`, then answers; stops at once when cancelled.',
+    description:
+      'Sleeps `seconds`, reporting progress each second, then answers; stops at once when cancelled.',
     input: z
       .object({ seconds: z.number().min(0).max(600), label: z.string().max(200).optional() })
       .strict(),
     ...readOnly,
     handler: async ({ seconds, label }, ctx) => {
-      await sleep(seconds * 1000, ctx.signal);
+      for (let done = 0; done < seconds && !ctx.signal.aborted; done++) {
+        await sleep(Math.min(1, seconds - done) * 1000, ctx.signal);
+        await ctx.progress(
+          Math.min(done + 1, seconds),
+          seconds,
+          `computed ${done + 1}s of ${seconds}s`,
+        );
+      }
       if (ctx.signal.aborted) return failure('cancelled', 'slow_compute was cancelled.');
       return text(`Computed ${label ?? 'result'} after ${seconds}s.`);
     },

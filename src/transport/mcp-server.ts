@@ -33,13 +33,7 @@ import type { ToolDescriptor } from '../kernel/kernel.js';
 import type { Connection } from '../kernel/connection.js';
 import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
 import { presentOutcome } from './present.js';
-import {
-  createTask,
-  missingTasksExtension,
-  registerTaskMethods,
-  TASKS_EXTENSION,
-  tasksNegotiated,
-} from './mcp-tasks.js';
+import { answerAsTask, registerTaskMethods, TASKS_EXTENSION } from './mcp-tasks.js';
 
 export const SERVER_INFO = { name: 'airlock', version: AIRLOCK_VERSION };
 
@@ -174,49 +168,15 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
       );
     const asTask = taskSupport(name);
     if (asTask) {
-      const negotiated = tasksNegotiated(ctx);
-      if (!negotiated && asTask.support === 'required')
-        throw missingTasksExtension(`The tool '${name}' runs only as a task: tools/call`);
-      if (negotiated) {
-        const scope = requestScope(server, ctx);
-        const first = asTask.inputFirst?.(scope);
-        if (first) return first as never;
-        const host = ctx.http?.req?.headers.get('host');
-        const connection = { ...base, ...(client ? { client } : {}) };
-        const toolDef = kernel.tool(entry.mount, name);
-        return (await createTask(
-          kernel,
-          { agent: base.agent ?? base.id, mount: entry.mount, tool: name },
-          {
-            support: asTask,
-            first: { inputResponses: scope.inputResponses, requestState: scope.requestState },
-            origin: host ? `http://${host}` : undefined,
-            async run(round, signal, progress) {
-              const once = () =>
-                kernel.call(entry.mount, name, request.params.arguments ?? {}, {
-                  connection,
-                  signal,
-                  progress,
-                });
-              // The request is long answered: the round has its own input and no log channel.
-              const roundScope = {
-                ...scope,
-                inputResponses: round.inputResponses,
-                requestState: round.requestState,
-                log: async () => undefined,
-                closeStream: undefined,
-              };
-              const outcome = await (mcp?.withMcpRequest
-                ? mcp.withMcpRequest(roundScope, once)
-                : once());
-              return {
-                outcome,
-                presented: presentOutcome(mcp?.presenter, toolDef ?? name, outcome),
-              };
-            },
-          },
-        )) as never;
-      }
+      const answered = await answerAsTask(kernel, ctx, {
+        support: asTask,
+        mount: entry.mount,
+        tool: name,
+        args: request.params.arguments ?? {},
+        connection: { ...base, ...(client ? { client } : {}) },
+        scope: () => requestScope(server, ctx),
+      });
+      if (answered) return answered as never;
     }
     let outcome = await run();
     const approvalId = outcome.ok ? null : pendingApproval(outcome);

@@ -25,8 +25,10 @@ import {
   viewOf,
   type TaskStore,
 } from './mcp-task-store.js';
-import { startTaskRunner, type TaskCall } from './mcp-task-runner.js';
-import type { ServingKernel } from './surface.js';
+import { startTaskRunner } from './mcp-task-runner.js';
+import { presentOutcome } from './present.js';
+import type { CallOptions } from '../kernel/pipeline.js';
+import type { McpRequestScope, McpTaskSupport, ServingKernel } from './surface.js';
 
 export { TASKS_EXTENSION } from './mcp-task-store.js';
 
@@ -141,18 +143,64 @@ export function registerTaskMethods(
   );
 }
 
+export interface TaskToolCall {
+  support: McpTaskSupport;
+  mount: string;
+  tool: string;
+  args: Record<string, unknown>;
+  connection: CallOptions['connection'];
+  /** The request's scope as the door's `withMcpRequest` sees it. */
+  scope: () => McpRequestScope;
+}
+
 /**
- * Creates the task for one `tools/call` and starts its runner; resolves with
- * the `CreateTaskResult` (flat `Result & Task`), sent only once the task is
- * durably in the store.
+ * How a `tools/call` of a tool the door offers as a task is answered: a
+ * `CreateTaskResult` when the request negotiated the extension (or the
+ * tool's `inputFirst` round while input is missing), -32021 for a
+ * required-task tool when it did not, null to run it as an ordinary call.
  */
-export async function createTask(
+export async function answerAsTask(
   kernel: ServingKernel,
-  owner: { agent: string; mount: string; tool: string },
-  call: Omit<TaskCall, 'task'>,
-): Promise<Record<string, unknown>> {
+  ctx: ServerContext,
+  call: TaskToolCall,
+): Promise<Record<string, unknown> | null> {
+  const negotiated = tasksNegotiated(ctx);
+  if (!negotiated && call.support.support === 'required')
+    throw missingTasksExtension(`The tool '${call.tool}' runs only as a task: tools/call`);
+  if (!negotiated) return null;
+  const scope = call.scope();
+  const first = call.support.inputFirst?.(scope);
+  if (first) return first;
+  const host = ctx.http?.req?.headers.get('host');
+  const door = kernel.door(call.mount)?.mcp;
+  const toolDef = kernel.tool(call.mount, call.tool);
   const tasks = taskStoreFor(kernel);
-  const task = await tasks.create(owner);
-  await startTaskRunner(kernel, tasks, { ...call, task });
+  const agent = call.connection.agent ?? call.connection.id;
+  const task = await tasks.create({ agent, mount: call.mount, tool: call.tool });
+  await startTaskRunner(kernel, tasks, {
+    task,
+    support: call.support,
+    first: { inputResponses: scope.inputResponses, requestState: scope.requestState },
+    origin: host ? `http://${host}` : undefined,
+    async run(round, signal, progress) {
+      const once = () =>
+        kernel.call(call.mount, call.tool, call.args, {
+          connection: call.connection,
+          signal,
+          progress,
+        });
+      // The request is long answered: each round has its own input and no log channel.
+      const roundScope: McpRequestScope = {
+        ...scope,
+        inputResponses: round.inputResponses,
+        requestState: round.requestState,
+        log: async () => undefined,
+        closeStream: undefined,
+      };
+      const outcome = await (door?.withMcpRequest ? door.withMcpRequest(roundScope, once) : once());
+      return { outcome, presented: presentOutcome(door?.presenter, toolDef ?? call.tool, outcome) };
+    },
+  });
+  // Sent only now that the task is durably in the store: a tasks/get right after finds it.
   return { resultType: 'task', ...viewOf(task, false) };
 }

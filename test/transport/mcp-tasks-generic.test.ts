@@ -111,3 +111,37 @@ it('a client without the extension cannot call a required-task tool: -32021 nami
     await plain.close();
   }
 });
+
+it('tasks/result and tasks/list, removed by SEP-2663, answer -32601 on the 2026 wire', async () => {
+  for (const [method, params] of [
+    ['tasks/result', { taskId: 'any' }],
+    ['tasks/list', {}],
+  ] as const) {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': method,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method,
+        params: {
+          ...params,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {
+              extensions: { 'io.modelcontextprotocol/tasks': {} },
+            },
+          },
+        },
+      }),
+    });
+    const body = (await res.json()) as { error?: { code: number } };
+    expect(body.error?.code, method).toBe(-32601);
+  }
+});

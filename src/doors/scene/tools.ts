@@ -200,7 +200,7 @@ export function sceneTools(
 
   const open = defineTool({
     name: names.openProject,
-    description: `Open the project folder at path, or with createName create a project named createName in path (a missing or empty folder). Paths must lie inside the project roots (${session.roots.roots.join(', ')}); relative paths resolve against the first. Returns {name, path}.`,
+    description: `Open the project folder at path, or with createName create a project named createName beneath path (a root or a folder that is not a project) or in path itself (missing or empty). Paths must lie inside the project roots (${session.roots.roots.join(', ')}); relative paths resolve against the first. Returns {name, path}.`,
     input: z
       .object({ path: utf8String(1, 4096), createName: utf8String(1, 200).optional() })
       .strict(),

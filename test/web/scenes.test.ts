@@ -120,6 +120,44 @@ describe('web UI: scenes', () => {
     await screenshots(ui, 'scenes');
   });
 
+  it('an EventSource on /events receives JobStarted … JobFinished by name for a pipeline (the Koharu wire)', async () => {
+    const { page } = ui;
+    await page.evaluate(() => {
+      const w = window as unknown as { __koharu: { name: string; data: unknown }[] };
+      w.__koharu = [];
+      const source = new EventSource('/events');
+      for (const name of ['JobStarted', 'JobProgress', 'JobWarning', 'JobFinished', 'Snapshot'])
+        source.addEventListener(name, (e) =>
+          w.__koharu.push({ name, data: JSON.parse((e as MessageEvent<string>).data) }),
+        );
+    });
+    await expect
+      .poll(() =>
+        page.evaluate(() =>
+          (window as unknown as { __koharu: { name: string }[] }).__koharu.map((e) => e.name),
+        ),
+      )
+      .toContain('Snapshot');
+    const started = await agent.call('koharu.start_pipeline', { steps: ['tesseract', 'fill'] });
+    expect(started.isError).toBe(false);
+    const jobId = String(started.body.jobId);
+    const ofJob = () =>
+      page.evaluate(
+        (id) =>
+          (
+            window as unknown as { __koharu: { name: string; data: Record<string, unknown> }[] }
+          ).__koharu
+            .filter((e) => e.data.id === id || e.data.jobId === id)
+            .map((e) => e.name),
+        jobId,
+      );
+    await expect.poll(ofJob, { timeout: 60_000 }).toContain('JobFinished');
+    const names = await ofJob();
+    expect(names[0]).toBe('JobStarted');
+    expect(names).toContain('JobProgress');
+    expect(names.at(-1)).toBe('JobFinished');
+  });
+
   it('starts a pipeline from the UI and shows its per-page warnings when a step fails', async () => {
     const { page } = ui;
     // No translation endpoint is configured, so the llm step fails on every page.

@@ -28,6 +28,7 @@ import {
   sceneJournal,
 } from './operations.js';
 import { PipelineInput, startPipeline } from './pipeline.js';
+import { ImportPagesInput, importPages } from './import-pages.js';
 import type { SceneSession } from './session.js';
 import { applyOp } from './reducer.js';
 
@@ -43,6 +44,7 @@ export interface ToolNames {
   getJob: string;
   cancelJob: string;
   export: string;
+  importPages: string;
 }
 
 export const toolNames = (prefix: string): ToolNames => ({
@@ -57,6 +59,7 @@ export const toolNames = (prefix: string): ToolNames => ({
   getJob: `${prefix}.get_job`,
   cancelJob: `${prefix}.cancel_job`,
   export: `${prefix}.export`,
+  importPages: `${prefix}.import_pages`,
 });
 
 const Epoch = z.object({ epoch: z.number().int() });
@@ -341,6 +344,36 @@ export function sceneTools(
     },
   });
 
+  const importTool = defineTool({
+    name: names.importPages,
+    description:
+      'Add page images to the active project as one undoable batch (the REST upload, over MCP): paths (files inside the project roots), urls (http(s) on loopback, or file:), or base64 [{name, data}]. Returns {epoch, pages[{id, name, width, height}]}.',
+    input: ImportPagesInput,
+    output: z.object({
+      epoch: z.number().int(),
+      pages: z.array(
+        z.object({ id: z.string(), name: z.string(), width: z.number(), height: z.number() }),
+      ),
+    }),
+    effect: 'write',
+    ...NO_HINTS,
+    writes: true,
+    policy: {
+      targets: ({ paths = [], urls = [], base64 = [] }) => [
+        ...paths.map((p) => `import:${p}`),
+        ...urls.map((u) => `import:${u}`),
+        ...base64.map((b) => `import:${b.name}`),
+      ],
+      preview: ({ paths = [], urls = [], base64 = [] }) => ({
+        summary: `import ${paths.length + urls.length + base64.length} page image(s)`,
+        paths,
+        urls,
+        base64: base64.map((b) => b.name),
+      }),
+    },
+    handler: (input) => importPages(session, input),
+  });
+
   return [
     apply,
     undo,
@@ -348,6 +381,7 @@ export function sceneTools(
     open,
     close,
     start,
+    importTool,
     getScene,
     listEngines,
     getJob,

@@ -38,7 +38,8 @@ Options:
                      API (refused otherwise; the door acts as the calling agent)
   --config FILE      JSON file with any of the options above (flags win), and
                      limits per door: {"limits": {"notes": {"timeoutMs": 8000}}}
-                     (requestBytes, responseBytes, concurrentCalls, timeoutMs),
+                     (requestBytes, responseBytes, concurrentCalls, timeoutMs,
+                     resultTokens: a read's result budget, default 20000),
                      and the owner's policy: {"policy": {"readOnly": ["scene"],
                      "rules": [{"door": "openapi", "target": "plane:pets.*",
                      "decision": "ask", "reason": "…", "rate": "10/minute"}]}}
@@ -89,6 +90,7 @@ const LimitsSchema = z.record(
       responseBytes: z.number().int().positive(),
       concurrentCalls: z.number().int().positive(),
       timeoutMs: z.number().int().positive(),
+      resultTokens: z.number().int().min(256),
     })
     .partial()
     .strict(),

@@ -29,6 +29,7 @@ import {
 } from './operations.js';
 import { PipelineInput, startPipeline } from './pipeline.js';
 import { ImportPagesInput, importPages } from './import-pages.js';
+import { GetSceneInput, GetSceneView, sceneView } from './scene-view.js';
 import type { SceneSession } from './session.js';
 import { applyOp } from './reducer.js';
 
@@ -257,22 +258,13 @@ export function sceneTools(
   const getScene = defineTool({
     name: names.getScene,
     description:
-      'Read the active scene as JSON (pages, nodes, texts and translations; images as blob hashes, never pixels). Pass pages to read only those. Returns {epoch, scene}.',
-    input: z.object({ pages: z.array(uuidString()).max(10_000).optional() }).strict(),
-    output: SceneView,
+      'Read the active scene as JSON (pages, nodes, texts and translations; images as blob hashes, never pixels). pages: only those; fields "text": text nodes with text and translation only. A scene larger than one answer comes in parts: pass nextCursor back as cursor. Returns {epoch, scene, nextCursor?, note?}.',
+    input: GetSceneInput,
+    output: GetSceneView,
     effect: 'read',
-    handler: async ({ pages }) => {
+    handler: async (input, ctx) => {
       const project = session.require();
-      const scene = project.scene();
-      const epoch = project.history.epoch;
-      if (!pages) return { epoch, scene };
-      const missing = pages.find((id) => !scene.pages.some((p) => p.id === id));
-      if (missing)
-        return failure(
-          'notFound',
-          `No page ${missing}; call get_scene without pages to list them.`,
-        );
-      return { epoch, scene: { ...scene, pages: scene.pages.filter((p) => pages.includes(p.id)) } };
+      return sceneView(project.scene(), project.history.epoch, input, ctx.resultChars);
     },
   });
 

@@ -136,6 +136,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
         null,
         2,
       ),
+      `  (a spawned stdio process asks the owner through this folder: keep this server running and approve in its web UI, or with \`airlock approvals --data ${workspace.data}\`)`,
       '',
       'Press Ctrl+C to stop.',
       '',

@@ -38,7 +38,8 @@ Options:
                      API (refused otherwise; the door acts as the calling agent)
   --config FILE      JSON file with any of the options above (flags win), and
                      limits per door: {"limits": {"notes": {"timeoutMs": 8000}}}
-                     (requestBytes, responseBytes, concurrentCalls, timeoutMs),
+                     (requestBytes, responseBytes, concurrentCalls, timeoutMs,
+                     resultTokens: a read's result budget, default 20000),
                      and the owner's policy: {"policy": {"readOnly": ["scene"],
                      "rules": [{"door": "openapi", "target": "plane:pets.*",
                      "decision": "ask", "reason": "…", "rate": "10/minute"}]}}
@@ -50,12 +51,27 @@ Options:
 
 Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 2 bad arguments, 1 other errors.`;
 
-export const STDIO_HELP = `Usage: airlock stdio --doors a,b [options]
+export const STDIO_HELP = `Usage: airlock stdio [options]
 
-Serves the same doors over MCP stdio, for clients that spawn servers.
-Only protocol messages go to stdout; logs go to stderr.
+Serves doors over MCP stdio, for clients that spawn servers (the
+configuration \`airlock serve\` prints runs exactly this). Only protocol
+messages go to stdout; logs go to stderr.
 
-Options: --data DIR, --doors a,b, --store URL, --bus URL, --config FILE, -h/--help`;
+Approvals: a stdio process has no web UI of its own. Point --data at the
+folder of a running \`airlock serve\` and approve its requests in that
+server's web UI, or with \`airlock approvals\` on the same folder.
+
+Options:
+  --data DIR         data folder (default ./.airlock; use an absolute path:
+                     clients spawn servers in a folder of their choosing)
+  --doors a,b        doors to mount (default: scene,notes — the page door
+                     only when named, since it binds the relay port)
+  --relay-port N     the page door's relay port (default 19100; 0 picks a
+                     free one; another process may already hold 19100)
+  --store URL        postgres://… (default: SQLite in --data)
+  --bus URL          redis://… to share events with other instances
+  --config FILE      the same JSON config file as \`airlock serve\`
+  -h, --help         this help`;
 
 const COMMON = {
   data: { type: 'string' },
@@ -74,6 +90,7 @@ const LimitsSchema = z.record(
       responseBytes: z.number().int().positive(),
       concurrentCalls: z.number().int().positive(),
       timeoutMs: z.number().int().positive(),
+      resultTokens: z.number().int().min(256),
     })
     .partial()
     .strict(),
@@ -171,6 +188,14 @@ function defaultDoors(): string[] {
   return DEFAULT_DOORS.filter((d) => available.has(d));
 }
 
+/**
+ * Doors a spawned stdio process mounts unless told otherwise: not `page`,
+ * whose relay port a running server (or a second spawned process) already
+ * holds, and not `openapi`, whose documents are given as flags.
+ */
+const STDIO_SKIPS = new Set(['page', 'openapi']);
+const stdioDoors = (doors: string[]) => doors.filter((d) => !STDIO_SKIPS.has(d));
+
 export async function serve(argv: string[]): Promise<number> {
   const { values } = parse({
     args: argv,
@@ -235,13 +260,14 @@ export async function serve(argv: string[]): Promise<number> {
     port,
     agentToken: token,
     allowAnonymous,
-    stdioArgs: ['stdio', '--doors', doors.join(',')],
+    stdioArgs: ['stdio', '--doors', stdioDoors(doors).join(',')],
     title: `Airlock is serving ${workspace.mounts.length ? workspace.mounts.join(', ') : 'no doors'} (store: ${workspace.store.kind} at ${workspace.store.location})`,
     clientName: 'airlock',
     links: [
       ['REST API', '/api/v1'],
       ['API docs', '/api/v1/openapi.json'],
       ['Events', '/api/v1/events'],
+      ['Events (Koharu)', '/events'],
       ['Web UI', '/'],
       ['Health', '/healthz'],
     ],
@@ -255,13 +281,23 @@ export async function serve(argv: string[]): Promise<number> {
 }
 
 export async function stdio(argv: string[]): Promise<number> {
-  const { values } = parse({ args: argv, options: COMMON });
+  const { values } = parse({
+    args: argv,
+    options: { ...COMMON, 'relay-port': { type: 'string' } },
+  });
   if (values.help) {
     process.stdout.write(STDIO_HELP + '\n');
     return 0;
   }
   const config = readConfig(values.config);
-  const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
+  const relayPort = intOption(
+    'relay-port',
+    values['relay-port'] ?? str(config.relayPort),
+    19100,
+    0,
+    65535,
+  );
+  const doors = listOption(values.doors ?? str(config.doors)) ?? stdioDoors(defaultDoors());
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
@@ -270,6 +306,7 @@ export async function stdio(argv: string[]): Promise<number> {
     bus: values.bus ?? str(config.bus),
     limits: configLimits(config),
     logger,
+    relayPort,
     config,
   });
   // The owner answers this process's approvals from the CLI in the same folder.

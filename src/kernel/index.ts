@@ -6,7 +6,7 @@
  */
 
 // Tools, limits and the pipeline's outcomes
-export { defineTool, DEFAULT_LIMITS } from './tool.js';
+export { defineTool, DEFAULT_LIMITS, resultCharsOf } from './tool.js';
 export { effectOf, publishedEffectOf, annotationsOf } from './effect.js';
 export type {
   ToolDef,

@@ -21,6 +21,7 @@ import type { EventBus } from './events.js';
 import type { BlobStore, Store } from './store.js';
 import type { Logger } from './logger.js';
 import type { JournalEntry } from './records.js';
+import { leanSchema } from './lean-schema.js';
 
 export interface KernelServices {
   readonly store: Store;
@@ -147,10 +148,10 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     const d: ToolDescriptor = {
       name: tool.name,
       description: tool.description,
-      inputSchema: jsonSchemaOf(tool.input),
+      inputSchema: leanSchema(jsonSchemaOf(tool.input)),
     };
     if (tool.title) d.title = tool.title;
-    if (tool.output) d.outputSchema = jsonSchemaOf(tool.output);
+    if (tool.output) d.outputSchema = leanSchema(jsonSchemaOf(tool.output));
     const annotations = annotationsOf(tool);
     if (annotations) d.annotations = annotations;
     return d;

@@ -50,6 +50,20 @@ export function checkResponseBytes(serialised: string, max: number): Failure | n
   );
 }
 
+/**
+ * The token budget of a read (`Limits.resultTokens`): refused, never cut,
+ * with a sentence saying how to ask for less.
+ */
+export function checkResultTokens(serialised: string, maxTokens: number): Failure | null {
+  const tokens = Math.ceil(serialised.length / 2);
+  if (tokens <= maxTokens) return null;
+  return failure(
+    'resultTooLarge',
+    `The result would be about ${tokens} tokens; at most ${maxTokens} are returned at once. Narrow the call: ask for fewer items, pages or fields, or follow the tool's cursor.`,
+    { tokens, maxTokens },
+  );
+}
+
 /** Counts calls in flight per connection key. */
 export interface ConcurrencyGate {
   /** A release function, or null when `max` calls are already in flight. */

@@ -25,10 +25,11 @@ import type { PolicyVerdict } from './policy.js';
 import {
   checkRequestBytes,
   checkResponseBytes,
+  checkResultTokens,
   checkResultNesting,
   type ConcurrencyGate,
 } from './limits.js';
-import type { AnyToolDef, Effect, Limits, ToolContext } from './tool.js';
+import { resultCharsOf, type AnyToolDef, type Effect, type Limits, type ToolContext } from './tool.js';
 import { connectionLabel, type Connection } from './connection.js';
 import { journalKey, type OpenOperation } from './journal.js';
 import type { Grant, Provenance, ResourceRef } from './records.js';
@@ -177,13 +178,20 @@ export async function runPipeline(
       });
       if ('ok' in begun) return await finish(begun);
       if (begun.kind === 'replay')
-        return await finish(bounded({ ok: true, value: begun.receipt }, limits));
+        return await finish(
+          bounded({ ok: true, value: begun.receipt }, limits, effect ?? 'write', tool),
+        );
       operation = begun.operation;
     }
 
     // execute, bounded by the timeout and the caller's cancellation
     return await finish(
-      bounded(await execute(services, scope, input, grant, operation, options), limits),
+      bounded(
+        await execute(services, scope, input, grant, operation, options),
+        limits,
+        effect ?? 'write',
+        tool,
+      ),
     );
   } finally {
     release();
@@ -195,11 +203,22 @@ export async function runPipeline(
  * cap) is refused, never truncated — before the audit stage, so the refusal
  * the caller gets is the one recorded.
  */
-function bounded(outcome: CallOutcome, limits: Limits): CallOutcome {
+function bounded(
+  outcome: CallOutcome,
+  limits: Limits,
+  effect: Effect,
+  tool: AnyToolDef,
+): CallOutcome {
   if (!outcome.ok) return outcome;
+  const nested = checkResultNesting(outcome.value);
+  if (nested) return nested;
+  const serialised = JSON.stringify(outcome.value ?? null);
+  // A write's result is small and its write is done: only reads are held to
+  // the token budget, and not tools whose result is binary (a screenshot).
+  const budgeted = effect === 'read' && tool.tokenBudget !== false;
   return (
-    checkResultNesting(outcome.value) ??
-    checkResponseBytes(JSON.stringify(outcome.value ?? null), limits.responseBytes) ??
+    checkResponseBytes(serialised, limits.responseBytes) ??
+    (budgeted ? checkResultTokens(serialised, limits.resultTokens) : null) ??
     outcome
   );
 }
@@ -352,6 +371,7 @@ function toolContext(
     blobs: services.blobs,
     jobs: services.jobs,
     events: services.events,
+    resultChars: resultCharsOf(scope.limits),
     progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),
     requestConsent: (asked) => {
       // The owner's inbox says which client asks.

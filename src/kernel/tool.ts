@@ -55,6 +55,14 @@ export interface Limits {
   concurrentCalls: number;
   /** Per-call timeout in ms; the handler's signal is aborted. */
   timeoutMs: number;
+  /**
+   * The token budget of a read's result (issue 17): estimated as the
+   * characters a client receives — the JSON text and `structuredContent`,
+   * each about the result's JSON — divided by 4. A read over it is refused
+   * with `resultTooLarge` saying how to narrow the call; tools that page
+   * (`ctx.resultChars`) stay under it by answering a part and a cursor.
+   */
+  resultTokens: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -62,7 +70,12 @@ export const DEFAULT_LIMITS: Limits = {
   responseBytes: 4 * 1024 * 1024,
   concurrentCalls: 16,
   timeoutMs: 60_000,
+  resultTokens: 20_000,
 };
+
+/** The characters of a result's JSON that fit a token budget (text + structuredContent ≈ 2 × JSON; 4 characters a token). */
+export const resultCharsOf = (limits: Pick<Limits, 'resultTokens'>): number =>
+  limits.resultTokens * 2;
 
 /**
  * What the owner's policy reads of a call (authority.md §3): the door's
@@ -129,6 +142,8 @@ export interface ToolContext {
   readonly blobs: BlobStore;
   readonly jobs: JobRegistry;
   readonly events: EventBus;
+  /** At most this many characters of result JSON fit the door's token budget (`Limits.resultTokens`). */
+  readonly resultChars: number;
 }
 
 export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
@@ -167,6 +182,12 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
    * (→ mutationUncertain); a function decides per call (e.g. GET vs POST).
    */
   writes?: boolean | ((input: z.output<S>) => boolean);
+  /**
+   * false: the result is not held to the token budget (`Limits.resultTokens`)
+   * because it is binary content a client does not read as text (a
+   * screenshot); `responseBytes` still bounds it.
+   */
+  tokenBudget?: false;
   handler: (input: z.output<S>, ctx: ToolContext) => Promise<R | Failure>;
 }
 

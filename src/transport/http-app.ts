@@ -99,7 +99,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     url: URL,
     caller: Caller | null,
   ) {
-    const sub = url.pathname.slice('/api/v1/'.length);
+    // `GET /events` is the Koharu seed's stream: the same events, each frame named.
+    const koharuWire = url.pathname === '/events';
+    const sub = koharuWire ? 'events' : url.pathname.slice('/api/v1/'.length);
     const builtIn = req.method === 'GET' && (sub === 'events' || sub === 'openapi.json');
     if (!builtIn) return rest.handle(req, res, url, sub, caller);
     const refused = admit(req, 'agent', caller);
@@ -111,6 +113,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         bus: kernel.events,
         snapshot,
         ...(agent ? { visible: visibleToAgent(agent) } : {}),
+        named: koharuWire,
         // The same request, identified again: still this caller, still admitted?
         stillAllowed: async () => {
           const now = await identifyCaller(req, auth);
@@ -171,7 +174,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       else sendFailure(res, failure('notAuthorized', guarded.message), guarded.status);
       return;
     }
-    if (isMcpPath(path) || path.startsWith('/api/v1/')) {
+    const koharuEvents = path === '/events' && req.method === 'GET';
+    if (isMcpPath(path) || path.startsWith('/api/v1/') || koharuEvents) {
       const caller = await identifyCaller(req, auth);
       if (caller && 'ok' in caller) {
         res.setHeader('www-authenticate', 'Bearer realm="airlock", error="invalid_token"');

@@ -3,7 +3,10 @@
  * an `id`; a fresh connection first gets a `snapshot` frame; `Last-Event-ID`
  * replays from the bus ring, with a snapshot first when the ring no longer
  * reaches back; keep-alive comments keep proxies from closing the stream.
- * Frames are `data:` JSON objects with an `event` field.
+ * Frames are `data:` JSON objects with an `event` field. The Koharu wire
+ * (`GET /events`, the seed's stream) also names each frame with an `event:`
+ * line in PascalCase (`JobStarted`, `JobFinished`, `SceneChanged`) so an
+ * `EventSource` listener for that name receives it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeliveredEvent, EventBus } from '../kernel/events.js';
@@ -21,12 +24,25 @@ export interface SseOptions {
   stillAllowed?: () => Promise<boolean>;
   /** Which events this caller may see (agents: `visibleToAgent`); default all. */
   visible?: (data: { event: string; [key: string]: unknown }) => boolean;
+  /** Add an `event: <PascalCase>` line to each frame (the Koharu wire). */
+  named?: boolean;
 }
 
 const CREDENTIAL_EVENTS = new Set(['agentsChanged', 'ownerChanged']);
 
-export function writeFrame(res: ServerResponse, id: number, data: unknown): void {
-  res.write(`id: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+/** `jobStarted` → `JobStarted`: the seed's event names. */
+export function pascalEventName(event: string): string {
+  return event.charAt(0).toUpperCase() + event.slice(1);
+}
+
+export function writeFrame(
+  res: ServerResponse,
+  id: number,
+  data: { event: string },
+  named = false,
+): void {
+  const name = named ? `event: ${pascalEventName(data.event)}\n` : '';
+  res.write(`id: ${id}\n${name}data: ${JSON.stringify(data)}\n\n`);
 }
 
 /**
@@ -80,7 +96,7 @@ export async function serveEvents(
     if (e.id <= lastSent) return;
     lastSent = e.id;
     if (options.visible && !options.visible(e.data)) return;
-    writeFrame(res, e.id, e.data);
+    writeFrame(res, e.id, e.data, options.named);
   };
   let ended = false;
   const recheck = () => {
@@ -106,7 +122,7 @@ export async function serveEvents(
   if (replay === null) {
     const at = bus.lastId;
     const snapshot = await options.snapshot();
-    writeFrame(res, at, { event: 'snapshot', ...snapshot });
+    writeFrame(res, at, { event: 'snapshot', ...snapshot }, options.named);
     lastSent = at;
   } else {
     lastSent = lastEventId;

@@ -250,6 +250,44 @@ describe('limits stage', () => {
     expect(r).toMatchObject({ ok: false, code: 'resultTooLarge', data: { maxDepth: 64 } });
     expect((textOf(r) as { message: string }).message).toContain('nests deeper than 64 levels');
   });
+
+  it('holds a read to the token budget (resultTooLarge saying how to narrow), but not a write whose change is done', async () => {
+    const text = 'x'.repeat(3000);
+    const read = defineTool({
+      name: 'read',
+      description: 'a long read',
+      input: z.object({}).strict(),
+      effect: 'read',
+      handler: async () => ({ text }),
+    });
+    const write = defineTool({
+      name: 'write',
+      description: 'a write with a long answer',
+      input: z.object({}).strict(),
+      effect: 'write',
+      handler: async () => ({ text }),
+    });
+    const budgetFree = defineTool({
+      name: 'picture',
+      description: 'binary content',
+      input: z.object({}).strict(),
+      effect: 'read',
+      tokenBudget: false,
+      handler: async () => ({ text }),
+    });
+    tk = await testKernel([door([read, write, budgetFree], { resultTokens: 1000 })]);
+    const r = await tk.kernel.call('d', 'read', {}, { connection: conn() });
+    expect(r).toMatchObject({ ok: false, code: 'resultTooLarge', data: { maxTokens: 1000 } });
+    expect((textOf(r) as { message: string }).message).toMatch(
+      /about 1\d{3} tokens.*Narrow the call/,
+    );
+    expect(await tk.kernel.call('d', 'write', {}, { connection: conn() })).toMatchObject({
+      ok: true,
+    });
+    expect(await tk.kernel.call('d', 'picture', {}, { connection: conn() })).toMatchObject({
+      ok: true,
+    });
+  });
 });
 
 describe('execute stage', () => {

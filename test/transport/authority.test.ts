@@ -230,6 +230,24 @@ describe('credentials', () => {
     }
   });
 
+  it('GET /events (the Koharu wire) is guarded like /api/v1/events: no credential, a wrong one, or a page on another port without one are refused', async () => {
+    const attempts: RequestInit[] = [
+      {},
+      { headers: { authorization: 'Bearer ak_wrong' } },
+      { headers: { origin: 'http://localhost:5173' } },
+      { headers: { origin: 'http://evil.example' } },
+    ];
+    for (const init of attempts) {
+      const wire = await fetch(`${base}/events`, init);
+      const api = await fetch(`${base}/api/v1/events`, init);
+      expect(wire.status).toBeGreaterThanOrEqual(400);
+      expect(wire.status).toBe(api.status);
+      await Promise.all([wire.body?.cancel(), api.body?.cancel()]);
+    }
+    // Only GET: anything else there is nothing.
+    expect((await fetch(`${base}/events`, { method: 'POST', headers: owner })).status).toBe(404);
+  });
+
   it('the owner token is not an agent token: MCP answers 403', async () => {
     const res = await fetch(`${base}/mcp`, {
       method: 'POST',

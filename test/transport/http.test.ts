@@ -247,11 +247,11 @@ describe('event stream', () => {
   async function readFrames(
     res: Response,
     count: number,
-  ): Promise<{ id: number; data: Record<string, unknown> }[]> {
+  ): Promise<{ id: number; name?: string; data: Record<string, unknown> }[]> {
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     let buf = '';
-    const frames: { id: number; data: Record<string, unknown> }[] = [];
+    const frames: { id: number; name?: string; data: Record<string, unknown> }[] = [];
     while (frames.length < count) {
       const { value, done } = await reader.read();
       if (done) break;
@@ -262,8 +262,13 @@ describe('event stream', () => {
         buf = buf.slice(i + 2);
         const id = /^id: (\d+)$/m.exec(block)?.[1];
         const data = /^data: (.*)$/m.exec(block)?.[1];
+        const name = /^event: (.*)$/m.exec(block)?.[1];
         if (id && data)
-          frames.push({ id: Number(id), data: JSON.parse(data) as Record<string, unknown> });
+          frames.push({
+            id: Number(id),
+            ...(name ? { name } : {}),
+            data: JSON.parse(data) as Record<string, unknown>,
+          });
       }
     }
     await reader.cancel();
@@ -280,6 +285,21 @@ describe('event stream', () => {
     expect(frames[0]!.data).toHaveProperty('jobs');
     expect(frames[1]!.data).toEqual({ event: 'probe', n: 1 });
     expect(frames[1]!.id).toBeGreaterThan(frames[0]!.id);
+    expect(frames.every((f) => f.name === undefined)).toBe(true);
+    ac.abort();
+  });
+
+  it('GET /events (the Koharu wire) names every frame in PascalCase, same data', async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${base}/events`, { signal: ac.signal });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    setTimeout(() => tk.kernel.events.publish({ event: 'jobFinished', id: 'j1' }), 50);
+    const frames = await readFrames(res, 2);
+    expect(frames[0]).toMatchObject({ name: 'Snapshot', data: { event: 'snapshot' } });
+    expect(frames[1]).toMatchObject({
+      name: 'JobFinished',
+      data: { event: 'jobFinished', id: 'j1' },
+    });
     ac.abort();
   });
 

@@ -14,6 +14,7 @@ import { createCanvas } from '@napi-rs/canvas';
 import { startServe, type Served } from '../helpers/servers.js';
 import { openUi, screenshots, type UiPage } from './browser.js';
 import { launchChromium } from '../helpers/browser.js';
+import { testEnv } from '../helpers/cli.js';
 import { connectAgent, type Agent } from './mcp.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-web-scenes-'));
@@ -36,7 +37,10 @@ async function pageImage(words: string[]): Promise<Buffer> {
 
 beforeAll(async () => {
   [served, browser] = await Promise.all([
-    startServe(['--doors', 'scene', '--data', dir]),
+    startServe(
+      ['--doors', 'scene', '--data', dir],
+      testEnv({ AIRLOCK_LLM_BASE_URL: 'http://127.0.0.1:1/v1' }),
+    ),
     launchChromium(),
   ]);
   ui = await openUi(browser, `${served.url}/#/scenes`, { login: served.loginUrl! });
@@ -120,9 +124,47 @@ describe('web UI: scenes', () => {
     await screenshots(ui, 'scenes');
   });
 
+  it('an EventSource on /events receives JobStarted … JobFinished by name for a pipeline (the Koharu wire)', async () => {
+    const { page } = ui;
+    await page.evaluate(() => {
+      const w = window as unknown as { __koharu: { name: string; data: unknown }[] };
+      w.__koharu = [];
+      const source = new EventSource('/events');
+      for (const name of ['JobStarted', 'JobProgress', 'JobWarning', 'JobFinished', 'Snapshot'])
+        source.addEventListener(name, (e) =>
+          w.__koharu.push({ name, data: JSON.parse((e as MessageEvent<string>).data) }),
+        );
+    });
+    await expect
+      .poll(() =>
+        page.evaluate(() =>
+          (window as unknown as { __koharu: { name: string }[] }).__koharu.map((e) => e.name),
+        ),
+      )
+      .toContain('Snapshot');
+    const started = await agent.call('koharu.start_pipeline', { steps: ['tesseract', 'fill'] });
+    expect(started.isError).toBe(false);
+    const jobId = String(started.body.jobId);
+    const ofJob = () =>
+      page.evaluate(
+        (id) =>
+          (
+            window as unknown as { __koharu: { name: string; data: Record<string, unknown> }[] }
+          ).__koharu
+            .filter((e) => e.data.id === id || e.data.jobId === id)
+            .map((e) => e.name),
+        jobId,
+      );
+    await expect.poll(ofJob, { timeout: 60_000 }).toContain('JobFinished');
+    const names = await ofJob();
+    expect(names[0]).toBe('JobStarted');
+    expect(names).toContain('JobProgress');
+    expect(names.at(-1)).toBe('JobFinished');
+  });
+
   it('starts a pipeline from the UI and shows its per-page warnings when a step fails', async () => {
     const { page } = ui;
-    // No translation endpoint is configured, so the llm step fails on every page.
+    // The translation endpoint (AIRLOCK_LLM_BASE_URL) is a closed loopback port, so the llm step fails on every page.
     await page.getByLabel('llm').check();
     await page.getByLabel('Target language').fill('Portuguese');
     await page.getByRole('button', { name: 'Start pipeline' }).click();
@@ -131,7 +173,7 @@ describe('web UI: scenes', () => {
     await expect(job.locator('.status').textContent()).resolves.toBe('Finished with errors');
     const warnings = await job.locator('.warnings li').allTextContents();
     expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toMatch(/^page 1, step llm: .*not configured/);
+    expect(warnings[0]).toMatch(/^page 1, step llm: could not reach the translation endpoint/);
     await page.getByLabel('llm').uncheck();
   });
 

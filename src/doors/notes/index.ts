@@ -11,6 +11,7 @@
 import type { DoorContext } from '../context.js';
 import type { ServedDoor } from '../../transport/surface.js';
 import {
+  DEFAULT_LIMITS,
   operationOf,
   type AnyToolDef,
   type JournalEntry,
@@ -38,6 +39,8 @@ export const NOTES_LIMITS: Limits = {
   responseBytes: 4 * ENVELOPE_MAX_BYTES + 1024,
   concurrentCalls: 8,
   timeoutMs: 8_000,
+  // The 16 KB envelope is far below the token budget.
+  resultTokens: DEFAULT_LIMITS.resultTokens,
 };
 
 export interface NotesDoorOptions {

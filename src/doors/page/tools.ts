@@ -63,6 +63,8 @@ function forward<S extends z.ZodType>(
     input: def.input,
     effect: def.effectOf ?? def.effect,
     ...(def.effectOf ? { publishedEffect: def.effect } : {}),
+    // A screenshot is image content, not text an agent reads token by token.
+    ...(IMAGE_TOOLS.has(def.name) ? { tokenBudget: false as const } : {}),
     policy: {
       // authority.md §3: `<page origin>:<action name>`; other tools `<origin>:<tool>`.
       targets: (input: z.output<S>) => [`${origin()}:${def.target?.(input) ?? def.name}`],

@@ -40,7 +40,7 @@ const restConnection = (req: RestRequest) => {
 };
 
 /** Page images and project zips are larger than the server's default body cap. */
-const UPLOAD_MAX_BYTES = 256 * 1024 * 1024;
+export const UPLOAD_MAX_BYTES = 256 * 1024 * 1024;
 const UPLOADS = new Set(['POST pages', 'POST projects/import']);
 /** Routes that take a body other than JSON (uploads, CSV texts). */
 const RAW_BODIES = new Set([...UPLOADS, 'PUT projects/current/texts']);

@@ -16,10 +16,16 @@ const PATH_MAX_BYTES = 4095;
 
 export interface ProjectRoots {
   readonly roots: readonly string[];
-  /** Absolute, symlink-free path inside a root; throws malformedRequest otherwise. */
-  confine(path: string): string;
-  /** A fresh `<root>/<slug>.khrproj` folder path for a new project name. */
-  freshFolder(name: string): string;
+  /**
+   * Absolute, symlink-free path inside a root; throws malformedRequest
+   * otherwise. With `allowRoot`, a root itself is accepted too (a folder
+   * to create a project beneath).
+   */
+  confine(path: string, options?: { allowRoot?: boolean }): string;
+  /** True when `path` (absolute, confined) is one of the roots. */
+  isRoot(path: string): boolean;
+  /** A fresh `<parent>/<slug>.khrproj` folder path for a new project name (parent: the first root). */
+  freshFolder(name: string, parent?: string): string;
   /** Project folders found directly under the roots: id (folder name without suffix) → path. */
   list(): { id: string; path: string }[];
 }
@@ -74,14 +80,16 @@ export function createProjectRoots(configured: readonly string[]): ProjectRoots 
     mkdirSync(r, { recursive: true });
     return realpathSync(resolve(r));
   });
-  const inside = (p: string) =>
+  const inside = (p: string, allowRoot: boolean) =>
     roots.some((r) => {
       const rel = relative(r, p);
-      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) && !rel.includes(`..${sep}`);
+      if (rel === '') return allowRoot;
+      return !rel.startsWith('..') && !isAbsolute(rel) && !rel.includes(`..${sep}`);
     });
   return {
     roots,
-    confine(path) {
+    isRoot: (path) => roots.includes(path),
+    confine(path, options = {}) {
       // The file system cannot name a NUL byte: refuse it here, not as a failing syscall later.
       if (path.includes('\0'))
         throw new AirlockError(
@@ -90,10 +98,13 @@ export function createProjectRoots(configured: readonly string[]): ProjectRoots 
           { field: 'path' },
         );
       const resolved = realish(isAbsolute(path) ? path : resolve(roots[0]!, path));
-      if (!inside(resolved.path)) {
+      if (!inside(resolved.path, options.allowRoot === true)) {
+        const isARoot = roots.includes(resolved.path);
         throw new AirlockError(
           'malformedRequest',
-          `Path '${path}' is outside the project roots (${roots.join(', ')}); use a folder inside one of them.`,
+          isARoot
+            ? `Path '${path}' is a project root (${resolved.path}), which holds projects but is not one; open a project folder inside it, or pass createName to create one beneath it.`
+            : `Path '${path}' is outside the project roots (${roots.join(', ')}); use a folder inside one of them.`,
           { field: 'path' },
         );
       }
@@ -102,10 +113,10 @@ export function createProjectRoots(configured: readonly string[]): ProjectRoots 
         throw new AirlockError('malformedRequest', `Field 'path' ${problem}.`, { field: 'path' });
       return resolved.path;
     },
-    freshFolder(name) {
+    freshFolder(name, parent = roots[0]!) {
       const slug = slugify(name);
       for (let n = 1; ; n++) {
-        const candidate = join(roots[0]!, `${n === 1 ? slug : `${slug}-${n}`}${PROJECT_SUFFIX}`);
+        const candidate = join(parent, `${n === 1 ? slug : `${slug}-${n}`}${PROJECT_SUFFIX}`);
         if (!existsSync(candidate)) return candidate;
       }
     },

@@ -4,7 +4,7 @@
  * and the pipeline. Every change goes through the project's kernel history
  * and is published as `sceneChanged {epoch, label}`.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { AirlockError, type AirlockEvent, type FolderStorage } from '../../kernel/index.js';
 import { labelOf, type Op } from './ops.js';
@@ -32,7 +32,12 @@ export interface SceneSession {
   /** The open project, or `noProject`. */
   require(): Project;
   info(): ProjectInfo | null;
-  /** Opens the project at `path`, or creates one named `createName` there; closes the previous one. */
+  /**
+   * Opens the project at `path`; with `createName`, creates a project of
+   * that name beneath `path` when it is a root or an existing folder that is
+   * not a project, else in `path` itself (missing or empty). Closes the
+   * previous project.
+   */
   open(path: string, createName?: string): Promise<ProjectInfo>;
   /** Creates `<root>/<slug>.khrproj` and opens it. */
   create(name: string): Promise<ProjectInfo>;
@@ -62,6 +67,20 @@ export const projectIdOf = (dir: string) => {
   const b = basename(dir);
   return b.endsWith(PROJECT_SUFFIX) ? b.slice(0, -PROJECT_SUFFIX.length) : b;
 };
+
+/**
+ * Where `open_project {path, createName}` creates the project
+ * (spec/scene.md): beneath `dir` when it is a root or an existing folder
+ * that is not itself a project, as the reference does; in `dir` itself
+ * when it is missing or empty. A folder that already is a project is
+ * left to `initProject`, which refuses it.
+ */
+function creationFolder(roots: ProjectRoots, dir: string, name: string): string {
+  if (roots.isRoot(dir)) return roots.freshFolder(name, dir);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return dir;
+  if (readdirSync(dir).length === 0 || existsSync(join(dir, 'project.json'))) return dir;
+  return roots.freshFolder(name, dir);
+}
 
 export function createSceneSession(options: SessionOptions): SceneSession {
   const { roots } = options;
@@ -105,10 +124,14 @@ export function createSceneSession(options: SessionOptions): SceneSession {
     info,
     open: (path, createName) =>
       serial(async () => {
-        const dir = roots.confine(path);
-        if (project && project.dir === dir && createName === undefined) return info()!;
-        if (createName !== undefined) initProject(dir, createName);
-        else readProjectFile(dir);
+        if (createName === undefined) {
+          const dir = roots.confine(path);
+          if (project && project.dir === dir) return info()!;
+          readProjectFile(dir);
+          return openAt(dir);
+        }
+        const dir = creationFolder(roots, roots.confine(path, { allowRoot: true }), createName);
+        initProject(dir, createName);
         return openAt(dir);
       }),
     create: (name) =>

@@ -28,6 +28,8 @@ import {
   sceneJournal,
 } from './operations.js';
 import { PipelineInput, startPipeline } from './pipeline.js';
+import { ImportPagesInput, importPages } from './import-pages.js';
+import { GetSceneInput, GetSceneView, sceneView } from './scene-view.js';
 import type { SceneSession } from './session.js';
 import { applyOp } from './reducer.js';
 
@@ -43,6 +45,7 @@ export interface ToolNames {
   getJob: string;
   cancelJob: string;
   export: string;
+  importPages: string;
 }
 
 export const toolNames = (prefix: string): ToolNames => ({
@@ -57,6 +60,7 @@ export const toolNames = (prefix: string): ToolNames => ({
   getJob: `${prefix}.get_job`,
   cancelJob: `${prefix}.cancel_job`,
   export: `${prefix}.export`,
+  importPages: `${prefix}.import_pages`,
 });
 
 const Epoch = z.object({ epoch: z.number().int() });
@@ -200,7 +204,7 @@ export function sceneTools(
 
   const open = defineTool({
     name: names.openProject,
-    description: `Open the project folder at path, or with createName create a project named createName in path (a missing or empty folder). Paths must lie inside the project roots (${session.roots.roots.join(', ')}); relative paths resolve against the first. Returns {name, path}.`,
+    description: `Open the project folder at path, or with createName create a project named createName beneath path (a root or a folder that is not a project) or in path itself (missing or empty). Paths must lie inside the project roots (${session.roots.roots.join(', ')}); relative paths resolve against the first. Returns {name, path}.`,
     input: z
       .object({ path: utf8String(1, 4096), createName: utf8String(1, 200).optional() })
       .strict(),
@@ -254,22 +258,13 @@ export function sceneTools(
   const getScene = defineTool({
     name: names.getScene,
     description:
-      'Read the active scene as JSON (pages, nodes, texts and translations; images as blob hashes, never pixels). Pass pages to read only those. Returns {epoch, scene}.',
-    input: z.object({ pages: z.array(uuidString()).max(10_000).optional() }).strict(),
-    output: SceneView,
+      'Read the active scene as JSON (pages, nodes, texts and translations; images as blob hashes, never pixels). pages: only those; fields "text": text nodes with text and translation only. A scene larger than one answer comes in parts: pass nextCursor back as cursor. Returns {epoch, scene, nextCursor?, note?}.',
+    input: GetSceneInput,
+    output: GetSceneView,
     effect: 'read',
-    handler: async ({ pages }) => {
+    handler: async (input, ctx) => {
       const project = session.require();
-      const scene = project.scene();
-      const epoch = project.history.epoch;
-      if (!pages) return { epoch, scene };
-      const missing = pages.find((id) => !scene.pages.some((p) => p.id === id));
-      if (missing)
-        return failure(
-          'notFound',
-          `No page ${missing}; call get_scene without pages to list them.`,
-        );
-      return { epoch, scene: { ...scene, pages: scene.pages.filter((p) => pages.includes(p.id)) } };
+      return sceneView(project.scene(), project.history.epoch, input, ctx.resultChars);
     },
   });
 
@@ -341,6 +336,36 @@ export function sceneTools(
     },
   });
 
+  const importTool = defineTool({
+    name: names.importPages,
+    description:
+      'Add page images to the active project as one undoable batch (the REST upload, over MCP): paths (files inside the project roots), urls (http(s) on loopback, or file:), or base64 [{name, data}]. Returns {epoch, pages[{id, name, width, height}]}.',
+    input: ImportPagesInput,
+    output: z.object({
+      epoch: z.number().int(),
+      pages: z.array(
+        z.object({ id: z.string(), name: z.string(), width: z.number(), height: z.number() }),
+      ),
+    }),
+    effect: 'write',
+    ...NO_HINTS,
+    writes: true,
+    policy: {
+      targets: ({ paths = [], urls = [], base64 = [] }) => [
+        ...paths.map((p) => `import:${p}`),
+        ...urls.map((u) => `import:${u}`),
+        ...base64.map((b) => `import:${b.name}`),
+      ],
+      preview: ({ paths = [], urls = [], base64 = [] }) => ({
+        summary: `import ${paths.length + urls.length + base64.length} page image(s)`,
+        paths,
+        urls,
+        base64: base64.map((b) => b.name),
+      }),
+    },
+    handler: (input) => importPages(session, input),
+  });
+
   return [
     apply,
     undo,
@@ -348,6 +373,7 @@ export function sceneTools(
     open,
     close,
     start,
+    importTool,
     getScene,
     listEngines,
     getJob,

@@ -47,7 +47,7 @@ describe('scene apply effect', () => {
 });
 
 describe('scene tool effects', () => {
-  it('reading tools are reads; export (it writes a file), close_project, undo and the rest write', () => {
+  it('reading tools are reads; export (it writes a file), import_pages, close_project, undo and the rest write', () => {
     const fixed = tools.filter((t) => t.name !== names.apply);
     const effects = Object.fromEntries(fixed.map((t) => [t.name, effectOf(t, {})]));
     expect(effects).toEqual({
@@ -61,6 +61,7 @@ describe('scene tool effects', () => {
       [names.getJob]: 'read',
       [names.cancelJob]: 'write',
       [names.export]: 'write',
+      [names.importPages]: 'write',
     });
   });
 });

@@ -225,7 +225,11 @@ describe('llm', () => {
 
 describe('planning and regions', () => {
   const engines = new Map(
-    [createFillEngine(), createRendererEngine(), createLlmEngine(() => ({}))].map((e) => [e.id, e]),
+    [
+      createFillEngine(),
+      createRendererEngine(),
+      createLlmEngine(() => ({ baseUrl: 'http://127.0.0.1:1/v1' })),
+    ].map((e) => [e.id, e]),
   );
   it('orders steps by dependency whatever order they were given', () => {
     const page = pageWith('a'.repeat(64), { text: 'x' });
@@ -234,6 +238,22 @@ describe('planning and regions', () => {
       'fill',
       'renderer',
     ]);
+  });
+
+  it('refuses a plan whose engine is not configured with unavailable naming the setting, before any job', () => {
+    const page = pageWith('a'.repeat(64), { text: 'x' });
+    const unconfigured = new Map([['llm', createLlmEngine(() => ({}))]]);
+    let refused: unknown;
+    try {
+      planSteps(unconfigured, ['llm'], [page]);
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/step 'llm'.*scene\.llm\.baseUrl.*AIRLOCK_LLM_BASE_URL/),
+      data: { field: 'steps', step: 'llm' },
+    });
   });
 
   it('groups OCR lines into one region per bubble', () => {

@@ -39,6 +39,7 @@ describe('scene tools over MCP', () => {
         'koharu.export',
         'koharu.get_job',
         'koharu.get_scene',
+        'koharu.import_pages',
         'koharu.list_engines',
         'koharu.open_project',
         'koharu.redo',

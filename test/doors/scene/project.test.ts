@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { initProject, openProject, type Project } from '../../../src/doors/scene/project.js';
 import { createProjectRoots } from '../../../src/doors/scene/roots.js';
@@ -178,6 +186,39 @@ describe('project roots and the session', () => {
     expect(await codeOf(s.open('mine.khrproj', 'Again'))).toBe('malformedRequest');
     expect((await s.open('mine.khrproj')).name).toBe('Mine');
     await s.close();
+  });
+
+  it('createName on a root creates the project beneath it, not in the root', async () => {
+    const root = temp();
+    const s = session(root);
+    const info = await s.open(root, 'My Comic');
+    expect(info.path).toBe(join(realpathSync(root), 'my-comic.khrproj'));
+    expect(existsSync(join(root, 'project.json'))).toBe(false);
+    await s.close();
+    const again = await s.open(root, 'My Comic');
+    expect(again.path).toBe(join(realpathSync(root), 'my-comic-2.khrproj'));
+    await s.close();
+  });
+
+  it('createName on an existing folder that is not a project creates beneath it', async () => {
+    const root = temp();
+    writeFileSync(join(root, 'readme.txt'), 'x');
+    const s = session(root);
+    mkdirSync(join(root, 'series'));
+    writeFileSync(join(root, 'series', 'notes.txt'), 'volume 1');
+    const info = await s.open('series', 'Volume One');
+    expect(info.path).toBe(join(realpathSync(root), 'series', 'volume-one.khrproj'));
+    expect(info.name).toBe('Volume One');
+    await s.close();
+  });
+
+  it('opening a root without createName says it holds projects and is not one', async () => {
+    const root = temp();
+    const s = session(root);
+    await expect(s.open(root)).rejects.toMatchObject({
+      code: 'malformedRequest',
+      message: expect.stringContaining('is a project root'),
+    });
   });
 
   it('opening a folder without a project answers notFound', async () => {

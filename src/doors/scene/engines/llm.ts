@@ -43,18 +43,33 @@ export function defaultSystemPrompt(targetLanguage: string): string {
   );
 }
 
+/** `fetch`, with a network failure said as what it is (fetch itself only says "fetch failed"). */
+async function reach(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (init.signal?.aborted) throw error;
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(
+      `could not reach the translation endpoint ${url} (${cause?.code ?? cause?.message ?? String(error)}); check scene.llm.baseUrl or AIRLOCK_LLM_BASE_URL`,
+      { cause: error },
+    );
+  }
+}
+
+const NOT_CONFIGURED =
+  'the llm engine has no translation endpoint: set scene.llm.baseUrl in the config file or AIRLOCK_LLM_BASE_URL (any OpenAI-compatible chat-completions URL)';
+
 export function createLlmEngine(config: () => LlmConfig): Engine {
   return {
     id: 'llm',
     name: 'LLM translation (OpenAI-compatible chat completions)',
     needs: ['OcrText'],
     produces: ['Translations'],
+    unconfigured: () => (config().baseUrl ? null : NOT_CONFIGURED),
     async start(options) {
       const { baseUrl, apiKey, model = 'default', timeoutMs = 120_000 } = config();
-      if (!baseUrl)
-        throw new Error(
-          'the llm engine is not configured: set scene.llm.baseUrl in the config file or AIRLOCK_LLM_BASE_URL',
-        );
+      if (!baseUrl) throw new Error(NOT_CONFIGURED);
       const target = options.targetLanguage ?? 'English';
       // The numbering rule always follows the caller's prompt: the mapping depends on it.
       const system = options.systemPrompt
@@ -71,7 +86,7 @@ export function createLlmEngine(config: () => LlmConfig): Engine {
           );
           if (!nodes.length) return [];
           const segments = nodes.map((n) => ('text' in n.kind ? n.kind.text.text! : ''));
-          const response = await fetch(url, {
+          const response = await reach(url, {
             method: 'POST',
             headers: {
               'content-type': 'application/json',

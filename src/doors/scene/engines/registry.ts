@@ -2,8 +2,9 @@
  * The engine registry and pipeline planning (spec/scene.md "Pipeline").
  * Engines declare the artifacts they need and produce; a plan orders the
  * selected steps topologically (ties keep the caller's order) and is refused
- * before any job exists when a step is unknown, repeated, or needs something
- * neither the scene nor an earlier step provides.
+ * before any job exists when a step is unknown, repeated, needs something
+ * neither the scene nor an earlier step provides, or is an engine not
+ * configured on this server (`unavailable`, naming the setting).
  */
 import { AirlockError, type BlobStore } from '../../../kernel/index.js';
 import type { Page } from '../model.js';
@@ -52,6 +53,12 @@ export interface EngineRun {
 export interface Engine extends EngineInfo {
   /** Artifacts used when present (not required): they order the steps, e.g. renderer after fill. */
   uses?: Artifact[];
+  /**
+   * What must be configured before this engine can run (a sentence naming
+   * the setting), or null when it is ready; asked when a pipeline is planned,
+   * so a run is refused before its job exists rather than failing each page.
+   */
+  unconfigured?(): string | null;
   start(options: PipelineOptions): Promise<EngineRun>;
 }
 
@@ -128,6 +135,15 @@ export function planSteps(registry: EngineRegistry, steps: string[], pages: Page
         { field: 'steps', step: engine.id, missing },
       );
     for (const a of engine.produces) have.add(a);
+  }
+  for (const engine of ordered) {
+    const missing = engine.unconfigured?.();
+    if (missing)
+      throw new AirlockError(
+        'unavailable',
+        `Pipeline step '${engine.id}' cannot run here: ${missing}; then start the pipeline again, or leave the step out.`,
+        { field: 'steps', step: engine.id },
+      );
   }
   return ordered;
 }

@@ -1,0 +1,12 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+const c = new Client({ name: 'm', version: '1' });
+const data = process.argv[2];
+await c.connect(new StdioClientTransport({ command: process.execPath, args: ['/work/wt-ergo/bin/airlock.js', 'stdio', '--data', data, '--doors', process.argv[3] ?? 'scene,notes,page', '--relay-port', '0'], stderr: 'pipe' }));
+const { tools } = await c.listTools();
+const total = JSON.stringify(tools).length;
+console.log('tools', tools.length, 'chars', total, 'tokens≈', Math.round(total / 4));
+const rows = tools.map((t) => [t.name, JSON.stringify(t).length, (t.description ?? '').length, JSON.stringify(t.inputSchema).length, JSON.stringify(t.outputSchema ?? {}).length]);
+rows.sort((a, b) => b[1] - a[1]);
+for (const r of rows) console.log(r.join('\t'));
+await c.close();

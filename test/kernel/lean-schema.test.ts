@@ -1,0 +1,89 @@
+/**
+ * Lean published schemas (issue 17): the same constraints in fewer
+ * characters — checked by validating the same instances against the zod
+ * schema's full JSON Schema and the lean one with a real JSON Schema
+ * validator (ajv, draft 2020-12).
+ */
+import { describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { z } from 'zod';
+import { leanSchema } from '../../src/kernel/lean-schema.js';
+import { jsonSchemaOf } from '../../src/kernel/kernel.js';
+
+const ajv = new Ajv2020({ strict: false, validateFormats: false });
+const uuid = '0b0f6c8e-6d53-4d0e-9f57-2d1c3c7b8a11';
+
+const Node = z
+  .object({
+    id: z.uuid(),
+    label: z.string().max(200),
+    size: z.object({ width: z.number().int().positive(), height: z.number().int().positive() }),
+    tags: z.array(z.string()).max(10),
+  })
+  .strict();
+const Input = z
+  .object({
+    add: z.object({ page: z.uuid(), node: Node }).strict().optional(),
+    replace: z.object({ old: Node, next: Node }).strict().optional(),
+    count: z.number().int(),
+    mode: z.enum(['a', 'b']).default('a'),
+  })
+  .strict();
+
+describe('leanSchema', () => {
+  const full = jsonSchemaOf(Input);
+  const lean = leanSchema(full);
+
+  it('is shorter: no $schema, no ±2^53−1 bounds, UUIDs as format, repeated parts shared once', () => {
+    const text = JSON.stringify(lean);
+    expect(text.length).toBeLessThan(JSON.stringify(full).length * 0.7);
+    expect(text).not.toContain('$schema');
+    expect(text).not.toContain('9007199254740991');
+    expect(
+      JSON.stringify(
+        leanSchema({
+          type: 'string',
+          pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
+        }),
+      ),
+    ).toBe('{"type":"string","format":"uuid"}');
+    // The node schema is written once and referenced three times.
+    expect(text.match(/"tags":\{/g)).toHaveLength(1);
+    expect(text.match(/"\$ref":"#\/\$defs\/shared\d+"/g)!.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('accepts and refuses the same instances as the full schema', () => {
+    const node = { id: uuid, label: 'n', size: { width: 1, height: 2 }, tags: ['x'] };
+    const instances = [
+      { count: 1 },
+      { count: 1, add: { page: uuid, node } },
+      { count: 1, replace: { old: node, next: { ...node, label: 'm' } } },
+      { count: 1.5 },
+      { count: 1, add: { page: uuid, node: { ...node, extra: true } } },
+      { count: 1, replace: { old: node, next: { ...node, size: { width: 0, height: 1 } } } },
+      { count: 1, mode: 'c' },
+      { count: 1, unknown: 1 },
+    ];
+    const a = ajv.compile(full);
+    const b = ajv.compile(lean);
+    const verdicts = instances.map((i) => [a(i), b(i)]);
+    for (const [full, lean] of verdicts) expect(lean).toBe(full);
+    expect(verdicts.map(([v]) => v)).toEqual([true, true, true, false, false, false, false, false]);
+  });
+
+  it('leaves data (default, const, enum) as it is', () => {
+    const big = Array.from({ length: 30 }, (_, i) => `value-${i}`);
+    const schema = {
+      type: 'object',
+      properties: {
+        a: { type: 'string', enum: big, default: 'value-0' },
+        b: { type: 'string', enum: big, default: 'value-0' },
+      },
+    };
+    const out = leanSchema(schema) as { properties: Record<string, { enum?: unknown }> };
+    // Each property is a repeated schema and may be shared, but the enum values are intact.
+    expect(JSON.stringify(out)).toContain('value-29');
+    expect(ajv.compile(out)({ a: 'value-3', b: 'nope' })).toBe(false);
+    expect(ajv.compile(out)({ a: 'value-3', b: 'value-4' })).toBe(true);
+  });
+});

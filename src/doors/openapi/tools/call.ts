@@ -158,6 +158,8 @@ export function callTool(rt: Runtime, probe: Probe) {
     // stating only destructiveHint as Plane does.
     effect: (input) => callEffect(rt, input.resource, input.method),
     publishedEffect: 'destructive',
+    // Bounds itself: text only, cut at RESULT_MAX_CHARS (60,000 characters ≈ 15k tokens) with a note.
+    tokenBudget: false,
     statedHints: ['destructiveHint'],
     annotations: { openWorldHint: true, idempotentHint: false },
     policy: {

@@ -53,6 +53,8 @@ function forward<S extends z.ZodType>(
     about?: (input: z.output<S>) => Record<string, unknown>;
     /** The policy target after the origin (default: the tool's name). */
     target?: (input: z.output<S>) => string;
+    /** The parameters sent to the page (default: the input as it is). */
+    params?: (input: z.output<S>, ctx: ToolContext) => Record<string, unknown>;
   },
 ): AnyToolDef {
   const command = def.name.slice('wu_'.length);
@@ -81,7 +83,8 @@ function forward<S extends z.ZodType>(
     handler: async (input: z.output<S>, ctx: ToolContext) => {
       const refused = def.command?.(input) ?? null;
       if (refused) return refused;
-      return sendCommand(options.relay(), options.config, command, input, ctx.signal);
+      const params = def.params ? def.params(input, ctx) : input;
+      return sendCommand(options.relay(), options.config, command, params, ctx.signal);
     },
   });
 }
@@ -231,9 +234,20 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
     forward(options, {
       name: 'wu_snapshot',
       description:
-        'Accessibility tree of the page (or of one app): roles, names, states and a stable ref per element usable by wu_click/wu_type. Bounded; says when cut. Needs readDOM.',
-      input: z.object({ appName: name(200).optional() }).strict(),
+        'Accessibility tree of the page (or of one app, or of the element a CSS selector finds): roles, names, states and a stable ref per element usable by wu_click/wu_type. Bounded by maxChars (default: what fits one answer); says when cut and how to narrow. Needs readDOM.',
+      input: z
+        .object({
+          appName: name(200).optional(),
+          selector: name(1000).optional(),
+          maxChars: z.number().int().min(1000).max(1_000_000).optional(),
+        })
+        .strict(),
       effect: 'read',
+      // The tree stops where the answer's token budget would (room left for url, title, note).
+      params: (input, ctx) => ({
+        ...input,
+        maxChars: Math.min(input.maxChars ?? Infinity, ctx.resultChars - 4_000),
+      }),
     }),
     forward(options, {
       name: 'wu_screenshot',

@@ -249,22 +249,45 @@ export interface SnapshotResult {
   nodeCount: number;
   truncated: boolean;
   maxNodes: number;
+  /** Set when the tree was cut at `maxChars` characters of JSON. */
+  maxChars?: number;
 }
 
-/** The accessibility tree under `root`, at most `maxNodes` nodes (then `truncated: true`). */
-export function snapshot(root: Element, maxNodes = 1500): SnapshotResult {
+/** JSON characters a node adds to the tree, its children aside (plus the array and key around them). */
+const sizeOf = (node: A11yNode) => JSON.stringify({ ...node, children: undefined }).length + 16;
+
+/**
+ * The accessibility tree under `root`, at most `maxNodes` nodes and about
+ * `maxChars` characters of JSON (then `truncated: true`), in document order.
+ */
+export function snapshot(root: Element, maxNodes = 1500, maxChars = Infinity): SnapshotResult {
   let count = 0;
+  let chars = 0;
   let truncated = false;
-  const walk = (node: Node, out: A11yNode[]) => {
-    if (count >= maxNodes) {
+  let cutByChars = false;
+  const full = () => {
+    if (count >= maxNodes) truncated = true;
+    return truncated;
+  };
+  /** Counts a node in, or says the budget is spent. */
+  const admit = (node: A11yNode) => {
+    const size = sizeOf(node);
+    if (chars + size > maxChars) {
       truncated = true;
-      return;
+      cutByChars = true;
+      return false;
     }
+    chars += size;
+    count++;
+    return true;
+  };
+  const walk = (node: Node, out: A11yNode[]) => {
+    if (full()) return;
     if (node.nodeType === Node.TEXT_NODE) {
       const text = collapse(node.textContent ?? '');
       if (text) {
-        count++;
-        out.push({ role: 'text', name: cap(text) });
+        const leaf: A11yNode = { role: 'text', name: cap(text) };
+        if (admit(leaf)) out.push(leaf);
       }
       return;
     }
@@ -274,8 +297,8 @@ export function snapshot(root: Element, maxNodes = 1500): SnapshotResult {
       for (const c of childNodesOf(node)) walk(c, out);
       return;
     }
-    count++;
     const described = describe(node, role);
+    if (!admit(described)) return;
     let kids: A11yNode[] = [];
     for (const c of childNodesOf(node)) walk(c, kids);
     // The name already carries the text; keep only element children (links in a list item…).
@@ -285,7 +308,13 @@ export function snapshot(root: Element, maxNodes = 1500): SnapshotResult {
   };
   const tree: A11yNode[] = [];
   walk(root, tree);
-  return { tree, nodeCount: count, truncated, maxNodes };
+  return {
+    tree,
+    nodeCount: count,
+    truncated,
+    maxNodes,
+    ...(cutByChars ? { maxChars } : {}),
+  };
 }
 
 /** Every element in the document, shadow roots included. */

@@ -89,12 +89,36 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
   snapshot: (p) => {
     requirePermission('readDOM');
     const appName = str(p.appName);
-    const root = appName ? mountedContainer(appName) : document.body;
+    const selector = str(p.selector);
+    const maxChars =
+      typeof p.maxChars === 'number' && p.maxChars > 0 ? Math.floor(p.maxChars) : Infinity;
+    let root: Element = appName ? mountedContainer(appName) : document.body;
+    if (selector !== undefined) {
+      let found: Element | null;
+      try {
+        found = root.querySelector(selector);
+      } catch {
+        throw new BridgeError('WU_INVALID_SELECTOR', `'${selector}' is not a valid CSS selector.`);
+      }
+      if (!found)
+        throw new BridgeError(
+          'WU_ELEMENT_NOT_FOUND',
+          `No element matches selector '${selector}'; take a wu_snapshot without selector to see the page.`,
+        );
+      root = found;
+    }
+    const tree = snapshot(root, 1500, maxChars);
     return {
       app: appName ?? null,
+      ...(selector !== undefined ? { selector } : {}),
       url: redactUrl(location.href),
       title: document.title,
-      ...snapshot(root),
+      ...tree,
+      ...(tree.truncated
+        ? {
+            note: `Cut at ${tree.nodeCount} nodes${tree.maxChars ? ` (about ${tree.maxChars} characters)` : ''}; take a wu_snapshot with selector (a CSS selector of the part you need) or appName to see the rest.`,
+          }
+        : {}),
       timestamp: Date.now(),
     };
   },

@@ -292,7 +292,48 @@ describe('the page door end to end', () => {
     const snap = toolJson(await call('wu_snapshot'));
     expect(snap.truncated).toBe(true);
     expect(snap.nodeCount).toBeLessThanOrEqual(snap.maxNodes as number);
+    expect(String(snap.note)).toMatch(/selector/);
     await page.evaluate(() => document.querySelector('#many')!.remove());
+  });
+
+  it('a long page’s snapshot stays within the answer’s token budget; maxChars and selector narrow it', async () => {
+    await page.evaluate(() => {
+      const article = document.createElement('article');
+      article.id = 'long';
+      for (let i = 0; i < 1200; i++)
+        article.appendChild(document.createElement('p')).textContent =
+          `Paragraph ${i}: ${'documentation text that goes on '.repeat(4)}`;
+      const aside = document.createElement('aside');
+      aside.id = 'small';
+      aside.appendChild(document.createElement('button')).textContent = 'Only me';
+      document.body.append(article, aside);
+    });
+    try {
+      const whole = await call('wu_snapshot');
+      expect(whole.isError).toBeFalsy();
+      const text = (whole.content as { text?: string }[])[0]!.text!;
+      // Text plus structuredContent, / 4: within the default 20k-token budget.
+      expect(
+        (text.length + JSON.stringify(whole.structuredContent ?? null).length) / 4,
+      ).toBeLessThanOrEqual(20_000);
+      const snap = toolJson(whole);
+      expect(snap).toMatchObject({ truncated: true, note: expect.stringMatching(/selector/) });
+      const small = toolJson(await call('wu_snapshot', { maxChars: 5000 }));
+      expect(JSON.stringify(small.tree).length).toBeLessThanOrEqual(5000);
+      expect(small.maxChars).toBe(5000);
+      const part = toolJson(await call('wu_snapshot', { selector: '#small' }));
+      expect(part.truncated).toBe(false);
+      expect(JSON.stringify(part.tree)).toContain('Only me');
+      expect(JSON.stringify(part.tree)).not.toContain('Paragraph');
+      const missing = await call('wu_snapshot', { selector: '#nothing-here' });
+      expect(missing.isError).toBe(true);
+      expect(JSON.stringify(toolJson(missing))).toMatch(/No element matches selector/);
+    } finally {
+      await page.evaluate(() => {
+        document.querySelector('#long')?.remove();
+        document.querySelector('#small')?.remove();
+      });
+    }
   });
 
   it('types into an input, a textarea and a contenteditable, and submits with requestSubmit', async () => {

@@ -115,6 +115,17 @@ const SCHEMAS: Record<string, unknown> = {
         minLength: 1,
         maxLength: 200,
       },
+      // Beyond the reference (issue 17): a part of the page, and the answer's size.
+      selector: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 1000,
+      },
+      maxChars: {
+        type: 'integer',
+        minimum: 1000,
+        maximum: 1000000,
+      },
     },
     additionalProperties: false,
   },

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createKernel, mountOf } from '../kernel/kernel.js';
 import { createEventBus } from '../kernel/events.js';
+import { storeEventLog } from '../kernel/event-log.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Store } from '../kernel/store.js';
 import type { Limits } from '../kernel/tool.js';
@@ -80,7 +81,9 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
           onError: (err) => options.logger.warn({ err: err.message }, 'event bus trouble'),
         })
       : undefined;
+    // Event ids come from the store's log: the same id space on every instance.
     events = await createEventBus({
+      log: storeEventLog(store),
       ...(transport ? { transport } : {}),
       onError: (err) => options.logger.warn({ err }, 'event delivery failed'),
     });

@@ -115,6 +115,12 @@ export interface AuditRepo {
 export interface JobRepo {
   /** Insert or replace by id. */
   put(job: Job): Promise<void>;
+  /**
+   * Replace a job that is still `queued` or `running` in the store; false
+   * (nothing changed) once it has finished there — e.g. another instance
+   * failed it `interrupted` — so a job is finished exactly once.
+   */
+  updateUnfinished(job: Job): Promise<boolean>;
   get(id: string): Promise<Job | null>;
   /** Newest first. */
   list(query?: { door?: string; status?: JobStatus[]; limit?: number }): Promise<Job[]>;

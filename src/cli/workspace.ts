@@ -27,6 +27,8 @@ export interface WorkspaceOptions {
   bus?: string | undefined;
   /** Per-door limit overrides (`limits` in the config file). */
   limits?: Record<string, Partial<Limits>> | undefined;
+  /** How long a silent instance's jobs stay running (`jobs.leaseMs` in the config file). */
+  jobLeaseMs?: number | undefined;
   logger: Logger;
   /** Door options: relay port, openapi mounts, the config file. */
   relayPort?: number;
@@ -99,6 +101,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     logger: options.logger,
     policy,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
   });
   for (const name of options.doors) {
     const ctx: DoorContext = {

@@ -117,7 +117,6 @@ export function createJobRegistry({
 
   async function execute(job: Job, spec: JobSpec, abort: AbortController): Promise<void> {
     const names = spec.unitNames ?? { current: 'currentUnit', total: 'totalUnits' };
-    let persisting = Promise.resolve();
     // Lost: the store has finished the job already (another instance failed it
     // `interrupted` while this one stalled past the lease, or cancelled it):
     // this run stops and leaves the store and the one jobFinished alone.
@@ -129,11 +128,21 @@ export function createJobRegistry({
       logger.warn({ jobId: job.id }, 'job was finished elsewhere; stopping this run');
       abort.abort(new Error('interrupted'));
     };
+    // One save at a time, of the newest state: progress faster than the store
+    // writes coalesces, so the heartbeat never queues behind stale saves.
+    let next: Job | undefined;
+    let writing: Promise<void> | undefined;
+    const drain = async () => {
+      while (next) {
+        const snapshot = next;
+        next = undefined;
+        await keep(snapshot).catch((e) => logger.error({ err: e }, 'job save failed'));
+      }
+      writing = undefined;
+    };
     const persist = () => {
-      const snapshot = structuredClone(job);
-      persisting = persisting
-        .then(() => keep(snapshot))
-        .catch((e) => logger.error({ err: e }, 'job save failed'));
+      next = structuredClone(job);
+      writing ??= drain();
     };
     const ctx: JobContext = {
       id: job.id,
@@ -193,7 +202,8 @@ export function createJobRegistry({
     job.updatedAt = now();
     // The final state must reach the store before jobFinished is announced;
     // a store hiccup is retried while the lease would still be ours.
-    await persisting;
+    next = undefined;
+    await writing;
     for (let attempt = 1; ; attempt += 1) {
       try {
         await keep(structuredClone(job));

@@ -146,7 +146,9 @@ export interface LoggedEventRow {
  */
 export interface EventLogRepo {
   /** Appends in order; returns the entries with their ids. */
-  append(entries: readonly { at: number; data: LoggedEventRow['data'] }[]): Promise<LoggedEventRow[]>;
+  append(
+    entries: readonly { at: number; data: LoggedEventRow['data'] }[],
+  ): Promise<LoggedEventRow[]>;
   /** Entries with id greater than `afterId`, oldest first. */
   after(afterId: number, limit: number): Promise<LoggedEventRow[]>;
   /** The lowest and highest id kept (null/0 when the log is empty). */

@@ -59,23 +59,29 @@ export function eventBusContract(name: string, open: OpenBus, { ringIds = true }
       expect(got.map((e) => e.data)).toEqual(sent);
     });
 
-    ringIt('numbers delivered events one apart from firstId, stamps them with now(), and lastId follows', async () => {
-      const b = await bus({ firstId: 1000, now: () => 42 });
-      expect(b.lastId).toBe(1000);
-      const got = await publishAll(b, numbered(5));
-      expect(got.map((e) => e.id)).toEqual([1001, 1002, 1003, 1004, 1005]);
-      expect(got.every((e) => e.at === 42)).toBe(true);
-      expect(b.lastId).toBe(1005);
-    });
+    ringIt(
+      'numbers delivered events one apart from firstId, stamps them with now(), and lastId follows',
+      async () => {
+        const b = await bus({ firstId: 1000, now: () => 42 });
+        expect(b.lastId).toBe(1000);
+        const got = await publishAll(b, numbered(5));
+        expect(got.map((e) => e.id)).toEqual([1001, 1002, 1003, 1004, 1005]);
+        expect(got.every((e) => e.at === 42)).toBe(true);
+        expect(b.lastId).toBe(1005);
+      },
+    );
 
-    ringIt('starts ids from the clock by default, so a restarted bus numbers above the old one', async () => {
-      const before = Date.now();
-      const b = await bus();
-      expect(b.lastId).toBeGreaterThanOrEqual(before);
-      const [first] = await publishAll(b, numbered(1));
-      expect(first!.id).toBe(b.lastId);
-      expect(first!.id).toBeGreaterThan(before);
-    });
+    ringIt(
+      'starts ids from the clock by default, so a restarted bus numbers above the old one',
+      async () => {
+        const before = Date.now();
+        const b = await bus();
+        expect(b.lastId).toBeGreaterThanOrEqual(before);
+        const [first] = await publishAll(b, numbered(1));
+        expect(first!.id).toBe(b.lastId);
+        expect(first!.id).toBeGreaterThan(before);
+      },
+    );
 
     it('delivers each event to every subscriber with the same id', async () => {
       const b = await bus();
@@ -94,15 +100,18 @@ export function eventBusContract(name: string, open: OpenBus, { ringIds = true }
       expect(await b.since(b.lastId)).toEqual([]);
     });
 
-    ringIt('since(id) answers null (snapshot needed) when the ring no longer reaches back, or the id is from the future', async () => {
-      const b = await bus({ firstId: 0, ringSize: 4 });
-      const got = await publishAll(b, numbered(10));
-      // The ring holds ids 7..10: replay from 6 is complete, from 5 it would miss 6.
-      expect(await b.since(6)).toEqual(got.slice(6));
-      expect(await b.since(5)).toBeNull();
-      expect(await b.since(0)).toBeNull();
-      expect(await b.since(b.lastId + 1)).toBeNull();
-    });
+    ringIt(
+      'since(id) answers null (snapshot needed) when the ring no longer reaches back, or the id is from the future',
+      async () => {
+        const b = await bus({ firstId: 0, ringSize: 4 });
+        const got = await publishAll(b, numbered(10));
+        // The ring holds ids 7..10: replay from 6 is complete, from 5 it would miss 6.
+        expect(await b.since(6)).toEqual(got.slice(6));
+        expect(await b.since(5)).toBeNull();
+        expect(await b.since(0)).toBeNull();
+        expect(await b.since(b.lastId + 1)).toBeNull();
+      },
+    );
 
     it('stops delivering to a listener once it unsubscribed, and keeps delivering to the others', async () => {
       const b = await bus();

@@ -21,7 +21,10 @@ export function eventLogContract({ store, open }: ContractContext): void {
 
     it('prune drops entries up to an id; ids are never reused after it', async () => {
       const rows = await store().transaction((tx) =>
-        tx.events.append([{ at: 1, data: { event: 'a' } }, { at: 2, data: { event: 'b' } }]),
+        tx.events.append([
+          { at: 1, data: { event: 'a' } },
+          { at: 2, data: { event: 'b' } },
+        ]),
       );
       await store().transaction((tx) => tx.events.prune(rows[1]!.id));
       expect(await store().read((tx) => tx.events.bounds())).toEqual({ first: null, last: 0 });

@@ -63,14 +63,7 @@ export function createJobRepo(db: SqlClient): JobRepo {
       const changed = await db.run(
         `UPDATE jobs SET status = ?, progress = ?, warnings = ?, error = ?, updated_at = ?
          WHERE id = ? AND status IN ('queued', 'running')`,
-        [
-          job.status,
-          toJson(job.progress),
-          toJson(job.warnings),
-          job.error,
-          job.updatedAt,
-          job.id,
-        ],
+        [job.status, toJson(job.progress), toJson(job.warnings), job.error, job.updatedAt, job.id],
       );
       return changed > 0;
     },

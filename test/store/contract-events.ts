@@ -19,6 +19,17 @@ export function eventLogContract({ store, open }: ContractContext): void {
       expect(bounds.first).toBeLessThanOrEqual(rows[0]!.id);
     });
 
+    it('a large append keeps its order: each entry gets the id it is read back under', async () => {
+      const entries = Array.from({ length: 250 }, (_, n) => ({
+        at: n,
+        data: { event: 'bulk', n },
+      }));
+      const rows = await store().transaction((tx) => tx.events.append(entries));
+      expect(rows.map((r) => r.data)).toEqual(entries.map((e) => e.data));
+      const back = await store().read((tx) => tx.events.after(rows[0]!.id - 1, 250));
+      expect(back).toEqual(rows);
+    });
+
     it('prune drops entries up to an id; ids are never reused after it', async () => {
       const rows = await store().transaction((tx) =>
         tx.events.append([
@@ -50,13 +61,15 @@ export function eventLogContract({ store, open }: ContractContext): void {
         let done = false;
         const reader = (async () => {
           let last = start.last;
-          while (!done || seen.length < 30) {
+          for (;;) {
+            // Whether every appender had committed before this read began.
+            const finished = done;
             const rows = await store().read((tx) => tx.events.after(last, 100));
             for (const r of rows) {
               seen.push(r);
               last = r.id;
             }
-            if (done && rows.length === 0) break;
+            if (finished && rows.length === 0) break;
           }
         })();
         const written = (await Promise.all([appendMany(store(), 'a'), appendMany(other, 'b')]))

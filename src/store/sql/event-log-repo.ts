@@ -15,6 +15,9 @@ const toEntry = (row: EventRow): LoggedEventRow => ({
   data: fromJson<LoggedEventRow['data']>(row.data),
 });
 
+/** Rows per INSERT statement. */
+const CHUNK = 100;
+
 export function createEventLogRepo(db: SqlClient): EventLogRepo {
   return {
     async append(entries) {
@@ -25,15 +28,17 @@ export function createEventLogRepo(db: SqlClient): EventLogRepo {
         // that saw N never later finds a smaller id committed (as audit does).
         await db.all("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.event_log'))");
       }
+      // One multi-row INSERT per chunk: ids are handed out in VALUES order.
       const out: LoggedEventRow[] = [];
-      for (const entry of entries) {
+      for (let start = 0; start < entries.length; start += CHUNK) {
+        const chunk = entries.slice(start, start + CHUNK);
         const rows = await db.all<{ id: number | string }>(
-          'INSERT INTO event_log (at, data) VALUES (?, ?) RETURNING id',
-          [entry.at, toJson(entry.data)],
+          `INSERT INTO event_log (at, data) VALUES ${chunk.map(() => '(?, ?)').join(', ')} RETURNING id`,
+          chunk.flatMap((entry) => [entry.at, toJson(entry.data)]),
         );
-        const row = rows[0];
-        if (!row) throw new Error('event log insert returned no id');
-        out.push({ id: Number(row.id), at: entry.at, data: entry.data });
+        if (rows.length !== chunk.length) throw new Error('event log insert returned no id');
+        const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+        chunk.forEach((entry, i) => out.push({ id: ids[i]!, at: entry.at, data: entry.data }));
       }
       return out;
     },

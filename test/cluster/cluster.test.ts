@@ -62,7 +62,7 @@ await describeWithServices(
   ['postgres', 'redis'],
   () => {
     beforeAll(async () => {
-      cluster = await startCluster({ leaseMs: 4_000 });
+      cluster = await startCluster({ leaseMs: 6_000 });
     }, 90_000);
 
     it('P3: Last-Event-ID on another instance replays exactly the missed events, no snapshot', async () => {
@@ -116,7 +116,7 @@ await describeWithServices(
         timeoutMs: 15_000,
         message: 'the orphaned job to be taken over',
       });
-      // Lease 4 s, swept every lease/3: taken over well within 15 s.
+      // Lease 6 s, swept every lease/3: taken over well within 15 s.
       expect(Date.now() - killedAt).toBeLessThan(15_000);
       expect(await job(orphan)).toMatchObject({ status: 'failed', error: 'interrupted' });
       // A new instance starting while another instance runs a job leaves it running.

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import type { Client } from '@modelcontextprotocol/client';
+import type { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { connectClient } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
 import { waitFor } from '../helpers/wait.js';
@@ -149,6 +149,28 @@ await describeWithServices(
         expect(toolJson(await c.callTool({ name: 'ledger_append', arguments: op }))).toMatchObject({
           committedVersion: v + 1,
         });
+      }
+      // Knowing the session id grants another agent nothing, on any instance.
+      const sessionId = (c.transport as StreamableHTTPClientTransport).sessionId!;
+      const made = await fetch(`${cluster.url}/api/v1/agents`, {
+        method: 'POST',
+        headers: { ...owner(), 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `other-${randomUUID().slice(0, 6)}` }),
+      });
+      const { token } = (await made.json()) as { token: string };
+      for (const i of [0, 1, 2]) {
+        const res = await fetch(`${cluster.instanceUrl(i)}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'mcp-session-id': sessionId,
+            'mcp-protocol-version': '2025-11-25',
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+        });
+        expect(res.status).toBe(404);
       }
       await cluster.kill(1);
       for (let v = 6; v < 9; v++) {

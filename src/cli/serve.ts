@@ -46,7 +46,8 @@ Options:
                      (first match wins; then read → allow, write → allow,
                      destructive → ask; 'airlock policy --help' edits it live),
                      and connection limits: {"http": {"headersTimeoutMs": 10000,
-                     "requestTimeoutMs": 60000, "maxConnectionsPerAddress": 512}}
+                     "requestTimeoutMs": 60000, "maxConnectionsPerAddress": 512}},
+                     and the job lease (scale-out): {"jobs": {"leaseMs": 30000}}
   -h, --help         this help
 
 Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 2 bad arguments, 1 other errors.`;
@@ -128,6 +129,25 @@ function configHttp(config: Record<string, unknown>) {
     );
   }
   return parsed.data;
+}
+
+const JobsSchema = z.object({ leaseMs: z.number().int().min(1_000).max(600_000) }).strict();
+
+/**
+ * The config file's `jobs` section: `{"leaseMs": 30000}`, how long a job
+ * whose instance stopped heartbeating stays `running` before another
+ * instance fails it `interrupted` (scale-out).
+ */
+function configJobLease(config: Record<string, unknown>): number | undefined {
+  if (config.jobs === undefined) return undefined;
+  const parsed = JobsSchema.safeParse(config.jobs);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(
+      `--config: jobs.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data.leaseMs;
 }
 
 /**
@@ -248,6 +268,7 @@ export async function serve(argv: string[]): Promise<number> {
     store: values.store ?? str(config.store),
     bus: values.bus ?? str(config.bus),
     limits: configLimits(config),
+    jobLeaseMs: configJobLease(config),
     logger,
     relayPort,
     openapi,
@@ -305,6 +326,7 @@ export async function stdio(argv: string[]): Promise<number> {
     store: values.store ?? str(config.store),
     bus: values.bus ?? str(config.bus),
     limits: configLimits(config),
+    jobLeaseMs: configJobLease(config),
     logger,
     relayPort,
     config,

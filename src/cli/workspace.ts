@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createKernel, mountOf } from '../kernel/kernel.js';
 import { createEventBus } from '../kernel/events.js';
+import { storeEventLog } from '../kernel/event-log.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Store } from '../kernel/store.js';
 import type { Limits } from '../kernel/tool.js';
@@ -26,6 +27,8 @@ export interface WorkspaceOptions {
   bus?: string | undefined;
   /** Per-door limit overrides (`limits` in the config file). */
   limits?: Record<string, Partial<Limits>> | undefined;
+  /** How long a silent instance's jobs stay running (`jobs.leaseMs` in the config file). */
+  jobLeaseMs?: number | undefined;
   logger: Logger;
   /** Door options: relay port, openapi mounts, the config file. */
   relayPort?: number;
@@ -80,7 +83,9 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
           onError: (err) => options.logger.warn({ err: err.message }, 'event bus trouble'),
         })
       : undefined;
+    // Event ids come from the store's log: the same id space on every instance.
     events = await createEventBus({
+      log: storeEventLog(store),
       ...(transport ? { transport } : {}),
       onError: (err) => options.logger.warn({ err }, 'event delivery failed'),
     });
@@ -96,6 +101,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     logger: options.logger,
     policy,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
   });
   for (const name of options.doors) {
     const ctx: DoorContext = {

@@ -1,14 +1,21 @@
 /**
  * The one event bus (spec/kernel.md §9). Events are `{event, ...fields}`
- * objects (camelCase names such as `jobStarted`, `sceneChanged`). The bus
- * numbers each event it delivers locally and keeps a bounded ring so the SSE
- * endpoint can replay from `Last-Event-ID`.
+ * objects (camelCase names such as `jobStarted`, `sceneChanged`).
  *
- * In scale-out mode a `BusTransport` (Redis) carries events between
- * instances: `publish` sends to the transport, and every instance (this one
- * included) delivers what the transport hands back. Without a transport,
- * delivery is in-process.
+ * With an `EventLog` (the workspace passes the store's), every event is
+ * appended to the deployment's log first and numbered there, so an id means
+ * the same event on every instance and `Last-Event-ID` replays from the log
+ * (see logged-bus.ts). Without one (tests, one-shot CLI commands), the bus
+ * numbers each event it delivers locally and keeps a bounded ring.
+ *
+ * A `BusTransport` (Redis) carries events between instances: without a log,
+ * `publish` sends to the transport and every instance (this one included)
+ * delivers what the transport hands back; with a log, the transport only
+ * speeds up what the log already guarantees.
  */
+import { createLoggedEventBus, type EventLog } from './logged-bus.js';
+
+export type { EventLog } from './logged-bus.js';
 
 export interface AirlockEvent {
   readonly event: string;
@@ -16,7 +23,7 @@ export interface AirlockEvent {
 }
 
 export interface DeliveredEvent {
-  /** Monotonic per instance; the SSE frame id. */
+  /** Monotonic: per deployment with a log, per instance without; the SSE frame id. */
   readonly id: number;
   readonly at: number;
   readonly data: AirlockEvent;
@@ -24,34 +31,54 @@ export interface DeliveredEvent {
 
 export type EventListener = (event: DeliveredEvent) => void;
 
+/** What a transport carries: the event, and its log id and time when the bus has a log. */
+export interface BusMessage {
+  readonly id?: number;
+  readonly at?: number;
+  readonly data: AirlockEvent;
+}
+
 /** Carries events between instances (e.g. Redis pub/sub). */
 export interface BusTransport {
-  send(event: AirlockEvent): Promise<void>;
-  /** Called once; `deliver` is invoked for every event from any instance. */
-  start(deliver: (event: AirlockEvent) => void): Promise<void>;
+  send(message: BusMessage): Promise<void>;
+  /** Called once; `deliver` is invoked for every message from any instance. */
+  start(deliver: (message: BusMessage) => void): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface EventBus {
   publish(event: AirlockEvent): void;
   subscribe(listener: EventListener): () => void;
-  /** Events with id greater than `afterId`, or null when the ring no longer reaches back that far. */
-  since(afterId: number): DeliveredEvent[] | null;
+  /**
+   * Events with id greater than `afterId`, or null when the ring (or log) no
+   * longer reaches back that far or the id is not one of this bus's.
+   */
+  since(afterId: number): Promise<DeliveredEvent[] | null>;
   /** Id of the newest delivered event (the starting id when none yet). */
   readonly lastId: number;
   close(): Promise<void>;
 }
 
 export interface EventBusOptions {
+  /** The deployment's event log; ids then come from it (see logged-bus.ts). */
+  log?: EventLog;
+  /** Without a log: how many events the ring keeps for replay. */
   ringSize?: number;
   transport?: BusTransport;
   onError?: (error: unknown) => void;
   now?: () => number;
-  /** Id before the first event (default: the clock in ms). */
+  /** Without a log: id before the first event (default: the clock in ms). */
   firstId?: number;
+  /** With a log and a transport: how often the log is read for missed events (default 1 s). */
+  catchUpMs?: number;
 }
 
 export async function createEventBus(options: EventBusOptions = {}): Promise<EventBus> {
+  if (options.log) return createLoggedEventBus({ ...options, log: options.log });
+  return createRingEventBus(options);
+}
+
+async function createRingEventBus(options: EventBusOptions): Promise<EventBus> {
   const ringSize = options.ringSize ?? 1000;
   const now = options.now ?? Date.now;
   const ring: DeliveredEvent[] = [];
@@ -74,14 +101,14 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
   };
 
   const transport = options.transport;
-  if (transport) await transport.start(deliver);
+  if (transport) await transport.start((message) => deliver(message.data));
 
   return {
     publish(event) {
       if (!transport) return deliver(event);
       // The bus is down: this instance's own listeners still get the event (the
       // other instances cannot), rather than nobody.
-      transport.send(event).catch((error) => {
+      transport.send({ data: event }).catch((error) => {
         options.onError?.(error);
         deliver(event);
       });
@@ -90,7 +117,7 @@ export async function createEventBus(options: EventBusOptions = {}): Promise<Eve
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    since(afterId) {
+    async since(afterId) {
       // An id from the future is from another run (or instance): start over with a snapshot.
       if (afterId > lastId) return null;
       if (afterId === lastId) return [];

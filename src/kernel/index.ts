@@ -49,9 +49,12 @@ export { blobHash, isBlobHash } from './blob-hash.js';
 export { connection, connectionLabel } from './connection.js';
 export type { Connection, ConnectionKind } from './connection.js';
 export { createEventBus } from './events.js';
+export { storeEventLog, EVENT_LOG_RETAIN } from './event-log.js';
 export type {
   AirlockEvent,
+  BusMessage,
   BusTransport,
+  EventLog,
   DeliveredEvent,
   EventBus,
   EventBusOptions,

@@ -10,7 +10,10 @@
  * at start-up and every 10 s — so starting an instance never fails another
  * live instance's jobs, and a dead instance's jobs do not stay `running`.
  * Cancelling a job another instance runs travels over the bus
- * (`jobCancelRequested`).
+ * (`jobCancelRequested`); a job whose heartbeat stopped is cancelled at once.
+ * Every save after the first is conditional on the job being unfinished in
+ * the store, so a job is finished — and `jobFinished` announced — exactly
+ * once, even when a stalled instance comes back after its job was failed.
  */
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from './events.js';
@@ -114,12 +117,32 @@ export function createJobRegistry({
 
   async function execute(job: Job, spec: JobSpec, abort: AbortController): Promise<void> {
     const names = spec.unitNames ?? { current: 'currentUnit', total: 'totalUnits' };
-    let persisting = Promise.resolve();
+    // Lost: the store has finished the job already (another instance failed it
+    // `interrupted` while this one stalled past the lease, or cancelled it):
+    // this run stops and leaves the store and the one jobFinished alone.
+    let lost = false;
+    const keep = async (snapshot: Job) => {
+      if (lost) return;
+      if (await store.transaction((tx) => tx.jobs.updateUnfinished(snapshot))) return;
+      lost = true;
+      logger.warn({ jobId: job.id }, 'job was finished elsewhere; stopping this run');
+      abort.abort(new Error('interrupted'));
+    };
+    // One save at a time, of the newest state: progress faster than the store
+    // writes coalesces, so the heartbeat never queues behind stale saves.
+    let next: Job | undefined;
+    let writing: Promise<void> | undefined;
+    const drain = async () => {
+      while (next) {
+        const snapshot = next;
+        next = undefined;
+        await keep(snapshot).catch((e) => logger.error({ err: e }, 'job save failed'));
+      }
+      writing = undefined;
+    };
     const persist = () => {
-      const snapshot = structuredClone(job);
-      persisting = persisting
-        .then(() => save(snapshot))
-        .catch((e) => logger.error({ err: e }, 'job save failed'));
+      next = structuredClone(job);
+      writing ??= drain();
     };
     const ctx: JobContext = {
       id: job.id,
@@ -177,8 +200,23 @@ export function createJobRegistry({
     job.error = error;
     if (status === 'completed') job.progress = { ...job.progress, overallPercent: 100 };
     job.updatedAt = now();
-    persist();
-    await persisting;
+    // The final state must reach the store before jobFinished is announced;
+    // a store hiccup is retried while the lease would still be ours.
+    next = undefined;
+    await writing;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await keep(structuredClone(job));
+        break;
+      } catch (e) {
+        if (attempt >= 5) {
+          logger.error({ err: e, jobId: job.id }, 'job final save failed');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(leaseMs / 10, 1_000)));
+      }
+    }
+    if (lost) return;
     events.publish(
       error === null
         ? { event: 'jobFinished', id: job.id, status }
@@ -226,9 +264,17 @@ export function createJobRegistry({
         entry.abort.abort(new Error('cancelled'));
         return true;
       }
-      // Running on another instance: ask it over the bus.
       const job = await store.read((tx) => tx.jobs.get(id));
       if (!job || isFinal(job.status)) return false;
+      // Its instance stopped heartbeating: cancel it here, once (the store decides).
+      if (now() - job.updatedAt > leaseMs) {
+        const at = now();
+        const cancelled = { ...job, status: 'cancelled' as const, updatedAt: at };
+        if (!(await store.transaction((tx) => tx.jobs.updateUnfinished(cancelled)))) return false;
+        events.publish({ event: 'jobFinished', id, status: 'cancelled' });
+        return true;
+      }
+      // Running on another instance: ask it over the bus.
       events.publish({ event: 'jobCancelRequested', id });
       return true;
     },

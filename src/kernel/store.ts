@@ -115,6 +115,12 @@ export interface AuditRepo {
 export interface JobRepo {
   /** Insert or replace by id. */
   put(job: Job): Promise<void>;
+  /**
+   * Replace a job that is still `queued` or `running` in the store; false
+   * (nothing changed) once it has finished there — e.g. another instance
+   * failed it `interrupted` — so a job is finished exactly once.
+   */
+  updateUnfinished(job: Job): Promise<boolean>;
   get(id: string): Promise<Job | null>;
   /** Newest first. */
   list(query?: { door?: string; status?: JobStatus[]; limit?: number }): Promise<Job[]>;
@@ -126,6 +132,31 @@ export interface JobRepo {
   interruptUnfinished(now: number, staleBefore?: number): Promise<Job[]>;
 }
 
+/** One entry of the event log: the id is the deployment-wide event id. */
+export interface LoggedEventRow {
+  id: number;
+  at: number;
+  data: Record<string, unknown> & { event: string };
+}
+
+/**
+ * The deployment's event log (spec/kernel.md §9): ids increase and are
+ * committed in id order, so a reader that has seen id N and later reads
+ * `after(N)` misses nothing committed since.
+ */
+export interface EventLogRepo {
+  /** Appends in order; returns the entries with their ids. */
+  append(
+    entries: readonly { at: number; data: LoggedEventRow['data'] }[],
+  ): Promise<LoggedEventRow[]>;
+  /** Entries with id greater than `afterId`, oldest first. */
+  after(afterId: number, limit: number): Promise<LoggedEventRow[]>;
+  /** The lowest and highest id kept (null/0 when the log is empty). */
+  bounds(): Promise<{ first: number | null; last: number }>;
+  /** Deletes entries with id up to `throughId`; returns how many. */
+  prune(throughId: number): Promise<number>;
+}
+
 export interface StoreTx {
   readonly records: RecordRepo;
   readonly journal: JournalRepo;
@@ -133,6 +164,7 @@ export interface StoreTx {
   readonly approvals: ApprovalRepo;
   readonly audit: AuditRepo;
   readonly jobs: JobRepo;
+  readonly events: EventLogRepo;
 }
 
 export interface Store {

@@ -42,7 +42,21 @@ export async function openStore(
   }
   if (/^postgres(ql)?:\/\//i.test(spec)) {
     const { url, schema } = takeSchemaParam(spec);
-    const store = await createPostgresStore({ url, ...(schema ? { schema } : {}) });
+    let store;
+    try {
+      store = await createPostgresStore({ url, ...(schema ? { schema } : {}) });
+    } catch (error) {
+      // One line for the start-up error (exit 1): where, why, what to do.
+      const why = error instanceof Error ? error.message : String(error);
+      const unreachable =
+        typeof (error as { code?: unknown }).code === 'string' ||
+        /connect|terminated|timeout/i.test(why);
+      if (!unreachable) throw error;
+      throw new Error(
+        `cannot reach the store at ${redact(spec)}: ${why}; start PostgreSQL there or fix --store`,
+        { cause: error },
+      );
+    }
     return { store, blobs: createPostgresBlobStore(store.pool, store.schema) };
   }
   throw new Error(`Unsupported store "${redact(spec)}"; use ${ACCEPTED}.`);

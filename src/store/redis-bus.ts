@@ -5,7 +5,7 @@
  * instance sees the same events in the same order Redis delivers them.
  */
 import { Redis } from 'ioredis';
-import type { AirlockEvent, BusTransport } from '../kernel/events.js';
+import type { BusMessage, BusTransport } from '../kernel/events.js';
 
 export interface RedisBusOptions {
   url: string;
@@ -55,19 +55,34 @@ export function createRedisBusTransport({
       }
       sub.on('message', (ch: string, message: string) => {
         if (ch !== channel) return;
-        try {
-          deliver(JSON.parse(message) as AirlockEvent);
-        } catch {
-          // A foreign or corrupt message on our channel is ignored.
-        }
+        // A foreign or corrupt message on our channel is ignored.
+        const parsed = parseMessage(message);
+        if (parsed) deliver(parsed);
       });
       await sub.subscribe(channel);
     },
-    async send(event) {
-      await pub.publish(channel, JSON.stringify(event));
+    async send(message) {
+      await pub.publish(channel, JSON.stringify(message));
     },
     async close() {
       await Promise.allSettled([sub.quit(), pub.quit()]);
     },
   };
+}
+
+/** A message as `send` wrote it, or null for anything else. */
+function parseMessage(text: string): BusMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { id, at, data } = value as Record<string, unknown>;
+  if (typeof data !== 'object' || data === null) return null;
+  if (typeof (data as { event?: unknown }).event !== 'string') return null;
+  if (id !== undefined && typeof id !== 'number') return null;
+  if (at !== undefined && typeof at !== 'number') return null;
+  return value as BusMessage;
 }

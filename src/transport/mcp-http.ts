@@ -14,18 +14,30 @@
  * that agent's least recently used), idle sessions closed after 10 minutes,
  * and a revoked agent's sessions closed at once.
  *
+ * Sessions are kept in the store too (mcp-session-records.ts): a request
+ * for a session this instance does not hold — it was opened on another
+ * instance, which may have died — rebuilds it here by replaying its
+ * `initialize` to a fresh SDK transport with the same session id. Its
+ * grants are the store's already. What does not move: resource
+ * subscriptions and an open GET stream (the client reopens it).
+ *
  * The body has already been read (capped) and parsed, and the agent
  * authenticated, by the HTTP app.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import {
-  NodeStreamableHTTPServerTransport,
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import {
   toNodeHandler,
   toWebRequest,
+  type NodeMcpRequestHandler,
 } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
+import { sessionRecords } from './mcp-session-records.js';
 import { createMcpServer } from './mcp-server.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
@@ -54,10 +66,16 @@ export interface McpEndpoint {
 
 interface Session {
   agent: string;
-  transport: NodeStreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
+  handle: NodeMcpRequestHandler;
   server: Server;
   lastSeen: number;
+  /** When the store last heard of a use (written at most every STORE_TOUCH_MS). */
+  storedSeen: number;
 }
+
+/** How often a session's use is written to the store (its idle clock on every instance). */
+const STORE_TOUCH_MS = 30_000;
 
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { kernel, mounts, logger } = options;
@@ -65,6 +83,10 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const maxSessions = options.maxSessions ?? 1000;
   const perAgent = options.maxSessionsPerAgent ?? 64;
   const sessions = new Map<string, Session>();
+  const records = sessionRecords(kernel.store);
+  const restoring = new Map<string, Promise<Session | null>>();
+  const storeTrouble = (err: unknown) =>
+    logger.warn({ err }, 'could not keep the MCP session in the store');
 
   const identify = ({
     sessionId,
@@ -94,11 +116,27 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const sweep = setInterval(
     () => {
       const cutoff = Date.now() - idleMs;
-      for (const [id, s] of sessions) if (s.lastSeen < cutoff) void closeSession(id);
+      for (const [id, s] of sessions) if (s.lastSeen < cutoff) void closeIdle(id, cutoff);
     },
     Math.min(idleMs, 60_000),
   );
   sweep.unref();
+
+  /** Idle here; it ends (grants too) only when no instance has used it lately. */
+  async function closeIdle(id: string, cutoff: number) {
+    const stored = await records.load(id).catch(() => null);
+    if (stored && stored.lastSeen >= cutoff) await dropLocal(id);
+    else await closeSession(id);
+  }
+
+  /** Closes this instance's copy of a session that lives on elsewhere. */
+  async function dropLocal(id: string) {
+    const s = sessions.get(id);
+    if (!s) return;
+    sessions.delete(id);
+    await s.transport.close().catch(() => undefined);
+    await s.server.close().catch(() => undefined);
+  }
 
   /** A session's pending approvals and grants end with it (authority.md §2). */
   const ended = (id: string, agent: string) =>
@@ -106,11 +144,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       .endConnection(`agent:${agent}/session:${id}`)
       .catch((err: unknown) => logger.warn({ err }, 'could not end the session’s approvals'));
 
+  /** Ends a session everywhere: its approvals and grants, and its record. */
   async function closeSession(id: string) {
     const s = sessions.get(id);
     if (!s) return;
     sessions.delete(id);
     ended(id, s.agent);
+    await records.remove(id).catch(storeTrouble);
     await s.transport.close().catch(() => undefined);
     await s.server.close().catch(() => undefined);
   }
@@ -145,18 +185,97 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       );
       return;
     }
+    const { handle } = await build(agent, randomUUID(), body as Record<string, unknown>);
+    await handle(req, res, body);
+  }
+
+  /**
+   * A server and SDK transport for one session id. `init` is the session's
+   * `initialize` request: kept in the store once the session is initialized.
+   */
+  async function build(agent: string, id: string, init: Record<string, unknown>) {
     const server = factory();
-    const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, { agent, transport, server, lastSeen: Date.now() });
-      },
-      onsessionclosed: (id) => {
-        if (sessions.delete(id)) ended(id, agent);
-      },
-    });
+    const transport: WebStandardStreamableHTTPServerTransport =
+      new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => id,
+        onsessioninitialized: async (sid) => {
+          const at = Date.now();
+          sessions.set(sid, { agent, transport, handle, server, lastSeen: at, storedSeen: at });
+          await records.save(sid, { agent, init, createdAt: at, lastSeen: at }).catch(storeTrouble);
+        },
+        onsessionclosed: async (sid) => {
+          if (!sessions.delete(sid)) return;
+          ended(sid, agent);
+          await records.remove(sid).catch(storeTrouble);
+        },
+      });
+    const handle = toNodeHandler(
+      { fetch: (request, opts) => transport.handleRequest(request, opts) },
+      { onerror, maxRequestBodySize: options.maxBodyBytes },
+    );
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    return { server, transport, handle };
+  }
+
+  /**
+   * Rebuilds a session another instance opened: the same id, its
+   * `initialize` replayed (the response is discarded) and the client's
+   * `initialized` notification, so the SDK serves it as its own.
+   */
+  function restore(id: string, agent: string): Promise<Session | null> {
+    let pending = restoring.get(id);
+    if (!pending) {
+      pending = (async () => {
+        const stored = await records.load(id);
+        if (!stored || stored.agent !== agent) return null;
+        if (stored.lastSeen < Date.now() - idleMs) return null;
+        await makeRoom(agent);
+        if (sessions.size >= maxSessions) return null;
+        const { transport, server } = await build(agent, id, stored.init);
+        const authInfo = { token: '', clientId: agent, scopes: [] };
+        const version = (stored.init.params as { protocolVersion?: unknown } | undefined)
+          ?.protocolVersion;
+        const replay = async (
+          message: Record<string, unknown>,
+          headers: Record<string, string>,
+        ) => {
+          const response = await transport.handleRequest(
+            new Request('http://airlock.invalid/mcp', {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                ...headers,
+              },
+              body: JSON.stringify(message),
+            }),
+            { parsedBody: message, authInfo },
+          );
+          await response.text();
+          return response.ok;
+        };
+        const ok =
+          (await replay(stored.init, {})) &&
+          (await replay(
+            { jsonrpc: '2.0', method: 'notifications/initialized' },
+            {
+              'mcp-session-id': id,
+              ...(typeof version === 'string' ? { 'mcp-protocol-version': version } : {}),
+            },
+          ));
+        const session = sessions.get(id);
+        if (!ok || !session) {
+          sessions.delete(id);
+          await transport.close().catch(() => undefined);
+          await server.close().catch(() => undefined);
+          return null;
+        }
+        logger.info({ session: id, agent }, 'MCP session continued from the store');
+        return session;
+      })().finally(() => restoring.delete(id));
+      restoring.set(id, pending);
+    }
+    return pending;
   }
 
   return {
@@ -169,7 +288,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       const sessionHeader = req.headers['mcp-session-id'];
       const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
       if (sessionId) {
-        const session = sessions.get(sessionId);
+        let session = sessions.get(sessionId);
+        if (!session)
+          session =
+            (await restore(sessionId, agent).catch((err: unknown) => {
+              logger.warn({ err }, 'could not continue the MCP session from the store');
+              return null;
+            })) ?? undefined;
         // Another agent's session id is answered as unknown: knowing it grants nothing.
         if (!session || session.agent !== agent) {
           sendJsonRpcError(
@@ -181,7 +306,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           return;
         }
         session.lastSeen = Date.now();
-        await session.transport.handleRequest(req, res, body);
+        if (session.lastSeen - session.storedSeen > STORE_TOUCH_MS) {
+          session.storedSeen = session.lastSeen;
+          void records.touch(sessionId, session.lastSeen).catch(storeTrouble);
+        }
+        await session.handle(req, res, body);
         return;
       }
       if (req.method !== 'POST') {
@@ -219,7 +348,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     async close() {
       clearInterval(sweep);
       unsubscribe();
-      await Promise.all([...sessions.keys()].map(closeSession));
+      // Sessions outlive this instance: the store keeps them for the others (or its restart).
+      await Promise.all([...sessions.keys()].map(dropLocal));
       await modern.close();
     },
   };

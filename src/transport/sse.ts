@@ -118,7 +118,8 @@ export async function serveEvents(
   });
 
   const lastEventId = Number(header(req, 'last-event-id') ?? req.headers['last-event-id'] ?? NaN);
-  const replay = Number.isInteger(lastEventId) && lastEventId >= 0 ? bus.since(lastEventId) : null;
+  const replay =
+    Number.isInteger(lastEventId) && lastEventId >= 0 ? await bus.since(lastEventId) : null;
   if (replay === null) {
     const at = bus.lastId;
     const snapshot = await options.snapshot();

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:net';
 import { openWorkspace, type Workspace } from '../../src/cli/workspace.js';
 import { createEventBus, type BusTransport } from '../../src/kernel/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
@@ -88,5 +89,42 @@ describe('bus outages', () => {
       new RegExp(`cannot reach the event bus at redis://127.0.0.1:${port}: .*ECONNREFUSED`),
     );
     expect(r.stderr).not.toContain('[ioredis]');
+  });
+});
+
+describe('store outages at start', () => {
+  it('serve with a --store that never answers exits 1 within 10 s with one line naming it', async () => {
+    // Accepts connections and never says a word: a hung PostgreSQL.
+    const silent: Server = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const { port } = silent.address() as { port: number };
+    try {
+      const started = Date.now();
+      const r = await run(
+        [
+          'serve',
+          '--port',
+          '0',
+          '--relay-port',
+          '0',
+          '--data',
+          tempDir(),
+          '--store',
+          `postgres://airlock:secret@127.0.0.1:${port}/db`,
+        ],
+        testEnv(),
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `cannot reach the store at postgres://airlock:\\*\\*\\*@127.0.0.1:${port}/db: .*; start PostgreSQL`,
+        ),
+      );
+      expect(r.stderr).not.toContain('secret');
+    } finally {
+      silent.close();
+    }
   });
 });

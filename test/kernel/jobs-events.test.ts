@@ -147,6 +147,58 @@ describe('jobs across instances on one store', () => {
     ]);
   });
 
+  it('a run whose job another instance already failed interrupted stops without flipping it back or a second jobFinished', async () => {
+    tk = await testKernel([createLedgerDoor()]);
+    const finished: unknown[] = [];
+    tk.events.subscribe((e) => e.data.event === 'jobFinished' && finished.push(e.data));
+    const jobId = await count(tk, 1000);
+    await new Promise((r) => setTimeout(r, 100));
+    // What another instance's sweep does when this one stalled past the lease.
+    await tk.kernel.store.transaction((tx) =>
+      tx.jobs.interruptUnfinished(Date.now(), Date.now() + 1),
+    );
+    await tk.kernel.jobs.settled(jobId);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await tk.kernel.jobs.get(jobId)).toMatchObject({
+      status: 'failed',
+      error: 'interrupted',
+    });
+    expect(finished).toEqual([]);
+  });
+
+  it('a job whose instance is gone is cancelled at once from another instance, with one jobFinished', async () => {
+    tk = await testKernel([createLedgerDoor()], { jobLeaseMs: 60_000 });
+    const finished: unknown[] = [];
+    tk.events.subscribe((e) => e.data.event === 'jobFinished' && finished.push(e.data));
+    const at = Date.now() - 61_000;
+    await tk.kernel.store.transaction((tx) =>
+      tx.jobs.put({
+        id: 'orphan',
+        door: 'ledger',
+        kind: 'count',
+        status: 'running',
+        progress: {
+          step: null,
+          currentUnit: 0,
+          totalUnits: 0,
+          currentStepIndex: 0,
+          totalSteps: 0,
+          overallPercent: 0,
+        },
+        warnings: [],
+        error: null,
+        input: null,
+        createdAt: at,
+        updatedAt: at,
+      }),
+    );
+    expect(await tk.kernel.jobs.cancel('orphan')).toBe(true);
+    expect((await tk.kernel.jobs.get('orphan'))?.status).toBe('cancelled');
+    expect(await tk.kernel.jobs.cancel('orphan')).toBe(false);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(finished).toEqual([{ event: 'jobFinished', id: 'orphan', status: 'cancelled' }]);
+  });
+
   it('a job is cancelled from another instance over the bus', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'airlock-jobs-'));
     const events = await createEventBus();
@@ -185,21 +237,21 @@ describe('event bus', () => {
     const bus = await createEventBus({ ringSize: 10, firstId: 0 });
     for (let i = 0; i < 5; i++) bus.publish({ event: 'x', i });
     expect(bus.lastId).toBe(5);
-    expect(bus.since(3)!.map((e) => e.data.i)).toEqual([3, 4]);
-    expect(bus.since(5)).toEqual([]);
+    expect((await bus.since(3))!.map((e) => e.data.i)).toEqual([3, 4]);
+    expect(await bus.since(5)).toEqual([]);
   });
 
   it('says when the ring no longer reaches back to the requested id', async () => {
     const bus = await createEventBus({ ringSize: 3, firstId: 0 });
     for (let i = 0; i < 10; i++) bus.publish({ event: 'x', i });
-    expect(bus.since(7)!.map((e) => e.id)).toEqual([8, 9, 10]);
-    expect(bus.since(6)).toBeNull();
+    expect((await bus.since(7))!.map((e) => e.id)).toEqual([8, 9, 10]);
+    expect(await bus.since(6)).toBeNull();
   });
 
   it('a Last-Event-ID from another run (ahead of this one) gets a snapshot, not silence', async () => {
     const bus = await createEventBus({ firstId: 0 });
     bus.publish({ event: 'x' });
-    expect(bus.since(500)).toBeNull();
+    expect(await bus.since(500)).toBeNull();
   });
 
   it('numbers events above the previous run after a restart', async () => {

@@ -14,6 +14,18 @@ export function jobsContract({ store }: ContractContext): void {
       expect(await store().read((tx) => tx.jobs.get(uid('job')))).toBeNull();
     });
 
+    it('updateUnfinished replaces a queued or running job, and changes nothing once it finished', async () => {
+      const running = job({ status: 'running' });
+      await store().transaction((tx) => tx.jobs.put(running));
+      const progressed = { ...running, error: null, updatedAt: running.updatedAt + 1 };
+      expect(await store().transaction((tx) => tx.jobs.updateUnfinished(progressed))).toBe(true);
+      const failed = { ...running, status: 'failed' as const, error: 'interrupted' };
+      expect(await store().transaction((tx) => tx.jobs.updateUnfinished(failed))).toBe(true);
+      const late = { ...running, status: 'completed' as const };
+      expect(await store().transaction((tx) => tx.jobs.updateUnfinished(late))).toBe(false);
+      expect(await store().read((tx) => tx.jobs.get(running.id))).toEqual(failed);
+    });
+
     it('list returns newest first, filtered by door and status, up to the limit', async () => {
       const door = uid('door');
       const a = job({ door, createdAt: 10, status: 'running' });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import type { Store } from '../../src/kernel/store.js';
 import { accessContract } from './contract-access.js';
 import { auditContract } from './contract-audit.js';
+import { eventLogContract } from './contract-events.js';
 import { jobsContract } from './contract-jobs.js';
 import { journalContract } from './contract-journal.js';
 import { recordsContract } from './contract-records.js';
@@ -39,6 +40,7 @@ export function storeContract(
     accessContract(ctx);
     auditContract(ctx);
     jobsContract(ctx);
+    eventLogContract(ctx);
     transactionsContract(ctx);
   });
 }

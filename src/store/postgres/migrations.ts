@@ -114,6 +114,15 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE audit ADD COLUMN rule text;
   CREATE INDEX audit_by_rule ON audit (rule, id);
   `,
+  // The event log (kernel.md §9, issue 15): one id space per deployment, so
+  // Last-Event-ID means the same on every instance. Bounded: the bus prunes it.
+  `
+  CREATE TABLE event_log (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at double precision NOT NULL,
+    data text NOT NULL
+  );
+  `,
 ];
 
 /**

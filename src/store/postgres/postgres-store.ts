@@ -12,6 +12,8 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** Most pooled connections; default 10. */
   maxConnections?: number;
+  /** How long opening a connection may take; default 3 s (so a start never hangs). */
+  connectTimeoutMs?: number;
 }
 
 /** A Store on PostgreSQL; `pool` and `schema` let a blob store share them. */
@@ -37,6 +39,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     // Every pooled connection resolves unqualified table names in `schema`.
     options: `-c search_path=${schema}`,
     max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
   });
   // An idle connection that drops emits 'error' on the pool; without a
   // listener that would crash the process. The pool discards it and the next

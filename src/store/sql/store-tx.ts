@@ -1,6 +1,7 @@
 import type { StoreTx } from '../../kernel/store.js';
 import { createApprovalRepo } from './approval-repo.js';
 import { createAuditRepo } from './audit-repo.js';
+import { createEventLogRepo } from './event-log-repo.js';
 import { createGrantRepo } from './grant-repo.js';
 import { createJobRepo } from './job-repo.js';
 import { createJournalRepo } from './journal-repo.js';
@@ -16,5 +17,6 @@ export function createStoreTx(client: SqlClient): StoreTx {
     approvals: createApprovalRepo(client),
     audit: createAuditRepo(client),
     jobs: createJobRepo(client),
+    events: createEventLogRepo(client),
   };
 }

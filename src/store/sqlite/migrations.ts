@@ -113,6 +113,16 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE audit ADD COLUMN rule TEXT;
   CREATE INDEX audit_by_rule ON audit (rule, id);
   `,
+  // The event log (kernel.md §9, issue 15): one id space per deployment, so
+  // Last-Event-ID means the same on every instance. Bounded: the bus prunes it.
+  // AUTOINCREMENT: ids are never reused after pruning.
+  `
+  CREATE TABLE event_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    data TEXT NOT NULL
+  );
+  `,
 ];
 
 /** Brings the schema to the newest version; safe to run at every open. */

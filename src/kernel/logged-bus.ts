@@ -1,0 +1,197 @@
+/**
+ * The event bus over the deployment's event log (spec/kernel.md §9, issue
+ * 15). `publish` appends to the log (queued events go in one transaction),
+ * which hands out the id; the event is then delivered to this instance's
+ * listeners and sent over the transport to the others.
+ *
+ * Every instance delivers in id order, without gaps and without repeats: an
+ * event that arrives ahead of a missing id is held until the missing one
+ * arrives or, shortly after, the log is read for it (the log commits in id
+ * order, so what it does not hold by then will never exist). With a
+ * transport the log is also read every `catchUpMs`, so events a Redis outage
+ * swallowed are delivered when (or even before) Redis returns.
+ *
+ * When the log cannot be written (the store is down) events wait in order and
+ * are retried; nothing is delivered without its id.
+ */
+import type {
+  AirlockEvent,
+  BusMessage,
+  DeliveredEvent,
+  EventBus,
+  EventBusOptions,
+  EventListener,
+} from './events.js';
+
+export interface EventLog {
+  /** Appends in order, in one transaction; returns the events with their ids. */
+  append(entries: readonly { at: number; data: AirlockEvent }[]): Promise<DeliveredEvent[]>;
+  /** Up to `limit` events after `afterId`, and the lowest and highest id kept (one snapshot). */
+  read(
+    afterId: number,
+    limit: number,
+  ): Promise<{ events: DeliveredEvent[]; first: number | null; last: number }>;
+  /** How many events the log keeps (a replay reads at most this many). */
+  readonly retained: number;
+}
+
+/** How long an event waits for a missing earlier id before the log is read. */
+const GAP_WAIT_MS = 50;
+const BATCH = 200;
+const READ_PAGE = 1000;
+/** Events waiting for a store that is down; beyond this the oldest are dropped (logged). */
+const MAX_QUEUED = 50_000;
+
+export async function createLoggedEventBus(
+  options: EventBusOptions & { log: EventLog },
+): Promise<EventBus> {
+  const { log, transport } = options;
+  const now = options.now ?? Date.now;
+  const report = (error: unknown) => options.onError?.(error);
+  const listeners = new Set<EventListener>();
+  const held = new Map<number, DeliveredEvent>();
+  let closed = false;
+
+  // A new instance starts at the log's head: what came before is history (replay).
+  let lastId = (await log.read(Number.MAX_SAFE_INTEGER, 0)).last;
+
+  const emit = (e: DeliveredEvent) => {
+    lastId = e.id;
+    for (const listener of [...listeners]) {
+      try {
+        listener(e);
+      } catch (error) {
+        report(error);
+      }
+    }
+  };
+
+  let gapTimer: NodeJS.Timeout | undefined;
+  const accept = (e: DeliveredEvent) => {
+    if (e.id <= lastId || held.has(e.id)) return;
+    held.set(e.id, e);
+    for (let next = held.get(lastId + 1); next; next = held.get(lastId + 1)) {
+      held.delete(next.id);
+      emit(next);
+    }
+    if (held.size > 0 && !gapTimer && !closed) {
+      gapTimer = setTimeout(() => {
+        gapTimer = undefined;
+        void catchUp();
+      }, GAP_WAIT_MS);
+    }
+  };
+
+  // One read of the log at a time; a request during a read runs once more after it.
+  let reading: Promise<void> | undefined;
+  let again = false;
+  const catchUp = (): Promise<void> => {
+    if (reading) {
+      again = true;
+      return reading;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        try {
+          for (;;) {
+            const { events } = await log.read(lastId, READ_PAGE);
+            for (const e of events) if (e.id > lastId) emit(e);
+            for (const id of held.keys()) if (id <= lastId) held.delete(id);
+            if (events.length < READ_PAGE) break;
+          }
+        } catch (error) {
+          report(error);
+        }
+        // Held events after the read came later than it; deliver what now follows on.
+        for (let next = held.get(lastId + 1); next; next = held.get(lastId + 1)) {
+          held.delete(next.id);
+          emit(next);
+        }
+      } while (again && !closed);
+    })().finally(() => {
+      reading = undefined;
+      if (held.size > 0 && !closed && !gapTimer)
+        gapTimer = setTimeout(() => {
+          gapTimer = undefined;
+          void catchUp();
+        }, GAP_WAIT_MS);
+    });
+    return reading;
+  };
+
+  const queue: { at: number; data: AirlockEvent }[] = [];
+  let flushing: Promise<void> | undefined;
+  const flush = async () => {
+    let backoff = 100;
+    while (queue.length > 0) {
+      const batch = queue.slice(0, BATCH);
+      let logged: DeliveredEvent[];
+      try {
+        logged = await log.append(batch);
+      } catch (error) {
+        report(error);
+        if (closed) return;
+        await new Promise((r) => setTimeout(r, backoff).unref());
+        backoff = Math.min(5_000, backoff * 2);
+        continue;
+      }
+      queue.splice(0, batch.length);
+      backoff = 100;
+      for (const e of logged) {
+        accept(e);
+        transport?.send({ id: e.id, at: e.at, data: e.data }).catch(report);
+      }
+    }
+  };
+
+  if (transport) {
+    await transport.start((message: BusMessage) => {
+      if (typeof message.id !== 'number' || typeof message.at !== 'number') return;
+      accept({ id: message.id, at: message.at, data: message.data });
+    });
+  }
+  const poll = transport
+    ? setInterval(() => void catchUp(), options.catchUpMs ?? 1_000)
+    : undefined;
+  poll?.unref();
+
+  return {
+    publish(event) {
+      if (closed) return;
+      queue.push({ at: now(), data: event });
+      if (queue.length > MAX_QUEUED) {
+        queue.splice(0, queue.length - MAX_QUEUED);
+        report(new Error(`event log unavailable: dropped events beyond ${MAX_QUEUED} queued`));
+      }
+      flushing ??= flush().finally(() => {
+        flushing = undefined;
+      });
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async since(afterId) {
+      const { events, first, last } = await log.read(afterId, log.retained + READ_PAGE);
+      // An id the log never handed out (another deployment, a reset store): start over.
+      if (afterId > Math.max(last, lastId)) return null;
+      // Pruned past it: the event right after `afterId` may be gone.
+      if (first !== null && afterId < first - 1) return null;
+      if (first === null && afterId < last) return null;
+      return events;
+    },
+    get lastId() {
+      return lastId;
+    },
+    async close() {
+      // Events published before close are logged (and so reach the others) first.
+      await Promise.race([flushing, new Promise((r) => setTimeout(r, 2_000).unref())]);
+      closed = true;
+      clearInterval(poll);
+      clearTimeout(gapTimer);
+      listeners.clear();
+      await transport?.close();
+    },
+  };
+}

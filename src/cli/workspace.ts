@@ -83,9 +83,13 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
           onError: (err) => options.logger.warn({ err: err.message }, 'event bus trouble'),
         })
       : undefined;
-    // Event ids come from the store's log: the same id space on every instance.
+    // Scale-out (a bus, or a shared PostgreSQL store): event ids come from the
+    // store's log, one id space on every instance, so Last-Event-ID replays
+    // anywhere. One embedded instance keeps its in-memory ring: no store
+    // write per event on the call path.
+    const shared = transport !== undefined || store.kind === 'postgres';
     events = await createEventBus({
-      log: storeEventLog(store),
+      ...(shared ? { log: storeEventLog(store) } : {}),
       ...(transport ? { transport } : {}),
       onError: (err) => options.logger.warn({ err }, 'event delivery failed'),
     });

@@ -6,6 +6,9 @@
  */
 import type { Box, Mask } from './pixels.js';
 
+/** Vertical advance of one glyph, in font sizes. */
+export const VERTICAL_ADVANCE = 1.05;
+
 export interface Area {
   mask: Mask;
   width: number;
@@ -80,6 +83,7 @@ function horizontalLines(
   n: number,
   lineHeight: number,
   measure: Measure,
+  breakWords: boolean,
 ): Placed[] | null {
   const total = n * size * lineHeight;
   const top = area.cy - total / 2;
@@ -100,7 +104,15 @@ function horizontalLines(
   for (let i = 0; i < n && w < words.length; i++) {
     const [lo, hi] = spans[i]!;
     let line = words[w]!;
-    if (measure.width(line) > hi - lo) return null;
+    if (measure.width(line) > hi - lo) {
+      if (!breakWords) return null;
+      // A word wider than the line breaks by character (only when nothing fits otherwise).
+      let cut = [...line].length - 1;
+      while (cut > 0 && measure.width([...line].slice(0, cut).join('')) > hi - lo) cut--;
+      if (!cut) return null;
+      words.splice(w + 1, 0, [...line].slice(cut).join(''));
+      line = [...line].slice(0, cut).join('');
+    }
     w++;
     while (w < words.length && measure.width(`${line} ${words[w]}`) <= hi - lo)
       line += ` ${words[w++]}`;
@@ -131,7 +143,8 @@ function verticalColumns(
     if (!span) return null;
     const fit = Math.floor((span[1] - span[0]) / (size * advance));
     if (fit < 1) return null;
-    const take = chars.slice(c, c + fit);
+    // Balanced columns: what is left spread over the columns left.
+    const take = chars.slice(c, c + Math.min(fit, Math.ceil((chars.length - c) / (n - i))));
     if (take.some((ch) => measure.width(ch) > colWidth)) return null;
     c += take.length;
     const h = take.length * size * advance;
@@ -142,9 +155,9 @@ function verticalColumns(
 }
 
 /**
- * The largest size (from `max` down to `min`) at which the text fits the
- * area, with `measureAt(size)` measuring at that size; null if even `min`
- * does not fit.
+ * The largest size between `min` and `max` at which the text fits the
+ * area (words whole if possible, else broken by character), with
+ * `measureAt(size)` measuring at that size; null if even `min` does not fit.
  */
 export function fitInArea(
   area: Area,
@@ -155,34 +168,36 @@ export function fitInArea(
   max: number,
   fixed?: number,
 ): Layout | null {
-  const tryAt = (size: number): Placed[] | null => {
-    const measure = measureAt(size);
-    const extent = vertical ? area.box.x1 - area.box.x0 : area.box.y1 - area.box.y0;
-    const maxN = Math.max(1, Math.floor(extent / (size * (vertical ? 1.15 : 1.2))));
-    for (let n = 1; n <= maxN; n++) {
-      const placed = vertical
-        ? verticalColumns(area, text, size, n, 1.05, measure)
-        : horizontalLines(area, text, size, n, 1.2, measure);
-      if (placed) return placed;
+  return fitWith(false) ?? fitWith(true);
+  function fitWith(breakWords: boolean): Layout | null {
+    const tryAt = (size: number): Placed[] | null => {
+      const measure = measureAt(size);
+      const extent = vertical ? area.box.x1 - area.box.x0 : area.box.y1 - area.box.y0;
+      const maxN = Math.max(1, Math.floor(extent / (size * (vertical ? 1.15 : 1.2))));
+      for (let n = 1; n <= maxN; n++) {
+        const placed = vertical
+          ? verticalColumns(area, text, size, n, VERTICAL_ADVANCE, measure)
+          : horizontalLines(area, text, size, n, 1.2, measure, breakWords);
+        if (placed) return placed;
+      }
+      return null;
+    };
+    if (fixed) {
+      const lines = tryAt(fixed);
+      return lines ? { size: fixed, lines } : null;
     }
-    return null;
-  };
-  if (fixed) {
-    const lines = tryAt(fixed);
-    return lines ? { size: fixed, lines } : null;
+    // Binary search for the largest fitting size (fitting is nearly monotonic in the size).
+    let lo = min;
+    let hi = Math.max(min, Math.floor(max));
+    let best: Layout | null = null;
+    while (lo <= hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const lines = tryAt(mid);
+      if (lines) {
+        best = { size: mid, lines };
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return best;
   }
-  // Fitting is not monotonic in the size (centring); scan down from the top.
-  let lo = min;
-  let hi = Math.max(min, Math.floor(max));
-  let best: Layout | null = null;
-  // Binary search for a fitting size, then a short walk up.
-  while (lo <= hi) {
-    const mid = Math.floor((lo + hi) / 2);
-    const lines = tryAt(mid);
-    if (lines) {
-      best = { size: mid, lines };
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return best;
 }

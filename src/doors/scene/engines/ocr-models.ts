@@ -9,11 +9,9 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createWorker, OEM, type Worker } from 'tesseract.js';
-import { z } from 'zod';
+import type { SourceLanguage } from '../model.js';
 
-export const SOURCE_LANGUAGES = ['en', 'ja', 'zh', 'ko'] as const;
-export const SourceLanguage = z.enum(SOURCE_LANGUAGES);
-export type SourceLanguage = z.output<typeof SourceLanguage>;
+export type { SourceLanguage };
 
 export type Direction = 'horizontal' | 'vertical';
 

@@ -18,14 +18,13 @@ import type { TextData } from '../model.js';
 import type { Op } from '../ops.js';
 import { blobBytes, canvasOf, defaultFont, fontFamilies, imageNode, png } from '../images.js';
 import type { Engine, PipelineOptions } from './registry.js';
-import { fitInArea, type Area } from './bubble-fit.js';
+import { fitInArea, VERTICAL_ADVANCE, type Area } from './bubble-fit.js';
 import { erode, floodFill, maskFrom, type Box, type Mask } from './pixels.js';
 import { maskNode, pixelRect, putImageOps, textNodes } from './raster.js';
 
 const LINE_HEIGHT = 1.2;
 const PADDING_PX = 2;
 const MIN_SIZE = 6;
-const VERTICAL_ADVANCE = 1.05;
 
 /** Greedy word wrap to `maxWidth`; words wider than a line are split by character. */
 export function wrap(ctx: SKRSContext2D, text: string, maxWidth: number): string[] {
@@ -212,7 +211,11 @@ export function createRendererEngine(): Engine {
             const stroke = text.style?.stroke;
             const inset = PADDING_PX + Math.ceil(stroke?.widthPx ?? 0);
             const area = regionArea(bubbles, width, height, r, inset);
-            const vertical = isVerticalScript(content);
+            // Japanese and Chinese go vertical unless the area is clearly wide (a bubble lettered horizontally).
+            const areaW = area.box.x1 - area.box.x0;
+            const areaH = area.box.y1 - area.box.y0;
+            const vertical =
+              isVerticalScript(content) && (text.direction === 'vertical' || areaH >= areaW * 0.75);
             const measureAt = (size: number) => {
               ctx.font = cssFont(size, family, text);
               return { width: (s: string) => ctx.measureText(s).width };

@@ -115,7 +115,7 @@ describe('a vertical Japanese page through the pipeline', () => {
       `read ${JSON.stringify(read)} for ${JSON.stringify(truth)}`,
     ).toBeLessThanOrEqual(0.2);
     // The stub translated each segment, numbered in reading order.
-    expect(s.llm.requests.at(-1)!.system).toContain('English');
+    expect(s.llm.requests.at(-1)!.system).toContain('from Japanese into English');
     expect(s.llm.requests.at(-1)!.user.split('\n')).toHaveLength(truth.length);
     expect(texts.every((t) => t.text.translation?.endsWith('[pt]'))).toBe(true);
     // The text and bubble masks the fill and the renderer used are in the scene.

@@ -85,6 +85,37 @@ export function isVerticalScript(content: string): boolean {
   return chars.length > 0 && chars.filter((c) => VERTICAL_CHAR.test(c)).length * 2 >= chars.length;
 }
 
+/** `erode`, computed only in a window around the set pixels (a bubble is small next to its page). */
+function erodeAround(mask: Mask, width: number, height: number, r: number): Mask {
+  let x0 = width;
+  let y0 = height;
+  let x1 = 0;
+  let y1 = 0;
+  for (let i = 0; i < mask.length; i++)
+    if (mask[i]) {
+      const x = i % width;
+      const y = (i - x) / width;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+    }
+  const out = new Uint8Array(mask.length);
+  if (x1 < x0) return out;
+  // One pixel of frame, so the window's edge is outside the area as the page's is.
+  const wx0 = x0 - 1;
+  const wy0 = y0 - 1;
+  const ww = x1 - x0 + 3;
+  const wh = y1 - y0 + 3;
+  const local = new Uint8Array(ww * wh);
+  for (let y = y0; y <= y1; y++)
+    for (let x = x0; x <= x1; x++) local[(y - wy0) * ww + x - wx0] = mask[y * width + x]!;
+  const eroded = erode(local, ww, wh, r);
+  for (let y = y0; y <= y1; y++)
+    for (let x = x0; x <= x1; x++) out[y * width + x] = eroded[(y - wy0) * ww + x - wx0]!;
+  return out;
+}
+
 /**
  * The area text may use: the bubble(s) under the region's box, shrunk by
  * `inset`; else the box itself shrunk by `inset`.
@@ -111,7 +142,7 @@ export function regionArea(
   }
   if (!found)
     for (let y = r.y0; y < r.y1; y++) for (let x = r.x0; x < r.x1; x++) mask[y * width + x] = 1;
-  const inner = erode(mask, width, height, inset);
+  const inner = erodeAround(mask, width, height, inset);
   let x0 = Infinity;
   let y0 = Infinity;
   let x1 = -Infinity;

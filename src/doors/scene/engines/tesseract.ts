@@ -39,7 +39,7 @@ import { inkDirection, readingOrder } from './text-layout.js';
 /** Margin around a detected region, so anti-aliased edges stay inside it. */
 export const REGION_MARGIN_PX = 4;
 const MIN_BUBBLE_CONFIDENCE = 35;
-const MIN_CAPTION_CONFIDENCE = 70;
+const MIN_CAPTION_CONFIDENCE = 55;
 const CROP_MARGIN_PX = 10;
 /** Mean confidence at which the page pass's reading of a bubble is kept. */
 const PAGE_PASS_TRUSTED = 88;
@@ -56,7 +56,7 @@ export interface Region {
   bubble: Mask | null;
 }
 
-type Line = { text: string; confidence: number; bbox: Box };
+type Line = { text: string; confidence: number; bbox: Box; words?: Line[] };
 
 const cjk = (lang: SourceLanguage) => lang !== 'en';
 
@@ -64,7 +64,22 @@ const cjk = (lang: SourceLanguage) => lang !== 'en';
 export function cleanText(lines: string[], lang: SourceLanguage): string {
   const kept = lines.map((l) => l.trim()).filter(Boolean);
   if (cjk(lang)) return kept.map((l) => l.replace(/\s+/g, '')).join(cjk(lang) ? '' : '\n');
-  return kept.map((l) => l.replace(/\s+/g, ' ')).join('\n');
+  const text = kept.map((l) => l.replace(/\s+/g, ' ')).join('\n');
+  return allCaps(text) ? capsFixes(text) : text;
+}
+
+/** Mostly capital letters (comic lettering). */
+function allCaps(text: string): boolean {
+  const letters = text.replace(/[^\p{L}]/gu, '');
+  return letters.length >= 3 && letters.replace(/\P{Lu}/gu, '').length >= 0.7 * letters.length;
+}
+
+/** Comic lettering is set in capitals: a lone `1` is an I, `0` inside a word an O. */
+function capsFixes(text: string): string {
+  return text
+    .toUpperCase()
+    .replace(/(^|\s)1(?=\s|$)/g, '$1I')
+    .replace(/(?<=\p{L})0|0(?=\p{L})/gu, 'O');
 }
 
 function linesOf(data: { blocks?: { paragraphs: { lines: Line[] }[] }[] | null }): Line[] {
@@ -183,10 +198,24 @@ export async function detectText(
       bubble: bubble.area,
     });
   }
-  // Text outside the bubbles: confident page lines no bubble claimed.
-  const captionLines = pageLines.filter(
-    (l) => !claimed.has(l) && l.confidence >= MIN_CAPTION_CONFIDENCE && l.bbox.y1 - l.bbox.y0 >= 6,
-  );
+  // Text outside the bubbles: confident words of the page pass outside every
+  // bubble (a page line may run across a bubble and a caption beside it),
+  // joined again into lines, then into regions.
+  const inBubble = new Uint8Array(width * height);
+  for (const r of found)
+    if (r.bubble) for (let i = 0; i < inBubble.length; i++) inBubble[i] ||= r.bubble[i]!;
+  const nearBubble = dilate(inBubble, width, height, 4);
+  const captionWords = pageLines
+    .flatMap((l) => (l.words?.length ? l.words : [l]))
+    .filter(
+      (w) =>
+        w.text.trim() &&
+        /[\p{L}\p{N}]/u.test(w.text) &&
+        w.confidence >= MIN_CAPTION_CONFIDENCE &&
+        Math.min(w.bbox.x1 - w.bbox.x0, w.bbox.y1 - w.bbox.y0) >= 6 &&
+        !centreIn(nearBubble, w.bbox),
+    );
+  const captionLines = joinWords(captionWords, prefer, cjk(lang) ? '' : ' ');
   for (const group of groupLines(captionLines, prefer)) {
     const box = union(group.map((l) => l.bbox));
     const ink = new Uint8Array(width * height);
@@ -210,6 +239,37 @@ export async function detectText(
     });
   }
   return readingOrder(found, lang === 'ja' || lang === 'zh');
+}
+
+/**
+ * Words into lines: a word joins a line it overlaps by half across the
+ * reading direction and follows within 1.5 word thicknesses along it.
+ */
+export function joinWords(words: Line[], direction: Direction, separator: string): Line[] {
+  const vertical = direction === 'vertical';
+  const along = (b: Box) => (vertical ? [b.y0, b.y1] : [b.x0, b.x1]) as [number, number];
+  const across = (b: Box) => (vertical ? [b.x0, b.x1] : [b.y0, b.y1]) as [number, number];
+  const sorted = [...words].sort((a, b) => along(a.bbox)[0] - along(b.bbox)[0]);
+  const lines: { words: Line[]; box: Box }[] = [];
+  for (const w of sorted) {
+    const [a0, a1] = across(w.bbox);
+    const thickness = a1 - a0;
+    const line = lines.find((l) => {
+      const [b0, b1] = across(l.box);
+      const overlap = Math.min(a1, b1) - Math.max(a0, b0);
+      const gap = along(w.bbox)[0] - along(l.box)[1];
+      return overlap >= 0.5 * Math.min(thickness, b1 - b0) && gap < 1.5 * thickness;
+    });
+    if (line) {
+      line.words.push(w);
+      line.box = union([line.box, w.bbox]);
+    } else lines.push({ words: [w], box: w.bbox });
+  }
+  return lines.map((l) => ({
+    text: l.words.map((w) => w.text.trim()).join(separator),
+    confidence: l.words.reduce((sum, w) => sum + w.confidence, 0) / l.words.length,
+    bbox: l.box,
+  }));
 }
 
 /** Whether lines cover most of a box (the page pass read the whole bubble). */

@@ -15,6 +15,7 @@ import { inpaint } from '../../../src/doors/scene/engines/inpaint.js';
 import { dilate, luma, maskPng } from '../../../src/doors/scene/engines/pixels.js';
 import { createRendererEngine } from '../../../src/doors/scene/engines/renderer.js';
 import { inkDirection, readingOrder } from '../../../src/doors/scene/engines/text-layout.js';
+import { cleanText, joinWords } from '../../../src/doors/scene/engines/tesseract.js';
 import { emptyScene, type Page } from '../../../src/doors/scene/model.js';
 import { applyOp } from '../../../src/doors/scene/reducer.js';
 import type { BlobStore } from '../../../src/kernel/store.js';
@@ -118,6 +119,42 @@ describe('reading order', () => {
       '40,400',
       '320,390',
     ]);
+  });
+});
+
+describe('OCR text', () => {
+  const word = (text: string, x0: number, y0: number, w = 40, h = 14) => ({
+    text,
+    confidence: 90,
+    bbox: { x0, y0, x1: x0 + w, y1: y0 + h },
+  });
+
+  it('keeps a caption apart from the bubble line it sits beside when joining words into lines', () => {
+    const lines = joinWords(
+      [word('THE', 100, 50), word('DOOR', 145, 50), word('DID', 400, 52), word('YOU', 445, 52)],
+      'horizontal',
+      ' ',
+    );
+    expect(lines.map((l) => l.text)).toEqual(['THE DOOR', 'DID YOU']);
+  });
+
+  it('joins vertical Japanese words down a column, columns apart', () => {
+    const lines = joinWords(
+      [
+        word('あり', 300, 100, 20, 40),
+        word('がとう', 300, 145, 20, 60),
+        word('ここ', 200, 100, 20, 40),
+      ],
+      'vertical',
+      '',
+    );
+    expect(lines.map((l) => l.text).sort()).toEqual(['ありがとう', 'ここ']);
+  });
+
+  it('reads comic capitals: a lone 1 is an I, and CJK loses the spaces tesseract puts between glyphs', () => {
+    expect(cleanText(['1 TOLD', 'YOU so'], 'en')).toBe('I TOLD\nYOU SO');
+    expect(cleanText(['Version 1 of it'], 'en')).toBe('Version 1 of it');
+    expect(cleanText(['あ り が と う'], 'ja')).toBe('ありがとう');
   });
 });
 

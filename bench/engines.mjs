@@ -17,7 +17,7 @@
  * `node bench/engines.mjs` after `npm run build`, or the `engines` part of
  * `npm run bench` (`npm run bench -- engines`, or BENCH_PARTS=engines).
  * Env: BENCH_ENGINE_PAGES (30), BENCH_ENGINE_IMAGES (a folder: before/after
- * PNGs of three pages are written there).
+ * PNGs of three pages, source, inpainted and rendered, are written there).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -35,6 +35,8 @@ import { createRendererEngine as baselineRenderer } from '../dist/doors/scene/en
 import { fontsPresent, generatePage } from './engines-pages.mjs';
 
 const PAGES = Number.parseInt(process.env.BENCH_ENGINE_PAGES ?? '', 10) || 30;
+/** Pages whose images BENCH_ENGINE_IMAGES receives: ja flat, ja gradient, en screentone. */
+const EXPORTED = [1, 3, 4];
 const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 const TRANSLATIONS = {
@@ -218,7 +220,7 @@ async function runSet(name, engines, generated, imagesDir) {
       inpainted: await rgbaOf(inpainted),
       rendered: await rgbaOf(rendered),
     });
-    if (imagesDir && page.index < 3) {
+    if (imagesDir && EXPORTED.includes(page.index)) {
       writeFileSync(join(imagesDir, `page${page.index}-${name}-inpainted.png`), inpainted);
       writeFileSync(join(imagesDir, `page${page.index}-${name}-rendered.png`), rendered);
     }
@@ -353,7 +355,7 @@ export async function benchEngines({
   const generated = [];
   for (let i = 0; i < pages; i++) generated.push(await generatePage(i));
   if (imagesDir)
-    for (const p of generated.slice(0, 3))
+    for (const p of generated.filter((g) => EXPORTED.includes(g.index)))
       writeFileSync(join(imagesDir, `page${p.index}-source.png`), p.png);
   const today = await measure(
     await runSet(

@@ -76,6 +76,21 @@ export interface Measure {
  * Word-wraps `text` into `n` horizontal lines of `size` px centred on the
  * area; null when it does not fit.
  */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー、。！？]/u;
+const CJK_OR_WORD =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー、。！？]|[^\s\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー、。！？]+/gu;
+
+/** Line-breaking units: words, and single Japanese/Chinese characters (they break anywhere). */
+function tokens(text: string): string[] {
+  return text.match(CJK_OR_WORD) ?? [];
+}
+
+/** Two units on one line: a space between words, none next to a CJK character. */
+function joined(line: string, next: string): string {
+  const tight = CJK.test(line.slice(-1)) || CJK.test(next[0] ?? '');
+  return tight ? `${line}${next}` : `${line} ${next}`;
+}
+
 function horizontalLines(
   area: Area,
   text: string,
@@ -98,7 +113,7 @@ function horizontalLines(
     if (!span) return null;
     spans.push(span);
   }
-  const words = text.split(/\s+/).filter(Boolean);
+  const words = tokens(text);
   const lines: Placed[] = [];
   let w = 0;
   for (let i = 0; i < n && w < words.length; i++) {
@@ -114,8 +129,8 @@ function horizontalLines(
       line = [...line].slice(0, cut).join('');
     }
     w++;
-    while (w < words.length && measure.width(`${line} ${words[w]}`) <= hi - lo)
-      line += ` ${words[w++]}`;
+    while (w < words.length && measure.width(joined(line, words[w]!)) <= hi - lo)
+      line = joined(line, words[w++]!);
     const y0 = top + i * size * lineHeight;
     lines.push({ text: line, rect: { x0: lo, y0, x1: hi, y1: y0 + size * lineHeight } });
   }

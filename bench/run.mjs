@@ -21,9 +21,13 @@
  *    `wu_status`, against a bare WebSocket echo in the same rounds.
  * 5. Owner policy (bench/policy.mjs): the policy decision's share of the
  *    trivial round trip, and 21 rules against none.
+ * 6. Scene engines (bench/engines.mjs, opt-in part `engines`): detection,
+ *    OCR, inpainting and rendering quality on generated manga-like pages,
+ *    today's engines against the new ones.
  *
  * Run with `npm run bench` (builds first; imports from dist/). Env:
- * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page,policy; also openapi),
+ * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page,policy; also openapi
+ * and engines; the parts may also be given as arguments: `npm run bench -- engines`),
  * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
@@ -43,6 +47,7 @@ import { benchOpenapi, printOpenapi } from './openapi.mjs';
 import { benchScene } from './scene.mjs';
 import { benchPage, printPage } from './page.mjs';
 import { benchPolicy, printPolicy } from './policy.mjs';
+import { benchEngines, printEngines } from './engines.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -52,7 +57,14 @@ const CALLS = int('BENCH_CALLS', 2000);
 const WRITES = int('BENCH_WRITES', 1000);
 const CONCURRENCY = 8;
 const ROUND = 100; // calls per leg per round
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'calls,writes,scene,page,policy').split(','));
+// Parts: `npm run bench -- engines scene` (arguments) or BENCH_PARTS=engines,scene.
+const ARG_PARTS = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const PARTS = new Set(
+  (ARG_PARTS.length
+    ? ARG_PARTS.join(',')
+    : (process.env.BENCH_PARTS ?? 'calls,writes,scene,page,policy')
+  ).split(','),
+);
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REQUIRE_PG = process.env.BENCH_REQUIRE_PG === '1';
 
@@ -424,6 +436,11 @@ async function main() {
   if (PARTS.has('policy')) {
     results.policy = await benchPolicy({ interleave, sequential, stats, ratio, calls: CALLS });
     printPolicy(results.policy, table);
+  }
+
+  if (PARTS.has('engines')) {
+    results.engines = await benchEngines();
+    printEngines(results.engines, table);
   }
 
   if (PARTS.has('openapi')) {

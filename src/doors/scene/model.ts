@@ -127,7 +127,14 @@ export const Page = z
   .strict();
 export type Page = z.output<typeof Page>;
 
-export const ProjectStyle = z.object({ defaultFont: z.string().optional() }).strict();
+/** Languages OCR reads (`style.sourceLanguage`, `start_pipeline {sourceLanguage}`). */
+export const SOURCE_LANGUAGES = ['en', 'ja', 'zh', 'ko'] as const;
+export const SourceLanguage = z.enum(SOURCE_LANGUAGES);
+export type SourceLanguage = z.output<typeof SourceLanguage>;
+
+export const ProjectStyle = z
+  .object({ defaultFont: z.string().optional(), sourceLanguage: SourceLanguage.optional() })
+  .strict();
 
 export const ProjectMeta = z
   .object({

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { hex64String, uuidString } from '../../kernel/index.js';
-import { Node, Page, TextStyle, Transform, tagged } from './model.js';
+import { Node, Page, SourceLanguage, TextStyle, Transform, tagged } from './model.js';
 
 const IGNORED =
   'Accepted for compatibility and ignored: the inverse is computed from the live state.';
@@ -31,7 +31,7 @@ export const ProjectMetaPatch = z
   .object({
     name: z.string().optional(),
     style: z
-      .object({ defaultFont: clearable(z.string()) })
+      .object({ defaultFont: clearable(z.string()), sourceLanguage: clearable(SourceLanguage) })
       .strict()
       .optional(),
   })

@@ -10,12 +10,14 @@
 import { z } from 'zod';
 import { AirlockError, utf8String, uuidString, type JobRegistry } from '../../kernel/index.js';
 import { planSteps, type EngineRegistry, type EngineRun } from './engines/registry.js';
+import { SourceLanguage } from './model.js';
 import type { SceneSession } from './session.js';
 
 export const PipelineInput = z
   .object({
     steps: z.array(z.string().min(1).max(64)).min(1).max(16),
     pages: z.array(uuidString()).max(10_000).optional(),
+    sourceLanguage: SourceLanguage.optional(),
     targetLanguage: utf8String(1, 64).optional(),
     systemPrompt: utf8String(1, 8000).optional(),
     defaultFont: utf8String(1, 200).optional(),
@@ -51,6 +53,7 @@ export async function startPipeline(
   const engines = planSteps(registry, input.steps, pages);
   const pageIds = pages.map((p) => p.id);
   const options = {
+    sourceLanguage: input.sourceLanguage ?? scene.project.style.sourceLanguage ?? 'en',
     targetLanguage: input.targetLanguage,
     systemPrompt: input.systemPrompt,
     defaultFont: input.defaultFont,

@@ -6,7 +6,14 @@
  * is applied, because the history keeps the state from before the call.
  */
 import { AirlockError, type Reducer } from '../../kernel/index.js';
-import { kindTag, type Node, type Page, type Scene, type Transform } from './model.js';
+import {
+  kindTag,
+  type Node,
+  type Page,
+  type Scene,
+  type SourceLanguage,
+  type Transform,
+} from './model.js';
 import { opTag, type NodePatch, type Op, type OpTag } from './ops.js';
 
 export const OP_ERRORS = [
@@ -62,7 +69,10 @@ export function applyOp(scene: Scene, op: Op): Result {
   if ('updateProjectMeta' in op) {
     const { patch } = op.updateProjectMeta;
     const project = { ...scene.project, style: { ...scene.project.style } };
-    const inverse: { name?: string; style?: { defaultFont: string | null } } = {};
+    const inverse: {
+      name?: string;
+      style?: { defaultFont?: string | null; sourceLanguage?: SourceLanguage | null };
+    } = {};
     if (patch.name !== undefined) {
       inverse.name = project.name;
       project.name = patch.name;
@@ -71,6 +81,11 @@ export function applyOp(scene: Scene, op: Op): Result {
       inverse.style = { defaultFont: project.style.defaultFont ?? null };
       if (patch.style.defaultFont === null) delete project.style.defaultFont;
       else project.style.defaultFont = patch.style.defaultFont;
+    }
+    if (patch.style !== undefined && patch.style.sourceLanguage !== undefined) {
+      inverse.style = { ...inverse.style, sourceLanguage: project.style.sourceLanguage ?? null };
+      if (patch.style.sourceLanguage === null) delete project.style.sourceLanguage;
+      else project.style.sourceLanguage = patch.style.sourceLanguage;
     }
     return { state: { ...scene, project }, inverse: { updateProjectMeta: { patch: inverse } } };
   }

@@ -1,10 +1,11 @@
 /**
- * Pipelines over REST: the engines available, starting a pipeline (as the
+ * Pipelines over REST: the engines and fonts available, starting a pipeline (as the
  * MCP tool, answered 202 with its job id), and the jobs it leaves behind.
  */
 import { AirlockError } from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
 import { infoOf } from './engines/registry.js';
+import { defaultFont, fontFamilies } from './images.js';
 import { asTool, ok, route, type RouteDeps } from './rest.js';
 
 export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
@@ -13,6 +14,16 @@ export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
   return [
     route('GET', 'engines', 'Pipeline engines', async () =>
       ok({ engines: [...registry.values()].map(infoOf) }),
+    ),
+    route(
+      'GET',
+      'fonts',
+      "Fonts the renderer can use (installed on the server) → {fonts, defaultFont}; name one in a text style's fontFamilies, in defaultFont of start_pipeline, or in the project's style",
+      async () =>
+        ok({
+          fonts: [...new Set(fontFamilies())].sort((a, b) => a.localeCompare(b)),
+          defaultFont: defaultFont(),
+        }),
     ),
     route('POST', 'pipelines', 'Start a pipeline → {jobId}', async (req) =>
       asTool(deps, req, names.startPipeline, req.body ?? {}, 202),

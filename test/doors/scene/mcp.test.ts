@@ -102,7 +102,15 @@ describe('scene tools over MCP', () => {
       result: [],
     });
     expect(shape('koharu.start_pipeline')).toEqual({
-      args: ['steps', 'pages', 'targetLanguage', 'systemPrompt', 'defaultFont', 'textNodeIds'],
+      args: [
+        'steps',
+        'pages',
+        'sourceLanguage',
+        'targetLanguage',
+        'systemPrompt',
+        'defaultFont',
+        'textNodeIds',
+      ],
       required: ['steps'],
       strict: true,
       result: ['jobId'],

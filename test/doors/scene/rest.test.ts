@@ -153,6 +153,22 @@ describe('scene REST API', () => {
       );
   });
 
+  it('lists the installed fonts the renderer can use, and documents the route', async () => {
+    const body = (await json(await s.fetch(`${s.base}/api/v1/fonts`))) as {
+      fonts: string[];
+      defaultFont: string;
+    };
+    expect(body.fonts.length).toBeGreaterThan(0);
+    expect(body.fonts).toContain(body.defaultFont);
+    expect([...body.fonts].sort((a, b) => a.localeCompare(b))).toEqual(body.fonts);
+    if (!body.fonts.includes('Noto Sans CJK JP'))
+      console.warn('Noto Sans CJK JP is not installed (apt-get install fonts-noto-cjk)');
+    const doc = (await json(await s.fetch(`${s.base}/api/v1/openapi.json`))) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(doc.paths).some((p) => p.endsWith('/fonts'))).toBe(true);
+  });
+
   it('creates, lists, switches, closes and deletes projects', async () => {
     const a = await json(await post(s, 'projects', { name: 'Alpha Book' }));
     expect(a).toMatchObject({ id: 'alpha-book', name: 'Alpha Book' });

@@ -40,6 +40,17 @@ describe('scene tool arguments of the wrong type', () => {
     expect(r.message).toContain("'op.removeNode.page' must be a string; got the number 7");
   });
 
+  it('koharu.start_pipeline with an unknown sourceLanguage names the languages OCR reads', async () => {
+    const r = await refusal('koharu.start_pipeline', {
+      steps: ['tesseract'],
+      sourceLanguage: 'fr',
+    });
+    expect(r.code).toBe('malformedRequest');
+    expect(r.message).toContain("'sourceLanguage'");
+    for (const lang of ['en', 'ja', 'zh', 'ko']) expect(r.message).toContain(lang);
+    expect(r.message).toContain('fr');
+  });
+
   it('koharu.get_job with a numeric jobId says it must be a UUID string', async () => {
     const r = await refusal('koharu.get_job', { jobId: 5 });
     expect(r.message).toContain("'jobId' must be a string; got the number 5");

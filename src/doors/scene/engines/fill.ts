@@ -1,14 +1,22 @@
 /**
- * `fill`: erases each text region with the colour around it (the per-channel
- * median of a thin ring just outside the region), writing the page's
- * inpainted image. Pixels outside the regions are left untouched.
+ * `fill`: erases the text of each text region by inpainting only its text
+ * pixels (inpaint.ts), so screentone and gradients around and under the
+ * letters survive, and writes the page's inpainted image. The text pixels
+ * are the page's `segment` mask (written by the tesseract engine) inside the
+ * regions' boxes; a region the mask does not cover (drawn or imported by
+ * hand) gets its pixels that stand out from the colour around its box.
+ * Pixels outside the mask are left untouched.
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { blobBytes, canvasOf, imageNode, png } from '../images.js';
 import type { Engine } from './registry.js';
-import { pixelRect, putImageOps, textNodes } from './raster.js';
+import { inpaint } from './inpaint.js';
+import { dilate, luma, maskFrom, type Mask } from './pixels.js';
+import { maskNode, pixelRect, putImageOps, textNodes } from './raster.js';
 
 const RING_PX = 3;
+/** Luma difference from the surrounding colour that marks a pixel as text. */
+const STANDS_OUT = 48;
 
 export function ringColour(
   data: Uint8ClampedArray,
@@ -37,10 +45,24 @@ export function ringColour(
   return [median(channels[0]!), median(channels[1]!), median(channels[2]!), median(channels[3]!)];
 }
 
+type Rect = ReturnType<typeof pixelRect>;
+
+/** Pixels of a box whose luma differs from the box's surrounding colour. */
+export function standingOut(rgba: Uint8ClampedArray, width: number, height: number, r: Rect): Mask {
+  const [cr, cg, cb] = ringColour(rgba, width, height, r);
+  const around = 0.299 * cr + 0.587 * cg + 0.114 * cb;
+  const gray = luma(rgba, width * height);
+  const out = new Uint8Array(width * height);
+  for (let y = r.y0; y < r.y1; y++)
+    for (let x = r.x0; x < r.x1; x++)
+      if (Math.abs(gray[y * width + x]! - around) > STANDS_OUT) out[y * width + x] = 1;
+  return dilate(out, width, height, 1);
+}
+
 export function createFillEngine(): Engine {
   return {
     id: 'fill',
-    name: 'Fill (erase text regions with the surrounding background colour)',
+    name: 'Fill (inpaint the text pixels of each region from the artwork around them)',
     needs: ['SourceImage', 'TextBoxes'],
     produces: ['Inpainted'],
     async start(options) {
@@ -50,14 +72,21 @@ export function createFillEngine(): Engine {
           if (!source) throw new Error(`page '${page.name}' has no source image`);
           const canvas = await canvasOf(await blobBytes(blobs, source.image.blob));
           const { width, height } = canvas;
-          const ctx = canvas.getContext('2d');
-          const pixels = ctx.getImageData(0, 0, width, height);
+          const pixels = canvas.getContext('2d').getImageData(0, 0, width, height);
+          const segmentNode = maskNode(page, 'segment');
+          let segment: Mask | null = null;
+          if (segmentNode) {
+            const m = await canvasOf(await blobBytes(blobs, segmentNode.mask.blob));
+            if (m.width === width && m.height === height)
+              segment = maskFrom(
+                m.getContext('2d').getImageData(0, 0, width, height).data,
+                width * height,
+              );
+          }
           // Scale node coordinates (page space) to the image's pixels.
           const sx = width / page.width;
           const sy = height / page.height;
-          const out = createCanvas(width, height);
-          const octx = out.getContext('2d');
-          octx.drawImage(canvas, 0, 0);
+          const mask = new Uint8Array(width * height);
           for (const { node } of textNodes(page, options.textNodeIds)) {
             const t = node.transform;
             const r = pixelRect(
@@ -66,11 +95,24 @@ export function createFillEngine(): Engine {
               height,
             );
             if (!r.w || !r.h) continue;
-            const [cr, cg, cb, ca] = ringColour(pixels.data, width, height, r);
-            octx.clearRect(r.x0, r.y0, r.w, r.h);
-            octx.fillStyle = `rgba(${cr}, ${cg}, ${cb}, ${ca / 255})`;
-            octx.fillRect(r.x0, r.y0, r.w, r.h);
+            let covered = 0;
+            if (segment)
+              for (let y = r.y0; y < r.y1; y++)
+                for (let x = r.x0; x < r.x1; x++) {
+                  const i = y * width + x;
+                  if (segment[i]) {
+                    mask[i] = 1;
+                    covered++;
+                  }
+                }
+            if (!covered) {
+              const own = standingOut(pixels.data, width, height, r);
+              for (let i = 0; i < own.length; i++) if (own[i]) mask[i] = 1;
+            }
           }
+          inpaint(pixels.data, width, height, mask);
+          const out = createCanvas(width, height);
+          out.getContext('2d').putImageData(pixels, 0, 0);
           const hash = await blobs.put(await png(out));
           return putImageOps(page, 'inpainted', hash, width, height);
         },

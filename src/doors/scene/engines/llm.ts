@@ -35,9 +35,18 @@ export function parseNumbered(reply: string): Map<number, string> {
   return out;
 }
 
-export function defaultSystemPrompt(targetLanguage: string): string {
+const LANGUAGE_NAMES: Record<string, string> = {
+  en: 'English',
+  ja: 'Japanese',
+  zh: 'Chinese',
+  ko: 'Korean',
+};
+
+export function defaultSystemPrompt(targetLanguage: string, sourceLanguage?: string): string {
+  const from = sourceLanguage ? ` from ${LANGUAGE_NAMES[sourceLanguage] ?? sourceLanguage}` : '';
   return (
-    `You translate comic and manga dialogue into ${targetLanguage}. ` +
+    `You translate comic and manga dialogue${from} into ${targetLanguage}. ` +
+    'Segments are in reading order (right to left for manga). ' +
     'The user sends numbered segments, one per line, as "<number>: <text>". ' +
     'Answer with every number, one per line, as "<number>: <translation>", and nothing else.'
   );
@@ -72,9 +81,8 @@ export function createLlmEngine(config: () => LlmConfig): Engine {
       if (!baseUrl) throw new Error(NOT_CONFIGURED);
       const target = options.targetLanguage ?? 'English';
       // The numbering rule always follows the caller's prompt: the mapping depends on it.
-      const system = options.systemPrompt
-        ? `${options.systemPrompt}\n\n${defaultSystemPrompt(target)}`
-        : defaultSystemPrompt(target);
+      const rule = defaultSystemPrompt(target, options.sourceLanguage);
+      const system = options.systemPrompt ? `${options.systemPrompt}\n\n${rule}` : rule;
       const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
       return {
         async page({ page, signal }) {

@@ -52,3 +52,35 @@ export function pixelRect(t: Transform, width: number, height: number) {
   const y1 = Math.min(height, Math.ceil(t.y + t.height));
   return { x0, y0, x1, y1, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0) };
 }
+
+/** The page's mask node of that role, or null. */
+export function maskNode(page: Page, role: 'segment' | 'bubble') {
+  for (const node of page.nodes)
+    if ('mask' in node.kind && node.kind.mask.role === role) return { node, mask: node.kind.mask };
+  return null;
+}
+
+/** Ops that make `hash` the page's mask of `role` (one per role): update it, or add it on top of the images. */
+export function putMaskOps(page: Page, role: 'segment' | 'bubble', hash: string): Op[] {
+  const existing = maskNode(page, role);
+  if (existing)
+    return [
+      {
+        updateNode: {
+          page: page.id,
+          id: existing.node.id,
+          patch: { data: { mask: { blob: hash } } },
+        },
+      },
+    ];
+  const node: Node = {
+    id: randomUUID(),
+    transform: { x: 0, y: 0, width: page.width, height: page.height, rotationDeg: 0 },
+    visible: false,
+    kind: { mask: { role, blob: hash } },
+  };
+  const images = page.nodes.map((n, i) => ('image' in n.kind ? i : -1)).filter((i) => i >= 0);
+  return [
+    { addNode: { page: page.id, node, at: images.length ? images[images.length - 1]! + 1 : 0 } },
+  ];
+}

@@ -9,6 +9,7 @@
 import { AirlockError, type BlobStore } from '../../../kernel/index.js';
 import type { Page } from '../model.js';
 import type { Op } from '../ops.js';
+import type { SourceLanguage } from './ocr-models.js';
 
 export const ARTIFACTS = [
   'SourceImage',
@@ -28,6 +29,8 @@ export interface EngineInfo {
 }
 
 export interface PipelineOptions {
+  /** The language OCR reads (`en` when unset). */
+  sourceLanguage?: SourceLanguage | undefined;
   targetLanguage?: string | undefined;
   systemPrompt?: string | undefined;
   defaultFont?: string | undefined;

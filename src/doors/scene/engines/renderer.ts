@@ -5,14 +5,22 @@
  * font size is the largest that fits unless the style fixes one, and the
  * style's colour, stroke, bold/italic and alignment apply; the font is the
  * node's first installed family, else `defaultFont`, else the project's, else
- * the bundled DejaVu Sans. Drawing is clipped to the region.
+ * the bundled DejaVu Sans (CJK text falls back to an installed CJK font).
+ *
+ * When the page has a `bubble` mask (from the tesseract engine), a region
+ * lying in a bubble is filled inside the bubble's shape, not only its box
+ * (bubble-fit.ts): each line gets the span the bubble allows, and drawing
+ * is clipped to those spans, so nothing lands outside the bubble. Japanese
+ * and Chinese translations are set vertically, columns right to left.
  */
 import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import type { TextData } from '../model.js';
 import type { Op } from '../ops.js';
 import { blobBytes, canvasOf, defaultFont, fontFamilies, imageNode, png } from '../images.js';
 import type { Engine, PipelineOptions } from './registry.js';
-import { pixelRect, putImageOps, textNodes } from './raster.js';
+import { fitInArea, VERTICAL_ADVANCE, type Area } from './bubble-fit.js';
+import { erode, floodFill, maskFrom, type Box, type Mask } from './pixels.js';
+import { maskNode, pixelRect, putImageOps, textNodes } from './raster.js';
 
 const LINE_HEIGHT = 1.2;
 const PADDING_PX = 2;
@@ -44,14 +52,122 @@ export function wrap(ctx: SKRSContext2D, text: string, maxWidth: number): string
   return lines;
 }
 
-export function fontFor(text: TextData, options: PipelineOptions): string {
+/** Fonts known to carry Japanese, Chinese and Korean glyphs, in order of preference. */
+export const CJK_FONTS = [
+  'Noto Sans CJK JP',
+  'Noto Serif CJK JP',
+  'Noto Sans CJK SC',
+  'Noto Sans CJK KR',
+];
+
+export function fontFor(text: TextData, options: PipelineOptions, content = ''): string {
   const installed = fontFamilies();
   const named = text.style?.fontFamilies.find((f) => installed.includes(f));
-  return (
-    named ??
-    [options.defaultFont, options.projectFont].find((f) => f && installed.includes(f)) ??
-    defaultFont()
-  );
+  const chosen =
+    named ?? [options.defaultFont, options.projectFont].find((f) => f && installed.includes(f));
+  if (chosen) return chosen;
+  if (isCjk(content)) return CJK_FONTS.find((f) => installed.includes(f)) ?? defaultFont();
+  return defaultFont();
+}
+
+const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+const VERTICAL_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/** Mostly Han, kana or Hangul. */
+export function isCjk(content: string): boolean {
+  const chars = [...content.replace(/\s+/g, '')];
+  return chars.length > 0 && chars.filter((c) => CJK_CHAR.test(c)).length * 2 >= chars.length;
+}
+
+/** Set vertically: Japanese and Chinese text (Korean stays horizontal, as printed). */
+export function isVerticalScript(content: string): boolean {
+  const chars = [...content.replace(/\s+/g, '')];
+  return chars.length > 0 && chars.filter((c) => VERTICAL_CHAR.test(c)).length * 2 >= chars.length;
+}
+
+/** `erode`, computed only in a window around the set pixels (a bubble is small next to its page). */
+function erodeAround(mask: Mask, width: number, height: number, r: number): Mask {
+  let x0 = width;
+  let y0 = height;
+  let x1 = 0;
+  let y1 = 0;
+  for (let i = 0; i < mask.length; i++)
+    if (mask[i]) {
+      const x = i % width;
+      const y = (i - x) / width;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+    }
+  const out = new Uint8Array(mask.length);
+  if (x1 < x0) return out;
+  // One pixel of frame, so the window's edge is outside the area as the page's is.
+  const wx0 = x0 - 1;
+  const wy0 = y0 - 1;
+  const ww = x1 - x0 + 3;
+  const wh = y1 - y0 + 3;
+  const local = new Uint8Array(ww * wh);
+  for (let y = y0; y <= y1; y++)
+    for (let x = x0; x <= x1; x++) local[(y - wy0) * ww + x - wx0] = mask[y * width + x]!;
+  const eroded = erode(local, ww, wh, r);
+  for (let y = y0; y <= y1; y++)
+    for (let x = x0; x <= x1; x++) out[y * width + x] = eroded[(y - wy0) * ww + x - wx0]!;
+  return out;
+}
+
+/**
+ * The area text may use: the bubble(s) under the region's box, shrunk by
+ * `inset`; else the box itself shrunk by `inset`.
+ */
+export function regionArea(
+  bubbles: Mask | null,
+  width: number,
+  height: number,
+  r: Box,
+  inset: number,
+): Area {
+  const mask = new Uint8Array(width * height);
+  let found = false;
+  if (bubbles) {
+    const seen = new Uint8Array(width * height);
+    for (let y = r.y0; y < r.y1; y++)
+      for (let x = r.x0; x < r.x1; x++) {
+        const i = y * width + x;
+        if (bubbles[i] && !seen[i]) {
+          for (const j of floodFill(width, height, i, (k) => !!bubbles[k], seen)) mask[j] = 1;
+          found = true;
+        }
+      }
+  }
+  if (!found)
+    for (let y = r.y0; y < r.y1; y++) for (let x = r.x0; x < r.x1; x++) mask[y * width + x] = 1;
+  const inner = erodeAround(mask, width, height, inset);
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  for (let i = 0; i < inner.length; i++)
+    if (inner[i]) {
+      const x = i % width;
+      const y = (i - x) / width;
+      x0 = Math.min(x0, x);
+      x1 = Math.max(x1, x + 1);
+      y0 = Math.min(y0, y);
+      y1 = Math.max(y1, y + 1);
+    }
+  const box = x1 > x0 ? { x0, y0, x1, y1 } : { x0: r.x0, y0: r.y0, x1: r.x0, y1: r.y0 };
+  // Centre on the text's box when it lies in the area, else on the area.
+  const cx = (r.x0 + r.x1) / 2;
+  const cy = (r.y0 + r.y1) / 2;
+  const inside = inner[Math.round(cy) * width + Math.round(cx)];
+  return {
+    mask: inner,
+    width,
+    box,
+    cx: found && !inside ? (box.x0 + box.x1) / 2 : found ? (box.x0 + box.x1 + cx * 2) / 4 : cx,
+    cy: found && !inside ? (box.y0 + box.y1) / 2 : found ? (box.y0 + box.y1 + cy * 2) / 4 : cy,
+  };
 }
 
 const cssFont = (size: number, family: string, text: TextData) =>
@@ -85,7 +201,7 @@ const rgba = (c: readonly number[]) => `rgba(${c[0]}, ${c[1]}, ${c[2]}, ${(c[3] 
 export function createRendererEngine(): Engine {
   return {
     id: 'renderer',
-    name: 'Renderer (draw translations into their regions)',
+    name: 'Renderer (draw translations inside their bubbles, horizontal or vertical)',
     needs: ['SourceImage', 'Translations'],
     uses: ['Inpainted'],
     produces: ['FinalRender'],
@@ -99,6 +215,16 @@ export function createRendererEngine(): Engine {
           const canvas = createCanvas(width, height);
           const ctx = canvas.getContext('2d');
           ctx.drawImage(image, 0, 0);
+          const bubbleNode = maskNode(page, 'bubble');
+          let bubbles: Mask | null = null;
+          if (bubbleNode) {
+            const m = await canvasOf(await blobBytes(blobs, bubbleNode.mask.blob));
+            if (m.width === width && m.height === height)
+              bubbles = maskFrom(
+                m.getContext('2d').getImageData(0, 0, width, height).data,
+                width * height,
+              );
+          }
           const sx = width / page.width;
           const sy = height / page.height;
           const ops: Op[] = [];
@@ -111,14 +237,39 @@ export function createRendererEngine(): Engine {
               width,
               height,
             );
-            const w = r.w - 2 * PADDING_PX;
-            const h = r.h - 2 * PADDING_PX;
-            if (w <= 0 || h <= 0) continue;
-            const family = fontFor(text, options);
-            const size = text.style?.fontSize ?? fitSize(ctx, content, family, text, w, h);
+            if (r.w <= 2 * PADDING_PX || r.h <= 2 * PADDING_PX) continue;
+            const family = fontFor(text, options, content);
+            const stroke = text.style?.stroke;
+            const inset = PADDING_PX + Math.ceil(stroke?.widthPx ?? 0);
+            const area = regionArea(bubbles, width, height, r, inset);
+            // Japanese and Chinese go vertical unless the area is clearly wide (a bubble lettered horizontally).
+            const areaW = area.box.x1 - area.box.x0;
+            const areaH = area.box.y1 - area.box.y0;
+            const vertical =
+              isVerticalScript(content) && (text.direction === 'vertical' || areaH >= areaW * 0.75);
+            const measureAt = (size: number) => {
+              ctx.font = cssFont(size, family, text);
+              return { width: (s: string) => ctx.measureText(s).width };
+            };
+            const maxSize = Math.max(
+              MIN_SIZE,
+              Math.min(area.box.y1 - area.box.y0, area.box.x1 - area.box.x0),
+            );
+            const layout = fitInArea(
+              area,
+              content,
+              vertical,
+              measureAt,
+              MIN_SIZE,
+              maxSize,
+              text.style?.fontSize,
+            );
+            if (!layout) continue;
+            const { size } = layout;
             ctx.save();
             ctx.beginPath();
-            ctx.rect(r.x0, r.y0, r.w, r.h);
+            for (const l of layout.lines)
+              ctx.rect(l.rect.x0, l.rect.y0, l.rect.x1 - l.rect.x0, l.rect.y1 - l.rect.y0);
             ctx.clip();
             if (t.rotationDeg) {
               ctx.translate(r.x0 + r.w / 2, r.y0 + r.h / 2);
@@ -126,30 +277,35 @@ export function createRendererEngine(): Engine {
               ctx.translate(-(r.x0 + r.w / 2), -(r.y0 + r.h / 2));
             }
             ctx.font = cssFont(size, family, text);
-            const lines = wrap(ctx, content, w);
-            const align = text.style?.textAlign ?? 'center';
+            const align = vertical ? 'center' : (text.style?.textAlign ?? 'center');
             ctx.textAlign = align;
             ctx.textBaseline = 'middle';
-            const x =
-              align === 'left'
-                ? r.x0 + PADDING_PX
-                : align === 'right'
-                  ? r.x1 - PADDING_PX
-                  : r.x0 + r.w / 2;
-            const lineHeight = size * LINE_HEIGHT;
-            const top = r.y0 + r.h / 2 - (lines.length * lineHeight) / 2 + lineHeight / 2;
-            const stroke = text.style?.stroke;
-            lines.forEach((line, i) => {
-              const y = top + i * lineHeight;
+            const draw = (s: string, x: number, y: number) => {
               if (stroke && stroke.widthPx > 0) {
                 ctx.strokeStyle = rgba(stroke.color);
                 ctx.lineWidth = stroke.widthPx * 2; // half of a centred stroke lies under the fill
                 ctx.lineJoin = 'round';
-                ctx.strokeText(line, x, y);
+                ctx.strokeText(s, x, y);
               }
               ctx.fillStyle = rgba(text.style?.color ?? [0, 0, 0, 255]);
-              ctx.fillText(line, x, y);
-            });
+              ctx.fillText(s, x, y);
+            };
+            for (const { text: line, rect } of layout.lines) {
+              if (vertical) {
+                const x = (rect.x0 + rect.x1) / 2;
+                [...line].forEach((ch, k) =>
+                  draw(ch, x, rect.y0 + size * VERTICAL_ADVANCE * (k + 0.5)),
+                );
+              } else {
+                const x =
+                  align === 'left'
+                    ? rect.x0
+                    : align === 'right'
+                      ? rect.x1
+                      : (rect.x0 + rect.x1) / 2;
+                draw(line, x, (rect.y0 + rect.y1) / 2);
+              }
+            }
             ctx.restore();
             if (text.fontSizePx !== size)
               ops.push({

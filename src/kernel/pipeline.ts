@@ -365,6 +365,20 @@ function toolContext(
       // Only the owner decides (authority.md §2): never a form the client itself can answer.
       return services.consent.request(options.connection.id, mount, request);
     },
+    async writeOutside(fn) {
+      if (write.settled)
+        throw new AirlockError('timeout', 'The call already ended; nothing was sent.');
+      write.state = 'writing';
+      // A throw leaves the state 'writing': the write may have happened.
+      const value = await fn();
+      if (isFailure(value)) {
+        if (value.data?.mutationUncertain !== true) write.state = 'none';
+        return value;
+      }
+      if (operation) await services.store.transaction((tx) => operation.commit(tx, value));
+      write.state = 'committed';
+      return value;
+    },
     async write(fn) {
       if (write.settled)
         throw new AirlockError('timeout', 'The call already ended; nothing was written.');

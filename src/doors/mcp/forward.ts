@@ -43,15 +43,19 @@ export async function forwardCall(
   const client = await call.upstream.client(READY_WAIT_MS);
   // Nothing was sent: a plain unavailable, even for a write.
   if ('ok' in client) return client;
+  // Progress sent on before the result, so the caller never sees a step after the answer.
+  const relayed: Promise<unknown>[] = [];
   try {
     const result = (await client.callTool(
       { name: tool, arguments: call.args },
       {
         signal: ctx.signal,
         timeout: call.timeoutMs,
-        onprogress: (p) => void ctx.progress(p.progress, p.total, p.message).catch(() => undefined),
+        onprogress: (p) =>
+          void relayed.push(ctx.progress(p.progress, p.total, p.message).catch(() => undefined)),
       },
     )) as CallToolResult;
+    await Promise.all(relayed);
     if (result.isError)
       return failure(
         'upstreamError',

@@ -12,6 +12,7 @@ import { createWebUi } from '../web/web-ui.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
 import type { OpenApiMount } from '../doors/context.js';
+import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
 
@@ -34,6 +35,7 @@ Options:
   --openapi SPEC     mount the openapi door over an OpenAPI/Swagger document or
                      compiled catalog (repeatable; pair each with --base-url URL
                      and --prefix P, default prefix 'plane')
+${UPSTREAM_HELP}
   --allow-self       allow an --openapi door whose --base-url is this server's own
                      API (refused otherwise; the door acts as the calling agent)
   --config FILE      JSON file with any of the options above (flags win), and
@@ -55,7 +57,8 @@ export const STDIO_HELP = `Usage: airlock stdio --doors a,b [options]
 Serves the same doors over MCP stdio, for clients that spawn servers.
 Only protocol messages go to stdout; logs go to stderr.
 
-Options: --data DIR, --doors a,b, --store URL, --bus URL, --config FILE, -h/--help`;
+Options: --data DIR, --doors a,b, --store URL, --bus URL, --config FILE, -h/--help,
+--upstream NAME=COMMAND|URL and --upstream-header NAME:'Header: value' (as for airlock serve)`;
 
 const COMMON = {
   data: { type: 'string' },
@@ -64,6 +67,7 @@ const COMMON = {
   bus: { type: 'string' },
   config: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...UPSTREAM_OPTIONS,
 } as const;
 
 const LimitsSchema = z.record(
@@ -216,6 +220,8 @@ export async function serve(argv: string[]): Promise<number> {
   }
   const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
   if (openapi.length > 0 && !doors.includes('openapi')) doors.push('openapi');
+  const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
+  if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
@@ -227,6 +233,7 @@ export async function serve(argv: string[]): Promise<number> {
     relayPort,
     openapi,
     config,
+    upstreams,
   });
   return serveHttpUntilSignal({
     workspace,
@@ -235,7 +242,13 @@ export async function serve(argv: string[]): Promise<number> {
     port,
     agentToken: token,
     allowAnonymous,
-    stdioArgs: ['stdio', '--doors', doors.join(',')],
+    stdioArgs: [
+      'stdio',
+      '--doors',
+      doors.join(','),
+      ...(values.upstream ?? []).flatMap((u) => ['--upstream', u]),
+      ...(values['upstream-header'] ?? []).flatMap((h) => ['--upstream-header', h]),
+    ],
     title: `Airlock is serving ${workspace.mounts.length ? workspace.mounts.join(', ') : 'no doors'} (store: ${workspace.store.kind} at ${workspace.store.location})`,
     clientName: 'airlock',
     links: [
@@ -262,6 +275,8 @@ export async function stdio(argv: string[]): Promise<number> {
   }
   const config = readConfig(values.config);
   const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
+  const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
+  if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
@@ -271,6 +286,7 @@ export async function stdio(argv: string[]): Promise<number> {
     limits: configLimits(config),
     logger,
     config,
+    upstreams,
   });
   // The owner answers this process's approvals from the CLI in the same folder.
   await ensureOwner(workspace.kernel.principals, workspace.data, logger);

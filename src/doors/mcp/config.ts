@@ -65,7 +65,8 @@ export const isStdio = (c: UpstreamConfig): c is StdioUpstreamConfig => 'command
 
 /** A bad upstream configuration; the CLI answers it with exit code 2 and this one line. */
 export class UpstreamConfigError extends Error {
-  override name = 'UpstreamConfigError';
+  // The workspace turns a door's ConfigError into a usage error (exit 2).
+  override name = 'ConfigError';
 }
 
 /** Splits a command line into words, honouring '…' and "…" quotes and backslash escapes. */

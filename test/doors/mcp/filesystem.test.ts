@@ -24,6 +24,7 @@ import {
   type GatewayWorkspace,
   type Json,
 } from './helpers.js';
+import { agentHeaders } from '../../helpers/principals.js';
 
 let ws: GatewayWorkspace;
 let alice: Client;
@@ -167,5 +168,63 @@ describe('filesystem upstream', () => {
     expect(write).toMatchObject({ door: 'fs', decision: 'ask' });
     expect(typeof write!.argsDigest).toBe('string');
     expect(entries.some((e) => e.result === 'approvalRequired')).toBe(true);
+  });
+
+  it('GET /api/v1/upstreams shows the owner the state, the last stderr lines and the tools with their effects', async () => {
+    const r = await ws.rest('GET', 'upstreams');
+    expect(r.status).toBe(200);
+    const [fs] = r.body.upstreams as Json[];
+    expect(fs).toMatchObject({ name: 'fs', transport: 'stdio', state: 'running', restarts: 0 });
+    expect(fs!.stderr.join('\n')).toContain('Secure MCP Filesystem Server running on stdio');
+    expect(fs!.tools).toContainEqual({
+      name: 'fs_write_file',
+      upstreamTool: 'write_file',
+      effect: 'destructive',
+      source: 'annotations',
+      annotated: 'destructive',
+    });
+  });
+
+  it('agents can neither see the upstreams nor override an effect', async () => {
+    const agent = await agentHeaders(ws.tk.kernel, 'sneaky');
+    expect((await ws.rest('GET', 'upstreams', undefined, agent)).status).toBe(403);
+    const put = await ws.rest(
+      'PUT',
+      'upstreams/fs/tools/write_file/effect',
+      { effect: 'read' },
+      agent,
+    );
+    expect(put.status).toBe(403);
+    const view = (await ws.rest('GET', 'upstreams')).body.upstreams[0].tools as Json[];
+    expect(view.find((t) => t.upstreamTool === 'write_file')).toMatchObject({
+      effect: 'destructive',
+    });
+  });
+
+  it('the owner overrides an effect: write_file as a write runs without asking, and back to its annotations it asks again', async () => {
+    const set = await ws.rest('PUT', 'upstreams/fs/tools/write_file/effect', { effect: 'write' });
+    expect(set.status).toBe(200);
+    expect(set.body.tool).toMatchObject({
+      effect: 'write',
+      source: 'override',
+      annotated: 'destructive',
+    });
+    const { tools } = await alice.listTools();
+    expect(tools.find((t) => t.name === 'fs_write_file')?.annotations).toMatchObject({
+      destructiveHint: false,
+    });
+    const path = join(dir, 'override.txt');
+    const ran = await callTool(alice, 'fs_write_file', { path, content: 'no ask' });
+    expect(ran.isError).toBeFalsy();
+    expect(readFileSync(path, 'utf8')).toBe('no ask');
+    expect(
+      (await ws.rest('PUT', 'upstreams/fs/tools/write_file/effect', { effect: null })).status,
+    ).toBe(200);
+    const asked = await callTool(alice, 'fs_write_file', { path, content: 'asks again' });
+    expect(errorOf(asked)).toMatchObject({ code: 'approvalRequired' });
+    const unknown = await ws.rest('PUT', 'upstreams/fs/tools/nope/effect', { effect: 'read' });
+    expect(unknown).toMatchObject({ status: 404, body: { code: 'notFound' } });
+    const bad = await ws.rest('PUT', 'upstreams/fs/tools/write_file/effect', { effect: 'maybe' });
+    expect(bad.status).toBe(400);
   });
 });

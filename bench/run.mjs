@@ -21,9 +21,12 @@
  *    `wu_status`, against a bare WebSocket echo in the same rounds.
  * 5. Owner policy (bench/policy.mjs): the policy decision's share of the
  *    trivial round trip, and 21 rules against none.
+ * 6. The mcp door (bench/mcp.mjs): `tools/call` through Airlock vs directly
+ *    to the same upstream, stdio and HTTP.
  *
  * Run with `npm run bench` (builds first; imports from dist/). Env:
- * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page,policy; also openapi),
+ * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page,policy; also openapi, mcp),
+ * BENCH_MCP_CALLS (1000),
  * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
@@ -43,6 +46,7 @@ import { benchOpenapi, printOpenapi } from './openapi.mjs';
 import { benchScene } from './scene.mjs';
 import { benchPage, printPage } from './page.mjs';
 import { benchPolicy, printPolicy } from './policy.mjs';
+import { benchMcp, printMcp } from './mcp.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -429,6 +433,11 @@ async function main() {
   if (PARTS.has('openapi')) {
     results.openapi = await benchOpenapi();
     printOpenapi(results.openapi, table);
+  }
+
+  if (PARTS.has('mcp')) {
+    results.mcp = await benchMcp({ interleave, sequential, stats, ratio });
+    printMcp(results.mcp, table);
   }
 
   results.elapsedSeconds = Math.round((Date.now() - started) / 100) / 10;

@@ -13,7 +13,8 @@
  * |          |               | mutationUncertain (earlier attempt uncertain)        |
  * | execute  | the door      | any code the door returns; a throw → internal        |
  * | history  | history.ts    | (the handler applies ops through the kernel history) |
- * | audit    | audit.ts      | — (records every non-read call and every refusal)    |
+ * | audit    | audit.ts      | — (every non-read call, every refusal, and every     |
+ * |          |               |   call of a tool with auditEveryCall)                |
  * | events   | events.ts     | — (publishes `toolCalled`)                           |
  */
 import { AirlockError, failure, internalFailure, isFailure, type Failure } from './errors.js';
@@ -77,7 +78,8 @@ export async function runPipeline(
   const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
     const changesState = effect !== 'read';
     const ruled = verdict !== null && !verdict.rule.startsWith('default:');
-    if ((changesState || ruled || !outcome.ok) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
+    const audited = changesState || ruled || !outcome.ok || tool.auditEveryCall === true;
+    if (audited && !REFUSALS_NOT_AUDITED.has(tool.name)) {
       await services.audit
         .record({
           connection: connection.id,

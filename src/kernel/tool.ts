@@ -175,6 +175,12 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
    */
   statedHints?: readonly EffectHint[];
   annotations?: ToolAnnotations;
+  /**
+   * Audit every call, reads that passed by default included (a gateway's
+   * promise: one trail of everything forwarded). Default: reads that no
+   * rule decided and that succeeded are not audited.
+   */
+  auditEveryCall?: boolean;
   /** Targets and preview for the owner's policy. */
   policy?: CallPolicySpec<z.output<S>>;
   /** Capability a grant must cover before the handler runs (kernel §5). */

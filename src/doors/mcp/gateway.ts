@@ -52,6 +52,8 @@ export interface UpstreamRuntime {
   readonly name: string;
   readonly upstream: Upstream;
   readonly scrub: (text: string) => string;
+  /** Whether any secret is configured (else `scrub` changes nothing). */
+  readonly hasSecrets: boolean;
   readonly separator: string;
   /** The upstream's tools as last listed. */
   listed: Tool[];
@@ -145,6 +147,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const rt: UpstreamRuntime = {
       name: u.name,
       scrub,
+      hasSecrets: u.secrets.length > 0,
       separator: u.config.separator,
       listed: [],
       overrides: new Map(Object.entries(u.config.tools).map(([t, o]) => [t, o.effect])),

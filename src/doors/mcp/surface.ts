@@ -21,8 +21,9 @@ const NARROW =
   ' Narrow the call: ask the upstream tool for less (a smaller range, fewer items, a single file or page).';
 
 /** Results pass through as the upstream gave them, scrubbed; failures as JSON, scrubbed. */
-export function createPresenter(scrub: (text: string) => string): Presenter {
-  const clean = <T>(v: T) => scrubValue(v, scrub) as T;
+export function createPresenter(scrub: ((text: string) => string) | null): Presenter {
+  // Without configured secrets there is nothing to scrub: results pass as they are.
+  const clean = <T>(v: T) => (scrub ? (scrubValue(v, scrub) as T) : v);
   return {
     success(_tool, value) {
       return clean(value as ToolResult);

@@ -89,6 +89,8 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
       ? { outputJsonSchema: tool.outputSchema as Record<string, unknown> }
       : {}),
     effect,
+    // A gateway audits everything it forwards, reads included.
+    auditEveryCall: true,
     annotations: {
       ...(hints.title ? { title: hints.title } : {}),
       ...(hints.idempotentHint !== undefined ? { idempotentHint: hints.idempotentHint } : {}),

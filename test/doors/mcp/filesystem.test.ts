@@ -168,6 +168,12 @@ describe('filesystem upstream', () => {
     expect(write).toMatchObject({ door: 'fs', decision: 'ask' });
     expect(typeof write!.argsDigest).toBe('string');
     expect(entries.some((e) => e.result === 'approvalRequired')).toBe(true);
+    // Reads are audited too: a gateway keeps one trail of everything it forwards.
+    expect(entries.find((e) => e.tool === 'fs_read_text_file' && e.result === 'ok')).toMatchObject({
+      door: 'fs',
+      decision: 'allow',
+      rule: 'default:read',
+    });
   });
 
   it('GET /api/v1/upstreams shows the owner the state, the last stderr lines and the tools with their effects', async () => {

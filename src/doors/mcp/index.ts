@@ -100,7 +100,7 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
     },
     limits: { timeoutMs: 120_000 },
     mcp: {
-      presenter: createPresenter(rt.hasSecrets ? rt.scrub : null),
+      presenter: createPresenter(rt.name, rt.hasSecrets ? rt.scrub : null),
       capabilities: MCP_CAPABILITIES,
       extendServer: extend(rt.name),
       instructions: `Tools named ${rt.name}${rt.separator}… come from the MCP server '${rt.name}' through Airlock: the owner's policy may ask them before a change runs (approvalRequired: wait and call again). Tools that change something take an optional operationID: reuse it when retrying so the change happens once.`,

@@ -21,12 +21,15 @@ const NARROW =
   ' Narrow the call: ask the upstream tool for less (a smaller range, fewer items, a single file or page).';
 
 /** Results pass through as the upstream gave them, scrubbed; failures as JSON, scrubbed. */
-export function createPresenter(scrub: ((text: string) => string) | null): Presenter {
+export function createPresenter(
+  upstream: string,
+  scrub: ((text: string) => string) | null,
+): Presenter {
   // Without configured secrets there is nothing to scrub: results pass as they are.
   const clean = <T>(v: T) => (scrub ? (scrubValue(v, scrub) as T) : v);
   return {
     success(_tool, value) {
-      return clean(value as ToolResult);
+      return clean(linked(upstream, value as ToolResult));
     },
     failure(tool: AnyToolDef, f: Failure, generic: GenericPresenter) {
       // The upstream's own error result, as it gave it.
@@ -37,6 +40,23 @@ export function createPresenter(scrub: ((text: string) => string) | null): Prese
       return clean(generic.failure(tool, shown));
     },
   };
+}
+
+/**
+ * Resource links and embedded resources in a result name the upstream's
+ * URIs; shown prefixed, so the agent can read them through Airlock.
+ */
+function linked(upstream: string, result: ToolResult): ToolResult {
+  if (!Array.isArray(result.content)) return result;
+  const content = result.content.map((c) => {
+    if (c.type === 'resource_link' && typeof c.uri === 'string')
+      return { ...c, uri: prefixUri(upstream, c.uri) };
+    const r = c.resource as { uri?: unknown } | undefined;
+    if (c.type === 'resource' && r && typeof r.uri === 'string')
+      return { ...c, resource: { ...r, uri: prefixUri(upstream, r.uri) } };
+    return c;
+  });
+  return { ...result, content };
 }
 
 export const MCP_CAPABILITIES = {

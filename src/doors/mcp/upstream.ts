@@ -116,6 +116,9 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     const client = new Client(
       { name: 'airlock', version: AIRLOCK_VERSION },
       {
+        // An HTTP upstream may speak either era: probe (2026-07-28 `server/discover`,
+        // else the 2025 handshake). A stdio upstream is spawned once, as it is.
+        ...(isStdio(config) ? {} : { versionNegotiation: { mode: 'auto' as const } }),
         listChanged: {
           tools: {
             autoRefresh: false,

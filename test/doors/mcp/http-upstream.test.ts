@@ -9,14 +9,15 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { McpServer } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { callTool, gatewayWorkspace, type GatewayWorkspace } from './helpers.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const TOKEN = 'upstream-bearer-7f3a9c';
 let http: HttpServer;
+let modernHttp: HttpServer;
 let ws: GatewayWorkspace;
 let upstreamUrl: string;
 const servers: McpServer[] = [];
@@ -80,12 +81,35 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   upstreamUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  // A 2026-07-28-only upstream (stateless, no 2025 handshake).
+  const modern = toNodeHandler(
+    createMcpHandler(
+      () => {
+        const s = new McpServer({ name: 'modern', version: '1.0.0' });
+        s.registerTool(
+          'era',
+          {
+            description: 'Says its era',
+            inputSchema: z.object({}),
+            annotations: { readOnlyHint: true },
+          },
+          async () => ({ content: [{ type: 'text', text: 'modern only' }] }),
+        );
+        return s;
+      },
+      { legacy: 'reject' },
+    ),
+  );
+  modernHttp = createServer((req, res) => void modern(req, res));
+  await new Promise<void>((resolve) => modernHttp.listen(0, '127.0.0.1', resolve));
+  const modernUrl = `http://127.0.0.1:${(modernHttp.address() as AddressInfo).port}/mcp`;
   ws = await gatewayWorkspace(
     {
       web: {
         url: upstreamUrl,
         headers: { Authorization: 'Bearer ${AIRLOCK_TEST_UPSTREAM_TOKEN}' },
       },
+      next: { url: modernUrl },
     },
     { env: { ...process.env, AIRLOCK_TEST_UPSTREAM_TOKEN: TOKEN } },
   );
@@ -95,6 +119,8 @@ afterAll(async () => {
   await ws?.close();
   await Promise.all(servers.map((s) => s.close().catch(() => undefined)));
   http?.closeAllConnections();
+  modernHttp?.closeAllConnections();
+  await new Promise((resolve) => modernHttp?.close(resolve));
   await new Promise((resolve) => http?.close(resolve));
 });
 
@@ -111,6 +137,12 @@ describe('streamable HTTP upstream', () => {
     });
     // The header value is a secret: the owner's view shows only where the upstream is.
     expect(JSON.stringify(ws.gateway.views())).not.toContain(TOKEN);
+  });
+
+  it('reaches a 2026-era-only upstream too (the era is negotiated)', async () => {
+    const alice = await ws.agent('era-client');
+    const r = await callTool(alice, 'next_era');
+    expect(r.content[0]!.text).toBe('modern only');
   });
 
   it('a tool the upstream adds reaches a connected client as tools/list_changed', async () => {

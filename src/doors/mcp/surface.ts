@@ -59,6 +59,21 @@ function linked(upstream: string, result: ToolResult): ToolResult {
   return { ...result, content };
 }
 
+/** Every page of an upstream list (bounded), so the agent sees one whole list. */
+async function allPages<P extends { nextCursor?: string | undefined }, T>(
+  list: (params: { cursor: string } | undefined) => Promise<P>,
+  items: (page: P) => T[],
+): Promise<T[]> {
+  const all: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await list(cursor ? { cursor } : undefined);
+    all.push(...items(page));
+    cursor = page.nextCursor;
+  } while (cursor && all.length < 10_000);
+  return all;
+}
+
 export const MCP_CAPABILITIES = {
   tools: { listChanged: true },
   resources: { listChanged: true },
@@ -129,7 +144,10 @@ export function createExtender(gateway: Gateway, maxBytes: () => number) {
   async function promptNames(server: Server) {
     const taken = new Set<string>();
     const all = await each(server, 'prompts', async (rt, c) => {
-      const { prompts } = await c.listPrompts();
+      const prompts = await allPages(
+        (cursor) => c.listPrompts(cursor),
+        (p) => p.prompts,
+      );
       return prompts.map((p) => ({ rt, prompt: p }));
     });
     return all.map(({ rt, prompt }) => ({
@@ -142,7 +160,10 @@ export function createExtender(gateway: Gateway, maxBytes: () => number) {
   function register(server: Server) {
     server.setRequestHandler('resources/list', async () => ({
       resources: (await each(server, 'resources', async (rt, c) => {
-        const { resources } = await c.listResources();
+        const resources = await allPages(
+          (cursor) => c.listResources(cursor),
+          (p) => p.resources,
+        );
         return resources.map((r) =>
           scrubValue(
             { ...r, uri: prefixUri(rt.name, r.uri), name: `${rt.name}${rt.separator}${r.name}` },
@@ -153,7 +174,10 @@ export function createExtender(gateway: Gateway, maxBytes: () => number) {
     }));
     server.setRequestHandler('resources/templates/list', async () => ({
       resourceTemplates: (await each(server, 'resources', async (rt, c) => {
-        const { resourceTemplates } = await c.listResourceTemplates();
+        const resourceTemplates = await allPages(
+          (cursor) => c.listResourceTemplates(cursor),
+          (p) => p.resourceTemplates,
+        );
         return resourceTemplates.map((t) => ({
           ...t,
           uriTemplate: prefixUri(rt.name, t.uriTemplate),

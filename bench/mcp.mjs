@@ -8,6 +8,7 @@
  * | stdio            | client ⇄ upstream (stdio)          | client ⇄ `airlock mcp` (stdio) ⇄ upstream (stdio)           |
  * | http             | client ⇄ upstream (HTTP)           | client ⇄ `airlock mcp --port` (HTTP) ⇄ upstream (HTTP)      |
  * | stdio, in process| client ⇄ upstream (stdio)          | client ⇄ Airlock in this process (in-memory) ⇄ upstream     |
+ * | same, auditReads false | as above                     | as above, reads not audited (no durable store write per call) |
  *
  * The first two are what an agent sees (one more process hop plus the
  * kernel pipeline); the third isolates Airlock's own work from the extra
@@ -74,12 +75,14 @@ async function connected(transport, tool) {
 }
 
 /** An Airlock kernel in this process with the mcp door over a stdio upstream, served in memory. */
-async function inProcessAirlock(dir) {
+async function inProcessAirlock(dir, options = {}) {
   const { store, blobs } = await openStore({ data: dir });
   const events = await createEventBus();
   const kernel = createKernel({ store, blobs, events, logger: silentLogger });
   const { doors } = createMcpDoorsFrom({
-    upstreams: parseUpstreams({ up: { command: process.execPath, args: [UPSTREAM, 'stdio'] } }),
+    upstreams: parseUpstreams({
+      up: { command: process.execPath, args: [UPSTREAM, 'stdio'], ...options },
+    }),
     env: process.env,
     logger: silentLogger,
   });
@@ -136,6 +139,10 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
     closers.push(() => airlockStdio.close());
     const inProcess = await inProcessAirlock(join(dir, 'inproc'));
     closers.push(() => inProcess.close());
+    const inProcessNoReadAudit = await inProcessAirlock(join(dir, 'inproc-noaudit'), {
+      auditReads: false,
+    });
+    closers.push(() => inProcessNoReadAudit.close());
 
     // http: one upstream process; direct, and through `airlock mcp --port`
     const up = await started([UPSTREAM, 'http'], /listening (\S+)/);
@@ -173,6 +180,10 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       { key: 'stdio direct', run: sequential(echo(directStdio)) },
       { key: 'stdio through airlock', run: sequential(echo(airlockStdio)) },
       { key: 'stdio through airlock in process', run: sequential(echo(inProcess.client)) },
+      {
+        key: 'same, auditReads: false',
+        run: sequential(echo(inProcessNoReadAudit.client)),
+      },
       { key: 'http direct', run: sequential(echo(directHttp)) },
       { key: 'http through airlock', run: sequential(echo(airlockHttp)) },
     ];

@@ -78,9 +78,9 @@ export async function runPipeline(
   const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
     const changesState = effect !== 'read';
     const ruled = verdict !== null && !verdict.rule.startsWith('default:');
-    const audited = changesState || ruled || !outcome.ok || tool.auditEveryCall === true;
-    if (audited && !REFUSALS_NOT_AUDITED.has(tool.name)) {
-      await services.audit
+    const required = changesState || ruled || !outcome.ok;
+    if ((required || tool.auditEveryCall === true) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
+      const recorded = services.audit
         .record({
           connection: connection.id,
           door: mount,
@@ -93,6 +93,10 @@ export async function runPipeline(
           rule: verdict?.rule ?? null,
         })
         .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
+      // A read that passed by default is recorded beside its answer, not before it:
+      // the trail still gets it, the caller does not wait for the store's writer.
+      if (required) await recorded;
+      else void recorded;
     }
     services.events.publish({
       event: 'toolCalled',

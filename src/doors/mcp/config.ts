@@ -21,6 +21,12 @@ const common = {
   secrets: z.array(z.string().min(1)).default([]),
   /** `eager` connects at start; `lazy` publishes the tools listed last time and connects at the first call. */
   start: z.enum(['eager', 'lazy']).default('eager'),
+  /**
+   * Audit reads that the policy let through by default too (the default: one
+   * trail of everything forwarded). `false` audits only changes, refusals and
+   * calls a rule decided, sparing a durable store write per read.
+   */
+  auditReads: z.boolean().default(true),
   /** Between the upstream's name and its tool's (`fs_read_text_file`). */
   separator: z
     .string()

@@ -55,6 +55,7 @@ export interface UpstreamRuntime {
   /** Whether any secret is configured (else `scrub` changes nothing). */
   readonly hasSecrets: boolean;
   readonly separator: string;
+  readonly auditReads: boolean;
   /** The upstream's tools as last listed. */
   listed: Tool[];
   /** Owner overrides by upstream tool name (config, then stored). */
@@ -119,6 +120,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             effect,
             limits: kernel?.limits(rt.name) ?? DEFAULT_LIMITS,
             scrub: rt.scrub,
+            auditReads: rt.auditReads,
           }),
         );
       }
@@ -149,6 +151,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       scrub,
       hasSecrets: u.secrets.length > 0,
       separator: u.config.separator,
+      auditReads: u.config.auditReads,
       listed: [],
       overrides: new Map(Object.entries(u.config.tools).map(([t, o]) => [t, o.effect])),
       defs: [],

@@ -37,6 +37,8 @@ export interface UpstreamToolSpec {
   effect: Effect;
   limits: Limits;
   scrub: (text: string) => string;
+  /** Audit reads that passed by default too. */
+  auditReads: boolean;
 }
 
 /** Whether Airlock adds its operationID to this tool (it changes something, and has no field of that name). */
@@ -89,8 +91,8 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
       ? { outputJsonSchema: tool.outputSchema as Record<string, unknown> }
       : {}),
     effect,
-    // A gateway audits everything it forwards, reads included.
-    auditEveryCall: true,
+    // A gateway audits everything it forwards, reads included (unless configured not to).
+    auditEveryCall: spec.auditReads,
     annotations: {
       ...(hints.title ? { title: hints.title } : {}),
       ...(hints.idempotentHint !== undefined ? { idempotentHint: hints.idempotentHint } : {}),

@@ -106,19 +106,25 @@ describe('upstream lifecycle', () => {
   }, 30_000);
 });
 
-describe('limits', () => {
+describe('limits and auditReads', () => {
   let ws: GatewayWorkspace | undefined;
   afterEach(async () => {
     await ws?.close();
     ws = undefined;
   });
 
-  it('a result over the response limit is refused with a message to narrow the call', async () => {
+  it('a result over the response limit is refused with a message to narrow the call; with auditReads false plain reads are not audited', async () => {
     const files = realpathSync(mkdtempSync(join(tmpdir(), 'airlock-mcp-big-')));
     cleanups.push(() => rmSync(files, { recursive: true, force: true }));
     writeFileSync(join(files, 'big.txt'), 'a line of text\n'.repeat(2_000));
     ws = await gatewayWorkspace(
-      { fs: { command: process.execPath, args: [serverBin('filesystem'), files] } },
+      {
+        fs: {
+          command: process.execPath,
+          args: [serverBin('filesystem'), files],
+          auditReads: false,
+        },
+      },
       { kernel: { limits: { fs: { responseBytes: 4_000 } } } },
     );
     const alice = await ws.agent('alice');
@@ -130,5 +136,8 @@ describe('limits', () => {
       head: 3,
     });
     expect(small.isError).toBeFalsy();
+    // auditReads: false — the refused read is audited, the plain one is not.
+    const audit = (await ws.rest('GET', 'audit?door=fs')).body.entries as Array<{ result: string }>;
+    expect(audit.map((e) => e.result)).toEqual(['resultTooLarge']);
   }, 30_000);
 });

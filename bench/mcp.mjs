@@ -209,6 +209,10 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
           'stdio through airlock in process',
           'stdio direct',
         ),
+        'stdio: airlock in process, reads not audited / direct': pair(
+          'same, auditReads: false',
+          'stdio direct',
+        ),
         'http: through airlock / direct': pair('http through airlock', 'http direct'),
       },
     };

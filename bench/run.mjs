@@ -24,10 +24,13 @@
  * 6. Scene engines (bench/engines.mjs, opt-in part `engines`): detection,
  *    OCR, inpainting and rendering quality on generated manga-like pages,
  *    today's engines against the new ones.
+ * 7. The mcp door (bench/mcp.mjs, part `mcp`): `tools/call` through Airlock
+ *    vs directly to the same upstream, stdio and HTTP.
  *
  * Run with `npm run bench` (builds first; imports from dist/). Env:
- * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page,policy; also openapi
- * and engines; the parts may also be given as arguments: `npm run bench -- engines`),
+ * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page,policy; also openapi,
+ * mcp and engines; the parts may also be given as arguments: `npm run bench -- engines`),
+ * BENCH_MCP_CALLS (1000),
  * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
@@ -48,6 +51,7 @@ import { benchScene } from './scene.mjs';
 import { benchPage, printPage } from './page.mjs';
 import { benchPolicy, printPolicy } from './policy.mjs';
 import { benchEngines, printEngines } from './engines.mjs';
+import { benchMcp, printMcp } from './mcp.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -446,6 +450,11 @@ async function main() {
   if (PARTS.has('openapi')) {
     results.openapi = await benchOpenapi();
     printOpenapi(results.openapi, table);
+  }
+
+  if (PARTS.has('mcp')) {
+    results.mcp = await benchMcp({ interleave, sequential, stats, ratio });
+    printMcp(results.mcp, table);
   }
 
   results.elapsedSeconds = Math.round((Date.now() - started) / 100) / 10;

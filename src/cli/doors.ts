@@ -8,12 +8,14 @@ import { createSceneDoors } from '../doors/scene/index.js';
 import { createNotesDoors } from '../doors/notes/index.js';
 import { createOpenapiDoors } from '../doors/openapi/index.js';
 import { createPageDoors } from '../doors/page/index.js';
+import { createMcpDoors } from '../doors/mcp/index.js';
 
 const DOORS: Record<string, DoorFactory> = {
   scene: createSceneDoors,
   notes: createNotesDoors,
   openapi: createOpenapiDoors,
   page: createPageDoors,
+  mcp: createMcpDoors,
 };
 
 const TEST_DOORS: Record<string, DoorFactory> = {

@@ -13,6 +13,7 @@ Commands:
   policy       the owner's rules: list, add, remove, test (allow, ask or deny each call)
   agents       add, list or revoke agents (each MCP client's token)
   owner        owner rotate: replace the owner token
+  mcp          put existing MCP servers behind Airlock: mcp NAME=COMMAND… (stdio or --port)
   openapi      serve one REST API (OpenAPI/Swagger document) through three generic tools
   catalog      compile an OpenAPI document into a catalog: catalog build SPEC -o FILE
   relay        the page door alone: MCP over stdio plus the bridge WebSocket (WU_MCP_* env)
@@ -40,6 +41,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./agents.js')).ownerCommand(rest);
       case 'openapi':
         return await (await import('./openapi.js')).openapiCommand(rest);
+      case 'mcp':
+        return await (await import('./mcp.js')).mcpCommand(rest);
       case 'catalog':
         return await (await import('./openapi.js')).catalogCommand(rest);
       case 'relay':

@@ -12,6 +12,7 @@ import { createWebUi } from '../web/web-ui.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
 import type { OpenApiMount } from '../doors/context.js';
+import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
 
@@ -34,6 +35,7 @@ Options:
   --openapi SPEC     mount the openapi door over an OpenAPI/Swagger document or
                      compiled catalog (repeatable; pair each with --base-url URL
                      and --prefix P, default prefix 'plane')
+${UPSTREAM_HELP}
   --allow-self       allow an --openapi door whose --base-url is this server's own
                      API (refused otherwise; the door acts as the calling agent)
   --config FILE      JSON file with any of the options above (flags win), and
@@ -72,6 +74,8 @@ Options:
   --store URL        postgres://… (default: SQLite in --data)
   --bus URL          redis://… to share events with other instances
   --config FILE      the same JSON config file as \`airlock serve\`
+  --upstream NAME=COMMAND|URL, --upstream-header NAME:'Header: value'
+                     MCP servers behind the mcp door (as for \`airlock serve\`)
   -h, --help         this help`;
 
 const COMMON = {
@@ -81,6 +85,7 @@ const COMMON = {
   bus: { type: 'string' },
   config: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...UPSTREAM_OPTIONS,
 } as const;
 
 const LimitsSchema = z.record(
@@ -261,6 +266,8 @@ export async function serve(argv: string[]): Promise<number> {
   }
   const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
   if (openapi.length > 0 && !doors.includes('openapi')) doors.push('openapi');
+  const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
+  if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
@@ -273,6 +280,7 @@ export async function serve(argv: string[]): Promise<number> {
     relayPort,
     openapi,
     config,
+    upstreams,
   });
   return serveHttpUntilSignal({
     workspace,
@@ -281,7 +289,13 @@ export async function serve(argv: string[]): Promise<number> {
     port,
     agentToken: token,
     allowAnonymous,
-    stdioArgs: ['stdio', '--doors', stdioDoors(doors).join(',')],
+    stdioArgs: [
+      'stdio',
+      '--doors',
+      stdioDoors(doors).join(','),
+      ...(values.upstream ?? []).flatMap((u) => ['--upstream', u]),
+      ...(values['upstream-header'] ?? []).flatMap((h) => ['--upstream-header', h]),
+    ],
     title: `Airlock is serving ${workspace.mounts.length ? workspace.mounts.join(', ') : 'no doors'} (store: ${workspace.store.kind} at ${workspace.store.location})`,
     clientName: 'airlock',
     links: [
@@ -319,6 +333,8 @@ export async function stdio(argv: string[]): Promise<number> {
     65535,
   );
   const doors = listOption(values.doors ?? str(config.doors)) ?? stdioDoors(defaultDoors());
+  const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
+  if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
@@ -330,6 +346,7 @@ export async function stdio(argv: string[]): Promise<number> {
     logger,
     relayPort,
     config,
+    upstreams,
   });
   // The owner answers this process's approvals from the CLI in the same folder.
   await ensureOwner(workspace.kernel.principals, workspace.data, logger);

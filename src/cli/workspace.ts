@@ -34,6 +34,8 @@ export interface WorkspaceOptions {
   relayPort?: number;
   openapi?: OpenApiMount[];
   config?: Record<string, unknown>;
+  /** Upstream MCP servers from `--upstream` flags (the mcp door). */
+  upstreams?: Record<string, unknown> | undefined;
 }
 
 export interface Workspace {
@@ -116,6 +118,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
       relayPort: options.relayPort ?? 19100,
       openapi: options.openapi ?? [],
       config: options.config ?? {},
+      ...(options.upstreams ? { upstreams: options.upstreams } : {}),
     };
     let doors;
     try {

@@ -29,6 +29,8 @@ export interface DoorContext {
   relayPort: number;
   /** One entry per `--openapi` mount. */
   openapi: OpenApiMount[];
+  /** Upstream MCP servers from `--upstream` flags (the `upstreams` config shape; the mcp door merges both). */
+  upstreams?: Record<string, unknown>;
   /** The config file's contents, for door-specific sections (e.g. `scene`, `notes`). */
   config: Record<string, unknown>;
 }

@@ -41,6 +41,8 @@ export { validateInput, describeIssue, describeValue } from './validate.js';
 export { utf8String, uuidString, hex64String } from './schemas.js';
 export { callDigest, canonicalJson, digestOf, sha256Hex, utf8Bytes } from './digest.js';
 export { REDACTED, isSecretName, redact } from './redact.js';
+export { checkResponseBytes } from './limits.js';
+export { wireForms, createScrubber, scrubValue, scrubbedLogger } from './scrub.js';
 export { isObject } from './objects.js';
 export { AIRLOCK_VERSION } from './version.js';
 export { blobHash, isBlobHash } from './blob-hash.js';

@@ -77,6 +77,12 @@ export interface Kernel<D extends Door = Door> extends KernelServices {
   doors(): D[];
   door(mount: string): D | undefined;
   tools(mount: string): ToolDescriptor[];
+  /**
+   * Reads a mounted door's `tools` again (a door whose tools come from
+   * elsewhere, e.g. an upstream MCP server that changed its list) and
+   * publishes `toolsChanged {door}` so transports tell their clients.
+   */
+  refreshTools(mount: string): void;
   /** The tool a mount offers under that name, if any. */
   tool(mount: string, name: string): AnyToolDef | undefined;
   /** The limits in force for a mount (door defaults, then configuration). */
@@ -148,10 +154,13 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     const d: ToolDescriptor = {
       name: tool.name,
       description: tool.description,
-      inputSchema: leanSchema(jsonSchemaOf(tool.input)),
+      // A foreign schema (an upstream's, the mcp door) passes through unchanged;
+      // our own are published lean.
+      inputSchema: tool.inputJsonSchema ?? leanSchema(jsonSchemaOf(tool.input)),
     };
     if (tool.title) d.title = tool.title;
-    if (tool.output) d.outputSchema = leanSchema(jsonSchemaOf(tool.output));
+    if (tool.outputJsonSchema) d.outputSchema = tool.outputJsonSchema;
+    else if (tool.output) d.outputSchema = leanSchema(jsonSchemaOf(tool.output));
     const annotations = annotationsOf(tool);
     if (annotations) d.annotations = annotations;
     return d;
@@ -171,6 +180,13 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     doors: () => [...mounted.values()].map((m) => m.door),
     door: (name) => mounted.get(name)?.door,
     tools: (name) => mounted.get(name)?.descriptors ?? [],
+    refreshTools(name) {
+      const m = mounted.get(name);
+      if (!m) throw new Error(`no door mounted as '${name}'`);
+      m.tools = new Map(m.door.tools.map((t) => [t.name, t]));
+      m.descriptors = m.door.tools.map(describe);
+      events.publish({ event: 'toolsChanged', door: name });
+    },
 
     tool: (name, toolName) => mounted.get(name)?.tools.get(toolName),
     limits: (name) => mounted.get(name)?.limits,

@@ -13,7 +13,8 @@
  * |          |               | mutationUncertain (earlier attempt uncertain)        |
  * | execute  | the door      | any code the door returns; a throw → internal        |
  * | history  | history.ts    | (the handler applies ops through the kernel history) |
- * | audit    | audit.ts      | — (records every non-read call and every refusal)    |
+ * | audit    | audit.ts      | — (every non-read call, every refusal, and every     |
+ * |          |               |   call of a tool with auditEveryCall)                |
  * | events   | events.ts     | — (publishes `toolCalled`)                           |
  */
 import { AirlockError, failure, internalFailure, isFailure, type Failure } from './errors.js';
@@ -78,8 +79,9 @@ export async function runPipeline(
   const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
     const changesState = effect !== 'read';
     const ruled = verdict !== null && !verdict.rule.startsWith('default:');
-    if ((changesState || ruled || !outcome.ok) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
-      await services.audit
+    const required = changesState || ruled || !outcome.ok;
+    if ((required || tool.auditEveryCall === true) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
+      const recorded = services.audit
         .record({
           connection: connection.id,
           door: mount,
@@ -92,6 +94,10 @@ export async function runPipeline(
           rule: verdict?.rule ?? null,
         })
         .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
+      // A read that passed by default is recorded beside its answer, not before it:
+      // the trail still gets it, the caller does not wait for the store's writer.
+      if (required) await recorded;
+      else void recorded;
     }
     services.events.publish({
       event: 'toolCalled',
@@ -384,6 +390,20 @@ function toolContext(
         : asked;
       // Only the owner decides (authority.md §2): never a form the client itself can answer.
       return services.consent.request(options.connection.id, mount, request);
+    },
+    async writeOutside(fn) {
+      if (write.settled)
+        throw new AirlockError('timeout', 'The call already ended; nothing was sent.');
+      write.state = 'writing';
+      // A throw leaves the state 'writing': the write may have happened.
+      const value = await fn();
+      if (isFailure(value)) {
+        if (value.data?.mutationUncertain !== true) write.state = 'none';
+        return value;
+      }
+      if (operation) await services.store.transaction((tx) => operation.commit(tx, value));
+      write.state = 'committed';
+      return value;
     },
     async write(fn) {
       if (write.settled)

@@ -131,6 +131,16 @@ export interface ToolContext {
    */
   write<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /**
+   * A write whose effect lives outside the store (an upstream service).
+   * `fn` runs outside any transaction with the call marked as writing, so an
+   * interruption, a throw, or a returned failure whose data says
+   * `mutationUncertain: true` leaves a journaled operation uncertain (never
+   * "failed", never re-run under the same operationID). Any other returned
+   * failure means nothing was written. A value is committed as the
+   * operation's receipt in its own small transaction.
+   */
+  writeOutside<T>(fn: () => Promise<T | Failure>): Promise<T | Failure>;
+  /**
    * The journaled operation this call runs as: its journal key (what
    * `JournalEntry.operationId` holds) and request digest. A door whose write
    * lives outside the store records them with the write, so its
@@ -151,6 +161,14 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
   title?: string;
   description: string;
   input: S;
+  /**
+   * The JSON Schema `tools/list` publishes instead of the one derived from
+   * `input`, for a door passing a foreign schema through unchanged (the mcp
+   * door); `input` must then check the same (e.g. with ajv in a refinement).
+   */
+  inputJsonSchema?: Record<string, unknown>;
+  /** Likewise for `outputSchema` (results then carry `structuredContent` as the door returns them). */
+  outputJsonSchema?: Record<string, unknown>;
   /** Published as `outputSchema`; results then also carry `structuredContent`. */
   output?: z.ZodType;
   /**
@@ -172,6 +190,12 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
    */
   statedHints?: readonly EffectHint[];
   annotations?: ToolAnnotations;
+  /**
+   * Audit every call, reads that passed by default included (a gateway's
+   * promise: one trail of everything forwarded). Default: reads that no
+   * rule decided and that succeeded are not audited.
+   */
+  auditEveryCall?: boolean;
   /** Targets and preview for the owner's policy. */
   policy?: CallPolicySpec<z.output<S>>;
   /** Capability a grant must cover before the handler runs (kernel §5). */

@@ -74,8 +74,9 @@ export function toolIndex(
 }
 
 export function createMcpServer({ kernel, mounts, identify }: McpServerOptions): Server {
-  const index = toolIndex(kernel, mounts);
-  const tools = [...index.values()].map((t) => t.descriptor);
+  // Read again when a door's tools change (kernel `refreshTools` → `toolsChanged`).
+  let index = toolIndex(kernel, mounts);
+  let tools = [...index.values()].map((t) => t.descriptor);
   const instructions = mounts
     .map((m) => kernel.door(m)?.mcp?.instructions)
     .filter((s): s is string => typeof s === 'string')
@@ -97,6 +98,8 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
   // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot);
   // the 2026 wire has no per-tool `execution.taskSupport` (the SDK deletes it), the server decides per call.
   if (offersTasks) capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
+  // A door whose tools can change (mcp upstreams) declares tools.listChanged.
+  const dynamicTools = capabilities.tools?.listChanged === true;
   const server = new Server(SERVER_INFO, {
     capabilities,
     ...(instructions ? { instructions } : {}),
@@ -207,6 +210,29 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
       const { base } = whoIs(ctx);
       return base.agent ?? base.id;
     });
+  // Only a session that initialized (2025-era HTTP, stdio) can be told; a 2026-era
+  // request's server lives for one request and reads the list afresh.
+  if (dynamicTools)
+    server.oninitialized = () => {
+      const unsubscribe = kernel.events.subscribe(({ data }) => {
+        if (data.event !== 'toolsChanged' || !mounts.includes(String(data.door))) return;
+        try {
+          index = toolIndex(kernel, mounts);
+          tools = [...index.values()].map((t) => t.descriptor);
+        } catch (error) {
+          // Two doors now offer one name: keep the last good list until it is resolved.
+          kernel.logger.warn({ err: (error as Error).message }, 'tool list not refreshed');
+          return;
+        }
+        if (server.transport) void server.sendToolListChanged().catch(() => undefined);
+      });
+      const previous = server.onclose;
+      server.onclose = () => {
+        unsubscribe();
+        previous?.();
+      };
+    };
+
   for (const mount of mounts) kernel.door(mount)?.mcp?.extendServer?.(server);
   return server;
 }

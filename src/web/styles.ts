@@ -51,6 +51,9 @@ fieldset { border: 1px solid var(--line); border-radius: 6px; display: flex; fle
 .card h3 { margin: 0 0 4px; font-size: 1em; }
 .meta { color: var(--muted); font-size: 0.9em; margin: 2px 0; overflow-wrap: anywhere; }
 .empty { color: var(--muted); font-style: italic; }
+.state { font-size: 0.8em; padding: 0 6px; border-radius: 9px; border: 1px solid var(--line); }
+.state-failed { border-color: var(--danger); color: var(--danger); }
+pre.stderr { max-height: 14em; overflow: auto; font-size: 0.85em; white-space: pre-wrap; }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 0.92em; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }

@@ -21,6 +21,7 @@ import { policyScreen } from './screens/policy.js';
 import { scenesScreen } from './screens/scenes.js';
 import { needsDoor, settingsScreen } from './screens/settings.js';
 import { signInScreen } from './screens/sign-in.js';
+import { upstreamsScreen } from './screens/upstreams.js';
 import type { Screen } from './screens/screen.js';
 
 const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> = {
@@ -30,6 +31,7 @@ const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> 
   scenes: { screen: scenesScreen, title: 'Scenes', door: 'scene' },
   jobs: { screen: jobsScreen, title: 'Jobs' },
   audit: { screen: auditScreen, title: 'Audit' },
+  upstreams: { screen: upstreamsScreen, title: 'Upstreams' },
   settings: { screen: settingsScreen, title: 'Settings' },
 };
 

@@ -1,0 +1,112 @@
+/**
+ * Forwarding one `tools/call` to its upstream: progress from the upstream
+ * reaches the caller, the caller's cancellation (and the kernel's timeout)
+ * reaches the upstream as `notifications/cancelled`. What can go wrong is
+ * answered in the kernel's vocabulary: an upstream that cannot be reached or
+ * dies mid-call → `unavailable` (a write then says `mutationUncertain`); an
+ * upstream's protocol error or error result → `upstreamError`.
+ */
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { failure, type Failure, type ToolContext } from '../../kernel/index.js';
+import type { Upstream } from './upstream.js';
+
+/** How long a call waits for an upstream that is starting or restarting. */
+export const READY_WAIT_MS = 15_000;
+
+export interface ForwardCall {
+  upstream: Upstream;
+  /** The upstream's own tool name. */
+  tool: string;
+  args: Record<string, unknown>;
+  /** Whether the call may change something (its effect is not `read`). */
+  writes: boolean;
+  /** Bounds the upstream request; the kernel's own timeout aborts it first. */
+  timeoutMs: number;
+  scrub: (text: string) => string;
+}
+
+/** The text of an error result's content, for the message. */
+function textOf(result: CallToolResult): string {
+  const text = result.content
+    .map((c) => (c.type === 'text' ? c.text : ''))
+    .join(' ')
+    .trim();
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text || '(no text)';
+}
+
+export async function forwardCall(
+  call: ForwardCall,
+  ctx: Pick<ToolContext, 'signal' | 'progress'>,
+): Promise<CallToolResult | Failure> {
+  const { upstream, tool, scrub } = call;
+  const client = await call.upstream.client(READY_WAIT_MS);
+  // Nothing was sent: a plain unavailable, even for a write.
+  if ('ok' in client) return client;
+  // Progress sent on before the result, so the caller never sees a step after the answer.
+  const relayed: Promise<unknown>[] = [];
+  try {
+    const result = (await client.callTool(
+      { name: tool, arguments: call.args },
+      {
+        signal: ctx.signal,
+        timeout: call.timeoutMs,
+        onprogress: (p) =>
+          void relayed.push(ctx.progress(p.progress, p.total, p.message).catch(() => undefined)),
+      },
+    )) as CallToolResult;
+    await Promise.all(relayed);
+    if (result.isError)
+      return failure(
+        'upstreamError',
+        scrub(
+          `${upstream.name}'s tool ${tool} answered an error: ${textOf(result)} Fix the arguments or the request, then call again.`,
+        ),
+        { upstream: upstream.name, tool, result },
+      );
+    return result;
+  } catch (error) {
+    if (ctx.signal.aborted) throw error; // the kernel answers timeout or cancelled
+    return failureOf(error, call);
+  }
+}
+
+function failureOf(error: unknown, { upstream, tool, writes, scrub }: ForwardCall): Failure {
+  const who = `${upstream.name}'s tool ${tool}`;
+  if (
+    error instanceof SdkError &&
+    (error.code === SdkErrorCode.ConnectionClosed ||
+      error.code === SdkErrorCode.NotConnected ||
+      error.code === SdkErrorCode.SendFailed)
+  ) {
+    return failure(
+      'unavailable',
+      writes
+        ? `The upstream '${upstream.name}' stopped while ${who} ran, so the change may or may not have happened; it is being restarted. Check the result before retrying, and retry with the same operationID (never a new one).`
+        : `The upstream '${upstream.name}' stopped while ${who} ran; it is being restarted. Retry in a few seconds.`,
+      { upstream: upstream.name, tool, ...(writes ? { mutationUncertain: true } : {}) },
+    );
+  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+    return failure(
+      writes ? 'mutationUncertain' : 'timeout',
+      writes
+        ? `${who} did not answer in time; the change may have happened. Check, then retry with the same operationID.`
+        : `${who} did not answer in time; retry later or ask for less.`,
+      { upstream: upstream.name, tool, ...(writes ? { mutationUncertain: true } : {}) },
+    );
+  if (error instanceof ProtocolError)
+    return failure(
+      'upstreamError',
+      scrub(
+        `${who} refused the call (MCP error ${error.code}: ${error.message}). Fix the arguments, then call again.`,
+      ),
+      { upstream: upstream.name, tool, mcpCode: error.code },
+    );
+  const message = error instanceof Error ? error.message : String(error);
+  return failure(
+    'upstreamError',
+    scrub(`${who} failed: ${message}. Retry later; if it persists, tell the server operator.`),
+    { upstream: upstream.name, tool },
+  );
+}

@@ -1,0 +1,260 @@
+/**
+ * The upstreams of one workspace: one supervised client and one door per
+ * upstream (mount = the upstream's name, so grants, journal, audit and
+ * `/mcp/<NAME>` are per upstream), with the published names assigned across
+ * all of them in configuration order (naming.ts), effects from annotations
+ * or the owner's overrides (stored, so they outlast a restart), and the
+ * tools re-read whenever an upstream reconnects or announces a change.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/client';
+import {
+  createScrubber,
+  DEFAULT_LIMITS,
+  scrubbedLogger,
+  type AnyToolDef,
+  type Effect,
+  type Kernel,
+  type Logger,
+} from '../../kernel/index.js';
+import type { UpstreamConfig } from './config.js';
+import { claimName, publishedName } from './naming.js';
+import { annotatedEffect, effectFor } from './effects.js';
+import { upstreamTool } from './tools.js';
+import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream.js';
+
+export const OVERRIDES = 'mcp.effects';
+
+export interface ResolvedUpstream {
+  name: string;
+  config: UpstreamConfig;
+  env: Record<string, string>;
+  headers: Record<string, string>;
+  /** Values scrubbed from everything this upstream shows. */
+  secrets: string[];
+}
+
+export interface ToolView {
+  /** Published name. */
+  name: string;
+  upstreamTool: string;
+  effect: Effect;
+  source: 'override' | 'annotations';
+  annotated: Effect;
+}
+
+export interface UpstreamView extends UpstreamStatus {
+  tools: ToolView[];
+}
+
+export interface UpstreamRuntime {
+  readonly name: string;
+  readonly upstream: Upstream;
+  readonly scrub: (text: string) => string;
+  /** Whether any secret is configured (else `scrub` changes nothing). */
+  readonly hasSecrets: boolean;
+  readonly separator: string;
+  readonly auditReads: boolean;
+  /** The upstream's tools as last listed. */
+  listed: Tool[];
+  /** Owner overrides by upstream tool name (config, then stored). */
+  overrides: Map<string, Effect>;
+  defs: AnyToolDef[];
+  views: ToolView[];
+  /** Whether its tools were listed since start (or came from the lazy cache). */
+  known: boolean;
+}
+
+export interface Gateway {
+  readonly runtimes: readonly UpstreamRuntime[];
+  runtime(name: string): UpstreamRuntime | undefined;
+  views(): UpstreamView[];
+  /** Sets (or with null clears) the owner's effect for one upstream tool; stored. */
+  setEffect(upstream: string, tool: string, effect: Effect | null): Promise<ToolView | null>;
+  /** Called by each door's start; the first call loads stored overrides. */
+  attach(kernel: Kernel): Promise<void>;
+  /** Listeners for resource and prompt list changes (the MCP surface). */
+  onListChanged(listener: (upstream: string, kind: 'resources' | 'prompts') => void): () => void;
+  stop(): Promise<void>;
+}
+
+export interface GatewayOptions {
+  upstreams: ResolvedUpstream[];
+  logger: Logger;
+  /** Folder for the lazy start's tool cache; none → lazy upstreams connect at start. */
+  cacheDir?: string | undefined;
+}
+
+export function createGateway(options: GatewayOptions): Gateway {
+  let kernel: Kernel | null = null;
+  let attached: Promise<void> | null = null;
+  const listeners = new Set<(upstream: string, kind: 'resources' | 'prompts') => void>();
+  const runtimes: UpstreamRuntime[] = [];
+
+  const cacheFile = (name: string) =>
+    options.cacheDir ? join(options.cacheDir, `${name}.tools.json`) : null;
+
+  /** Names across all upstreams in order; each runtime whose list changed is re-read by the kernel. */
+  function rebuild(changed: string | null) {
+    const taken = new Set<string>();
+    for (const rt of runtimes) {
+      const before = JSON.stringify(rt.views);
+      const views: ToolView[] = [];
+      const defs: AnyToolDef[] = [];
+      for (const tool of rt.listed) {
+        const name = claimName(publishedName(rt.name, rt.separator, tool.name), taken);
+        const { effect, source } = effectFor(tool.annotations, rt.overrides.get(tool.name));
+        views.push({
+          name,
+          upstreamTool: tool.name,
+          effect,
+          source,
+          annotated: annotatedEffect(tool.annotations),
+        });
+        defs.push(
+          upstreamTool({
+            upstream: rt.upstream,
+            tool,
+            name,
+            effect,
+            limits: kernel?.limits(rt.name) ?? DEFAULT_LIMITS,
+            scrub: rt.scrub,
+            auditReads: rt.auditReads,
+          }),
+        );
+      }
+      rt.views = views;
+      rt.defs = defs;
+      if (kernel?.door(rt.name) && (rt.name === changed || JSON.stringify(views) !== before))
+        kernel.refreshTools(rt.name);
+    }
+  }
+
+  async function listTools(client: Client): Promise<Tool[]> {
+    if (!client.getServerCapabilities()?.tools) return [];
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor && tools.length < 10_000);
+    return tools;
+  }
+
+  for (const u of options.upstreams) {
+    const scrub = createScrubber(u.secrets);
+    const logger = scrubbedLogger(options.logger.child({ door: 'mcp', upstream: u.name }), scrub);
+    const rt: UpstreamRuntime = {
+      name: u.name,
+      scrub,
+      hasSecrets: u.secrets.length > 0,
+      separator: u.config.separator,
+      auditReads: u.config.auditReads,
+      listed: [],
+      overrides: new Map(Object.entries(u.config.tools).map(([t, o]) => [t, o.effect])),
+      defs: [],
+      views: [],
+      known: false,
+      upstream: createUpstream({
+        name: u.name,
+        config: u.config,
+        env: u.env,
+        headers: u.headers,
+        logger,
+        scrub,
+        onConnected: async (client) => {
+          rt.listed = await listTools(client);
+          rt.known = true;
+          rebuild(u.name);
+          const file = cacheFile(u.name);
+          if (file)
+            await writeFile(file, JSON.stringify(rt.listed)).catch((err: unknown) =>
+              logger.warn({ err }, 'could not keep the tool list for a lazy start'),
+            );
+        },
+        onListChanged: (kind) => {
+          if (kind !== 'tools') {
+            for (const l of listeners) l(u.name, kind);
+            return;
+          }
+          void rt.upstream
+            .client(0)
+            .then(async (client) => {
+              if ('ok' in client) return;
+              rt.listed = await listTools(client);
+              rebuild(u.name);
+            })
+            .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
+        },
+      }),
+    };
+    runtimes.push(rt);
+  }
+
+  async function loadStored(k: Kernel) {
+    for (const rt of runtimes) {
+      const stored = await k.store.read((tx) =>
+        tx.records.get<Record<string, Effect>>(OVERRIDES, rt.name),
+      );
+      for (const [tool, effect] of Object.entries(stored?.value ?? {}))
+        rt.overrides.set(tool, effect);
+    }
+  }
+
+  async function startOne(rt: UpstreamRuntime, config: UpstreamConfig) {
+    const file = cacheFile(rt.name);
+    if (config.start === 'lazy' && file) {
+      const cached = await readFile(file, 'utf8').catch(() => null);
+      if (cached) {
+        rt.listed = JSON.parse(cached) as Tool[];
+        rt.known = true;
+        rebuild(rt.name);
+        return; // connected at the first call
+      }
+    }
+    await rt.upstream
+      .start()
+      .catch((err: unknown) =>
+        options.logger.warn(
+          { upstream: rt.name, err: rt.scrub(err instanceof Error ? err.message : String(err)) },
+          'upstream did not start; retrying with backoff',
+        ),
+      );
+  }
+
+  return {
+    runtimes,
+    runtime: (name) => runtimes.find((r) => r.name === name),
+    views: () => runtimes.map((rt) => ({ ...rt.upstream.status(), tools: rt.views })),
+    async setEffect(upstream, tool, effect) {
+      const rt = runtimes.find((r) => r.name === upstream);
+      if (!rt || !kernel) return null;
+      if (!rt.listed.some((t) => t.name === tool)) return null;
+      if (effect) rt.overrides.set(tool, effect);
+      else rt.overrides.delete(tool);
+      const stored = Object.fromEntries(rt.overrides);
+      await kernel.store.transaction((tx) => tx.records.put(OVERRIDES, rt.name, stored));
+      rebuild(null);
+      return rt.views.find((v) => v.upstreamTool === tool) ?? null;
+    },
+    attach(k) {
+      attached ??= (async () => {
+        kernel = k;
+        if (options.cacheDir) await mkdir(options.cacheDir, { recursive: true });
+        await loadStored(k);
+        const configs = new Map(options.upstreams.map((u) => [u.name, u.config]));
+        await Promise.all(runtimes.map((rt) => startOne(rt, configs.get(rt.name)!)));
+      })();
+      return attached;
+    },
+    onListChanged(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async stop() {
+      await Promise.all(runtimes.map((rt) => rt.upstream.stop()));
+    },
+  };
+}

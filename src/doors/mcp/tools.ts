@@ -1,0 +1,136 @@
+/**
+ * One upstream tool as a kernel tool (spec/gateway.md "Behaviour"): its
+ * input and output schemas published unchanged (plus an optional
+ * `operationID` for tools that change something), arguments checked against
+ * the upstream's schema before anything is forwarded, the effect from the
+ * annotations or the owner's override, policy target `NAME:<tool>`, and a
+ * preview of the tool and its redacted arguments for an `ask`.
+ */
+import { z } from 'zod';
+import {
+  defineTool,
+  redact,
+  scrubValue,
+  type AnyToolDef,
+  type Effect,
+  type Limits,
+} from '../../kernel/index.js';
+import { compileCheck } from './schema-check.js';
+import { forwardCall } from './forward.js';
+import type { Tool, Upstream } from './upstream.js';
+
+export const OPERATION_ID = 'operationID';
+
+const OPERATION_ID_SCHEMA = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  description:
+    'Optional, added by Airlock: a unique id for this change (e.g. a UUID). Retrying with the same id and arguments returns the first result instead of changing anything twice; after an uncertain answer, retry with the same id, never a new one.',
+};
+
+export interface UpstreamToolSpec {
+  upstream: Upstream;
+  tool: Tool;
+  /** The published (prefixed) name. */
+  name: string;
+  effect: Effect;
+  limits: Limits;
+  scrub: (text: string) => string;
+  /** Audit reads that passed by default too. */
+  auditReads: boolean;
+}
+
+/** Whether Airlock adds its operationID to this tool (it changes something, and has no field of that name). */
+export function takesOperationId(tool: Tool, effect: Effect): boolean {
+  return effect !== 'read' && !(OPERATION_ID in (tool.inputSchema.properties ?? {}));
+}
+
+/** The input schema `tools/list` publishes: the upstream's, plus operationID for changing tools. */
+export function publishedInput(tool: Tool, withOperationId: boolean): Record<string, unknown> {
+  const schema = tool.inputSchema as Record<string, unknown>;
+  if (!withOperationId) return schema;
+  return {
+    ...schema,
+    properties: { ...(tool.inputSchema.properties ?? {}), [OPERATION_ID]: OPERATION_ID_SCHEMA },
+  };
+}
+
+export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
+  const { upstream, tool, effect, scrub } = spec;
+  const journaled = takesOperationId(tool, effect);
+  const check = compileCheck(tool.inputSchema as Record<string, unknown>);
+  const strip = (input: Record<string, unknown>) => {
+    if (!journaled) return input;
+    const { [OPERATION_ID]: _id, ...rest } = input;
+    return rest;
+  };
+  const input = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    if (journaled && value[OPERATION_ID] !== undefined) {
+      const id = value[OPERATION_ID];
+      if (typeof id !== 'string' || id.length === 0 || id.length > 200)
+        ctx.addIssue({
+          code: 'custom',
+          path: [OPERATION_ID],
+          message: 'must be a string of 1 to 200 characters (e.g. a UUID)',
+          input: id,
+        });
+    }
+    for (const issue of check(strip(value)))
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  });
+  const target = `${upstream.name}:${tool.name}`;
+  const hints = tool.annotations ?? {};
+  return defineTool({
+    name: spec.name,
+    ...(tool.title ? { title: tool.title } : {}),
+    description: tool.description ?? `${tool.name} of the upstream MCP server '${upstream.name}'.`,
+    input,
+    inputJsonSchema: publishedInput(tool, journaled),
+    ...(tool.outputSchema
+      ? { outputJsonSchema: tool.outputSchema as Record<string, unknown> }
+      : {}),
+    effect,
+    // A gateway audits everything it forwards, reads included (unless configured not to).
+    auditEveryCall: spec.auditReads,
+    annotations: {
+      ...(hints.title ? { title: hints.title } : {}),
+      ...(hints.idempotentHint !== undefined ? { idempotentHint: hints.idempotentHint } : {}),
+      ...(hints.openWorldHint !== undefined ? { openWorldHint: hints.openWorldHint } : {}),
+    },
+    policy: {
+      targets: () => [target],
+      preview: (args) => ({
+        summary: `${upstream.name}: ${tool.name}`,
+        upstream: upstream.name,
+        tool: tool.name,
+        arguments: scrubValue(redact(strip(args)), scrub),
+      }),
+    },
+    writes: effect !== 'read',
+    ...(journaled
+      ? {
+          journal: {
+            operationId: (args: Record<string, unknown>) =>
+              typeof args[OPERATION_ID] === 'string' ? args[OPERATION_ID] : null,
+            target: () => target,
+          },
+        }
+      : {}),
+    handler: async (args, ctx) => {
+      const send = () =>
+        forwardCall(
+          {
+            upstream,
+            tool: tool.name,
+            args: strip(args),
+            writes: effect !== 'read',
+            timeoutMs: spec.limits.timeoutMs + 5_000,
+            scrub,
+          },
+          ctx,
+        );
+      return effect === 'read' ? send() : ctx.writeOutside(send);
+    },
+  });
+}

@@ -1,0 +1,264 @@
+/**
+ * One upstream MCP server, supervised (spec/gateway.md "Upstream
+ * lifecycle"): connected with the SDK client over stdio (Airlock spawns the
+ * command) or streamable HTTP; restarted with backoff when it dies; `failed`
+ * after `MAX_QUICK_FAILURES` attempts in a row that did not stay up. Its
+ * stderr goes to Airlock's structured log line by line (never stdout), and
+ * the last lines are kept for the owner's view. List changes the upstream
+ * announces are handed to `onListChanged`.
+ */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import type { Tool } from '@modelcontextprotocol/client';
+import { AIRLOCK_VERSION, failure, type Failure, type Logger } from '../../kernel/index.js';
+import { isStdio, type UpstreamConfig } from './config.js';
+
+export type UpstreamState = 'idle' | 'starting' | 'running' | 'restarting' | 'failed' | 'stopped';
+
+export interface UpstreamStatus {
+  name: string;
+  transport: 'stdio' | 'http';
+  /** The command (without arguments, which may hold secrets) or the URL's origin and path. */
+  target: string;
+  state: UpstreamState;
+  pid: number | null;
+  restarts: number;
+  lastError: string | null;
+  /** The last lines the upstream wrote to stderr, scrubbed. */
+  stderr: string[];
+}
+
+export interface UpstreamOptions {
+  name: string;
+  config: UpstreamConfig;
+  /** Resolved environment and headers (`${ENV}` already expanded). */
+  env: Record<string, string>;
+  headers: Record<string, string>;
+  logger: Logger;
+  scrub: (text: string) => string;
+  onListChanged(kind: 'tools' | 'resources' | 'prompts'): void;
+  /** Called after each (re)connection, before the upstream counts as running. */
+  onConnected(client: Client): Promise<void>;
+  /** Backoff delays in ms; the last repeats. */
+  backoffMs?: readonly number[];
+}
+
+export const STDERR_LINES = 50;
+export const MAX_QUICK_FAILURES = 6;
+/** A connection that stayed up this long resets the failure count. */
+const STABLE_MS = 10_000;
+const DEFAULT_BACKOFF = [250, 500, 1000, 2000, 4000, 8000, 15_000] as const;
+
+export interface Upstream {
+  readonly name: string;
+  status(): UpstreamStatus;
+  /** Connects if idle; resolves once running (or rejects if it could not). */
+  start(): Promise<void>;
+  /** The connected client, waiting (bounded) while it starts or restarts; a failure when it cannot be reached. */
+  client(waitMs: number): Promise<Client | Failure>;
+  stop(): Promise<void>;
+}
+
+export function createUpstream(options: UpstreamOptions): Upstream {
+  const { name, config, logger, scrub } = options;
+  const backoff = options.backoffMs ?? DEFAULT_BACKOFF;
+  let state: UpstreamState = 'idle';
+  let current: {
+    client: Client;
+    transport: StdioClientTransport | StreamableHTTPClientTransport;
+  } | null = null;
+  let restarts = 0;
+  let quickFailures = 0;
+  let lastError: string | null = null;
+  let connectedAt = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const stderr: string[] = [];
+  let waiters: Array<() => void> = [];
+  let connecting: Promise<void> | null = null;
+
+  const settle = () => {
+    const w = waiters;
+    waiters = [];
+    for (const resolve of w) resolve();
+  };
+
+  const keepStderr = (line: string) => {
+    const clean = scrub(line);
+    stderr.push(clean);
+    if (stderr.length > STDERR_LINES) stderr.shift();
+    logger.info({ upstream: name, stderr: clean }, 'upstream stderr');
+  };
+
+  function makeTransport() {
+    if (isStdio(config)) {
+      const transport = new StdioClientTransport({
+        command: config.command,
+        args: config.args,
+        env: { ...getDefaultEnvironment(), ...options.env },
+        ...(config.cwd ? { cwd: config.cwd } : {}),
+        stderr: 'pipe',
+      });
+      let partial = '';
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        const lines = (partial + chunk.toString('utf8')).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) if (line.trim()) keepStderr(line.trimEnd());
+      });
+      return transport;
+    }
+    return new StreamableHTTPClientTransport(new URL(config.url), {
+      requestInit: { headers: options.headers },
+    });
+  }
+
+  async function connectOnce(): Promise<void> {
+    const transport = makeTransport();
+    const client = new Client(
+      { name: 'airlock', version: AIRLOCK_VERSION },
+      {
+        // An HTTP upstream may speak either era: probe (2026-07-28 `server/discover`,
+        // else the 2025 handshake). A stdio upstream is spawned once, as it is.
+        ...(isStdio(config) ? {} : { versionNegotiation: { mode: 'auto' as const } }),
+        listChanged: {
+          tools: {
+            autoRefresh: false,
+            debounceMs: 50,
+            onChanged: () => options.onListChanged('tools'),
+          },
+          resources: {
+            autoRefresh: false,
+            debounceMs: 50,
+            onChanged: () => options.onListChanged('resources'),
+          },
+          prompts: {
+            autoRefresh: false,
+            debounceMs: 50,
+            onChanged: () => options.onListChanged('prompts'),
+          },
+        },
+      },
+    );
+    try {
+      await client.connect(transport);
+      await options.onConnected(client);
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+    current = { client, transport };
+    connectedAt = Date.now();
+    client.onclose = () => {
+      if (current?.client !== client) return;
+      current = null;
+      if (state === 'stopped') return;
+      if (Date.now() - connectedAt >= STABLE_MS) quickFailures = 0;
+      lastError = `the upstream closed the connection${stderr.length ? ` (last stderr: ${stderr[stderr.length - 1]})` : ''}`;
+      logger.warn({ upstream: name, lastError }, 'upstream stopped; restarting');
+      scheduleRestart();
+    };
+  }
+
+  function scheduleRestart() {
+    quickFailures++;
+    if (quickFailures >= MAX_QUICK_FAILURES) {
+      state = 'failed';
+      logger.error({ upstream: name, lastError }, 'upstream failed; giving up restarting');
+      settle();
+      return;
+    }
+    state = 'restarting';
+    const delay = backoff[Math.min(quickFailures - 1, backoff.length - 1)] ?? 1000;
+    clearTimeout(timer);
+    timer = setTimeout(() => void attempt(), delay);
+    timer.unref();
+  }
+
+  function attempt(): Promise<void> {
+    connecting ??= (async () => {
+      try {
+        await connectOnce();
+        if (state === 'restarting') restarts++;
+        state = 'running';
+        lastError = null;
+        logger.info({ upstream: name, pid: pidOf() }, 'upstream running');
+      } catch (error) {
+        if ((state as UpstreamState) === 'stopped') return;
+        lastError = scrub(error instanceof Error ? error.message : String(error));
+        logger.warn({ upstream: name, lastError }, 'upstream did not start');
+        scheduleRestart();
+      } finally {
+        connecting = null;
+        if (state === 'running' || state === 'failed' || state === 'stopped') settle();
+      }
+    })();
+    return connecting;
+  }
+
+  const pidOf = () =>
+    current && current.transport instanceof StdioClientTransport ? current.transport.pid : null;
+
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      waiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+
+  return {
+    name,
+    status: () => ({
+      name,
+      transport: isStdio(config) ? 'stdio' : 'http',
+      target: isStdio(config)
+        ? config.command
+        : (() => {
+            const u = new URL(config.url);
+            return `${u.origin}${u.pathname}`;
+          })(),
+      state,
+      pid: pidOf(),
+      restarts,
+      lastError,
+      stderr: [...stderr],
+    }),
+    async start() {
+      if (state === 'idle' || state === 'failed') {
+        state = 'starting';
+        quickFailures = 0;
+      }
+      await attempt();
+      if (state !== 'running') throw new Error(lastError ?? `upstream ${name} did not start`);
+    },
+    async client(waitMs) {
+      if (state === 'idle') {
+        state = 'starting';
+        void attempt();
+      }
+      if (state === 'starting' || state === 'restarting') await wait(waitMs);
+      if (current && state === 'running') return current.client;
+      if (state === 'failed')
+        return failure(
+          'unavailable',
+          `The upstream '${name}' failed and is no longer restarted (${lastError ?? 'no reason recorded'}); ask the server operator to check it (its stderr is in the upstreams view) and restart Airlock.`,
+          { upstream: name, state },
+        );
+      return failure(
+        'unavailable',
+        `The upstream '${name}' is ${state === 'restarting' ? 'restarting' : 'not running'}; retry in a few seconds.`,
+        { upstream: name, state },
+      );
+    },
+    async stop() {
+      state = 'stopped';
+      clearTimeout(timer);
+      settle();
+      const c = current;
+      current = null;
+      await c?.client.close().catch(() => undefined);
+    },
+  };
+}
+
+export type { Tool };

@@ -1,0 +1,166 @@
+/**
+ * The mcp door's upstreams (spec/gateway.md): each existing MCP server
+ * Airlock fronts, its state (running, restarting, failed — with the last
+ * lines it wrote to stderr), and its tools with the effect Airlock assumes.
+ * Annotations are the upstream's claim; the owner overrides an effect here
+ * (`PUT /api/v1/upstreams/{name}/tools/{tool}/effect`), and the policy then
+ * treats the tool accordingly. Refreshed every few seconds and whenever a
+ * tool list changes.
+ */
+import { ApiError, get, put } from '../api.js';
+import { fill, h } from '../dom.js';
+import { showError } from '../errors.js';
+import { live, subscribe } from '../live.js';
+import type { Screen } from './screen.js';
+
+type Effect = 'read' | 'write' | 'destructive';
+
+interface ToolView {
+  name: string;
+  upstreamTool: string;
+  effect: Effect;
+  source: 'override' | 'annotations';
+  annotated: Effect;
+}
+
+interface UpstreamView {
+  name: string;
+  transport: 'stdio' | 'http';
+  target: string;
+  state: string;
+  pid: number | null;
+  restarts: number;
+  lastError: string | null;
+  stderr: string[];
+  tools: ToolView[];
+}
+
+const EFFECTS: Effect[] = ['read', 'write', 'destructive'];
+const REFRESH_MS = 5_000;
+
+function effectSelect(u: UpstreamView, t: ToolView, reload: () => Promise<void>) {
+  const select = h(
+    'select',
+    { 'aria-label': `Effect of ${t.name}`, 'data-tool': t.upstreamTool },
+    h('option', { value: '' }, `as annotated (${t.annotated})`),
+    ...EFFECTS.map((e) => h('option', { value: e }, e)),
+  );
+  select.value = t.source === 'override' ? t.effect : '';
+  select.addEventListener('change', () => {
+    select.disabled = true;
+    const effect = select.value === '' ? null : select.value;
+    void put(
+      `upstreams/${encodeURIComponent(u.name)}/tools/${encodeURIComponent(t.upstreamTool)}/effect`,
+      { effect },
+    )
+      .then(reload)
+      .catch((e: unknown) => showError(e, `Could not change the effect of ${t.name}`))
+      .finally(() => (select.disabled = false));
+  });
+  return select;
+}
+
+function upstreamCard(u: UpstreamView, reload: () => Promise<void>) {
+  return h(
+    'li',
+    { class: 'card', 'data-upstream': u.name },
+    h('h3', {}, `${u.name} `, h('span', { class: `state state-${u.state}` }, u.state)),
+    h(
+      'p',
+      { class: 'meta' },
+      `${u.transport === 'stdio' ? 'spawned' : 'HTTP'}: ${u.target}`,
+      u.pid ? ` · pid ${u.pid}` : '',
+      ` · restarted ${u.restarts} time${u.restarts === 1 ? '' : 's'}`,
+    ),
+    u.lastError ? h('p', { class: 'meta', role: 'note' }, `Last error: ${u.lastError}`) : null,
+    u.stderr.length
+      ? h(
+          'details',
+          { open: u.state === 'failed' },
+          h(
+            'summary',
+            {},
+            `Last ${u.stderr.length} stderr line${u.stderr.length === 1 ? '' : 's'}`,
+          ),
+          h('pre', { class: 'stderr' }, u.stderr.join('\n')),
+        )
+      : null,
+    u.tools.length
+      ? h(
+          'table',
+          { 'aria-label': `Tools of ${u.name}` },
+          h(
+            'thead',
+            {},
+            h('tr', {}, h('th', {}, 'Tool'), h('th', {}, 'Upstream name'), h('th', {}, 'Effect')),
+          ),
+          h(
+            'tbody',
+            {},
+            ...u.tools.map((t) =>
+              h(
+                'tr',
+                { 'data-effect': t.effect },
+                h('td', {}, t.name),
+                h('td', {}, t.upstreamTool),
+                h('td', {}, effectSelect(u, t, reload)),
+              ),
+            ),
+          ),
+        )
+      : h('p', { class: 'empty' }, 'No tools listed yet.'),
+  );
+}
+
+export const upstreamsScreen: Screen = (root) => {
+  const list = h('ol', { class: 'cards', id: 'upstreams', 'aria-label': 'Upstreams' });
+  const empty = h(
+    'p',
+    { class: 'empty' },
+    'No upstream MCP servers. Start Airlock with --upstream NAME=COMMAND (or NAME=https://…/mcp) to put one behind it.',
+  );
+  empty.hidden = true;
+  let loads = 0;
+
+  const load = async () => {
+    const mine = ++loads;
+    let upstreams: UpstreamView[];
+    try {
+      upstreams = (await get<{ upstreams: UpstreamView[] }>('upstreams')).upstreams;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) upstreams = [];
+      else {
+        showError(e, 'Could not load the upstreams');
+        return;
+      }
+    }
+    if (mine !== loads) return;
+    // Leave the list alone while the owner is choosing an effect.
+    if (list.contains(document.activeElement) && document.activeElement?.tagName === 'SELECT')
+      return;
+    empty.hidden = upstreams.length > 0;
+    fill(list, ...upstreams.map((u) => upstreamCard(u, load)));
+  };
+
+  fill(
+    root,
+    h('h1', { tabindex: '-1' }, 'Upstreams'),
+    h(
+      'p',
+      { class: 'meta' },
+      'Existing MCP servers behind Airlock. A tool’s effect decides how the policy treats it (by default read and write run, destructive asks you first). It comes from the upstream’s own annotations, which are only its claim: choose another effect to override it.',
+    ),
+    empty,
+    list,
+  );
+  void load();
+  const timer = setInterval(() => void load(), REFRESH_MS);
+  const unsubscribe = subscribe('event', () => {
+    const e = live().lastEvent;
+    if (e?.event === 'toolsChanged' || e?.event === 'snapshot') void load();
+  });
+  return () => {
+    clearInterval(timer);
+    unsubscribe();
+  };
+};

@@ -1,0 +1,109 @@
+/**
+ * A workspace with the mcp door over real upstream servers from npm (pinned
+ * devDependencies), served over loopback HTTP, with the owner's REST routes
+ * and agent MCP clients.
+ */
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@modelcontextprotocol/client';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { silentLogger } from '../../../src/kernel/logger.js';
+import { createMcpDoorsFrom, parseUpstreams, type Gateway } from '../../../src/doors/mcp/index.js';
+import type { UpstreamInput } from '../../../src/doors/mcp/config.js';
+import { testKernel, type TestKernel } from '../../helpers/kernel.js';
+import { connectClient, type ConnectOptions } from '../../helpers/mcp-client.js';
+import { agentHeaders, ownerHeaders } from '../../helpers/principals.js';
+import type { KernelOptions } from '../../../src/kernel/kernel.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = Record<string, any>;
+
+/** The npm server's bin script, run with this Node (no npx, no network). */
+export const serverBin = (pkg: 'filesystem' | 'memory' | 'everything') =>
+  fileURLToPath(new URL(`../../../node_modules/.bin/mcp-server-${pkg}`, import.meta.url));
+
+export interface GatewayWorkspace {
+  tk: TestKernel;
+  app: HttpApp;
+  gateway: Gateway;
+  base: string;
+  owner: Record<string, string>;
+  /** A client of agent `name` on `/mcp` (or `/mcp/<path>`). */
+  agent(name: string, options?: ConnectOptions & { path?: string }): Promise<Client>;
+  rest(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: Json }>;
+  close(): Promise<void>;
+}
+
+export async function gatewayWorkspace(
+  upstreams: Record<string, UpstreamInput>,
+  options: {
+    env?: NodeJS.ProcessEnv;
+    kernel?: Partial<Omit<KernelOptions, 'store' | 'blobs' | 'events' | 'logger'>>;
+  } = {},
+): Promise<GatewayWorkspace> {
+  const { doors, gateway } = createMcpDoorsFrom({
+    upstreams: parseUpstreams(upstreams),
+    env: options.env ?? process.env,
+    logger: silentLogger,
+  });
+  const tk = await testKernel(doors, options.kernel ?? {});
+  const app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
+  const addr = await app.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${addr.port}`;
+  const owner = await ownerHeaders(tk.kernel);
+  const clients: Client[] = [];
+  return {
+    tk,
+    app,
+    gateway,
+    base,
+    owner,
+    async agent(name, connect = {}) {
+      const headers = await agentHeaders(tk.kernel, name);
+      const client = await connectClient(`${base}/mcp${connect.path ? `/${connect.path}` : ''}`, {
+        name: `${name}-client`,
+        ...connect,
+        token: headers.authorization!.slice('Bearer '.length),
+      });
+      clients.push(client);
+      return client;
+    },
+    async rest(method, path, body, headers = owner) {
+      const res = await fetch(`${base}/api/v1/${path}`, {
+        method,
+        headers: {
+          ...headers,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as Json };
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      await app.close();
+      await tk.dispose();
+    },
+  };
+}
+
+export interface CallResult {
+  isError?: boolean;
+  content: Array<{ type: string; text?: string; [k: string]: unknown }>;
+  structuredContent?: Json;
+}
+
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<CallResult> {
+  return (await client.callTool({ name, arguments: args })) as unknown as CallResult;
+}
+
+/** The JSON of a failure's text (Airlock's `{code, message, …}`). */
+export const errorOf = (r: CallResult): Json => JSON.parse(r.content[0]!.text!) as Json;

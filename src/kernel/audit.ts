@@ -46,15 +46,17 @@ export function createAudit({
 }): Audit {
   const audit: Audit = {
     async record({ args, decision = null, rule = null, ...rest }) {
-      const entry = await store.transaction((tx) =>
-        tx.audit.append({
-          ...rest,
-          decision,
-          rule,
-          connection: connectionLabel(rest.connection),
-          at: now(),
-          argsDigest: digestOf(redact(args)),
-        }),
+      const entry = await store.transaction(
+        (tx) =>
+          tx.audit.append({
+            ...rest,
+            decision,
+            rule,
+            connection: connectionLabel(rest.connection),
+            at: now(),
+            argsDigest: digestOf(redact(args)),
+          }),
+        { isolation: 'keyed' },
       );
       events?.publish({ event: 'auditRecorded', entry });
       return entry;

@@ -370,11 +370,15 @@ function toolContext(
         throw new AirlockError('timeout', 'The call already ended; nothing was written.');
       write.state = 'writing';
       try {
-        const value = await services.store.transaction(async (tx) => {
-          const result = await fn(tx);
-          if (operation) await operation.commit(tx, result);
-          return result;
-        });
+        // Keyed: a door's write reads what it changes by key (writing-a-door.md).
+        const value = await services.store.transaction(
+          async (tx) => {
+            const result = await fn(tx);
+            if (operation) await operation.commit(tx, result);
+            return result;
+          },
+          { isolation: 'keyed' },
+        );
         write.state = 'committed';
         return value;
       } catch (error) {

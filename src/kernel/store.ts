@@ -98,6 +98,8 @@ export interface ApprovalRepo {
 export interface AuditQuery {
   /** Entries with id greater than this. */
   afterId?: number;
+  /** Entries recorded before this time (ms since the epoch). */
+  before?: number;
   door?: string;
   decision?: 'allow' | 'ask' | 'deny';
   rule?: string;
@@ -110,6 +112,8 @@ export interface AuditRepo {
   append(entry: NewAuditEntry): Promise<AuditEntry>;
   /** Oldest first. */
   list(query?: AuditQuery): Promise<AuditEntry[]>;
+  /** Deletes entries with id up to and including `id`; returns how many. */
+  deleteThrough(id: number): Promise<number>;
 }
 
 export interface JobRepo {

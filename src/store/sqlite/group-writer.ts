@@ -4,8 +4,12 @@
  * — one COMMIT, one WAL fsync — running each queued function in turn inside
  * a SAVEPOINT of its own. A function that fails rolls back to its savepoint
  * and only its caller sees the error; the others commit. Every caller is
- * answered only after the COMMIT returned, so an acknowledged write is on
- * disk (synchronous=FULL), exactly as with one transaction per write.
+ * answered only after the COMMIT and then `durable` (an fdatasync of the
+ * WAL file on the thread pool, instead of SQLite's own fsync on the event
+ * loop) returned, so an acknowledged write is on disk. The next group may
+ * run while the previous one's fsync is under way; `durableNow` lets a
+ * reader wait until everything committed so far is on disk before it
+ * answers, so nobody is shown a write that a power loss could still undo.
  *
  * Under no concurrency a group is one write, started at once: no added
  * latency. Writes that arrive while a group runs form the next group.
@@ -31,15 +35,23 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export interface GroupWriter {
   run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Resolves once every commit made so far is durable. */
+  durableNow(): Promise<void>;
   /** Resolves once every write queued so far has been answered. */
   drained(): Promise<void>;
   /** Groups committed so far and writes in them (for tests and benches). */
   readonly stats: { groups: number; writes: number };
 }
 
-export function createGroupWriter(db: SqliteDatabase, client: SqlClient): GroupWriter {
+export function createGroupWriter(
+  db: SqliteDatabase,
+  client: SqlClient,
+  durable: () => Promise<void>,
+): GroupWriter {
   const queue: Pending[] = [];
   let running: Promise<void> | null = null;
+  // Settles once every fsync started so far has (a later fsync covers earlier commits too).
+  let synced: Promise<void> = Promise.resolve();
   const stats = { groups: 0, writes: 0 };
 
   const runOne = async (job: Pending): Promise<Outcome> => {
@@ -84,11 +96,27 @@ export function createGroupWriter(db: SqliteDatabase, client: SqlClient): GroupW
     }
     stats.groups += 1;
     stats.writes += group.length;
-    group.forEach((job, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) job.resolve(outcome.value);
-      else job.reject(outcome.error);
-    });
+    const sync = durable();
+    synced = Promise.all([synced.catch(() => undefined), sync]).then(() => undefined);
+    // Answered once on disk; the loop goes on with the next group meanwhile.
+    sync.then(
+      () =>
+        group.forEach((job, i) => {
+          const outcome = outcomes[i]!;
+          if (outcome.ok) job.resolve(outcome.value);
+          else job.reject(outcome.error);
+        }),
+      (error: unknown) => {
+        const lost = new Error(
+          'The write committed but could not be flushed to disk; it may be lost on power failure. Check the disk, then retry with the same operationID.',
+          { cause: error },
+        );
+        group.forEach((job, i) => {
+          const outcome = outcomes[i]!;
+          job.reject(outcome.ok ? lost : outcome.error);
+        });
+      },
+    );
   };
 
   const drain = async (): Promise<void> => {
@@ -111,7 +139,9 @@ export function createGroupWriter(db: SqliteDatabase, client: SqlClient): GroupW
     },
     async drained() {
       while (running) await running;
+      await synced.catch(() => undefined);
     },
+    durableNow: () => synced.catch(() => undefined),
   };
 }
 

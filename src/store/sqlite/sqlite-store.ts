@@ -1,3 +1,4 @@
+import { closeSync, fdatasync, openSync } from 'node:fs';
 import type { Store, StoreTx } from '../../kernel/store.js';
 import { createNestingGuard } from '../sql/nesting-guard.js';
 import type { SqlClient } from '../sql/sql-client.js';
@@ -56,7 +57,13 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     (reader) => reader.db.close(),
     options.readers ?? 4,
   );
-  const writes = createGroupWriter(writerDb, writer.client);
+  // The WAL file, fsynced off the event loop after each group's COMMIT.
+  const walFd = openSync(`${path}-wal`, 'a');
+  const syncWal = () =>
+    new Promise<void>((resolve, reject) =>
+      fdatasync(walFd, (error) => (error ? reject(error) : resolve())),
+    );
+  const writes = createGroupWriter(writerDb, writer.client, syncWal);
   const notNested = createNestingGuard();
   let closing: Promise<void> | undefined;
 
@@ -78,7 +85,10 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
 
     async read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
       assertOpen();
-      return readers.use((reader) => runRead(reader, fn));
+      const result = await readers.use((reader) => runRead(reader, fn));
+      // Nothing is shown before it is on disk (a commit whose fsync is under way).
+      await writes.durableNow();
+      return result;
     },
 
     close() {
@@ -87,6 +97,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
         await writes.drained();
         await readers.close();
         writerDb.close();
+        closeSync(walFd);
       })();
       return closing;
     },

@@ -102,6 +102,7 @@ export async function closedLoop(clients, call, seconds) {
   let errors = 0;
   let busy = 0;
   let i = 0;
+  const samples = [];
   await Promise.all(
     clients.map(async (client) => {
       while (Date.now() < until) {
@@ -109,15 +110,19 @@ export async function closedLoop(clients, call, seconds) {
         try {
           const result = await call(client, i++);
           if (isBusy(result)) busy++;
-          else if (result?.isError) errors++;
-        } catch {
+          else if (result?.isError) {
+            errors++;
+            if (samples.length < 3) samples.push(JSON.stringify(result.content).slice(0, 300));
+          }
+        } catch (error) {
           errors++;
+          if (samples.length < 3) samples.push(String(error).slice(0, 300));
         }
         ns.push(Number(process.hrtime.bigint() - t));
       }
     }),
   );
-  return { ns, errors, busy };
+  return { ns, errors, busy, samples };
 }
 
 export const percentile = (ns, q) => {
@@ -148,6 +153,7 @@ async function cell(load, server, clients, tool) {
     cpuUsPerCall: Math.round(((after.cpuUs - before.cpuUs) / Math.max(1, calls)) * 10) / 10,
     errors: run.errors,
     busy: run.busy,
+    ...(run.samples.length ? { errorSamples: run.samples } : {}),
   };
 }
 

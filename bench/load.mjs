@@ -7,6 +7,7 @@
  * child process (bench/load-server.mjs); server CPU per call is that
  * process's CPU time over the cell divided by the calls answered.
  *
+ * BENCH_LOAD_STORES (sqlite,postgres) picks the stores.
  * Each cell runs BENCH_LOAD_SECONDS (3) after a short warm-up; an Airlock
  * cell and its bare cell run back to back. Every client loops one call at a
  * time (closed loop), so throughput and latency are what N agents would see.
@@ -115,8 +116,12 @@ export async function closedLoop(clients, call, seconds) {
             if (samples.length < 3) samples.push(JSON.stringify(result.content).slice(0, 300));
           }
         } catch (error) {
-          errors++;
-          if (samples.length < 3) samples.push(String(error).slice(0, 300));
+          // The HTTP layer's own refusal (503 busy: the per-address connection cap) is busy too.
+          if (/"code":"busy"/.test(String(error))) busy++;
+          else {
+            errors++;
+            if (samples.length < 3) samples.push(String(error).slice(0, 300));
+          }
         }
         ns.push(Number(process.hrtime.bigint() - t));
       }
@@ -159,7 +164,9 @@ async function cell(load, server, clients, tool) {
 
 export async function benchLoad({ pg }) {
   const load = await startLoadServers({ pg });
-  const stores = pg.ok ? ['sqlite', 'postgres'] : ['sqlite'];
+  const stores = (pg.ok ? ['sqlite', 'postgres'] : ['sqlite']).filter(
+    (s) => !process.env.BENCH_LOAD_STORES || process.env.BENCH_LOAD_STORES.split(',').includes(s),
+  );
   const max = Math.max(...LEVELS);
   const rows = [];
   try {

@@ -26,11 +26,18 @@
  *    today's engines against the new ones.
  * 7. The mcp door (bench/mcp.mjs, part `mcp`): `tools/call` through Airlock
  *    vs directly to the same upstream, stdio and HTTP.
+ * 8. `writes` (bench/writes.mjs): journaled writes/s at 1 and 8 in flight
+ *    against the same store's raw batched insert rate; the older SQLite vs
+ *    PostgreSQL comparison (part 2 above) is the `journal` part.
+ * 9. `notes-scaling` (bench/notes-scaling.mjs), `load` (bench/load.mjs) and
+ *    `soak` (bench/soak.mjs, only when named) — issue #16.
  *
+ * Parts: `npm run bench -- <part> [<part>…]` or BENCH_PARTS=a,b.
  * Run with `npm run bench` (builds first; imports from dist/). Env:
- * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,scene,page,policy; also openapi,
- * mcp and engines; the parts may also be given as arguments: `npm run bench -- engines`),
- * BENCH_MCP_CALLS (1000),
+ * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,journal,notes-scaling,load,scene,page,policy; also openapi, mcp,
+ * engines, soak), BENCH_MCP_CALLS (1000),
+ * BENCH_LOAD_SECONDS (3), BENCH_LOAD_CLIENTS (10,50,200), BENCH_SOAK_SECONDS (600), BENCH_SOAK_RATE (48),
+ * BENCH_SOAK_STORE (sqlite), BENCH_SOAK_KERNEL (JSON kernel options), BENCH_NOTES_ELSEWHERE_MB (20),
  * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
@@ -52,6 +59,10 @@ import { benchPage, printPage } from './page.mjs';
 import { benchPolicy, printPolicy } from './policy.mjs';
 import { benchEngines, printEngines } from './engines.mjs';
 import { benchMcp, printMcp } from './mcp.mjs';
+import { benchWriteRates, printWriteRates } from './writes.mjs';
+import { benchNotesScaling, printNotesScaling } from './notes-scaling.mjs';
+import { benchLoad, printLoad } from './load.mjs';
+import { benchSoak, printSoak } from './soak.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -61,12 +72,12 @@ const CALLS = int('BENCH_CALLS', 2000);
 const WRITES = int('BENCH_WRITES', 1000);
 const CONCURRENCY = 8;
 const ROUND = 100; // calls per leg per round
-// Parts: `npm run bench -- engines scene` (arguments) or BENCH_PARTS=engines,scene.
+// Parts: `npm run bench -- engines load` (arguments) or BENCH_PARTS=engines,load; the soak (10 min) only when named.
 const ARG_PARTS = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const PARTS = new Set(
   (ARG_PARTS.length
     ? ARG_PARTS.join(',')
-    : (process.env.BENCH_PARTS ?? 'calls,writes,scene,page,policy')
+    : (process.env.BENCH_PARTS ?? 'calls,writes,journal,notes-scaling,load,scene,page,policy')
   ).split(','),
 );
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -213,6 +224,16 @@ async function dropSchema(schema) {
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function createSchema(schema) {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   } finally {
     await client.end();
   }
@@ -390,8 +411,49 @@ async function main() {
     console.log('');
   }
 
-  if (PARTS.has('writes')) {
-    results.writes = await benchWrites();
+  const pgState = await pgReachable();
+  if (!pgState.ok && REQUIRE_PG)
+    throw new Error(
+      `PostgreSQL unreachable at ${PG_URL} and BENCH_REQUIRE_PG=1: ${pgState.reason}`,
+    );
+  const pgBench = {
+    ok: pgState.ok,
+    url: PG_URL,
+    schema: `airlock_bench_${process.pid}_${Date.now()}`,
+  };
+  const dropBenchSchemas = async () => {
+    if (!pgState.ok) return;
+    for (const suffix of ['', '_notes', '_load']) await dropSchema(`${pgBench.schema}${suffix}`);
+  };
+  if (!pgState.ok && ['writes', 'notes-scaling', 'load', 'soak'].some((p) => PARTS.has(p)))
+    console.log(`! PostgreSQL unreachable at ${PG_URL} (${pgState.reason}); skipping its rows.\n`);
+
+  try {
+    if (PARTS.has('writes')) {
+      if (pgState.ok) await createSchema(pgBench.schema);
+      results.writes = await benchWriteRates({ writes: WRITES, pg: pgBench });
+      printWriteRates(results.writes, table);
+    }
+    if (PARTS.has('notes-scaling')) {
+      results.notesScaling = await benchNotesScaling({ pg: pgBench });
+      printNotesScaling(results.notesScaling, table);
+    }
+    if (PARTS.has('load')) {
+      if (pgState.ok) await createSchema(`${pgBench.schema}_load`);
+      results.load = await benchLoad({ pg: pgBench });
+      printLoad(results.load, table);
+    }
+    if (PARTS.has('soak')) {
+      if (pgState.ok) await createSchema(`${pgBench.schema}_load`);
+      results.soak = await benchSoak({ pg: pgBench });
+      printSoak(results.soak, table);
+    }
+  } finally {
+    await dropBenchSchemas();
+  }
+
+  if (PARTS.has('journal')) {
+    results.journal = await benchWrites();
     console.log(
       `ledger_append, journaled, fresh operationIDs (replay: same operationID again); ${WRITES} per row (http: ${Math.ceil(WRITES / 2)})`,
     );
@@ -401,10 +463,10 @@ async function main() {
     console.log(
       table(
         ['variant', 'store', 'median µs', 'p95 µs', 'writes/s'],
-        results.writes.rows.map((r) => [r.variant, r.store, r.medianUs, r.p95Us, r.perSecond]),
+        results.journal.rows.map((r) => [r.variant, r.store, r.medianUs, r.p95Us, r.perSecond]),
       ),
     );
-    for (const [variant, r] of Object.entries(results.writes.ratios)) {
+    for (const [variant, r] of Object.entries(results.journal.ratios)) {
       console.log(
         `${variant}: sqlite/postgres writes/s ×${r.writesPerSecondSqliteOverPostgres}, median latency ×${r.medianSqliteOverPostgres}`,
       );

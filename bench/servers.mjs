@@ -29,7 +29,10 @@ import { createLedgerDoor } from '../dist/doors/testing/ledger.js';
 
 export const ERAS = { legacy: {}, modern: { versionNegotiation: { mode: { pin: '2026-07-28' } } } };
 
-export async function airlockKernel(store) {
+export async function airlockKernel(
+  store,
+  { doors = [createLedgerDoor()], kernelOptions = {} } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-'));
   const opened = await openStore({ data: dir, ...(store ? { store } : {}) });
   const events = await createEventBus();
@@ -38,11 +41,14 @@ export async function airlockKernel(store) {
     blobs: opened.blobs,
     events,
     logger: silentLogger,
+    ...kernelOptions,
   });
-  kernel.mount(createLedgerDoor());
+  for (const door of doors) kernel.mount(door);
   await kernel.start();
   return {
     kernel,
+    dir,
+    store: opened.store,
     async close() {
       await kernel.close();
       await events.close();

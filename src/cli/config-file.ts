@@ -4,7 +4,14 @@
  * load fast.
  */
 import { readFileSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { PolicyConfigSchema, type PolicyConfig } from '../kernel/policy.js';
+import {
+  RetentionConfigSchema,
+  retentionFromConfig,
+  type RetentionOptions,
+} from '../kernel/retention.js';
 import { UsageError } from './args.js';
 
 export function readConfig(path: string | undefined): Record<string, unknown> {
@@ -37,4 +44,28 @@ export function configPolicy(
     throw new UsageError(`--config: ${where}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
+}
+
+/**
+ * The config file's `retention` section: `{"journalHours": 24, "auditDays":
+ * 90, "auditArchive": "audit-archive.jsonl", "sweepMinutes": 10}`; the
+ * archive (relative to the data folder) receives pruned audit entries as
+ * JSON lines before they are deleted.
+ */
+export function configRetention(
+  config: Record<string, unknown> | undefined,
+  data: string,
+): RetentionOptions | undefined {
+  if (config?.retention === undefined) return undefined;
+  const parsed = RetentionConfigSchema.safeParse(config.retention);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = ['retention', ...(issue?.path ?? [])].join('.');
+    throw new UsageError(`--config: ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  const archive = parsed.data.auditArchive;
+  return retentionFromConfig(
+    parsed.data,
+    archive ? (lines) => appendFile(resolve(data, archive), lines, { mode: 0o600 }) : undefined,
+  );
 }

@@ -50,6 +50,10 @@ ${UPSTREAM_HELP}
                      and connection limits: {"http": {"headersTimeoutMs": 10000,
                      "requestTimeoutMs": 60000, "maxConnectionsPerAddress": 512}},
                      and the job lease (scale-out): {"jobs": {"leaseMs": 30000}}
+                     and retention: {"retention": {"journalHours": 24, "auditDays": 90,
+                     "auditArchive": "audit-archive.jsonl", "sweepMinutes": 10}}
+                     (auditDays 0 keeps the audit forever; pruned entries are
+                     appended to the archive, in the data folder, first)
   -h, --help         this help
 
 Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 2 bad arguments, 1 other errors.`;

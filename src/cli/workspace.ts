@@ -16,7 +16,7 @@ import type { ServingKernel, ServedDoor } from '../transport/surface.js';
 import { openStore } from '../store/open.js';
 import { fileFolderStorage } from '../store/folder-file.js';
 import { UsageError } from './args.js';
-import { configPolicy } from './config-file.js';
+import { configPolicy, configRetention } from './config-file.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
 
@@ -61,6 +61,7 @@ async function deploymentId(store: Store): Promise<string> {
 export async function openWorkspace(options: WorkspaceOptions): Promise<Workspace> {
   const data = resolve(options.data);
   const policy = configPolicy(options.config);
+  const retention = configRetention(options.config, data);
   for (const name of options.doors) {
     if (!doorFactory(name)) {
       const known = availableDoors();
@@ -108,6 +109,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     policy,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
+    ...(retention ? { retention } : {}),
   });
   for (const name of options.doors) {
     const ctx: DoorContext = {

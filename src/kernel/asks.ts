@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { failure, type Failure } from './errors.js';
 import {
   closed,
+  KEYED,
   inboxFull,
   isExpired,
   MAX_PENDING_PER_AGENT,
@@ -188,7 +189,7 @@ export function createAsks({
           scope,
         });
         return decided ?? failure('malformedRequest', `Approval ${id} is no longer pending.`);
-      });
+      }, KEYED);
       if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
       return result;
     },

@@ -7,7 +7,7 @@ import { digestOf } from './digest.js';
 import { redact } from './redact.js';
 import { connectionLabel } from './connection.js';
 import type { AuditEntry, Provenance } from './records.js';
-import type { AuditQuery, Store } from './store.js';
+import type { AuditQuery, Store, StoreTx } from './store.js';
 import type { EventBus } from './events.js';
 
 export interface AuditRecord {
@@ -25,6 +25,14 @@ export interface AuditRecord {
 
 export interface Audit {
   record(entry: AuditRecord): Promise<AuditEntry>;
+  /**
+   * Appends the entry inside the caller's transaction, so it commits with
+   * the write it describes (one commit instead of two); `announce` it once
+   * that transaction committed.
+   */
+  recordIn(tx: StoreTx, entry: AuditRecord): Promise<AuditEntry>;
+  /** Publishes `auditRecorded` for an entry `recordIn` stored. */
+  announce(entry: AuditEntry): void;
   /**
    * An action of the owner (approve, deny, revoke, agent and token changes),
    * recorded as the owner (authority.md §3). `result` is `ok` or a failure code.
@@ -44,20 +52,24 @@ export function createAudit({
   events?: EventBus;
   now?: () => number;
 }): Audit {
+  const append = (tx: StoreTx, { args, decision = null, rule = null, ...rest }: AuditRecord) =>
+    tx.audit.append({
+      ...rest,
+      decision,
+      rule,
+      connection: connectionLabel(rest.connection),
+      at: now(),
+      argsDigest: digestOf(redact(args)),
+    });
   const audit: Audit = {
-    async record({ args, decision = null, rule = null, ...rest }) {
-      const entry = await store.transaction((tx) =>
-        tx.audit.append({
-          ...rest,
-          decision,
-          rule,
-          connection: connectionLabel(rest.connection),
-          at: now(),
-          argsDigest: digestOf(redact(args)),
-        }),
-      );
-      events?.publish({ event: 'auditRecorded', entry });
+    async record(record) {
+      const entry = await store.transaction((tx) => append(tx, record), { isolation: 'keyed' });
+      audit.announce(entry);
       return entry;
+    },
+    recordIn: append,
+    announce(entry) {
+      events?.publish({ event: 'auditRecorded', entry });
     },
     ownerAction: (tool, door, args, result = 'ok') =>
       audit.record({

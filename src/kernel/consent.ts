@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { failure, type Failure } from './errors.js';
 import type { Approval, Grant, ResourceRef } from './records.js';
-import type { Store, StoreTx } from './store.js';
+import type { Store, StoreTx, TransactionOptions } from './store.js';
 import type { EventBus } from './events.js';
 import { connectionLabel } from './connection.js';
 
@@ -92,6 +92,9 @@ export const inboxFull = (full: Approval[]) =>
       .join(', ')}; wait for the owner to decide them before asking again.`,
     { pending: full.map((a) => a.id), retryAfterMs: PENDING_LIFETIME_MS },
   );
+
+/** Deciding an approval reads it by id and changes it by compare-and-set. */
+export const KEYED: TransactionOptions = { isolation: 'keyed' };
 
 export const unknownApproval = (id: string) =>
   failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
@@ -207,7 +210,8 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
           grantId: grant.id,
         });
         return decided ?? failure('malformedRequest', `Approval ${id} is no longer pending.`);
-      });
+        // Keyed: the approval row is locked by its read, so two decisions take turns.
+      }, KEYED);
       if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
       return result;
     },
@@ -230,7 +234,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
             `Approval ${id} was already ${approval.status}; nothing changed.`,
           )
         );
-      });
+      }, KEYED);
       if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
       return result;
     },

@@ -101,6 +101,12 @@ export type {
 export { ASK_LIFETIME_MS } from './asks.js';
 export type { Asks, Preview } from './asks.js';
 export { journalKey, operationOf } from './journal.js';
+export {
+  RetentionConfigSchema,
+  retentionFromConfig,
+  type RetentionConfig,
+  type RetentionOptions,
+} from './retention.js';
 export type { Journal, OperationState, Resolution } from './journal.js';
 export type { Audit, AuditRecord } from './audit.js';
 export { silentLogger } from './logger.js';

@@ -14,7 +14,10 @@
  */
 import { failure, type Failure } from './errors.js';
 import type { JournalEntry, Provenance } from './records.js';
-import type { Store, StoreTx } from './store.js';
+import type { Store, StoreTx, TransactionOptions } from './store.js';
+
+/** Journal transactions read and write entries by key only. */
+const KEYED: TransactionOptions = { isolation: 'keyed' };
 
 export const DEFAULT_RECEIPT_RETENTION_MS = 24 * 60 * 60 * 1000;
 
@@ -120,7 +123,7 @@ export function createJournal({
         await store.transaction(async (tx) => {
           const entry = await tx.journal.get(req.scope, req.operationId);
           if (entry?.state === 'prepared') await tx.journal.delete(req.scope, req.operationId);
-        });
+        }, KEYED);
       },
       async markUncertain() {
         inFlight.delete(key);
@@ -133,7 +136,7 @@ export function createJournal({
               updatedAt: now(),
             });
           }
-        });
+        }, KEYED);
       },
     };
   };
@@ -154,7 +157,7 @@ export function createJournal({
       const existing =
         seen?.state === 'committed'
           ? seen
-          : await store.transaction((tx) => tx.journal.insert(entry));
+          : await store.transaction((tx) => tx.journal.insert(entry), KEYED);
       if (!existing) return { kind: 'open', operation: open(req) };
       if (existing.digest !== req.digest) return reused(req.operationId);
       if (existing.state === 'committed') return { kind: 'replay', receipt: existing.receipt };
@@ -196,8 +199,10 @@ export function createJournal({
                 ? { state: 'prepared' as const }
                 : { state: 'uncertain' as const };
           if (next.state === entry.state) continue;
-          await store.transaction((tx) =>
-            tx.journal.update(entry.scope, entry.operationId, { ...next, updatedAt: now() }),
+          await store.transaction(
+            (tx) =>
+              tx.journal.update(entry.scope, entry.operationId, { ...next, updatedAt: now() }),
+            KEYED,
           );
           changed++;
         }
@@ -205,6 +210,6 @@ export function createJournal({
       return changed;
     },
 
-    purgeExpired: () => store.transaction((tx) => tx.journal.purgeExpired(now())),
+    purgeExpired: () => store.transaction((tx) => tx.journal.purgeExpired(now()), KEYED),
   };
 }

@@ -22,6 +22,7 @@ import type { BlobStore, Store } from './store.js';
 import type { Logger } from './logger.js';
 import type { JournalEntry } from './records.js';
 import { leanSchema } from './lean-schema.js';
+import { createRetention, type RetentionOptions } from './retention.js';
 
 export interface KernelServices {
   readonly store: Store;
@@ -48,6 +49,8 @@ export interface KernelOptions {
   /** Limit overrides per door mount (e.g. from the config file). */
   limits?: Record<string, Partial<Limits>>;
   receiptRetentionMs?: number;
+  /** What is pruned when (journal, audit); see retention.ts. `journalMs` wins over `receiptRetentionMs`. */
+  retention?: RetentionOptions;
   /** A job whose heartbeat is older than this is failed `interrupted` by any instance (default 30 s). */
   jobLeaseMs?: number;
   /** The config file's `policy` section (authority.md §3). */
@@ -112,10 +115,18 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
   const { store, blobs, events, logger } = options;
   const now = options.now ?? Date.now;
   const consent = createConsent({ store, events, now });
+  const journalMs = options.retention?.journalMs ?? options.receiptRetentionMs;
   const journal = createJournal({
     store,
     now,
-    ...(options.receiptRetentionMs ? { retentionMs: options.receiptRetentionMs } : {}),
+    ...(journalMs ? { retentionMs: journalMs } : {}),
+  });
+  const retention = createRetention({
+    store,
+    journal,
+    logger,
+    now,
+    ...(options.retention ? { options: options.retention } : {}),
   });
   const jobs = createJobRegistry({
     store,
@@ -146,7 +157,6 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     { door: D; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }
   >();
   const gates = new Map<string, ConcurrencyGate>();
-  let purgeTimer: NodeJS.Timeout | undefined;
   let closing = false;
   const inFlight = new Set<Promise<unknown>>();
 
@@ -228,19 +238,15 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
           return entry.state === 'prepared' ? { exists: false } : { exists: 'unknown' };
         return door.resolveOperation(entry);
       });
-      await journal.purgeExpired();
-      purgeTimer = setInterval(
-        () => void journal.purgeExpired().catch(() => undefined),
-        60 * 60 * 1000,
-      );
-      purgeTimer.unref();
+      await retention.sweep();
+      retention.start();
     },
 
     async close() {
-      clearInterval(purgeTimer);
       // Let in-flight calls finish (bounded); a journaled write still open after that
       // stays prepared, and the next start resolves it through the door (kernel §6).
       closing = true;
+      await retention.stop();
       await Promise.race([
         Promise.allSettled([...inFlight]),
         new Promise((resolve) => setTimeout(resolve, options.shutdownGraceMs ?? 5000).unref()),

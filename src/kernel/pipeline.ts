@@ -33,7 +33,8 @@ import {
 import { resultCharsOf, type AnyToolDef, type Effect, type Limits, type ToolContext } from './tool.js';
 import { connectionLabel, type Connection } from './connection.js';
 import { journalKey, type OpenOperation } from './journal.js';
-import type { Grant, Provenance, ResourceRef } from './records.js';
+import type { AuditEntry, Grant, Provenance, ResourceRef } from './records.js';
+import type { AuditRecord } from './audit.js';
 import type { KernelServices } from './kernel.js';
 
 export interface CallOptions {
@@ -76,23 +77,28 @@ export async function runPipeline(
   // The policy's verdict, once decided; every decision a rule made is audited.
   let verdict: PolicyVerdict | null = null;
 
+  const auditRecord = (result: string): AuditRecord => ({
+    connection: connection.id,
+    door: mount,
+    tool: tool.name,
+    args: rawArgs,
+    provenance,
+    result,
+    durationMs: Date.now() - started,
+    decision: verdict?.decision ?? null,
+    rule: verdict?.rule ?? null,
+  });
+  // A successful write's entry commits inside the write's own transaction (ctx.write).
+  const audited: CallAudit = { record: () => auditRecord('ok'), entry: null };
+
   const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
     const changesState = effect !== 'read';
     const ruled = verdict !== null && !verdict.rule.startsWith('default:');
     const required = changesState || ruled || !outcome.ok;
-    if ((required || tool.auditEveryCall === true) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
+    if (outcome.ok && audited.entry) services.audit.announce(audited.entry);
+    else if ((required || tool.auditEveryCall === true) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
       const recorded = services.audit
-        .record({
-          connection: connection.id,
-          door: mount,
-          tool: tool.name,
-          args: rawArgs,
-          provenance,
-          result: outcome.ok ? 'ok' : outcome.code,
-          durationMs: Date.now() - started,
-          decision: verdict?.decision ?? null,
-          rule: verdict?.rule ?? null,
-        })
+        .record(auditRecord(outcome.ok ? 'ok' : outcome.code))
         .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
       // A read that passed by default is recorded beside its answer, not before it:
       // the trail still gets it, the caller does not wait for the store's writer.
@@ -193,7 +199,7 @@ export async function runPipeline(
     // execute, bounded by the timeout and the caller's cancellation
     return await finish(
       bounded(
-        await execute(services, scope, input, grant, operation, options),
+        await execute(services, scope, input, grant, operation, options, audited),
         limits,
         effect ?? 'write',
         tool,
@@ -229,6 +235,12 @@ function bounded(
   );
 }
 
+/** The call's audit entry, when its write committed one with it. */
+interface CallAudit {
+  record(): AuditRecord;
+  entry: AuditEntry | null;
+}
+
 /** Where a call's write stands, for deciding what an interrupted call may have done. */
 interface WriteState {
   state: 'none' | 'writing' | 'committed';
@@ -243,6 +255,7 @@ async function execute(
   grant: ToolContext['grant'],
   operation: OpenOperation | null,
   options: CallOptions,
+  audited: CallAudit,
 ): Promise<CallOutcome> {
   const { limits } = scope;
   // Cancelled while an earlier stage ran (a door's effect look-up, the policy): nothing ran.
@@ -255,7 +268,7 @@ async function execute(
     ? AbortSignal.any([timeout.signal, options.signal])
     : timeout.signal;
   const write: WriteState = { state: 'none', settled: false };
-  const ctx = toolContext(services, scope, { grant, operation, options, signal, write });
+  const ctx = toolContext(services, scope, { grant, operation, options, signal, write, audited });
   const handlerRun = runHandler(scope.tool, input, ctx);
 
   let timer: NodeJS.Timeout | undefined;
@@ -361,10 +374,11 @@ function toolContext(
     options: CallOptions;
     signal: AbortSignal;
     write: WriteState;
+    audited: CallAudit;
   },
 ): ToolContext {
   const { tool, mount } = scope;
-  const { options, operation, write } = call;
+  const { options, operation, write, audited } = call;
   return {
     connection: options.connection,
     door: mount,
@@ -410,11 +424,20 @@ function toolContext(
         throw new AirlockError('timeout', 'The call already ended; nothing was written.');
       write.state = 'writing';
       try {
-        const value = await services.store.transaction(async (tx) => {
-          const result = await fn(tx);
-          if (operation) await operation.commit(tx, result);
-          return result;
-        });
+        // Keyed: a door's write reads what it changes by key (writing-a-door.md).
+        let entry: AuditEntry | null = null;
+        const value = await services.store.transaction(
+          async (tx) => {
+            const result = await fn(tx);
+            if (operation) await operation.commit(tx, result);
+            // The call's audit entry commits with its first write (not after it,
+            // separately); each run of a retried transaction appends its own.
+            if (!audited.entry) entry = await services.audit.recordIn(tx, audited.record());
+            return result;
+          },
+          { isolation: 'keyed' },
+        );
+        if (entry) audited.entry = entry;
         write.state = 'committed';
         return value;
       } catch (error) {

@@ -98,6 +98,8 @@ export interface ApprovalRepo {
 export interface AuditQuery {
   /** Entries with id greater than this. */
   afterId?: number;
+  /** Entries recorded before this time (ms since the epoch). */
+  before?: number;
   door?: string;
   decision?: 'allow' | 'ask' | 'deny';
   rule?: string;
@@ -110,6 +112,8 @@ export interface AuditRepo {
   append(entry: NewAuditEntry): Promise<AuditEntry>;
   /** Oldest first. */
   list(query?: AuditQuery): Promise<AuditEntry[]>;
+  /** Deletes entries with id up to and including `id`; returns how many. */
+  deleteThrough(id: number): Promise<number>;
 }
 
 export interface JobRepo {
@@ -167,13 +171,31 @@ export interface StoreTx {
   readonly events: EventLogRepo;
 }
 
+export interface TransactionOptions {
+  /**
+   * `serializable` (the default): the transaction behaves as if it ran alone,
+   * whatever it reads (lists included). `keyed`: its invariants rest only on
+   * rows it reads by key (`records.get`, `journal.get`, `approvals.get`) and
+   * on unique constraints, so the store may run it with less isolation and
+   * lock exactly those rows instead (PostgreSQL: READ COMMITTED, `SELECT …
+   * FOR UPDATE`, and a lock on an absent record's key until commit). A keyed
+   * transaction must not decide anything from a `list`.
+   */
+  isolation?: 'serializable' | 'keyed';
+}
+
 export interface Store {
   /** `sqlite` or `postgres`: for logs and start-up output only. */
   readonly kind: string;
   /** A short description of where data lives (a path, or a URL without password). */
   readonly location: string;
-  /** Read-write transaction; serialised against other writers. */
-  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /**
+   * Read-write transaction; serialised against other writers. It may run
+   * more than once (a PostgreSQL serialization failure or deadlock is retried
+   * inside the store), so `fn` must have no effect outside `tx`. It resolves
+   * only once its commit is durable.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Read-only access. */
   read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -20,6 +20,21 @@ export function auditContract({ store }: ContractContext): void {
       expect(second.id).toBeGreaterThan(first.id);
     });
 
+    it('lists entries recorded before a time, and deletes through an id', async () => {
+      const door = uid('door');
+      const [old, mid, recent] = await store().transaction(async (tx) => [
+        await tx.audit.append(auditEntry({ door, at: 1_000 })),
+        await tx.audit.append(auditEntry({ door, at: 2_000 })),
+        await tx.audit.append(auditEntry({ door, at: Date.now() })),
+      ]);
+      const before = await store().read((tx) => tx.audit.list({ door, before: 3_000 }));
+      expect(before.map((e) => e.id)).toEqual([old!.id, mid!.id]);
+      const deleted = await store().transaction((tx) => tx.audit.deleteThrough(mid!.id));
+      expect(deleted).toBeGreaterThanOrEqual(2);
+      const left = await store().read((tx) => tx.audit.list({ door }));
+      expect(left.map((e) => e.id)).toEqual([recent!.id]);
+    });
+
     it('list returns entries after afterId, oldest first', async () => {
       const door = uid('door');
       const appended = await store().transaction(async (tx) => [

@@ -77,6 +77,26 @@ export function transactionsContract({ store, open }: ContractContext): void {
       expect(counter?.value).toBe(40);
     });
 
+    it('keyed read-modify-write transactions lose no update, starting from an absent key', async () => {
+      const collection = uid('rec');
+      const increment = () =>
+        store().transaction(
+          async (tx) => {
+            const current = await tx.records.get<number>(collection, 'counter');
+            await tick();
+            await tx.records.put(collection, 'counter', (current?.value ?? 0) + 1);
+          },
+          { isolation: 'keyed' },
+        );
+      await Promise.all(Array.from({ length: 4 }, () => increment()));
+      const worker = async () => {
+        for (let i = 0; i < 10; i += 1) await increment();
+      };
+      await Promise.all([worker(), worker(), worker()]);
+      const counter = await store().read((tx) => tx.records.get<number>(collection, 'counter'));
+      expect(counter?.value).toBe(34);
+    });
+
     it('read refuses to write', async () => {
       const collection = uid('rec');
       await expect(store().read((tx) => tx.records.put(collection, 'k', 1))).rejects.toThrow();

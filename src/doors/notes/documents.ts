@@ -3,6 +3,13 @@
  * record collections, so it lives in SQLite or PostgreSQL like everything
  * else. PDF bytes are content-addressed blobs: a surface's source asset is
  * the blob named by its `sourceDigest`; the annotated file is another blob.
+ *
+ * Costs follow the request (issue #16): a document record holds only its
+ * metadata (no text); each text block is a record of its own
+ * (`<documentID>/<index>`), so an append writes one block and the small
+ * metadata, whatever the document's size; and each project keeps an index
+ * of its documents (`<projectID>/<documentID>` → title), so listing a
+ * project reads that project's index and nothing else.
  */
 import type { Provenance, StoreTx } from '../../kernel/index.js';
 import type { Rect } from './schemas.js';
@@ -12,6 +19,13 @@ export const DOCUMENTS = 'notes.documents';
 /** Agent writes, keyed `<documentID>/<operationID>`. */
 export const WRITES = 'notes.writes';
 export const OWNER = 'notes.owner';
+/** Text blocks, keyed `<documentID>/<index, 10 digits>`. */
+export const BLOCKS = 'notes.blocks';
+/** Each project's documents, keyed `<projectID>/<documentID>` → `{title}`. */
+export const BY_PROJECT = 'notes.byProject';
+/** The storage layout's version (2: blocks and the project index as records). */
+const LAYOUT = 'notes.layout';
+const LAYOUT_VERSION = 2;
 
 export interface Project {
   projectID: string;
@@ -48,17 +62,22 @@ export interface Surface {
   createdAt: number;
 }
 
+/** A document's metadata; its text blocks are records of their own (`readBlocks`). */
 export interface NoteDocument {
   documentID: string;
   projectID: string;
   title: string;
   /** 0 at creation, +1 per committed write (agent or owner). */
   revision: number;
-  blocks: Block[];
+  /** How many text blocks the document has (the next block's index). */
+  blockCount: number;
   surfaces: Surface[];
   createdAt: number;
   updatedAt: number;
 }
+
+/** A document record as stored before blocks had records of their own. */
+type StoredDocument = NoteDocument & { blocks?: Block[] };
 
 export interface Receipt {
   operationID: string;
@@ -80,7 +99,7 @@ export interface WriteRecord {
   detail: Record<string, unknown>;
 }
 
-export const getDocument = async (tx: StoreTx, id: string) =>
+export const getDocument = async (tx: StoreTx, id: string): Promise<NoteDocument | null> =>
   (await tx.records.get<NoteDocument>(DOCUMENTS, id))?.value ?? null;
 
 /** A new, empty document at revision 0 (the owner's REST route and the agent's tool alike). */
@@ -91,15 +110,64 @@ export function newDocument(documentID: string, projectID: string, title: string
     projectID,
     title,
     revision: 0,
-    blocks: [],
+    blockCount: 0,
     surfaces: [],
     createdAt: now,
     updatedAt: now,
   };
 }
 
+/** Stores a new document and lists it in its project. */
+export async function createDocument(tx: StoreTx, doc: NoteDocument): Promise<void> {
+  await tx.records.put(DOCUMENTS, doc.documentID, doc);
+  await tx.records.put(BY_PROJECT, `${doc.projectID}/${doc.documentID}`, { title: doc.title });
+}
+
+/** Stores a document's changed metadata (its blocks are written by `putBlock`). */
 export const putDocument = (tx: StoreTx, doc: NoteDocument) =>
   tx.records.put(DOCUMENTS, doc.documentID, doc);
+
+const blockKey = (documentID: string, index: number) =>
+  `${documentID}/${String(index).padStart(10, '0')}`;
+
+/**
+ * Appends one text block: one record, whatever the document's size. Returns
+ * the metadata with `blockCount` advanced; the caller stores it (with its
+ * new revision) through `putDocument`.
+ */
+export async function putBlock(
+  tx: StoreTx,
+  doc: NoteDocument,
+  block: Block,
+): Promise<NoteDocument> {
+  await tx.records.put(BLOCKS, blockKey(doc.documentID, doc.blockCount), block);
+  return { ...doc, blockCount: doc.blockCount + 1 };
+}
+
+/** A document's text blocks, in order. */
+export const readBlocks = async (tx: StoreTx, documentID: string): Promise<Block[]> =>
+  (await tx.records.list<Block>(BLOCKS, { prefix: `${documentID}/` })).map((r) => r.value);
+
+/**
+ * Moves documents stored with their blocks inline (before blocks had records
+ * of their own) to the current layout, and lists each in its project. Runs
+ * at the door's start; a document already moved is left alone.
+ */
+export async function upgradeLayout(tx: StoreTx): Promise<number> {
+  if ((await tx.records.get<number>(LAYOUT, 'version'))?.value === LAYOUT_VERSION) return 0;
+  let moved = 0;
+  for (const { value } of await tx.records.list<StoredDocument>(DOCUMENTS)) {
+    if (value.blockCount !== undefined && value.blocks === undefined) continue;
+    const { blocks = [], ...rest } = value;
+    let doc: NoteDocument = { ...rest, blockCount: 0 };
+    for (const block of blocks) doc = await putBlock(tx, doc, block);
+    await putDocument(tx, doc);
+    await tx.records.put(BY_PROJECT, `${doc.projectID}/${doc.documentID}`, { title: doc.title });
+    moved++;
+  }
+  await tx.records.put(LAYOUT, 'version', LAYOUT_VERSION);
+  return moved;
+}
 
 export const getProject = async (tx: StoreTx, id: string) =>
   (await tx.records.get<Project>(PROJECTS, id))?.value ?? null;
@@ -107,10 +175,24 @@ export const getProject = async (tx: StoreTx, id: string) =>
 export const listProjects = async (tx: StoreTx) =>
   (await tx.records.list<Project>(PROJECTS)).map((r) => r.value);
 
-export const listDocuments = async (tx: StoreTx, projectID?: string) =>
-  (await tx.records.list<NoteDocument>(DOCUMENTS))
-    .map((r) => r.value)
-    .filter((d) => projectID === undefined || d.projectID === projectID);
+/** A project's documents (id and title) from its index: no other project, no text. */
+export const listProjectDocuments = async (tx: StoreTx, projectID: string) =>
+  (await tx.records.list<{ title: string }>(BY_PROJECT, { prefix: `${projectID}/` })).map((r) => ({
+    documentID: r.key.slice(projectID.length + 1),
+    title: r.value.title,
+  }));
+
+/** Documents' metadata (no text), all or of one project. */
+export async function listDocuments(tx: StoreTx, projectID?: string): Promise<NoteDocument[]> {
+  if (projectID === undefined)
+    return (await tx.records.list<NoteDocument>(DOCUMENTS)).map((r) => r.value);
+  const docs: NoteDocument[] = [];
+  for (const { documentID } of await listProjectDocuments(tx, projectID)) {
+    const doc = await getDocument(tx, documentID);
+    if (doc) docs.push(doc);
+  }
+  return docs;
+}
 
 export const writeKey = (documentID: string, operationID: string) => `${documentID}/${operationID}`;
 
@@ -126,4 +208,4 @@ export const listWrites = async (tx: StoreTx, documentID?: string) =>
     .sort((p, q) => p.at - q.at || p.committedRevision - q.committedRevision);
 
 /** The text `read_note` returns: saved blocks only, separated by a blank line. */
-export const noteText = (doc: NoteDocument) => doc.blocks.map((b) => b.text).join('\n\n');
+export const noteText = (blocks: Block[]) => blocks.map((b) => b.text).join('\n\n');

@@ -19,7 +19,7 @@ import {
   type Resolution,
 } from '../../kernel/index.js';
 import { ENVELOPE_MAX_BYTES, notesPresenter } from './envelope.js';
-import { getWrite, listProjects } from './documents.js';
+import { getWrite, listProjects, upgradeLayout } from './documents.js';
 import { loadReceiptSigner } from './receipts.js';
 import { createRuntime, type NotesHooks } from './runtime.js';
 import { accessTools } from './tools-access.js';
@@ -89,6 +89,8 @@ export function createNotesDoor(options: NotesDoorOptions = {}): ServedDoor {
     },
     http: { routes: notesRoutes(rt) },
     async start(kernel) {
+      // Documents stored by an older Airlock (blocks inline) move to records of their own.
+      await kernel.store.transaction(upgradeLayout);
       rt.bind(kernel, await loadReceiptSigner(kernel.store));
     },
     async resources() {

@@ -7,12 +7,14 @@ import { z } from 'zod';
 import { failure, utf8String, uuidString, validateInput } from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
 import {
+  createDocument,
   getDocument,
   getProject,
   listDocuments,
   listProjects,
   newDocument,
-  putDocument,
+  readBlocks,
+  type Block,
   type NoteDocument,
 } from './documents.js';
 import { bad, missingDocument, reviseDocument } from './rest.js';
@@ -28,13 +30,13 @@ const DocumentBody = z
   .strict();
 const BlockBody = z.object({ text: utf8String(1, 1_000_000) }).strict();
 
-function summary(doc: NoteDocument) {
+function summary(doc: NoteDocument, blocks: Block[]) {
   return {
     documentID: doc.documentID,
     projectID: doc.projectID,
     title: doc.title,
     revision: doc.revision,
-    blocks: doc.blocks,
+    blocks,
     surfaces: doc.surfaces.map((s) => ({
       surfaceID: s.surfaceID,
       sourceAssetID: s.sourceAssetID,
@@ -65,7 +67,7 @@ export function documentRoutes(rt: NotesRuntime): RestRoute[] {
           if (!project) return 'noProject' as const;
           const documentID = input.documentID ?? randomUUID();
           if (await getDocument(tx, documentID)) return 'exists' as const;
-          await putDocument(tx, newDocument(documentID, project.projectID, input.title));
+          await createDocument(tx, newDocument(documentID, project.projectID, input.title));
           return { documentID, revision: 0 };
         });
         if (result === 'noProject')
@@ -102,8 +104,11 @@ export function documentRoutes(rt: NotesRuntime): RestRoute[] {
       path: 'notes/documents/{id}',
       summary: 'One document with its text blocks and PDF surfaces',
       handler: async ({ params }) => {
-        const doc = await store().read((tx) => getDocument(tx, params.id!));
-        return doc ? { status: 200, body: summary(doc) } : missingDocument(params.id!);
+        const found = await store().read(async (tx) => {
+          const doc = await getDocument(tx, params.id!);
+          return doc && summary(doc, await readBlocks(tx, doc.documentID));
+        });
+        return found ? { status: 200, body: found } : missingDocument(params.id!);
       },
     },
     {
@@ -113,11 +118,8 @@ export function documentRoutes(rt: NotesRuntime): RestRoute[] {
       handler: async ({ params, body }) => {
         const parsed = validateInput(BlockBody, body ?? {});
         if (!parsed.ok) return parsed;
-        const doc = await reviseDocument(rt, params.id!, (current, now) => ({
-          blocks: [
-            ...current.blocks,
-            { text: parsed.value.text, at: now, author: 'owner', operationID: null },
-          ],
+        const doc = await reviseDocument(rt, params.id!, (_current, now) => ({
+          block: { text: parsed.value.text, at: now, author: 'owner', operationID: null },
         }));
         return doc
           ? { status: 201, body: { documentID: doc.documentID, revision: doc.revision } }

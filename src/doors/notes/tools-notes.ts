@@ -14,14 +14,17 @@ import {
 import { EnvelopeSchema } from './envelope.js';
 import { AppendTextInput, CreateNoteInput, DocumentInput, Empty } from './schemas.js';
 import {
+  createDocument,
   getDocument,
   getProject,
   getWrite,
-  listDocuments,
+  listProjectDocuments,
   noteText,
   newDocument,
+  putBlock,
   putDocument,
   putWrite,
+  readBlocks,
   type NoteDocument,
   type Receipt,
   type WriteRecord,
@@ -88,7 +91,7 @@ export function noteTools(rt: NotesRuntime) {
     consent: { capability: 'read' },
     handler: async (_input, ctx) => {
       const projectID = grantedProject(ctx.grant);
-      const docs = await ctx.store.read((tx) => listDocuments(tx, projectID));
+      const docs = await ctx.store.read((tx) => listProjectDocuments(tx, projectID));
       return Object.fromEntries(docs.map((d) => [d.documentID, d.title]));
     },
   });
@@ -103,8 +106,16 @@ export function noteTools(rt: NotesRuntime) {
     annotations: { openWorldHint: false },
     consent: { capability: 'read' },
     handler: async ({ documentID }, ctx) => {
-      const doc = await ctx.store.read((tx) => authorizedDocument(tx, ctx.grant, documentID));
-      return { documentID, revision: doc.revision, scope: 'savedTextBlocks', text: noteText(doc) };
+      const { doc, blocks } = await ctx.store.read(async (tx) => {
+        const found = await authorizedDocument(tx, ctx.grant, documentID);
+        return { doc: found, blocks: await readBlocks(tx, documentID) };
+      });
+      return {
+        documentID,
+        revision: doc.revision,
+        scope: 'savedTextBlocks',
+        text: noteText(blocks),
+      };
     },
   });
 
@@ -146,7 +157,7 @@ export function noteTools(rt: NotesRuntime) {
             { currentRevision: existing.revision },
           );
         }
-        await putDocument(tx, newDocument(input.documentID, projectID, input.title));
+        await createDocument(tx, newDocument(input.documentID, projectID, input.title));
         await rt.hooks.insideWrite?.(ctx.tool);
         return recordWrite(rt, tx, ctx, {
           operationID: input.operationID,
@@ -179,15 +190,12 @@ export function noteTools(rt: NotesRuntime) {
         if (done) return done.receipt;
         if (doc.revision !== input.expectedVersion) throw conflict(doc, input.expectedVersion);
         const now = Date.now();
-        const next: NoteDocument = {
-          ...doc,
-          revision: doc.revision + 1,
-          blocks: [
-            ...doc.blocks,
-            { text: input.text, at: now, author: 'agent', operationID: input.operationID },
-          ],
-          updatedAt: now,
-        };
+        // One block record and the small metadata: the cost of what is added.
+        const next: NoteDocument = await putBlock(
+          tx,
+          { ...doc, revision: doc.revision + 1, updatedAt: now },
+          { text: input.text, at: now, author: 'agent', operationID: input.operationID },
+        );
         await putDocument(tx, next);
         await rt.hooks.insideWrite?.(ctx.tool);
         return recordWrite(rt, tx, ctx, {
@@ -195,7 +203,7 @@ export function noteTools(rt: NotesRuntime) {
           documentID: input.documentID,
           committedRevision: next.revision,
           provenance: provenanceOf(input),
-          detail: { blockIndex: next.blocks.length - 1, bytes: Buffer.byteLength(input.text) },
+          detail: { blockIndex: next.blockCount - 1, bytes: Buffer.byteLength(input.text) },
         });
       }),
   });

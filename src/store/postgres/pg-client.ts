@@ -20,12 +20,13 @@ function toPg(sql: string): string {
  * transaction may issue several at once (`Promise.all`), and pg deprecates
  * overlapping queries on one client.
  */
-export function createPgClient(client: PoolClient): SqlClient {
+export function createPgClient(client: PoolClient, lockingReads = false): SqlClient {
   const queue = createMutex();
   const query = (sql: string, params: readonly unknown[]) =>
     queue.run(() => client.query(toPg(sql), [...params]));
   return {
     dialect: 'postgres',
+    lockingReads,
     async all<R extends object>(sql: string, params: readonly unknown[] = []) {
       return (await query(sql, params)).rows as R[];
     },

@@ -1,8 +1,8 @@
 import pg from 'pg';
-import type { Store, StoreTx } from '../../kernel/store.js';
+import type { Store, StoreTx, TransactionOptions } from '../../kernel/store.js';
 import { createNestingGuard } from '../sql/nesting-guard.js';
 import { migrate } from './migrations.js';
-import { READ, runTransaction, WRITE } from './run-transaction.js';
+import { KEYED, READ, runTransaction, WRITE } from './run-transaction.js';
 import { assertSchemaName, describeLocation } from './schema.js';
 
 export interface PostgresStoreOptions {
@@ -14,6 +14,8 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** How long opening a connection may take; default 3 s (so a start never hangs). */
   connectTimeoutMs?: number;
+  /** Told of every transaction retried after a serialization failure or deadlock. */
+  onRetry?: (error: unknown, attempt: number) => void;
 }
 
 /** A Store on PostgreSQL; `pool` and `schema` let a blob store share them. */
@@ -24,9 +26,11 @@ export interface PostgresStore extends Store {
 
 /**
  * The scale-out store: several Airlock instances may share one database.
- * Transactions are SERIALIZABLE and re-run on serialization failures, so a
- * transaction function must be safe to run more than once. Reads are
- * REPEATABLE READ READ ONLY snapshots.
+ * Transactions are SERIALIZABLE, or READ COMMITTED with the rows they read
+ * locked when the caller says its invariants are keyed (TransactionOptions);
+ * either is re-run on a serialization failure or deadlock, so a transaction
+ * function must be safe to run more than once. Reads are REPEATABLE READ
+ * READ ONLY snapshots.
  *
  * @example
  * const store = await createPostgresStore({ url: 'postgres://airlock@db/airlock' });
@@ -65,16 +69,17 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     pool,
     schema,
 
-    transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    transaction<T>(fn: (tx: StoreTx) => Promise<T>, txOptions?: TransactionOptions): Promise<T> {
       return notNested(async () => {
         assertOpen();
-        return runTransaction(pool, WRITE, fn);
+        const mode = txOptions?.isolation === 'keyed' ? KEYED : WRITE;
+        return runTransaction(pool, mode, fn, options.onRetry);
       });
     },
 
     async read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
       assertOpen();
-      return runTransaction(pool, READ, fn);
+      return runTransaction(pool, READ, fn, options.onRetry);
     },
 
     close() {

@@ -6,9 +6,23 @@ import { createPgClient } from './pg-client.js';
 
 /** serialization_failure and deadlock_detected: the transaction may simply be run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
-const MAX_ATTEMPTS = 10;
+/**
+ * Conflicting writers are retried for up to RETRY_BUDGET_MS (well inside a
+ * call's 8 s timeout) with full-jitter exponential backoff, so a burst of
+ * conflicts (a dozen owners' approvals at once) drains instead of surfacing
+ * as an error; a conflict still there after that is a real fault.
+ */
+const MAX_ATTEMPTS = 40;
+const RETRY_BUDGET_MS = 5_000;
+const BACKOFF_BASE_MS = 2;
+const BACKOFF_CAP_MS = 200;
 
-function isRetryable(error: unknown): boolean {
+/** Full jitter: a random wait up to an exponentially growing cap. */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  return random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
+}
+
+export function isRetryable(error: unknown): boolean {
   return (
     typeof error === 'object' &&
     error !== null &&
@@ -19,33 +33,51 @@ function isRetryable(error: unknown): boolean {
 
 export interface TransactionMode {
   begin: string;
-  /** Writes: retry serialization failures and refuse to commit after a failed statement. */
+  /** Writes: refuse to commit after a failed statement. */
   write: boolean;
+  /** Reads by key lock their rows (READ COMMITTED keeps invariants only with them). */
+  lockingReads: boolean;
 }
 
-export const WRITE: TransactionMode = { begin: 'BEGIN ISOLATION LEVEL SERIALIZABLE', write: true };
+export const WRITE: TransactionMode = {
+  begin: 'BEGIN ISOLATION LEVEL SERIALIZABLE',
+  write: true,
+  lockingReads: false,
+};
+/** A keyed write (TransactionOptions): READ COMMITTED with the rows it reads locked. */
+export const KEYED: TransactionMode = {
+  begin: 'BEGIN ISOLATION LEVEL READ COMMITTED',
+  write: true,
+  lockingReads: true,
+};
 export const READ: TransactionMode = {
   begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
   write: false,
+  lockingReads: false,
 };
 
 /**
- * Runs `fn` in one transaction on a pooled connection. Under SERIALIZABLE a
- * conflicting writer fails with 40001 and the whole of `fn` runs again (up
- * to MAX_ATTEMPTS), so `fn` must not have effects outside `tx`.
+ * Runs `fn` in one transaction on a pooled connection. A serialization
+ * failure (40001, SERIALIZABLE) or a deadlock (40P01, row locks taken in
+ * different orders) rolls back and the whole of `fn` runs again after a
+ * jittered backoff, in every mode, so `fn` must not have effects outside
+ * `tx`. `onRetry` is told of each retry (logs, tests).
  */
 export async function runTransaction<T>(
   pool: Pool,
   mode: TransactionMode,
   fn: (tx: StoreTx) => Promise<T>,
+  onRetry?: (error: unknown, attempt: number) => void,
 ): Promise<T> {
+  const started = Date.now();
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await runOnce(pool, mode, fn);
     } catch (error) {
-      if (!mode.write || attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error;
-      // Jittered backoff so two conflicting writers do not collide again.
-      await sleep(Math.random() * Math.min(100, 2 ** attempt));
+      if (!isRetryable(error) || attempt >= MAX_ATTEMPTS || Date.now() - started > RETRY_BUDGET_MS)
+        throw error;
+      onRetry?.(error, attempt);
+      await sleep(backoffMs(attempt));
     }
   }
 }
@@ -57,7 +89,7 @@ async function runOnce<T>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken = false;
-  const scope = createTxScope(createPgClient(client));
+  const scope = createTxScope(createPgClient(client, mode.lockingReads));
   try {
     await client.query(mode.begin);
     let result: T;

@@ -1,6 +1,7 @@
 import type { ApprovalRepo } from '../../kernel/store.js';
 import type { Approval, ResourceRef } from '../../kernel/records.js';
 import { fromNullableJson, toNullableJson } from './json-column.js';
+import { forUpdate } from './key-lock.js';
 import type { SqlClient } from './sql-client.js';
 
 interface ApprovalRow {
@@ -108,7 +109,10 @@ export function createApprovalRepo(db: SqlClient): ApprovalRepo {
     },
 
     async get(id) {
-      const rows = await db.all<ApprovalRow>(`SELECT ${COLUMNS} FROM approvals WHERE id = ?`, [id]);
+      const rows = await db.all<ApprovalRow>(
+        `SELECT ${COLUMNS} FROM approvals WHERE id = ?${forUpdate(db)}`,
+        [id],
+      );
       return rows[0] ? toApproval(rows[0]) : null;
     },
 

@@ -70,6 +70,10 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
     async list(query = {}) {
       let where = 'id > ?';
       const params: SqlParam[] = [query.afterId ?? 0];
+      if (query.before !== undefined) {
+        where += ' AND at < ?';
+        params.push(query.before);
+      }
       if (query.door !== undefined) {
         where += ' AND door = ?';
         params.push(query.door);
@@ -88,6 +92,10 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
         [...params, ...page.params],
       );
       return rows.map(toAuditEntry);
+    },
+
+    async deleteThrough(id) {
+      return db.run('DELETE FROM audit WHERE id <= ?', [id]);
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { JournalRepo } from '../../kernel/store.js';
 import type { JournalEntry, Provenance } from '../../kernel/records.js';
 import { fromNullableJson, toNullableJson } from './json-column.js';
+import { forUpdate } from './key-lock.js';
 import { limitClause, type SqlClient, type SqlParam } from './sql-client.js';
 
 interface JournalRow {
@@ -42,7 +43,7 @@ function toEntry(row: JournalRow): JournalEntry {
 export function createJournalRepo(db: SqlClient): JournalRepo {
   const get = async (scope: string, operationId: string): Promise<JournalEntry | null> => {
     const rows = await db.all<JournalRow>(
-      `SELECT ${COLUMNS} FROM journal WHERE scope = ? AND operation_id = ?`,
+      `SELECT ${COLUMNS} FROM journal WHERE scope = ? AND operation_id = ?${forUpdate(db)}`,
       [scope, operationId],
     );
     return rows[0] ? toEntry(rows[0]) : null;

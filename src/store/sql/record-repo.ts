@@ -1,6 +1,7 @@
 import type { RecordRepo } from '../../kernel/store.js';
 import type { StoredRecord } from '../../kernel/records.js';
 import { fromJson, toJson } from './json-column.js';
+import { forUpdate, readByKey } from './key-lock.js';
 import { limitClause, type SqlClient, type SqlParam } from './sql-client.js';
 
 interface RecordRow {
@@ -24,9 +25,16 @@ function toRecord<T>(row: RecordRow): StoredRecord<T> {
 export function createRecordRepo(db: SqlClient): RecordRepo {
   return {
     async get<T>(collection: string, key: string) {
-      const rows = await db.all<RecordRow>(
-        `SELECT ${COLUMNS} FROM records WHERE collection = ? AND key = ?`,
-        [collection, key],
+      const rows = await readByKey(
+        db,
+        () =>
+          db.all<RecordRow>(
+            `SELECT ${COLUMNS} FROM records WHERE collection = ? AND key = ?${forUpdate(db)}`,
+            [collection, key],
+          ),
+        'records',
+        collection,
+        key,
       );
       return rows[0] ? toRecord<T>(rows[0]) : null;
     },

@@ -12,6 +12,12 @@ export interface SqlClient {
   run(sql: string, params?: readonly SqlParam[]): Promise<number>;
   /** `sqlite` or `postgres`, for the rare statement only one dialect needs. */
   readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * True in a keyed write transaction on PostgreSQL (READ COMMITTED): reads
+   * by key lock what they read (or the absent key) until the transaction
+   * ends, which is what keeps read-modify-write correct there.
+   */
+  readonly lockingReads?: boolean;
 }
 
 /** `LIMIT ?` and its parameter, or nothing when no limit is given. */

@@ -40,6 +40,7 @@ export function createTxScope(client: SqlClient): TxScope {
   };
   const guarded: SqlClient = {
     dialect: client.dialect,
+    lockingReads: client.lockingReads === true,
     all: (sql, params) => track(() => client.all(sql, params)),
     run: (sql, params) => track(() => client.run(sql, params)),
   };

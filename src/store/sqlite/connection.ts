@@ -7,16 +7,18 @@ export type SqliteDatabase = Database.Database;
 export function openWriter(path: string, busyTimeoutMs: number): SqliteDatabase {
   const db = new Database(path, { timeout: busyTimeoutMs });
   try {
-    // WAL lets readers keep a snapshot while the writer works; FULL syncs the
-    // WAL on every commit, so an acknowledged write survives power loss or
-    // SIGKILL (NORMAL may lose the last commits on power loss).
+    // WAL lets readers keep a snapshot while the writer works. NORMAL: a
+    // commit does not fsync on the event loop; the store fsyncs the WAL file
+    // itself, off the main thread (group-writer.ts), and answers a write only
+    // after that, so an acknowledged write survives power loss or SIGKILL as
+    // with FULL. Checkpoints still fsync the database file (NORMAL does).
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (String(mode).toLowerCase() !== 'wal') {
       throw new Error(
         `SQLite at ${path} cannot use WAL mode (got ${String(mode)}); use a local disk.`,
       );
     }
-    db.pragma('synchronous = FULL');
+    db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     return db;
   } catch (error) {

@@ -1,1 +1,1 @@
-export { createSqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { createSqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';

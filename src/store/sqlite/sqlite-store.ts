@@ -1,10 +1,11 @@
+import { closeSync, fdatasync, openSync } from 'node:fs';
 import type { Store, StoreTx } from '../../kernel/store.js';
 import { createNestingGuard } from '../sql/nesting-guard.js';
 import type { SqlClient } from '../sql/sql-client.js';
-import { assertNoFailure, createTxScope } from '../sql/tx-scope.js';
+import { createTxScope } from '../sql/tx-scope.js';
 import { createSqliteClient, openReader, openWriter, type SqliteDatabase } from './connection.js';
 import { migrate } from './migrations.js';
-import { createMutex } from '../sql/mutex.js';
+import { createGroupWriter } from './group-writer.js';
 import { createReaderPool } from './reader-pool.js';
 
 export interface SqliteStoreOptions {
@@ -22,15 +23,22 @@ interface Connection {
 }
 
 /**
- * The embedded store: one SQLite file in WAL mode. Writers take turns on
- * one connection (`BEGIN IMMEDIATE`); `read` runs on separate read-only
- * connections and sees only committed data.
+ * The embedded store: one SQLite file in WAL mode. Writes go to one
+ * connection through a group-commit loop (group-writer.ts): concurrent
+ * write transactions share one `BEGIN IMMEDIATE … COMMIT` and one fsync,
+ * each in its own savepoint; `read` runs on separate read-only connections
+ * and sees only committed data.
  *
  * @example
  * const store = await createSqliteStore({ path: 'data/airlock.db' });
  * await store.transaction((tx) => tx.records.put('notes', 'a', { text: 'hi' }));
  */
-export async function createSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+export interface SqliteStore extends Store {
+  /** Write groups committed so far and the writes in them (one fsync per group). */
+  readonly commits: { readonly groups: number; readonly writes: number };
+}
+
+export async function createSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
   const { path } = options;
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   const writerDb = openWriter(path, busyTimeoutMs);
@@ -49,7 +57,13 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
     (reader) => reader.db.close(),
     options.readers ?? 4,
   );
-  const writes = createMutex();
+  // The WAL file, fsynced off the event loop after each group's COMMIT.
+  const walFd = openSync(`${path}-wal`, 'a');
+  const syncWal = () =>
+    new Promise<void>((resolve, reject) =>
+      fdatasync(walFd, (error) => (error ? reject(error) : resolve())),
+    );
+  const writes = createGroupWriter(writerDb, writer.client, syncWal);
   const notNested = createNestingGuard();
   let closing: Promise<void> | undefined;
 
@@ -60,39 +74,40 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
   return {
     kind: 'sqlite',
     location: path,
+    commits: writes.stats,
 
     transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
       return notNested(async () => {
         assertOpen();
-        return writes.run(() => runTransaction(writer, 'BEGIN IMMEDIATE', fn, true));
+        return writes.run(fn);
       });
     },
 
     async read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
       assertOpen();
-      return readers.use((reader) => runTransaction(reader, 'BEGIN', fn, false));
+      const result = await readers.use((reader) => runRead(reader, fn));
+      // Nothing is shown before it is on disk (a commit whose fsync is under way).
+      await writes.durableNow();
+      return result;
     },
 
     close() {
       closing ??= (async () => {
         // Work queued before close finishes first.
-        await writes.run(async () => undefined);
+        await writes.drained();
         await readers.close();
         writerDb.close();
+        closeSync(walFd);
       })();
       return closing;
     },
   };
 }
 
-async function runTransaction<T>(
-  connection: Connection,
-  begin: string,
-  fn: (tx: StoreTx) => Promise<T>,
-  refuseAfterFailure: boolean,
-): Promise<T> {
+/** A read-only transaction on a reader connection. */
+async function runRead<T>(connection: Connection, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
   const { db } = connection;
-  db.exec(begin);
+  db.exec('BEGIN');
   const scope = createTxScope(connection.client);
   try {
     let result: T;
@@ -101,7 +116,6 @@ async function runTransaction<T>(
     } finally {
       scope.end();
     }
-    if (refuseAfterFailure) assertNoFailure(scope);
     db.exec('COMMIT');
     return result;
   } catch (error) {

@@ -1,0 +1,234 @@
+/**
+ * `load` (issue #16): 10 / 50 / 200 concurrent MCP clients (SDK v2 client,
+ * each with its own agent token), both protocol eras, a read tool
+ * (`ledger_echo`) and a journaled write (`ledger_append`), on SQLite and
+ * PostgreSQL, against a bare SDK v2 server doing the same (echo; one row
+ * inserted into the same kind of store per write). The servers run in a
+ * child process (bench/load-server.mjs); server CPU per call is that
+ * process's CPU time over the cell divided by the calls answered.
+ *
+ * BENCH_LOAD_STORES (sqlite,postgres) picks the stores.
+ * Each cell runs BENCH_LOAD_SECONDS (3) after a short warm-up; an Airlock
+ * cell and its bare cell run back to back. Every client loops one call at a
+ * time (closed loop), so throughput and latency are what N agents would see.
+ *
+ * `soak` (same child): a bounded run at a fixed rate reporting p50/p99, RSS
+ * and database size per interval.
+ */
+import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { connect } from './servers.mjs';
+
+const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
+const LEVELS = (process.env.BENCH_LOAD_CLIENTS ?? '10,50,200').split(',').map(Number);
+
+export async function startLoadServers({ pg, env = {} }) {
+  const here = fileURLToPath(new URL('./load-server.mjs', import.meta.url));
+  const execArgv =
+    process.env.BENCH_SERVER_PROF === '1'
+      ? ['--cpu-prof', `--cpu-prof-dir=${fileURLToPath(new URL('./results', import.meta.url))}`]
+      : [];
+  const child = fork(here, [], {
+    execArgv,
+    env: {
+      ...process.env,
+      ...env,
+      ...(pg.ok ? { LOAD_PG_URL: pg.url, LOAD_PG_SCHEMA: `${pg.schema}_load` } : {}),
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const pending = new Map();
+  let next = 0;
+  const ready = new Promise((resolve, reject) => {
+    child.on('message', (msg) => {
+      if (msg.ready) return resolve(msg);
+      const p = pending.get(msg.id);
+      pending.delete(msg.id);
+      if (msg.error) p?.reject(new Error(msg.error));
+      else p?.resolve(msg);
+    });
+    child.once('exit', (code) => reject(new Error(`load servers exited early (${code})`)));
+  });
+  const { servers, tokens } = await ready;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const rpc = (msg) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      pending.set(id, { resolve, reject });
+      child.send({ ...msg, id });
+    });
+  return {
+    servers,
+    tokens,
+    rpc,
+    close: async () => {
+      child.send({ type: 'close' });
+      await exited;
+    },
+  };
+}
+
+const appendArgs = (i) => ({
+  operationID: randomUUID(),
+  account: `acct-${i % 256}`,
+  amount: 1,
+  expectedVersion: null,
+});
+
+/** Connects `n` clients of an era to a server; Airlock clients each get an agent and write grants. */
+export async function connectClients(load, server, era, n, { grantNotes = false } = {}) {
+  const airlock = server.startsWith('airlock');
+  const tokens = airlock ? (await load.rpc({ type: 'agents', server, count: n })).tokens : [];
+  const clients = [];
+  for (let i = 0; i < n; i++) clients.push(await connect(load.servers[server], era, tokens[i]));
+  if (airlock) {
+    const asks = ['ledger_request_write_access'];
+    if (grantNotes) asks.push('rooqi_request_read_access', 'rooqi_request_write_access');
+    for (const name of asks) {
+      await Promise.all(clients.map((c) => c.callTool({ name, arguments: {} })));
+      await load.rpc({ type: 'approve', server });
+    }
+  }
+  return clients;
+}
+
+const isBusy = (result) =>
+  result?.isError === true && /busy/i.test(JSON.stringify(result.content ?? '').slice(0, 400));
+
+/** Every client loops calls for `seconds`; returns latencies (ns), errors and busy answers. */
+export async function closedLoop(clients, call, seconds) {
+  const until = Date.now() + seconds * 1000;
+  const ns = [];
+  let errors = 0;
+  let busy = 0;
+  let i = 0;
+  const samples = [];
+  await Promise.all(
+    clients.map(async (client) => {
+      while (Date.now() < until) {
+        const t = process.hrtime.bigint();
+        try {
+          const result = await call(client, i++);
+          if (isBusy(result)) busy++;
+          else if (result?.isError) {
+            errors++;
+            if (samples.length < 3) samples.push(JSON.stringify(result.content).slice(0, 300));
+          }
+        } catch (error) {
+          // The HTTP layer's own refusal (503 busy: the per-address connection cap) is busy too.
+          if (/"code":"busy"/.test(String(error))) busy++;
+          else {
+            errors++;
+            if (samples.length < 3) samples.push(String(error).slice(0, 300));
+          }
+        }
+        ns.push(Number(process.hrtime.bigint() - t));
+      }
+    }),
+  );
+  return { ns, errors, busy, samples };
+}
+
+export const percentile = (ns, q) => {
+  if (ns.length === 0) return NaN;
+  const s = [...ns].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+const TOOLS = {
+  read: (client) => client.callTool({ name: 'ledger_echo', arguments: { text: 'hello' } }),
+  write: (client, i) => client.callTool({ name: 'ledger_append', arguments: appendArgs(i) }),
+};
+
+async function cell(load, server, clients, tool) {
+  await closedLoop(clients, TOOLS[tool], 0.5); // warm-up
+  const before = await load.rpc({ type: 'usage' });
+  const t = process.hrtime.bigint();
+  const run = await closedLoop(clients, TOOLS[tool], SECONDS);
+  const wallNs = Number(process.hrtime.bigint() - t);
+  const after = await load.rpc({ type: 'usage' });
+  const calls = run.ns.length;
+  return {
+    server,
+    calls,
+    perSecond: Math.round((calls * 1e9) / wallNs),
+    p50Ms: Math.round(percentile(run.ns, 0.5) / 1e4) / 100,
+    p99Ms: Math.round(percentile(run.ns, 0.99) / 1e4) / 100,
+    cpuUsPerCall: Math.round(((after.cpuUs - before.cpuUs) / Math.max(1, calls)) * 10) / 10,
+    errors: run.errors,
+    busy: run.busy,
+    ...(run.samples.length ? { errorSamples: run.samples } : {}),
+  };
+}
+
+export async function benchLoad({ pg }) {
+  const load = await startLoadServers({ pg });
+  const stores = (pg.ok ? ['sqlite', 'postgres'] : ['sqlite']).filter(
+    (s) => !process.env.BENCH_LOAD_STORES || process.env.BENCH_LOAD_STORES.split(',').includes(s),
+  );
+  const max = Math.max(...LEVELS);
+  const rows = [];
+  try {
+    for (const store of stores) {
+      for (const era of ['legacy', 'modern']) {
+        const a = await connectClients(load, `airlock-${store}`, era, max);
+        const b = await connectClients(load, `bare-${store}`, era, max);
+        for (const tool of ['read', 'write']) {
+          for (const n of LEVELS) {
+            const air = await cell(load, `airlock-${store}`, a.slice(0, n), tool);
+            const bare = await cell(load, `bare-${store}`, b.slice(0, n), tool);
+            rows.push({ store, era, tool, clients: n, airlock: air, bare });
+          }
+        }
+        await Promise.all([...a, ...b].map((c) => c.close().catch(() => undefined)));
+      }
+    }
+  } finally {
+    await load.close();
+  }
+  return { seconds: SECONDS, levels: LEVELS, rows };
+}
+
+const r2 = (a, b) => (b > 0 ? Math.round((a / b) * 100) / 100 : NaN);
+
+export function printLoad(result, table) {
+  console.log(
+    `load: closed-loop clients for ${result.seconds}s per cell; ratios are Airlock / bare SDK v2 server in the same run (legacy = 2025 era, modern = 2026-07-28)\n`,
+  );
+  console.log(
+    table(
+      [
+        'store',
+        'era/tool/clients',
+        'calls/s',
+        '×bare',
+        'p50 ms',
+        '×bare',
+        'p99 ms',
+        'bare p99',
+        '×bare',
+        'cpu µs/call',
+        '×bare',
+        'err',
+        'busy',
+      ],
+      result.rows.map((r) => [
+        r.store,
+        `${r.era}/${r.tool}/${r.clients}`,
+        r.airlock.perSecond,
+        r2(r.airlock.perSecond, r.bare.perSecond),
+        r.airlock.p50Ms,
+        r2(r.airlock.p50Ms, r.bare.p50Ms),
+        r.airlock.p99Ms,
+        r.bare.p99Ms,
+        r2(r.airlock.p99Ms, r.bare.p99Ms),
+        r.airlock.cpuUsPerCall,
+        r2(r.airlock.cpuUsPerCall, r.bare.cpuUsPerCall),
+        r.airlock.errors,
+        r.airlock.busy,
+      ]),
+    ),
+  );
+  console.log('');
+}

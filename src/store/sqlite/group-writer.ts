@@ -1,0 +1,154 @@
+/**
+ * Group commit for the one SQLite writer connection: write transactions
+ * queue up, and a single loop drains the queue into one SQLite transaction
+ * — one COMMIT, one WAL fsync — running each queued function in turn inside
+ * a SAVEPOINT of its own. A function that fails rolls back to its savepoint
+ * and only its caller sees the error; the others commit. Every caller is
+ * answered only after the COMMIT and then `durable` (an fdatasync of the
+ * WAL file on the thread pool, instead of SQLite's own fsync on the event
+ * loop) returned, so an acknowledged write is on disk. The next group may
+ * run while the previous one's fsync is under way; `durableNow` lets a
+ * reader wait until everything committed so far is on disk before it
+ * answers, so nobody is shown a write that a power loss could still undo.
+ *
+ * Under no concurrency a group is one write, started at once: no added
+ * latency. Writes that arrive while a group runs form the next group.
+ */
+import { AsyncResource } from 'node:async_hooks';
+import type { StoreTx } from '../../kernel/store.js';
+import type { SqlClient } from '../sql/sql-client.js';
+import { assertNoFailure, createTxScope } from '../sql/tx-scope.js';
+import type { SqliteDatabase } from './connection.js';
+
+/** Most writes in one group: bounds how long the first waits for its commit. */
+export const MAX_GROUP = 64;
+
+interface Pending {
+  fn: (tx: StoreTx) => Promise<unknown>;
+  /** The caller's async context: its function runs there, not in the loop's. */
+  context: AsyncResource;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export interface GroupWriter {
+  run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Resolves once every commit made so far is durable. */
+  durableNow(): Promise<void>;
+  /** Resolves once every write queued so far has been answered. */
+  drained(): Promise<void>;
+  /** Groups committed so far and writes in them (for tests and benches). */
+  readonly stats: { groups: number; writes: number };
+}
+
+export function createGroupWriter(
+  db: SqliteDatabase,
+  client: SqlClient,
+  durable: () => Promise<void>,
+): GroupWriter {
+  const queue: Pending[] = [];
+  let running: Promise<void> | null = null;
+  // Settles once every fsync started so far has (a later fsync covers earlier commits too).
+  let synced: Promise<void> = Promise.resolve();
+  const stats = { groups: 0, writes: 0 };
+
+  const runOne = async (job: Pending): Promise<Outcome> => {
+    db.exec('SAVEPOINT w');
+    const scope = createTxScope(client);
+    try {
+      let value: unknown;
+      try {
+        value = await job.context.runInAsyncScope(job.fn, null, scope.tx);
+      } finally {
+        scope.end();
+      }
+      assertNoFailure(scope);
+      db.exec('RELEASE w');
+      return { ok: true, value };
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK TO w; RELEASE w');
+      return { ok: false, error };
+    }
+  };
+
+  const runGroup = async (group: Pending[]): Promise<void> => {
+    const outcomes: Outcome[] = [];
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      for (const job of group) {
+        outcomes.push(await runOne(job));
+        // SQLite ended the whole transaction (an I/O error, a full disk):
+        // nothing of this group committed; the rest is not tried.
+        if (!db.inTransaction) throw lostTransaction(outcomes[outcomes.length - 1]);
+      }
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      // Nothing committed: every write of the group failed, with this error
+      // unless it had its own.
+      for (let i = 0; i < group.length; i++) {
+        const own = outcomes[i];
+        group[i]!.reject(own && !own.ok ? own.error : error);
+      }
+      return;
+    }
+    stats.groups += 1;
+    stats.writes += group.length;
+    const sync = durable();
+    synced = Promise.all([synced.catch(() => undefined), sync]).then(() => undefined);
+    // Answered once on disk; the loop goes on with the next group meanwhile.
+    sync.then(
+      () =>
+        group.forEach((job, i) => {
+          const outcome = outcomes[i]!;
+          if (outcome.ok) job.resolve(outcome.value);
+          else job.reject(outcome.error);
+        }),
+      (error: unknown) => {
+        const lost = new Error(
+          'The write committed but could not be flushed to disk; it may be lost on power failure. Check the disk, then retry with the same operationID.',
+          { cause: error },
+        );
+        group.forEach((job, i) => {
+          const outcome = outcomes[i]!;
+          job.reject(outcome.ok ? lost : outcome.error);
+        });
+      },
+    );
+  };
+
+  const drain = async (): Promise<void> => {
+    while (queue.length > 0) await runGroup(queue.splice(0, MAX_GROUP));
+    running = null;
+  };
+
+  return {
+    stats,
+    run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        queue.push({
+          fn,
+          context: new AsyncResource('airlock.store.write'),
+          resolve: resolve as (value: unknown) => void,
+          reject,
+        });
+        running ??= drain();
+      });
+    },
+    async drained() {
+      while (running) await running;
+      await synced.catch(() => undefined);
+    },
+    durableNow: () => synced.catch(() => undefined),
+  };
+}
+
+function lostTransaction(last: Outcome | undefined): Error {
+  const cause = last && !last.ok ? last.error : undefined;
+  return new Error(
+    'SQLite rolled back the whole write transaction; nothing in it was written. Retry the write.',
+    { cause },
+  );
+}

@@ -1,0 +1,121 @@
+/**
+ * Group commit on SQLite (issue #16): concurrent write transactions share
+ * one SQLite transaction and one fsync, each in its own savepoint, and each
+ * caller is answered only after the shared COMMIT.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
+import { grant } from './fixtures.js';
+
+let dir: string;
+let store: SqliteStore;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'airlock-group-'));
+  store = await createSqliteStore({ path: join(dir, 'airlock.db') });
+});
+
+afterEach(async () => {
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('SQLite group commit', () => {
+  it('commits concurrent writes together in fewer groups than writes', async () => {
+    const before = { ...store.commits };
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        store.transaction(async (tx) => {
+          await tx.records.put('group', `k${i}`, i);
+          await tick();
+        }),
+      ),
+    );
+    const groups = store.commits.groups - before.groups;
+    expect(store.commits.writes - before.writes).toBe(40);
+    expect(groups).toBeLessThan(40);
+    const stored = await store.read((tx) => tx.records.list('group'));
+    expect(stored).toHaveLength(40);
+  });
+
+  it('a failing write in a group fails alone; the others commit', async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        store.transaction(async (tx) => {
+          await tx.records.put('mixed', `k${i}`, i);
+          await tick();
+          if (i === 4) throw new Error('write 4 changed its mind');
+          return i;
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(9);
+    expect(results[4]).toMatchObject({
+      status: 'rejected',
+      reason: { message: /changed its mind/ },
+    });
+    const keys = (await store.read((tx) => tx.records.list('mixed'))).map((r) => r.key);
+    expect(keys).toHaveLength(9);
+    expect(keys).not.toContain('k4');
+  });
+
+  it('a write whose statement failed is rolled back alone, even when it caught the error', async () => {
+    const taken = grant();
+    await store.transaction((tx) => tx.grants.insert(taken));
+    const results = await Promise.allSettled([
+      store.transaction((tx) => tx.records.put('stmt', 'before', 1)),
+      store.transaction(async (tx) => {
+        await tx.records.put('stmt', 'doomed', 1);
+        await tx.grants.insert(taken).catch(() => undefined); // duplicate id
+      }),
+      store.transaction((tx) => tx.records.put('stmt', 'after', 1)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const keys = (await store.read((tx) => tx.records.list('stmt'))).map((r) => r.key);
+    expect(keys.sort()).toEqual(['after', 'before']);
+  });
+
+  it('answers a write only once it is committed: a reader sees it at once', async () => {
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        store
+          .transaction((tx) => tx.records.put('seen', `k${i}`, i))
+          .then(async () => {
+            const found = await store.read((tx) => tx.records.get('seen', `k${i}`));
+            expect(found?.value).toBe(i);
+          }),
+      ),
+    );
+  });
+
+  it('rejects a transaction started inside a grouped write instead of waiting for itself', async () => {
+    const results = await Promise.allSettled([
+      store.transaction(async (tx) => {
+        await tick();
+        await tx.records.put('nest', 'a', 1);
+      }),
+      store.transaction(async () => {
+        await store.transaction(async () => undefined);
+      }),
+    ]);
+    expect(results[0]!.status).toBe('fulfilled');
+    expect(results[1]).toMatchObject({
+      status: 'rejected',
+      reason: { message: /inside a transaction/ },
+    });
+  });
+
+  it('a write queued before close is committed before the store closes', async () => {
+    const pending = store.transaction((tx) => tx.records.put('close', 'k', 1));
+    const closed = store.close();
+    await pending;
+    await closed;
+    store = await createSqliteStore({ path: join(dir, 'airlock.db') });
+    expect((await store.read((tx) => tx.records.get('close', 'k')))?.value).toBe(1);
+  });
+});

@@ -30,7 +30,13 @@ import {
   checkResultNesting,
   type ConcurrencyGate,
 } from './limits.js';
-import { resultCharsOf, type AnyToolDef, type Effect, type Limits, type ToolContext } from './tool.js';
+import {
+  resultCharsOf,
+  type AnyToolDef,
+  type Effect,
+  type Limits,
+  type ToolContext,
+} from './tool.js';
 import { connectionLabel, type Connection } from './connection.js';
 import { journalKey, type OpenOperation } from './journal.js';
 import type { AuditEntry, Grant, Provenance, ResourceRef } from './records.js';

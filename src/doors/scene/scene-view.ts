@@ -28,7 +28,9 @@ export const GetSceneView = z.object({
 });
 export type GetSceneView = z.infer<typeof GetSceneView>;
 
-const Cursor = z.object({ e: z.number().int(), n: z.number().int().min(1), k: z.string() }).strict();
+const Cursor = z
+  .object({ e: z.number().int(), n: z.number().int().min(1), k: z.string() })
+  .strict();
 
 /** What a cursor must continue: the same pages asked and the same fields. */
 const requestKey = (pages: string[] | undefined, fields: string) =>
@@ -60,7 +62,10 @@ function textOnly(page: Page): Page {
       {
         ...node,
         kind: {
-          text: { ...(text !== undefined ? { text } : {}), ...(translation ? { translation } : {}) },
+          text: {
+            ...(text !== undefined ? { text } : {}),
+            ...(translation ? { translation } : {}),
+          },
         },
       },
     ];

@@ -101,6 +101,7 @@ export async function startPipeline(
                   pageIndex: i,
                   blobs: project.blobs,
                   signal: job.signal,
+                  pages: project.history.state.pages,
                 });
                 stop();
                 if (ops.length) await session.applyOn(project, ops, `${engine.id}: ${page.name}`);

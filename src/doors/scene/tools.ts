@@ -73,6 +73,7 @@ export const EngineInfoSchema = z.object({
   name: z.string(),
   needs: z.array(z.enum(ARTIFACTS)),
   produces: z.array(z.enum(ARTIFACTS)),
+  languages: z.array(z.string()).optional(),
 });
 export const SceneView = z.object({ epoch: z.number().int(), scene: Scene });
 export const ExportResult = z.object({

@@ -90,6 +90,10 @@ describe('the seed flow', () => {
     expect(texts(0).map((t) => t.text.translation)).toEqual(['hello [pt]', 'world [pt]']);
     expect(s.llm.requests[0]!.system).toContain('Portuguese');
     expect(s.llm.requests[0]!.user).toBe('1: HELLO\n2: WORLD');
+    // Each page is translated with its neighbours' text as context (issue 18), not as segments.
+    expect(s.llm.requests[0]!.system).toMatch(/For context only[\s\S]*Next page:\nGOOD NIGHT/);
+    expect(s.llm.requests[1]!.system).toMatch(/Previous page:\nHELLO\nWORLD/);
+    expect(s.llm.requests[1]!.system).not.toContain('Next page:');
 
     // The rendered export differs from the source exactly inside the text regions.
     const exported = await post(s, 'projects/current/export', {

@@ -149,6 +149,7 @@ describe('scene tools over MCP', () => {
         name: expect.any(String),
         needs: ['SourceImage'],
         produces: ['TextBoxes', 'OcrText'],
+        languages: ['en', 'ja', 'zh', 'ko'],
       },
       { id: 'llm', name: expect.any(String), needs: ['OcrText'], produces: ['Translations'] },
       {

@@ -5,6 +5,7 @@
  * reorders or merges lines cannot shift translations onto the wrong
  * bubble; a reply that misses a number fails the page (nothing applied).
  */
+import type { Page } from '../model.js';
 import type { Op } from '../ops.js';
 import type { Engine } from './registry.js';
 
@@ -69,6 +70,35 @@ async function reach(url: string, init: RequestInit): Promise<Response> {
 const NOT_CONFIGURED =
   'the llm engine has no translation endpoint: set scene.llm.baseUrl in the config file or AIRLOCK_LLM_BASE_URL (any OpenAI-compatible chat-completions URL)';
 
+/** At most this many characters of each neighbouring page's text go into the prompt. */
+const CONTEXT_CHARS = 1_200;
+
+/** The OCR text of a page's nodes, one line each, capped. */
+function pageText(page: Page): string {
+  const text = page.nodes
+    .flatMap((n) => ('text' in n.kind && n.kind.text.text?.trim() ? [n.kind.text.text.trim()] : []))
+    .join('\n');
+  return text.length > CONTEXT_CHARS ? `${text.slice(0, CONTEXT_CHARS)}…` : text;
+}
+
+/**
+ * The text of the pages before and after this one, so the translation keeps
+ * names, tone and running sentences across pages (issue 18). Context only:
+ * the model is told not to translate it.
+ */
+export function neighbourContext(pageId: string, pages: readonly Page[] | undefined): string {
+  if (!pages) return '';
+  const at = pages.findIndex((p) => p.id === pageId);
+  if (at < 0) return '';
+  const parts: string[] = [];
+  const before = at > 0 ? pageText(pages[at - 1]!) : '';
+  const after = at + 1 < pages.length ? pageText(pages[at + 1]!) : '';
+  if (before) parts.push(`Previous page:\n${before}`);
+  if (after) parts.push(`Next page:\n${after}`);
+  if (!parts.length) return '';
+  return `\n\nFor context only (do not translate or answer it), the text around this page:\n${parts.join('\n\n')}`;
+}
+
 export function createLlmEngine(config: () => LlmConfig): Engine {
   return {
     id: 'llm',
@@ -85,7 +115,7 @@ export function createLlmEngine(config: () => LlmConfig): Engine {
       const system = options.systemPrompt ? `${options.systemPrompt}\n\n${rule}` : rule;
       const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
       return {
-        async page({ page, signal }) {
+        async page({ page, signal, pages }) {
           const nodes = page.nodes.filter(
             (n) =>
               'text' in n.kind &&
@@ -104,7 +134,7 @@ export function createLlmEngine(config: () => LlmConfig): Engine {
               model,
               temperature: 0,
               messages: [
-                { role: 'system', content: system },
+                { role: 'system', content: system + neighbourContext(page.id, pages) },
                 { role: 'user', content: numberSegments(segments) },
               ],
             }),

@@ -26,6 +26,8 @@ export interface EngineInfo {
   name: string;
   needs: Artifact[];
   produces: Artifact[];
+  /** Source languages the engine reads (OCR), when it depends on them. */
+  languages?: string[];
 }
 
 export interface PipelineOptions {
@@ -45,6 +47,8 @@ export interface PageInput {
   pageIndex: number;
   blobs: BlobStore;
   signal: AbortSignal;
+  /** The scene's pages as they stand (for context: the text on neighbouring pages). */
+  pages?: readonly Page[];
 }
 
 /** One engine's work for one job: a batch of ops per page. */
@@ -67,11 +71,12 @@ export interface Engine extends EngineInfo {
 
 export type EngineRegistry = ReadonlyMap<string, Engine>;
 
-export const infoOf = ({ id, name, needs, produces }: Engine): EngineInfo => ({
+export const infoOf = ({ id, name, needs, produces, languages }: Engine): EngineInfo => ({
   id,
   name,
   needs,
   produces,
+  ...(languages ? { languages } : {}),
 });
 
 /** What a page already holds. */

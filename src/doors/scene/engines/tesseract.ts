@@ -316,6 +316,7 @@ export function createTesseractEngine(): Engine {
     name: 'Tesseract OCR (bubble segmentation, text detection and recognition; en, ja horizontal and vertical, zh, ko)',
     needs: ['SourceImage'],
     produces: ['TextBoxes', 'OcrText'],
+    languages: ['en', 'ja', 'zh', 'ko'],
     async start(options) {
       const lang = options.sourceLanguage ?? 'en';
       const workers = ocrWorkers();

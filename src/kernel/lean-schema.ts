@@ -1,7 +1,6 @@
 /**
  * Published JSON Schemas, lean (issue 17: a `tools/list` an agent can
  * afford). The same constraints, fewer tokens:
- * - no `$schema` (MCP's default dialect is 2020-12 already);
  * - no ±2^53−1 bounds (zod writes them for every integer: JSON numbers
  *   beyond them are not integers a client can send anyway);
  * - a UUID written as `format: "uuid"` rather than its 80-character pattern;
@@ -30,7 +29,6 @@ function trim(node: Json): Json {
   if (!isObject(node)) return node;
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(node)) {
-    if (key === '$schema') continue;
     if (DATA_KEYS.has(key)) {
       out[key] = value;
       continue;

@@ -34,10 +34,11 @@ describe('leanSchema', () => {
   const full = jsonSchemaOf(Input);
   const lean = leanSchema(full);
 
-  it('is shorter: no $schema, no ±2^53−1 bounds, UUIDs as format, repeated parts shared once', () => {
+  it('is shorter: no ±2^53−1 bounds, UUIDs as format, repeated parts shared once; $schema kept', () => {
     const text = JSON.stringify(lean);
     expect(text.length).toBeLessThan(JSON.stringify(full).length * 0.7);
-    expect(text).not.toContain('$schema');
+    // The dialect stays declared (conformance json-schema-2020-12 checks it is not stripped).
+    expect(text).toContain('"$schema":"https://json-schema.org/draft/2020-12/schema"');
     expect(text).not.toContain('9007199254740991');
     expect(
       JSON.stringify(

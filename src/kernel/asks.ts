@@ -188,7 +188,10 @@ export function createAsks({
           grantId,
           scope,
         });
-        return decided ?? failure('malformedRequest', `Approval ${id} is no longer pending.`);
+        return (
+          decided ??
+          failure('malformedRequest', `Approval ${id} is no longer pending; nothing changed.`)
+        );
       }, KEYED);
       if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
       return result;

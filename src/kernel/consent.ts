@@ -209,7 +209,10 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
           resource,
           grantId: grant.id,
         });
-        return decided ?? failure('malformedRequest', `Approval ${id} is no longer pending.`);
+        return (
+          decided ??
+          failure('malformedRequest', `Approval ${id} is no longer pending; nothing changed.`)
+        );
         // Keyed: the approval row is locked by its read, so two decisions take turns.
       }, KEYED);
       if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });

@@ -207,7 +207,10 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       const tool = m.tools.get(toolName);
       if (!tool) {
         const known = [...m.tools.keys()].join(', ');
-        return failure('notFound', `Unknown tool '${toolName}'; available tools: ${known}.`);
+        return failure(
+          'notFound',
+          `Unknown tool '${toolName}'; call one of the available tools: ${known}.`,
+        );
       }
       if (closing) return failure('unavailable', 'The server is shutting down; retry in a moment.');
       const running = runPipeline(

@@ -131,7 +131,7 @@ export function admit(
         status: 403,
         failure: failure(
           'notAuthorized',
-          'A signed-in browser may change things only from this server’s own page (exact origin).',
+          'A signed-in browser may change things only from this server’s own page (exact origin); use the Airlock web UI itself.',
         ),
       };
     if (header(req, CSRF_HEADER) !== caller.session.csrf)

@@ -191,7 +191,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (options.staticHandler && (await options.staticHandler(req, res))) return;
     sendFailure(
       res,
-      failure('notFound', `Nothing at ${path}; MCP is at /mcp, the REST API at /api/v1.`),
+      failure('notFound', `Nothing at ${path}; use /mcp for MCP and /api/v1 for the REST API.`),
     );
   }
 

@@ -16,7 +16,10 @@ import type { NotesRuntime } from './runtime.js';
 const PDF_MAX_BYTES = 64 * 1024 * 1024;
 
 const missingSurface = (params: Record<string, string>) =>
-  failure('notFound', `No surface ${params.surfaceID} on document ${params.id}.`);
+  failure(
+    'notFound',
+    `No surface ${params.surfaceID} on document ${params.id}; GET /api/v1/notes/documents/${params.id} lists its surfaces.`,
+  );
 
 /** Reads an uploaded PDF body: bytes, digest and page count, or a 400 answer. */
 async function uploadedPdf(
@@ -125,7 +128,11 @@ export function pdfRoutes(rt: NotesRuntime): RestRoute[] {
         const surface = doc?.surfaces.find((s) => s.surfaceID === params.surfaceID);
         if (!surface) return missingSurface(params);
         const bytes = await blobs().get(surface.currentDigest);
-        if (!bytes) return failure('internal', 'The PDF bytes are missing from the blob store.');
+        if (!bytes)
+          return failure(
+            'internal',
+            'The PDF bytes are missing from the blob store; upload the PDF to this document again.',
+          );
         return {
           status: 200,
           raw: { bytes, contentType: 'application/pdf', filename: `${params.surfaceID}.pdf` },

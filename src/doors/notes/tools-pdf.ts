@@ -65,7 +65,7 @@ async function readSelection(
   if (q.pageIndex >= surface.sourcePageCount) {
     throw new AirlockError(
       'notFound',
-      `Surface ${q.surfaceID} has pages 0 to ${surface.sourcePageCount - 1}; pageIndex ${q.pageIndex} does not exist.`,
+      `Surface ${q.surfaceID} has pages 0 to ${surface.sourcePageCount - 1}; pageIndex ${q.pageIndex} does not exist; pass a pageIndex in that range.`,
     );
   }
   if (q.rect.width * q.rect.height > (MILLION * MILLION) / 2) {

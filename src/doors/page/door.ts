@@ -60,7 +60,7 @@ export function createPageDoor(options: PageDoorOptions): ServedDoor & { relay()
       if (!sameOrigin(request))
         return failure(
           'notAuthorized',
-          'The bridge token is only given to pages served by this workspace itself.',
+          'The bridge token is only given to pages served by this workspace itself; open the page from this server’s own origin.',
         );
       if (!puente || config.token === null)
         return failure('unavailable', 'The page relay is not listening yet; retry in a moment.');

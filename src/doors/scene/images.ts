@@ -88,6 +88,9 @@ export function bestImage(page: Page) {
 export async function blobBytes(blobs: BlobStore, hash: string): Promise<Uint8Array> {
   const bytes = await blobs.get(hash);
   if (!bytes)
-    throw new AirlockError('notFound', `Blob ${hash} is missing from the project's blobs/ folder.`);
+    throw new AirlockError(
+      'notFound',
+      `Blob ${hash} is missing from the project's blobs/ folder; add the page image again (POST /api/v1/pages or import_pages).`,
+    );
   return bytes;
 }

@@ -57,7 +57,11 @@ async function fromPath(session: SceneSession, path: string, field: string) {
     );
   }
   if (!info.isFile())
-    throw new AirlockError('malformedRequest', `${field}: ${path} is not a file.`, { field });
+    throw new AirlockError(
+      'malformedRequest',
+      `${field}: ${path} is not a file; name an image file.`,
+      { field },
+    );
   if (info.size > UPLOAD_MAX_BYTES) throw tooLarge(info.size);
   return { filename: basename(confined), bytes: new Uint8Array(await readFile(confined)) };
 }
@@ -68,9 +72,13 @@ async function fromUrl(session: SceneSession, raw: string, field: string) {
   try {
     url = new URL(raw);
   } catch {
-    throw new AirlockError('malformedRequest', `${field}: '${raw.slice(0, 80)}' is not a URL.`, {
-      field,
-    });
+    throw new AirlockError(
+      'malformedRequest',
+      `${field}: '${raw.slice(0, 80)}' is not a URL; give a file: or loopback http(s) URL.`,
+      {
+        field,
+      },
+    );
   }
   if (url.protocol === 'file:') return fromPath(session, fileURLToPath(url), field);
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !LOOPBACK.has(url.hostname))

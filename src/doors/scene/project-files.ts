@@ -61,7 +61,8 @@ export async function importProject(session: SceneSession, zip: Uint8Array): Pro
 /** Deletes a project folder; the active project is closed first, one open elsewhere is refused. */
 export async function deleteProject(session: SceneSession, id: string): Promise<void> {
   const found = session.roots.list().find((p) => p.id === id);
-  if (!found) throw new AirlockError('notFound', `No project '${id}'.`);
+  if (!found)
+    throw new AirlockError('notFound', `No project '${id}'; GET /api/v1/projects lists them.`);
   if (session.info()?.path === found.path) await session.close();
   else if (isLockedElsewhere(found.path))
     throw new AirlockError(

@@ -20,7 +20,10 @@ export function fileRoutes({ session }: RouteDeps): RestRoute[] {
         const p = session.require();
         const hash = req.params.hash ?? '';
         if (!isBlobHash(hash))
-          throw new AirlockError('malformedRequest', 'A blob hash is 64 lowercase hex characters.');
+          throw new AirlockError(
+            'malformedRequest',
+            'A blob hash is 64 lowercase hex characters; use a hash from get_scene.',
+          );
         const bytes = await p.blobs.get(hash);
         if (bytes) {
           const isPng = bytes[0] === 0x89 && bytes[1] === 0x50;
@@ -32,7 +35,10 @@ export function fileRoutes({ session }: RouteDeps): RestRoute[] {
         }
         const cached = findCachedExport(p, hash);
         if (cached) return file(cached);
-        throw new AirlockError('notFound', `No blob ${hash} in the active project.`);
+        throw new AirlockError(
+          'notFound',
+          `No blob ${hash} in the active project; use a hash from get_scene.`,
+        );
       },
     ),
     route(
@@ -42,9 +48,17 @@ export function fileRoutes({ session }: RouteDeps): RestRoute[] {
       async (req) => {
         const p = session.require();
         const page = p.history.state.pages.find((x) => x.id === req.params.id);
-        if (!page) throw new AirlockError('notFound', `No page ${req.params.id}.`);
+        if (!page)
+          throw new AirlockError(
+            'notFound',
+            `No page ${req.params.id}; GET /api/v1/scene.json lists the pages.`,
+          );
         const image = bestImage(page);
-        if (!image) throw new AirlockError('notFound', `Page ${page.id} has no image.`);
+        if (!image)
+          throw new AirlockError(
+            'notFound',
+            `Page ${page.id} has no image; add one with POST /api/v1/pages.`,
+          );
         return file({
           bytes: await thumbnail(await blobBytes(p.blobs, image.image.blob)),
           contentType: 'image/png',

@@ -33,7 +33,11 @@ export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
     ),
     route('GET', 'operations/{id}', 'One pipeline job', async (req) => {
       const job = await jobs().get(req.params.id ?? '');
-      if (!job) throw new AirlockError('notFound', `No operation ${req.params.id}.`);
+      if (!job)
+        throw new AirlockError(
+          'notFound',
+          `No operation ${req.params.id}; GET /api/v1/operations lists them.`,
+        );
       return ok(job);
     }),
     route('DELETE', 'operations/{id}', 'Cancel a pipeline job (404 when unknown)', async (req) => {

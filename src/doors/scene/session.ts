@@ -154,7 +154,10 @@ export function createSceneSession(options: SessionOptions): SceneSession {
     },
     applyOn(p, ops, label) {
       if (project !== p)
-        throw new AirlockError('noProject', 'The project was closed while the pipeline ran.');
+        throw new AirlockError(
+          'noProject',
+          'The project was closed while the pipeline ran; open it again and start the pipeline again.',
+        );
       return p.history.apply(ops, label);
     },
     undo: (operation) => require().history.undo(operation),

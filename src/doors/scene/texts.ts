@@ -120,9 +120,13 @@ export function importOps(scene: Scene, rows: TextRow[]): Op[] {
     const page =
       row.pageId ?? scene.pages.find((p) => p.nodes.some((n) => n.id === row.nodeId))?.id;
     if (!page)
-      throw new AirlockError('notFound', `No text node ${row.nodeId} in the project.`, {
-        nodeId: row.nodeId,
-      });
+      throw new AirlockError(
+        'notFound',
+        `No text node ${row.nodeId} in the project; export the texts (GET projects/current/texts) for the current ids.`,
+        {
+          nodeId: row.nodeId,
+        },
+      );
     const text: Record<string, string | null> = {};
     if (row.text !== undefined) text.text = row.text;
     if (row.translation !== undefined) text.translation = row.translation;

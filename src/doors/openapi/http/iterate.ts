@@ -84,7 +84,7 @@ export async function iterate(
     if (response.status >= 400)
       return failure(
         'upstreamError',
-        `${label} answered HTTP ${response.status} ${response.statusText} on page ${pages} (after ${items.length} items).`,
+        `${label} answered HTTP ${response.status} ${response.statusText} on page ${pages} (after ${items.length} items); the error's data holds its answer: fix the request, or call again with a smaller limit.`,
         { status: response.status, body: response.body },
       );
     const found = at(response.body, pagination.items);

@@ -99,7 +99,7 @@ function knownNames(call: Call, rawArgs: Record<string, unknown>): { params: Par
   if (given !== undefined && !isObject(given))
     return failure(
       'malformedRequest',
-      `args.params must be an object of query parameters for ${sig}.`,
+      `args.params must be an object of query parameters for ${sig}; pass them as {name: value}.`,
     );
   const params: Params = { ...(given ?? {}) };
   // The listing parameters the reference names pass through even where a document forgets to declare them.

@@ -101,6 +101,8 @@ describe('web UI: scenes', () => {
     expect(started.isError).toBe(false);
     const job = page.locator(`[data-job-id="${String(started.body.jobId)}"]`);
     await job.waitFor();
+    // The card names the project and the steps (issue 17).
+    await expect(job.locator('.subject').textContent()).resolves.toBe('Comic · tesseract → fill');
     const seen = new Set<number>();
     await expect
       .poll(

@@ -63,7 +63,8 @@ export async function startPipeline(
   const jobId = await jobs.start({
     door: 'scene',
     kind: 'pipeline',
-    input: { ...input, steps: engines.map((e) => e.id) },
+    // What the job cards show: the project and the ordered steps.
+    input: { ...input, steps: engines.map((e) => e.id), project: scene.project.name },
     unitNames: { current: 'currentPage', total: 'totalPages' },
     run: async (job) => {
       const failed = new Set<string>();

@@ -30,12 +30,24 @@ export function whereText(where: Record<string, unknown>): string {
     .join(', ');
 }
 
+/** What a job works on, from its input: "Comic · tesseract → fill" (project and steps). */
+export function jobSubject(input: unknown): string {
+  if (typeof input !== 'object' || input === null) return '';
+  const { project, steps } = input as { project?: unknown; steps?: unknown };
+  const parts: string[] = [];
+  if (typeof project === 'string' && project) parts.push(project);
+  if (Array.isArray(steps) && steps.every((s) => typeof s === 'string'))
+    parts.push(steps.join(' → '));
+  return parts.join(' · ');
+}
+
 export function jobCard(job: Job): HTMLElement {
   const titleId = `job-${job.id}-title`;
   const el = h(
     'li',
     { class: 'card job', 'data-job-id': job.id, 'aria-labelledby': titleId },
     h('h3', { id: titleId }, `${job.door} · ${job.kind}`),
+    ...(jobSubject(job.input) ? [h('p', { class: 'subject' }, jobSubject(job.input))] : []),
     h(
       'p',
       { class: 'meta' },

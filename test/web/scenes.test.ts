@@ -179,6 +179,45 @@ describe('web UI: scenes', () => {
     await page.getByLabel('llm').uncheck();
   });
 
+  it('starts a pipeline from the UI on chosen pages with a system prompt and a default font; a bad page range is refused before anything starts', async () => {
+    const { page } = ui;
+    const owner = { authorization: `Bearer ${served.ownerToken!}` };
+    const operations = async () =>
+      (
+        (await (await fetch(`${served.url}/api/v1/operations`, { headers: owner })).json()) as {
+          operations: { id: string; input: Record<string, unknown> }[];
+        }
+      ).operations;
+    const scene = (await (
+      await fetch(`${served.url}/api/v1/scene.json`, { headers: owner })
+    ).json()) as { scene: { pages: { id: string }[] } };
+    const before = (await operations()).length;
+    for (const box of await page.locator('#pipeline-steps input:checked').all())
+      await box.uncheck();
+    await page.getByLabel('tesseract').check();
+    await page.getByLabel('Pages (e.g. 1-3, 5)').fill('9');
+    await page.getByRole('button', { name: 'Start pipeline' }).click();
+    await expect.poll(() => page.locator('#errors').textContent()).toContain('not within 1–2');
+    expect((await operations()).length).toBe(before);
+
+    await page.getByLabel('Pages (e.g. 1-3, 5)').fill('2');
+    await page.getByLabel('Default font').fill('DejaVu Sans');
+    await page.getByLabel('System prompt (optional)').fill('Keep the names as they are.');
+    await page.getByRole('button', { name: 'Start pipeline' }).click();
+    await expect.poll(async () => (await operations()).length).toBe(before + 1);
+    const newest = (await operations())[0]!;
+    expect(newest.input).toMatchObject({
+      steps: ['tesseract'],
+      pages: [scene.scene.pages[1]!.id],
+      defaultFont: 'DejaVu Sans',
+      systemPrompt: 'Keep the names as they are.',
+    });
+    await page.getByLabel('Pages (e.g. 1-3, 5)').fill('');
+    await page.getByLabel('Default font').fill('');
+    await page.getByLabel('System prompt (optional)').fill('');
+    await page.getByLabel('tesseract').uncheck();
+  });
+
   it('shows text regions over the page with text and a translation written over MCP; undo and redo say the epoch', async () => {
     const { page } = ui;
     await page.locator('#thumbnails a.thumb').first().click();

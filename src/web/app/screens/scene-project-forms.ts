@@ -3,8 +3,8 @@
  * pages, start a pipeline, export, close. Each action that changes what the
  * overview shows calls `reload` when it succeeds.
  */
-import { del, post, request, saveUrl } from '../api.js';
-import { busy, h } from '../dom.js';
+import { del, get, post, request, saveUrl } from '../api.js';
+import { busy, fill, h } from '../dom.js';
 import { showError } from '../errors.js';
 
 type Reload = () => Promise<void>;
@@ -72,8 +72,35 @@ export function uploadPagesForm(reload: Reload): HTMLFormElement {
   return form;
 }
 
-/** The pipeline form; `steps` is filled with one checkbox per engine once the engines are known. */
-export function pipelineForm(): { el: HTMLFormElement; steps: HTMLFieldSetElement } {
+/**
+ * "1-3, 5" → the 0-based page indexes it names (in order, once each), or
+ * an error sentence; empty → null (every page).
+ */
+export function parsePageNumbers(text: string, count: number): number[] | null | string {
+  const trimmed = text.trim();
+  if (!trimmed) return null;
+  const chosen: number[] = [];
+  for (const part of trimmed.split(',')) {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(part);
+    if (!m) return `'${part.trim()}' is not a page number or range; write e.g. 1-3, 5.`;
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    if (from < 1 || to < from || to > count)
+      return `Pages ${part.trim()} are not within 1–${count}; the project has ${count} page(s).`;
+    for (let n = from; n <= to; n++) if (!chosen.includes(n - 1)) chosen.push(n - 1);
+  }
+  return chosen;
+}
+
+/**
+ * The pipeline form; `steps` is filled with one checkbox per engine once
+ * the engines are known. `pageIds` gives the open project's pages in order,
+ * for the page choice.
+ */
+export function pipelineForm(pageIds: () => string[] = () => []): {
+  el: HTMLFormElement;
+  steps: HTMLFieldSetElement;
+} {
   const steps = h('fieldset', { id: 'pipeline-steps' });
   const language = h('input', {
     id: 'pipeline-language',
@@ -81,6 +108,27 @@ export function pipelineForm(): { el: HTMLFormElement; steps: HTMLFieldSetElemen
     value: 'English',
     autocomplete: 'off',
   });
+  const pages = h('input', {
+    id: 'pipeline-pages',
+    type: 'text',
+    placeholder: 'all',
+    autocomplete: 'off',
+  });
+  const fonts = h('datalist', { id: 'pipeline-fonts' });
+  const font = h('input', {
+    id: 'pipeline-font',
+    type: 'text',
+    list: 'pipeline-fonts',
+    autocomplete: 'off',
+  });
+  const system = h('textarea', { id: 'pipeline-system', rows: 3 });
+  void get<{ fonts: string[]; defaultFont?: string }>('fonts').then(
+    ({ fonts: names, defaultFont }) => {
+      fill(fonts, ...names.map((n) => h('option', { value: n })));
+      if (defaultFont) font.placeholder = defaultFont;
+    },
+    () => undefined,
+  );
   const run = h('button', { type: 'submit', class: 'primary' }, 'Start pipeline');
   const form = h(
     'form',
@@ -90,8 +138,11 @@ export function pipelineForm(): { el: HTMLFormElement; steps: HTMLFieldSetElemen
       'div',
       { class: 'row' },
       h('label', { for: 'pipeline-language' }, 'Target language', language),
-      run,
+      h('label', { for: 'pipeline-pages' }, 'Pages (e.g. 1-3, 5)', pages),
+      h('label', { for: 'pipeline-font' }, 'Default font', font, fonts),
     ),
+    h('label', { for: 'pipeline-system' }, 'System prompt (optional)', system),
+    h('div', { class: 'row' }, run),
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -99,11 +150,17 @@ export function pipelineForm(): { el: HTMLFormElement; steps: HTMLFieldSetElemen
       (c) => c.value,
     );
     if (!chosen.length) return showError('Choose at least one step.', 'Pipeline');
+    const ids = pageIds();
+    const picked = parsePageNumbers(pages.value, ids.length);
+    if (typeof picked === 'string') return showError(picked, 'Pipeline');
     void busy(run, async () => {
       try {
         await post('pipelines', {
           steps: chosen,
           ...(language.value.trim() ? { targetLanguage: language.value.trim() } : {}),
+          ...(picked ? { pages: picked.map((i) => ids[i]!) } : {}),
+          ...(font.value.trim() ? { defaultFont: font.value.trim() } : {}),
+          ...(system.value.trim() ? { systemPrompt: system.value.trim() } : {}),
         });
       } catch (err) {
         showError(err, 'Could not start the pipeline');

@@ -40,7 +40,8 @@ const projectScreen: Screen = (root) => {
   let enginesLoaded = false;
 
   const history = historyControls(() => void load());
-  const pipeline = pipelineForm();
+  let pageIds: string[] = [];
+  const pipeline = pipelineForm(() => pageIds);
 
   const load = async (): Promise<void> => {
     try {
@@ -57,6 +58,7 @@ const projectScreen: Screen = (root) => {
       opened.hidden = !meta.project;
       if (!meta.project) return;
       const scene = await fetchScene();
+      pageIds = scene.pages.map((p) => p.id);
       for (const u of urls.splice(0)) URL.revokeObjectURL(u);
       fill(thumbs, ...pageThumbnails(scene, urls));
     } catch (err) {

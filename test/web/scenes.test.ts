@@ -97,6 +97,16 @@ describe('web UI: scenes', () => {
         attributeFilter: ['value'],
       });
     });
+    // Thumbnails never go blank while the pipeline redraws them (issue 17).
+    await page.evaluate(() => {
+      const w = window as unknown as { __blank: number };
+      w.__blank = 0;
+      new MutationObserver(() => {
+        document
+          .querySelectorAll('#thumbnails img')
+          .forEach((img) => void (img.getAttribute('src') ? 0 : w.__blank++));
+      }).observe(document.querySelector('#thumbnails')!, { subtree: true, childList: true });
+    });
     const started = await agent.call('koharu.start_pipeline', { steps: ['tesseract', 'fill'] });
     expect(started.isError).toBe(false);
     const job = page.locator(`[data-job-id="${String(started.body.jobId)}"]`);
@@ -122,6 +132,7 @@ describe('web UI: scenes', () => {
       () => (window as unknown as { __progress: number[] }).__progress,
     );
     expect([...seen, ...recorded].some((v) => v > 0 && v < 100)).toBe(true);
+    expect(await page.evaluate(() => (window as unknown as { __blank: number }).__blank)).toBe(0);
     await expect(job.locator('.status').textContent()).resolves.toBe('Finished');
     await screenshots(ui, 'scenes');
   });

@@ -22,7 +22,13 @@ import {
   pipelineForm,
   uploadPagesForm,
 } from './scene-project-forms.js';
-import { engineItems, pageThumbnails, projectCards, stepChoices } from './scene-project-lists.js';
+import {
+  createThumbnailCache,
+  engineItems,
+  pageThumbnails,
+  projectCards,
+  stepChoices,
+} from './scene-project-lists.js';
 import type { Screen } from './screen.js';
 
 function section(id: string, title: string, ...children: (HTMLElement | null)[]): HTMLElement {
@@ -35,7 +41,7 @@ const projectScreen: Screen = (root) => {
   const engines = h('ul', { id: 'engines' });
   const thumbs = h('ul', { class: 'grid', id: 'thumbnails', 'aria-label': 'Pages' });
   const opened = h('div', {});
-  const urls: string[] = [];
+  const thumbnails = createThumbnailCache();
   const jobs = jobList((j) => j.door === 'scene');
   let enginesLoaded = false;
 
@@ -59,8 +65,7 @@ const projectScreen: Screen = (root) => {
       if (!meta.project) return;
       const scene = await fetchScene();
       pageIds = scene.pages.map((p) => p.id);
-      for (const u of urls.splice(0)) URL.revokeObjectURL(u);
-      fill(thumbs, ...pageThumbnails(scene, urls));
+      fill(thumbs, ...pageThumbnails(scene, thumbnails));
     } catch (err) {
       showError(err, 'Could not load the scene');
     }
@@ -93,7 +98,7 @@ const projectScreen: Screen = (root) => {
   return () => {
     off();
     jobs.stop();
-    for (const u of urls) URL.revokeObjectURL(u);
+    thumbnails.clear();
   };
 };
 

@@ -223,6 +223,19 @@ describe('web UI: scenes', () => {
       defaultFont: 'DejaVu Sans',
       systemPrompt: 'Keep the names as they are.',
     });
+    // Let this run finish: its ops would otherwise interleave with the next
+    // test's apply, undo and redo (each moves the epoch).
+    const jobs = async () =>
+      (
+        (await (await fetch(`${served.url}/api/v1/jobs`, { headers: owner })).json()) as {
+          jobs: { status: string }[];
+        }
+      ).jobs;
+    await expect
+      .poll(async () => (await jobs()).filter((j) => ['queued', 'running'].includes(j.status)), {
+        timeout: 30_000,
+      })
+      .toEqual([]);
     await page.getByLabel('Pages (e.g. 1-3, 5)').fill('');
     await page.getByLabel('Default font').fill('');
     await page.getByLabel('System prompt (optional)').fill('');

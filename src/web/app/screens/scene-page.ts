@@ -9,6 +9,7 @@ import type { Node, Page, Scene } from '../../../doors/scene/model.js';
 import { get, objectUrl } from '../api.js';
 import { fill, h, labelCells } from '../dom.js';
 import { showError } from '../errors.js';
+import { coalesced } from '../coalesce.js';
 import { live, subscribe } from '../live.js';
 import { historyControls } from './scene-history.js';
 import type { Screen } from './screen.js';
@@ -72,7 +73,7 @@ export const scenePageScreen: Screen = (root, route) => {
     );
   };
 
-  const load = async () => {
+  const load = coalesced(async () => {
     try {
       const [{ scene }, meta] = await Promise.all([
         get<{ epoch: number; scene: Scene }>('scene.json'),
@@ -151,7 +152,7 @@ export const scenePageScreen: Screen = (root, route) => {
     } catch (e) {
       showError(e, 'Could not load the page');
     }
-  };
+  });
 
   fill(
     root,

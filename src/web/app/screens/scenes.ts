@@ -8,6 +8,7 @@
  * their actions), `scene-project-lists.ts` (lists drawn from data),
  * `scene-project-data.ts` (what is fetched).
  */
+import { coalesced } from '../coalesce.js';
 import { fill, h } from '../dom.js';
 import { showError } from '../errors.js';
 import { live, subscribe } from '../live.js';
@@ -49,7 +50,7 @@ const projectScreen: Screen = (root) => {
   let pageIds: string[] = [];
   const pipeline = pipelineForm(() => pageIds);
 
-  const load = async (): Promise<void> => {
+  const load = coalesced(async (): Promise<void> => {
     try {
       const overview = await fetchOverview(!enginesLoaded);
       if (overview.engines) {
@@ -69,7 +70,7 @@ const projectScreen: Screen = (root) => {
     } catch (err) {
       showError(err, 'Could not load the scene');
     }
-  };
+  });
 
   fill(
     root,

@@ -21,7 +21,7 @@ import type { EventBus } from './events.js';
 import type { BlobStore, Store } from './store.js';
 import type { Logger } from './logger.js';
 import type { JournalEntry } from './records.js';
-import { leanSchema } from './lean-schema.js';
+import { leanOutputSchema, leanSchema } from './lean-schema.js';
 import { createRetention, type RetentionOptions } from './retention.js';
 
 export interface KernelServices {
@@ -166,11 +166,11 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       description: tool.description,
       // A foreign schema (an upstream's, the mcp door) passes through unchanged;
       // our own are published lean.
-      inputSchema: tool.inputJsonSchema ?? leanSchema(jsonSchemaOf(tool.input)),
+      inputSchema: tool.inputJsonSchema ?? leanSchema(jsonSchemaOf(tool.input), tool.schemaDepth),
     };
     if (tool.title) d.title = tool.title;
     if (tool.outputJsonSchema) d.outputSchema = tool.outputJsonSchema;
-    else if (tool.output) d.outputSchema = leanSchema(jsonSchemaOf(tool.output));
+    else if (tool.output) d.outputSchema = leanOutputSchema(jsonSchemaOf(tool.output));
     const annotations = annotationsOf(tool);
     if (annotations) d.annotations = annotations;
     return d;

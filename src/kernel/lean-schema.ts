@@ -1,9 +1,14 @@
 /**
  * Published JSON Schemas, lean (issue 17: a `tools/list` an agent can
- * afford). The same constraints, fewer tokens:
+ * afford). Input schemas keep the same constraints in fewer tokens:
+ * - no `$schema`: MCP's default dialect is 2020-12 already (a tool that must
+ *   declare it publishes its own `inputJsonSchema`);
  * - no ±2^53−1 bounds (zod writes them for every integer: JSON numbers
  *   beyond them are not integers a client can send anyway);
  * - a UUID written as `format: "uuid"` rather than its 80-character pattern;
+ * - a property the tool accepts but does not advertise (`x-unpublished`: a
+ *   PascalCase op tag, a field kept for compatibility and ignored) left out,
+ *   its object left open so a call using it still validates;
  * - a sub-schema written out more than once (a scene node inside every op
  *   that carries one) moved to `$defs` once and referenced.
  * The server validates every call with the tool's zod schema regardless:
@@ -24,9 +29,21 @@ const DATA_KEYS = new Set(['default', 'const', 'examples', 'enum']);
 const isObject = (v: Json): v is JsonObject =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function trim(node: Json): Json {
-  if (Array.isArray(node)) return node.map(trim);
-  if (!isObject(node)) return node;
+function trim(json: Json): Json {
+  if (Array.isArray(json)) return json.map(trim);
+  if (!isObject(json)) return json;
+  let node: JsonObject = json;
+  const props = node.properties;
+  if (isObject(props)) {
+    // A property accepted but not advertised (`x-unpublished`) is left out; the object
+    // stops being closed so a client-side check accepts a call that uses it.
+    const entries = Object.entries(props);
+    const kept = entries.filter(([, v]) => !(isObject(v) && v['x-unpublished'] === true));
+    if (kept.length < entries.length) {
+      const { additionalProperties: _closed, ...open } = node;
+      node = { ...open, properties: Object.fromEntries(kept) };
+    }
+  }
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(node)) {
     if (DATA_KEYS.has(key)) {
@@ -108,6 +125,141 @@ function share(root: JsonObject): JsonObject {
   return { ...body, $defs: defs };
 }
 
-export function leanSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  return share(trim(schema) as JsonObject);
+/**
+ * Objects deeper than `depth` (the root is 0, its properties 1, …; `$ref`s
+ * followed) become `{type: "object"}` with their description; definitions
+ * only used beneath the cut are dropped.
+ */
+function capDepth(root: JsonObject, depth: number): JsonObject {
+  const defs = isObject(root.$defs) ? root.$defs : {};
+  const drawn = new Map<string, Json>(); // `${name}@${level}` → the definition drawn there
+  const first = new Map<string, Json>(); // name → as drawn where first reached
+  const open = new Set<string>();
+  const recursive = new Set<string>();
+  const cut = (node: Json, level: number): Json => {
+    if (Array.isArray(node)) return node.map((n) => cut(n, level));
+    if (!isObject(node)) return node;
+    if (level > depth && node.type === 'object') {
+      const out: JsonObject = { type: 'object' };
+      if (typeof node.description === 'string') out.description = node.description;
+      return out;
+    }
+    const ref =
+      typeof node.$ref === 'string' ? /^#\/\$defs\/(.+)$/.exec(node.$ref)?.[1] : undefined;
+    if (ref !== undefined && defs[ref] !== undefined) {
+      // Inlined where reached (drawn for that level); a recursive one (a batch
+      // of ops) stays a reference to the definition as first drawn.
+      if (open.has(ref)) {
+        recursive.add(ref);
+        return node;
+      }
+      const key = `${ref}@${level}`;
+      if (!drawn.has(key)) {
+        open.add(ref);
+        drawn.set(key, cut(defs[ref], level));
+        open.delete(ref);
+        if (!first.has(ref)) first.set(ref, drawn.get(key));
+      }
+      return drawn.get(key)!;
+    }
+    const out: JsonObject = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$defs') continue;
+      if (DATA_KEYS.has(key)) out[key] = value;
+      else if (key === 'properties' && isObject(value))
+        out[key] = Object.fromEntries(
+          Object.entries(value).map(([k, v]) => [k, cut(v, level + 1)]),
+        );
+      else out[key] = cut(value, level);
+    }
+    return out;
+  };
+  const body = cut(root, 0) as JsonObject;
+  if (recursive.size === 0) return body;
+  // A recursive definition is referenced everywhere, never inlined beside its own definition.
+  const texts = new Map([...recursive].map((r) => [JSON.stringify(first.get(r)), r]));
+  const refer = (node: Json, top: boolean): Json => {
+    if (Array.isArray(node)) return node.map((n) => refer(n, false));
+    if (!isObject(node)) return node;
+    const name = top ? undefined : texts.get(JSON.stringify(node));
+    if (name !== undefined) return { $ref: `#/$defs/${name}` };
+    return Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [k, DATA_KEYS.has(k) ? v : refer(v, false)]),
+    );
+  };
+  return {
+    ...(refer(body, true) as JsonObject),
+    $defs: Object.fromEntries([...recursive].map((r) => [r, refer(first.get(r), true)])),
+  };
+}
+
+/**
+ * An input schema, lean: the same constraints (see the top of this file),
+ * or, with `depth`, detailed only that many objects deep (ToolDef.schemaDepth).
+ */
+export function leanSchema(
+  schema: Record<string, unknown>,
+  depth?: number,
+): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = trim(schema) as JsonObject;
+  // A tool without arguments needs no `properties: {}` to say so.
+  if (isObject(rest.properties) && Object.keys(rest.properties).length === 0)
+    delete rest.properties;
+  return share(depth === undefined ? rest : capDepth(rest, depth));
+}
+
+/** Keys an output outline keeps: the shape, not the checks. */
+const OUTLINE_KEYS = new Set([
+  'type',
+  'properties',
+  'items',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  '$ref',
+  '$defs',
+  'const',
+  'description',
+]);
+/** How deep an output outline details objects; deeper ones are only typed. */
+const OUTLINE_DEPTH = 0;
+
+function outline(node: Json, depth: number): Json {
+  if (Array.isArray(node)) return node.map((n) => outline(n, depth));
+  if (!isObject(node)) return node;
+  if (depth > OUTLINE_DEPTH && node.type !== undefined) return { type: node.type };
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node)) {
+    // `items: false` closes a tuple whose `prefixItems` the outline drops.
+    if (!OUTLINE_KEYS.has(key) || (key === 'items' && typeof value === 'boolean')) continue;
+    if (key === 'const' || key === 'description' || key === 'type') out[key] = value;
+    else if ((key === 'properties' || key === '$defs') && isObject(value))
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, outline(v, key === '$defs' ? 1 : depth + 1)]),
+      );
+    else out[key] = outline(value, key === 'items' ? depth + 1 : depth);
+  }
+  return out;
+}
+
+/**
+ * An output schema, as an outline: what a result holds (types and fields)
+ * without the checks a client never acts on (required fields, formats,
+ * patterns, bounds, enums, closed objects): its fields, each typed (what a
+ * field holds is in the result itself and the tool's description). A
+ * result that matches the full schema matches its outline, so the promise
+ * `structuredContent` keeps is only looser, never broken.
+ */
+export function leanOutputSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = schema;
+  const drawn = outline(trim(rest), 0) as JsonObject;
+  // Definitions no longer referenced after the outline are dropped.
+  if (isObject(drawn.$defs)) {
+    const defs = drawn.$defs;
+    const text = () => JSON.stringify({ ...drawn, $defs: undefined }) + JSON.stringify(defs);
+    for (const name of Object.keys(defs))
+      if (!text().includes(`"#/$defs/${name}"`)) delete defs[name];
+    if (Object.keys(defs).length === 0) delete drawn.$defs;
+  }
+  return share(drawn);
 }

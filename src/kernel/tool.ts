@@ -167,6 +167,14 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
    * door); `input` must then check the same (e.g. with ajv in a refinement).
    */
   inputJsonSchema?: Record<string, unknown>;
+  /**
+   * How many objects deep `tools/list` details the input schema; deeper
+   * objects are published as `{"type": "object"}` (their description kept).
+   * For a tool whose full schema would cost an agent thousands of tokens on
+   * every turn (koharu.apply's ops): the description names the deeper shapes
+   * and `input` still checks every level, its errors naming the field.
+   */
+  schemaDepth?: number;
   /** Likewise for `outputSchema` (results then carry `structuredContent` as the door returns them). */
   outputJsonSchema?: Record<string, unknown>;
   /** Published as `outputSchema`; results then also carry `structuredContent`. */

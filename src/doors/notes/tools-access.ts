@@ -29,8 +29,7 @@ export function accessTools(rt: NotesRuntime) {
   const p = rt.prefix;
   const status = defineTool({
     name: `${p}_status`,
-    description:
-      'Server and protocol version, and the grants this connection holds (capability, project, expiry). Reads no document.',
+    description: 'Server and protocol version, and the grants this connection holds.',
     input: Empty,
     output: EnvelopeSchema,
     effect: 'read',
@@ -46,7 +45,7 @@ export function accessTools(rt: NotesRuntime) {
   const request = (capability: Capability, name: string, what: string) =>
     defineTool({
       name: `${p}_${name}`,
-      description: `Ask the owner for ${what} in one project they choose, for 15 minutes. The first call answers approvalRequired; call again after the owner approves to get the grant.`,
+      description: `Ask the owner for ${what} (one they choose, 15 minutes); answers approvalRequired until they approve.`,
       input: Empty,
       output: EnvelopeSchema,
       effect: 'read',

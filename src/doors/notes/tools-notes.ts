@@ -82,8 +82,7 @@ export function noteTools(rt: NotesRuntime) {
 
   const list = defineTool({
     name: `${p}_list_approved_documents`,
-    description:
-      'The documents this connection may read: an object mapping documentID to title. Needs a read grant.',
+    description: 'The readable documents: {documentID: title}. Needs a read grant.',
     input: Empty,
     output: EnvelopeSchema,
     effect: 'read',
@@ -99,7 +98,7 @@ export function noteTools(rt: NotesRuntime) {
   const read = defineTool({
     name: `${p}_read_note`,
     description:
-      'Saved text blocks and revision of a document in the granted project (no drafts, images or PDF text). Too large a note answers resultTooLarge; it is never truncated.',
+      'A document’s saved text blocks and revision (no drafts, images or PDF text); too large a note answers resultTooLarge.',
     input: DocumentInput,
     output: EnvelopeSchema,
     effect: 'read',
@@ -122,7 +121,7 @@ export function noteTools(rt: NotesRuntime) {
   const create = defineTool({
     name: `${p}_create_note`,
     description:
-      'Create an empty document in the granted project; returns a receipt at revision 0. operationID and documentID are yours to generate; reuse both unchanged on retry. Needs a write grant.',
+      'Create an empty document (receipt at revision 0). You generate operationID and documentID; reuse both on retry. Needs a write grant.',
     input: CreateNoteInput,
     output: EnvelopeSchema,
     effect: 'write',
@@ -173,7 +172,7 @@ export function noteTools(rt: NotesRuntime) {
   const append = defineTool({
     name: `${p}_append_text`,
     description:
-      'Append one new text block (1–6,000 UTF-8 bytes) to a document; never replaces text. expectedVersion must equal the current revision. Retry with the same operationID after mutationUncertain, never a new one. Needs a write grant.',
+      'Append one text block (1–6,000 UTF-8 bytes). expectedVersion is the current revision. After mutationUncertain retry with the same operationID. Needs a write grant.',
     input: AppendTextInput,
     output: EnvelopeSchema,
     effect: 'write',

@@ -97,7 +97,7 @@ export function pdfTools(rt: NotesRuntime) {
   const targets = defineTool({
     name: `${p}_list_pdf_targets`,
     description:
-      'The PDF surfaces of a document in the granted project, with their source asset, digest and 0-based page ranges ([from, to] inclusive). Needs a PDF annotation grant.',
+      'A document’s PDF surfaces: source asset, digest, 0-based page ranges [from, to]. Needs a PDF annotation grant.',
     input: DocumentInput,
     output: EnvelopeSchema,
     effect: 'read',
@@ -122,7 +122,7 @@ export function pdfTools(rt: NotesRuntime) {
   const readPage = defineTool({
     name: `${p}_read_pdf_page`,
     description:
-      'The text inside rect on one page of the real source PDF, with the digests and revision rooqi_annotate_pdf needs. rect is in display coordinates (after rotation and crop box), origin top-left, integers in millionths of the page; a word is selected when its centre is inside. Pages without text answer noText (no OCR); rects over half the page or selections over 8,000 bytes answer selectionTooLarge.',
+      'Text inside rect on a page of the source PDF, with the digests and revision rooqi_annotate_pdf needs. rect: display coordinates from the top left, in millionths of the page; a word counts when its centre is inside. noText: no text layer; selectionTooLarge: over half the page or 8,000 bytes.',
     input: PageQuery,
     output: EnvelopeSchema,
     effect: 'read',
@@ -146,7 +146,7 @@ export function pdfTools(rt: NotesRuntime) {
   const annotate = defineTool({
     name: `${p}_annotate_pdf`,
     description:
-      'Add one highlight, underline or comment over the text rooqi_read_pdf_page returned: pass its query unchanged, its revision as expectedVersion and its sourceAssetID and digests. The original PDF and earlier annotations are kept. Digests that no longer match answer staleSelection. Retry with the same operationID after mutationUncertain.',
+      'Highlight, underline or comment the text rooqi_read_pdf_page returned: pass its query unchanged, its revision as expectedVersion, its sourceAssetID and digests. Stale digests answer staleSelection. After mutationUncertain retry with the same operationID.',
     input: AnnotateInput,
     output: EnvelopeSchema,
     effect: 'write',
@@ -265,7 +265,7 @@ export function pdfTools(rt: NotesRuntime) {
   const query = defineTool({
     name: `${p}_query_pdf_operation`,
     description:
-      'The durable state of an earlier write by operationID: committed (with its receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found. Never writes.',
+      'The state of an earlier write by operationID: committed (with receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found.',
     input: QueryOperationInput,
     output: EnvelopeSchema,
     effect: 'read',

@@ -122,8 +122,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
   const { config } = options;
   const conexion = defineTool({
     name: 'wu_conexion',
-    description:
-      'Relay connection state: port, host, whether a token is required, and whether a page is connected. Needs no page.',
+    description: 'Relay state: port, host, whether a token is required and a page connected.',
     input: z.object({}).strict(),
     output: z.object({
       puerto: z.number(),
@@ -148,15 +147,14 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
     conexion,
     forward(options, {
       name: 'wu_list_actions',
-      description:
-        'List the actions the page registered (name, description, JSON Schema parameters, permissions). Listing does not grant execution.',
+      description: 'The actions the page registered, with their parameters and permissions.',
       input: z.object({}).strict(),
       effect: 'read',
     }),
     forward(options, {
       name: 'wu_execute_action',
       description:
-        "Run a page action by name with params matching its JSON Schema. Needs the page's executeActions flag and the action's own permissions. Check `success` in the result: an action that ran and failed answers success:false (not an MCP error).",
+        "Run a page action by name with params matching its schema. Needs executeActions and the action's permissions. An action that ran and failed answers success:false.",
       input: z
         .object({ action: name(200), params: z.record(z.string(), json).optional() })
         .strict(),
@@ -212,7 +210,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
     forward(options, {
       name: 'wu_emit_event',
       description:
-        "Emit an event on the page's bus. The wu:, system: and app: namespaces are reserved. Needs emitEvents.",
+        "Emit an event on the page's bus (wu:, system: and app: are reserved). Needs emitEvents.",
       input: z.object({ event: name(200), data: json.optional() }).strict(),
       effect: 'write',
       command: (i) =>
@@ -227,19 +225,20 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
     forward(options, {
       name: 'wu_navigate',
       description:
-        "Ask the page's shell to navigate: emits shell:navigate (needs emitEvents) and updates currentPath in the store when writeStore is on. The result alone does not prove the page changed.",
+        "Ask the page's shell to navigate: emits shell:navigate (needs emitEvents), sets currentPath when writeStore is on; does not prove the page changed.",
       input: z.object({ route: name(2000) }).strict(),
       effect: 'write',
     }),
     forward(options, {
       name: 'wu_snapshot',
       description:
-        'Accessibility tree of the page (or of one app, or of the element a CSS selector finds): roles, names, states and a stable ref per element usable by wu_click/wu_type. Bounded by maxChars (default: what fits one answer); says when cut and how to narrow. Needs readDOM.',
+        'Accessibility tree of the page, an app or a selector, with a ref per element for wu_click/wu_type. maxChars bounds it; delta:true gives only what changed since the last snapshot. Needs readDOM.',
       input: z
         .object({
           appName: name(200).optional(),
           selector: name(1000).optional(),
           maxChars: z.number().int().min(1000).max(1_000_000).optional(),
+          delta: z.boolean().optional(),
         })
         .strict(),
       effect: 'read',
@@ -251,8 +250,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
     }),
     forward(options, {
       name: 'wu_screenshot',
-      description:
-        'PNG capture of the page or of one element (DOM rendering), as image content plus metadata. Needs readDOM.',
+      description: 'PNG of the page or one element, with metadata. Needs readDOM.',
       input: z
         .object({ selector: name(1000).optional(), quality: z.number().min(0).max(1).default(0.8) })
         .strict(),
@@ -278,7 +276,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
     forward(options, {
       name: 'wu_type',
       description:
-        'Type text into an input, textarea or contenteditable found by selector (or a ref from wu_snapshot); clear first with clear:true; submit its form with submit:true (requestSubmit). Needs modifyDOM.',
+        'Type text into an input, textarea or contenteditable (selector or wu_snapshot ref); clear:true clears first, submit:true submits its form. Needs modifyDOM.',
       input: z
         .object({
           selector: name(1000).optional(),
@@ -313,7 +311,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
     forward(options, {
       name: 'wu_network',
       description:
-        'Recent fetch/XMLHttpRequest metadata (method, redacted URL, status, duration). Needs readDiagnostics.',
+        'Recent fetch/XHR metadata (method, redacted URL, status, duration). Needs readDiagnostics.',
       input: z
         .object({
           method: name(20).optional(),

@@ -81,7 +81,8 @@ export function tagged<T extends Record<string, z.ZodType>>(variants: T, what: s
     // One $defs entry per variant, referenced by both spellings of its tag.
     const named = schema.meta({ id: `${what}.${tag}` });
     shape[tag] = named.optional();
-    shape[pascal(tag)] = named.optional();
+    // Accepted, and left out of the published schema (lean-schema.ts `x-unpublished`).
+    shape[pascal(tag)] = named.optional().meta({ 'x-unpublished': true });
   }
   const tags = Object.keys(variants);
   return z

@@ -39,7 +39,7 @@ import type { SceneSession } from './session.js';
 export const OperationID = uuidString().optional();
 
 export const OPERATION_ID_HELP =
-  'Optional operationID (a UUID you generate): a retry with the same operationID and arguments answers the first result and changes nothing again; never reuse one for a different request.';
+  'Optional operationID (a UUID you make): a retry with it answers the first result.';
 
 /** The tag the history logs for a journaled change: one journal key with one request. */
 export const operationTag = (operation: { id: string; digest: string }): string =>

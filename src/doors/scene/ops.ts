@@ -8,12 +8,10 @@ import { z } from 'zod';
 import { hex64String, uuidString } from '../../kernel/index.js';
 import { Node, Page, SourceLanguage, TextStyle, Transform, tagged } from './model.js';
 
-const IGNORED =
-  'Accepted for compatibility and ignored: the inverse is computed from the live state.';
-
 function variant<C extends z.ZodRawShape>(core: C, prevs: readonly string[] = []) {
   const shape = { ...core } as unknown as Record<string, z.ZodType>;
-  for (const p of prevs) shape[p] = z.unknown().optional().describe(IGNORED);
+  // Accepted and not published (lean-schema.ts `x-unpublished`): koharu.apply's description says once that they are ignored.
+  for (const p of prevs) shape[p] = z.unknown().optional().meta({ 'x-unpublished': true });
   return z
     .object(shape)
     .strict()

@@ -132,8 +132,9 @@ export function sceneTools(
 ): AnyToolDef[] {
   const apply = defineTool({
     name: names.apply,
-    description: `Apply one Op to the active scene through the history (one undo step). Op is externally tagged: {"addNode": {...}} (PascalCase tags such as {"AddNode": ...} also work); {"batch": {"ops": [...], "label": "..."}} applies all or nothing. prev* fields are ignored: inverses come from the live scene. Returns {epoch}. ${OPERATION_ID_HELP}`,
+    description: `Apply one op as one undo step; returns {epoch}. op is one of (PascalCase tags work; prev* ignored): addPage {page:{id,name,width,height,nodes}, at?}, removePage {id}, updatePage {id, patch}, reorderPages {order}, addNode {page, node, at?}, removeNode {page, id}, updateNode {page, id, patch:{transform?, visible?, data?:{text:{translation?,…}}}}, reorderNodes {page, order}, updateProjectMeta {patch:{name?, style?}}, batch {ops, label} (all or nothing). node: {id, transform:{x,y,width,height,rotationDeg}, visible, kind:{text|image|mask:{…}}}, as get_scene shows. ${OPERATION_ID_HELP}`,
     input: z.object({ op: OpSchema, operationID: OperationID }).strict(),
+    schemaDepth: 2,
     output: Epoch,
     effect: ({ op }) => opEffect(op),
     publishedEffect: 'destructive',
@@ -173,7 +174,7 @@ export function sceneTools(
 
   const undo = defineTool({
     name: names.undo,
-    description: `Undo the most recent op. Returns {epoch}; epoch is null when there is nothing to undo. ${OPERATION_ID_HELP}`,
+    description: `Undo the last op; returns {epoch} (null: nothing to undo). ${OPERATION_ID_HELP}`,
     input: HistoryMove,
     output: EpochOrNull,
     effect: 'write',
@@ -189,7 +190,7 @@ export function sceneTools(
 
   const redo = defineTool({
     name: names.redo,
-    description: `Redo the most recently undone op. Returns {epoch}; epoch is null when there is nothing to redo. ${OPERATION_ID_HELP}`,
+    description: `Redo the last undone op; returns {epoch} (null: nothing to redo). ${OPERATION_ID_HELP}`,
     input: HistoryMove,
     output: EpochOrNull,
     effect: 'write',
@@ -205,7 +206,7 @@ export function sceneTools(
 
   const open = defineTool({
     name: names.openProject,
-    description: `Open the project folder at path, or with createName create a project named createName beneath path (a root or a folder that is not a project) or in path itself (missing or empty). Paths must lie inside the project roots (${session.roots.roots.join(', ')}); relative paths resolve against the first. Returns {name, path}.`,
+    description: `Open the project at path, or create one named createName beneath path (a non-project folder) or in it (missing or empty). Paths lie in the project roots (${session.roots.roots.join(', ')}); relative ones resolve against the first.`,
     input: z
       .object({ path: utf8String(1, 4096), createName: utf8String(1, 200).optional() })
       .strict(),
@@ -222,8 +223,7 @@ export function sceneTools(
 
   const close = defineTool({
     name: names.closeProject,
-    description:
-      'Close the active project. Calls that need a project then fail with invalid request until one is opened.',
+    description: 'Close the active project; tools that need one fail until a project is opened.',
     input: Empty,
     output: Empty,
     // Every op is already in the project's fsynced log: closing loses nothing, so not destructive.
@@ -239,7 +239,7 @@ export function sceneTools(
   const start = defineTool({
     name: names.startPipeline,
     description:
-      'Start a pipeline run in the background and return {jobId} at once. steps are engine ids (see list_engines; e.g. ["tesseract","llm","fill","renderer"]), run in dependency order over pages (default: all) in order; each engine writes one undoable batch per page. Follow progress on GET /api/v1/events (jobStarted, jobProgress, jobWarning, jobFinished) or with get_job.',
+      'Start a pipeline in the background; returns {jobId}. steps: engine ids (list_engines), run in dependency order over pages (default all), one undo step per engine and page. Follow it with get_job.',
     input: PipelineInput,
     output: z.object({ jobId: z.string() }),
     // Engines write one undoable batch per page.
@@ -259,7 +259,7 @@ export function sceneTools(
   const getScene = defineTool({
     name: names.getScene,
     description:
-      'Read the active scene as JSON (pages, nodes, texts and translations; images as blob hashes, never pixels). pages: only those; fields "text": text nodes with text and translation only. A scene larger than one answer comes in parts: pass nextCursor back as cursor. Returns {epoch, scene, nextCursor?, note?}.',
+      'The active scene (pages, nodes, texts, translations; images as blob hashes). pages: only those; fields "text": text and translations only. A large scene comes in parts: pass nextCursor back as cursor.',
     input: GetSceneInput,
     output: GetSceneView,
     effect: 'read',
@@ -271,7 +271,7 @@ export function sceneTools(
 
   const listEngines = defineTool({
     name: names.listEngines,
-    description: 'The pipeline engines: {engines: [{id, name, needs, produces}]}.',
+    description: 'The pipeline engines, what each needs and produces.',
     input: Empty,
     output: z.object({ engines: z.array(EngineInfoSchema) }),
     effect: 'read',
@@ -291,7 +291,7 @@ export function sceneTools(
 
   const cancelJob = defineTool({
     name: names.cancelJob,
-    description: 'Cancel a running job; it stops within one page of work and ends cancelled.',
+    description: 'Cancel a job; it stops within one page of work.',
     input: z.object({ jobId: uuidString() }).strict(),
     output: z.object({ jobId: z.string(), cancelled: z.boolean(), status: z.string() }),
     effect: 'write',
@@ -308,7 +308,7 @@ export function sceneTools(
   const exportTool = defineTool({
     name: names.export,
     description:
-      'Export the active project: khr (project zip), rendered or inpainted (PNG, or a zip of PNGs for several pages), pdf (rendered pages). Returns a resource link to the file (also served at url).',
+      'Export the active project as khr (zip), rendered or inpainted PNGs, or pdf; returns a link to the file.',
     input: z
       .object({ format: ExportFormat, pages: z.array(uuidString()).max(10_000).optional() })
       .strict(),
@@ -340,7 +340,7 @@ export function sceneTools(
   const importTool = defineTool({
     name: names.importPages,
     description:
-      'Add page images to the active project as one undoable batch (the REST upload, over MCP): paths (files inside the project roots), urls (http(s) on loopback, or file:), or base64 [{name, data}]. Returns {epoch, pages[{id, name, width, height}]}.',
+      'Add page images to the active project as one undo step: paths (inside the project roots), urls (loopback http(s) or file:) or base64 [{name, data}].',
     input: ImportPagesInput,
     output: z.object({
       epoch: z.number().int(),

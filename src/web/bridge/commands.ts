@@ -9,7 +9,8 @@ import { actionCount, emitChecked, execute, listActions, navigate } from './acti
 import { eventCount, recentEvents } from './events.js';
 import { forbiddenSegment, pageStore } from './store.js';
 import { listApps, mountApp, mountedContainer, unmountApp } from './apps.js';
-import { snapshot } from './a11y.js';
+import { snapshot, type SnapshotResult } from './a11y.js';
+import { diffAndRemember, type SnapshotDelta } from './snapshot-delta.js';
 import { click, screenshot, type } from './dom.js';
 import { consoleEntries, networkEntries } from './diagnostics.js';
 import { redactUrl, redactValue } from './redact.js';
@@ -107,7 +108,15 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
         );
       root = found;
     }
+    const url = redactUrl(location.href);
+    const scope = `${appName ?? ''}\u0000${selector ?? ''}`;
+    if (p.delta === true) {
+      const whole = snapshot(root, 1500);
+      const diff = diffAndRemember(scope, location.href, whole.tree);
+      if (diff) return deltaAnswer(diff, { appName, selector, url, maxChars, whole });
+    }
     const tree = snapshot(root, 1500, maxChars);
+    if (p.delta !== true) diffAndRemember(scope, location.href, tree.tree);
     return {
       app: appName ?? null,
       ...(selector !== undefined ? { selector } : {}),
@@ -117,6 +126,13 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
       ...(tree.truncated
         ? {
             note: `Cut at ${tree.nodeCount} nodes${tree.maxChars ? ` (about ${tree.maxChars} characters)` : ''}; take a wu_snapshot with selector (a CSS selector of the part you need) or appName to see the rest.`,
+          }
+        : {}),
+      ...(p.delta === true
+        ? {
+            delta: false,
+            deltaNote:
+              'No earlier snapshot of this part of the page to compare with (first one, or the URL changed): this is the whole tree; the next delta compares with it.',
           }
         : {}),
       timestamp: Date.now(),
@@ -196,4 +212,54 @@ function checkedPath(path: string): string {
       `The path segment '${bad}' is not allowed (it would reach an object's prototype); name the page's own data.`,
     );
   return path;
+}
+
+/**
+ * A delta answer, cut to `maxChars` characters of JSON when it is larger
+ * (entries dropped from the end, with a note saying how to see the rest).
+ */
+function deltaAnswer(
+  diff: { delta: SnapshotDelta; since: number },
+  at: {
+    appName: string | undefined;
+    selector: string | undefined;
+    url: string;
+    maxChars: number;
+    whole: SnapshotResult;
+  },
+) {
+  const { added, changed, removed, unchanged } = diff.delta;
+  const lists = { added: [...added], changed: [...changed], removed: [...removed] };
+  const size = () => JSON.stringify(lists).length;
+  let cut = false;
+  while (size() > at.maxChars) {
+    cut = true;
+    const longest = (['added', 'changed', 'removed'] as const).reduce((a, b) =>
+      lists[a].length >= lists[b].length ? a : b,
+    );
+    if (lists[longest].length === 0) break;
+    lists[longest].length = Math.floor(lists[longest].length / 2);
+  }
+  return {
+    app: at.appName ?? null,
+    ...(at.selector !== undefined ? { selector: at.selector } : {}),
+    url: at.url,
+    title: document.title,
+    delta: true,
+    since: diff.since,
+    ...lists,
+    unchanged,
+    nodeCount: at.whole.nodeCount,
+    truncated: cut || at.whole.truncated,
+    ...(cut
+      ? {
+          note: `The changes are larger than maxChars (${at.maxChars}): ${added.length} added, ${changed.length} changed, ${removed.length} removed, only part shown; take a wu_snapshot with selector for the part you need.`,
+        }
+      : at.whole.truncated
+        ? {
+            note: `The page has more than ${at.whole.maxNodes} nodes; changes past them are not seen. Take a wu_snapshot with selector to watch one part.`,
+          }
+        : {}),
+    timestamp: Date.now(),
+  };
 }

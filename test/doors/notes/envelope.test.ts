@@ -262,6 +262,29 @@ describe('size limits', () => {
     expect(r.isError).toBe(true);
   });
 
+  it('keeps every read within the token budget on a 5 MB note: read_note answers resultTooLarge saying what to do, the lists stay small', async () => {
+    h = await notesHarness();
+    const p = await h.project('P');
+    const d = await h.document(p);
+    // Five 1 MB blocks (the owner's REST route; an agent appends 6,000 bytes at a time).
+    for (let i = 0; i < 5; i++)
+      await h.rest('POST', `notes/documents/${d}/blocks`, { text: `${i}`.repeat(1_000_000) });
+    await h.grant('read', p);
+    for (const [tool, args] of [
+      ['rooqi_read_note', { documentID: d }],
+      ['rooqi_list_approved_documents', {}],
+      ['rooqi_status', {}],
+    ] as const) {
+      const r = await h.call(tool, args);
+      // Text and structuredContent together, characters / 4: far under 20k tokens.
+      const chars = textOf(r).length + JSON.stringify(r.structuredContent ?? null).length;
+      expect(chars / 4, tool).toBeLessThan(20_000);
+    }
+    const env = JSON.parse(textOf(await h.call('rooqi_read_note', { documentID: d })));
+    expect(env.code).toBe('resultTooLarge');
+    expect(env.message).toMatch(/at most \d+ can be returned/);
+  });
+
   it('returns a note whose envelope is just under 16,384 bytes', async () => {
     h = await notesHarness();
     const p = await h.project('P');

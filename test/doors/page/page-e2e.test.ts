@@ -300,7 +300,8 @@ describe('the page door end to end', () => {
     await page.evaluate(() => {
       const article = document.createElement('article');
       article.id = 'long';
-      for (let i = 0; i < 1200; i++)
+      // 5,000 paragraphs and their texts: a 10,000-node page (issue 17's Done-when).
+      for (let i = 0; i < 5000; i++)
         article.appendChild(document.createElement('p')).textContent =
           `Paragraph ${i}: ${'documentation text that goes on '.repeat(4)}`;
       const aside = document.createElement('aside');
@@ -333,6 +334,63 @@ describe('the page door end to end', () => {
         document.querySelector('#long')?.remove();
         document.querySelector('#small')?.remove();
       });
+    }
+  });
+
+  it('a delta snapshot answers only what changed since the last snapshot of that part, by ref', async () => {
+    await page.evaluate(() => {
+      const list = document.createElement('ul');
+      list.id = 'delta-list';
+      for (const name of ['Alpha', 'Beta', 'Gamma'])
+        list
+          .appendChild(document.createElement('li'))
+          .appendChild(document.createElement('button')).textContent = name;
+      document.body.appendChild(list);
+    });
+    try {
+      // Nothing to compare with yet for this part: the whole tree, saying so.
+      const first = toolJson(await call('wu_snapshot', { selector: '#delta-list', delta: true }));
+      expect(first).toMatchObject({ delta: false, deltaNote: expect.stringMatching(/whole tree/) });
+      const refOf = (name: string) =>
+        new RegExp(`"ref":"(e\\d+)","role":"button","name":"${name}"`).exec(
+          JSON.stringify(first.tree),
+        )![1]!;
+      const [alpha, beta] = [refOf('Alpha'), refOf('Beta')];
+      expect(JSON.stringify(first.tree)).toContain('Gamma');
+
+      // Unchanged page: an empty delta.
+      const same = toolJson(await call('wu_snapshot', { selector: '#delta-list', delta: true }));
+      expect(same).toMatchObject({ delta: true, added: [], changed: [], removed: [] });
+      expect(same.unchanged).toBeGreaterThanOrEqual(6);
+
+      await page.evaluate(() => {
+        const buttons = document.querySelectorAll('#delta-list button');
+        buttons[0]!.textContent = 'Alpha 2';
+        buttons[1]!.closest('li')!.remove();
+        document
+          .querySelector('#delta-list')!
+          .appendChild(document.createElement('li'))
+          .appendChild(document.createElement('button')).textContent = 'Delta';
+      });
+      const delta = toolJson(await call('wu_snapshot', { selector: '#delta-list', delta: true }));
+      expect(delta.delta).toBe(true);
+      const changed = delta.changed as { ref: string; node: { name?: string } }[];
+      expect(changed.map((c) => [c.ref, c.node.name])).toContainEqual([alpha, 'Alpha 2']);
+      // Gamma did not change and is not repeated.
+      expect(JSON.stringify(delta)).not.toContain('Gamma');
+      expect(delta.removed).toContain(beta);
+      const added = delta.added as { node: { role: string; name?: string } }[];
+      expect(added.map((a) => a.node.name)).toContain('Delta');
+      // Smaller than the whole part, which it would otherwise repeat.
+      expect(JSON.stringify(delta).length).toBeLessThan(JSON.stringify(first).length + 400);
+
+      // A plain snapshot of the part is a new base too: nothing changed since.
+      await call('wu_snapshot', { selector: '#delta-list' });
+      expect(
+        toolJson(await call('wu_snapshot', { selector: '#delta-list', delta: true })),
+      ).toMatchObject({ delta: true, added: [], changed: [], removed: [] });
+    } finally {
+      await page.evaluate(() => document.querySelector('#delta-list')?.remove());
     }
   });
 

@@ -126,6 +126,7 @@ const SCHEMAS: Record<string, unknown> = {
         minimum: 1000,
         maximum: 1000000,
       },
+      delta: { type: 'boolean' },
     },
     additionalProperties: false,
   },

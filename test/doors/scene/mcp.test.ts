@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { comicPage, pageOf, textNodeOf } from './helpers.js';
 import { json, post, sceneServer, uploadPages, type SceneServer } from './server.js';
 import { structuredOf, toolJson } from '../../helpers/results.js';
@@ -49,8 +50,15 @@ describe('scene tools over MCP', () => {
     );
     const apply = tools.find((t) => t.name === 'koharu.apply')!;
     const schema = JSON.stringify(apply.inputSchema);
-    for (const tag of ['addNode', 'AddNode', 'batch', 'Batch', 'updateProjectMeta'])
+    for (const tag of ['addNode', 'batch', 'updateProjectMeta'])
       expect(schema).toContain(`"${tag}"`);
+    // PascalCase tags (the reference docs' spelling) are accepted, said once in the
+    // description, and not listed twice: the published op object stays open to them.
+    expect(apply.description).toMatch(/PascalCase/);
+    const check = new Ajv2020({ strict: false, validateFormats: false }).compile(apply.inputSchema);
+    const page = randomUUID();
+    expect(check({ op: { RemovePage: { id: page, prevPage: {} } } })).toBe(true);
+    expect(check({ op: { removePage: { id: page } }, extra: 1 })).toBe(false);
   });
 
   it('pins the reference tools’ argument names, required fields and result schemas', async () => {

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { defineTool, type AnyToolDef } from '../../../kernel/index.js';
+import { defineTool, jsonSchemaOf, type AnyToolDef } from '../../../kernel/index.js';
 
 let cached: AnyToolDef | undefined;
 
@@ -49,11 +49,14 @@ function inputSchema() {
 }
 
 export function jsonSchemaTool(): AnyToolDef {
+  const input = inputSchema();
   cached ??= defineTool({
     name: 'json_schema_2020_12_tool',
     description:
       'Tool whose input schema uses JSON Schema 2020-12 $defs, $anchor, allOf/anyOf and if/then/else.',
-    input: inputSchema(),
+    input,
+    // Published whole, `$schema` included (the scenario checks the dialect is kept).
+    inputJsonSchema: jsonSchemaOf(input),
     effect: 'read',
     annotations: { openWorldHint: false },
     handler: async (args): Promise<CallToolResult> => ({

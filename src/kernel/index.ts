@@ -62,7 +62,7 @@ export type {
   EventBusOptions,
   EventListener,
 } from './events.js';
-export { openHistory } from './history.js';
+export { openHistory, HistoryConflict } from './history.js';
 export type {
   History,
   HistoryLog,

@@ -9,6 +9,10 @@
  * whose heartbeat is older than the lease (30 s) with error `interrupted` —
  * at start-up and every 10 s — so starting an instance never fails another
  * live instance's jobs, and a dead instance's jobs do not stay `running`.
+ * A door that can resume a job of its own (`resume`: the scene door's
+ * pipelines, from the last finished page and step) gets it instead: the
+ * first instance whose conditional take-over succeeds in the store runs it
+ * on (no second `jobStarted`); every other job ends `interrupted`.
  * Cancelling a job another instance runs travels over the bus
  * (`jobCancelRequested`); a job whose heartbeat stopped is cancelled at once.
  * Every save after the first is conditional on the job being unfinished in
@@ -71,6 +75,11 @@ export interface JobRegistryOptions {
   now?: () => number;
   /** A job whose heartbeat is older than this is its instance's no more (default 30 s). */
   leaseMs?: number;
+  /**
+   * The run that resumes a job a dead instance left (from its stored input,
+   * progress and warnings), or null when it cannot be resumed.
+   */
+  resume?: (job: Job) => JobSpec['run'] | null;
 }
 
 export const JOB_LEASE_MS = 30_000;
@@ -94,6 +103,7 @@ export function createJobRegistry({
   logger,
   now = Date.now,
   leaseMs = JOB_LEASE_MS,
+  resume,
 }: JobRegistryOptions): JobRegistry {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   let sweeper: NodeJS.Timeout | undefined;
@@ -104,9 +114,34 @@ export function createJobRegistry({
       running.get(data.id)?.abort.abort(new Error('cancelled'));
   });
 
+  /** Runs `spec` for `job` here, from the next tick; `start` answers at once. */
+  const launch = (job: Job, spec: JobSpec) => {
+    const abort = new AbortController();
+    const done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => execute(job, spec, abort))
+      .finally(() => running.delete(job.id));
+    running.set(job.id, { abort, done });
+  };
+
+  /** Takes over the stale jobs a door can resume; true for each one this instance now runs. */
+  const takeOverStale = async (at: number) => {
+    if (!resume) return;
+    const unfinished = await store.read((tx) => tx.jobs.list({ status: ['queued', 'running'] }));
+    for (const stale of unfinished) {
+      if (stale.updatedAt >= at - leaseMs || running.has(stale.id)) continue;
+      const run = resume(stale);
+      if (!run) continue;
+      const job: Job = { ...stale, status: 'running', updatedAt: now() };
+      if (!(await store.transaction((tx) => tx.jobs.takeOver(job, at - leaseMs)))) continue;
+      logger.info({ jobId: job.id, door: job.door, kind: job.kind }, 'job taken over');
+      launch(job, { door: job.door, kind: job.kind, run });
+    }
+  };
+
   /** Fails the jobs whose heartbeat stopped (a dead instance's), announcing each. */
   const interruptStale = async () => {
     const at = now();
+    await takeOverStale(at);
     const jobs = await store.transaction((tx) => tx.jobs.interruptUnfinished(at, at - leaseMs));
     for (const job of jobs)
       events.publish({ event: 'jobFinished', id: job.id, status: 'failed', error: 'interrupted' });
@@ -248,12 +283,7 @@ export function createJobRegistry({
       };
       await save(job);
       events.publish({ event: 'jobStarted', id: job.id, kind: job.kind });
-      const abort = new AbortController();
-      // Start on the next tick so `start` answers with the id at once.
-      const done = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => execute(job, spec, abort))
-        .finally(() => running.delete(job.id));
-      running.set(job.id, { abort, done });
+      launch(job, spec);
       return job.id;
     },
     get: (id) => store.read((tx) => tx.jobs.get(id)),

@@ -68,6 +68,23 @@ export function createJobRepo(db: SqlClient): JobRepo {
       return changed > 0;
     },
 
+    async takeOver(job, staleBefore) {
+      const changed = await db.run(
+        `UPDATE jobs SET status = ?, progress = ?, warnings = ?, error = ?, updated_at = ?
+         WHERE id = ? AND status IN ('queued', 'running') AND updated_at < ?`,
+        [
+          job.status,
+          toJson(job.progress),
+          toJson(job.warnings),
+          job.error,
+          job.updatedAt,
+          job.id,
+          staleBefore,
+        ],
+      );
+      return changed > 0;
+    },
+
     async get(id) {
       const rows = await db.all<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`, [id]);
       return rows[0] ? toJob(rows[0]) : null;

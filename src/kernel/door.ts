@@ -7,7 +7,7 @@
  * re-implements a kernel stage.
  */
 import type { Job, JournalEntry, ResourceRef } from './records.js';
-import type { JobSpec } from './jobs.js';
+import type { ResumedJob } from './jobs.js';
 import type { Resolution } from './journal.js';
 import type { AnyToolDef, Limits } from './tool.js';
 import type { Kernel } from './kernel.js';
@@ -27,7 +27,7 @@ export interface Door {
    * progress, warnings. Null, or absent: the job ends `failed` with
    * `interrupted`.
    */
-  resumeJob?(job: Job): JobSpec['run'] | null;
+  resumeJob?(job: Job): ResumedJob | null;
   /** Called once the kernel is ready (recover state, start timers). */
   start?(kernel: Kernel): Promise<void>;
   stop?(): Promise<void>;

@@ -79,8 +79,11 @@ export interface JobRegistryOptions {
    * The run that resumes a job a dead instance left (from its stored input,
    * progress and warnings), or null when it cannot be resumed.
    */
-  resume?: (job: Job) => JobSpec['run'] | null;
+  resume?: (job: Job) => ResumedJob | null;
 }
+
+/** How a door goes on with a job another instance left: its run, and its unit names. */
+export type ResumedJob = Pick<JobSpec, 'run' | 'unitNames'>;
 
 export const JOB_LEASE_MS = 30_000;
 
@@ -129,12 +132,12 @@ export function createJobRegistry({
     const unfinished = await store.read((tx) => tx.jobs.list({ status: ['queued', 'running'] }));
     for (const stale of unfinished) {
       if (stale.updatedAt >= at - leaseMs || running.has(stale.id)) continue;
-      const run = resume(stale);
-      if (!run) continue;
+      const resumed = resume(stale);
+      if (!resumed) continue;
       const job: Job = { ...stale, status: 'running', updatedAt: now() };
       if (!(await store.transaction((tx) => tx.jobs.takeOver(job, at - leaseMs)))) continue;
       logger.info({ jobId: job.id, door: job.door, kind: job.kind }, 'job taken over');
-      launch(job, { door: job.door, kind: job.kind, run });
+      launch(job, { door: job.door, kind: job.kind, ...resumed });
     }
   };
 

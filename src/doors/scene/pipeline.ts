@@ -16,7 +16,7 @@ import {
   type JobContext,
   type JobOutcome,
   type JobRegistry,
-  type JobSpec,
+  type ResumedJob,
 } from '../../kernel/index.js';
 import {
   planSteps,
@@ -26,6 +26,7 @@ import {
   type PipelineOptions,
 } from './engines/registry.js';
 import type { Project } from './project.js';
+import { projectIdOf } from './shelf.js';
 import { SourceLanguage } from './model.js';
 import type { SceneSession } from './session.js';
 
@@ -50,7 +51,7 @@ export interface PipelineDeps {
 
 /**
  * What a resumed run needs besides the input (scale-out only, so an
- * embedded job's record is as it always was): the project's folder and the
+ * embedded job's record is as it always was): the project's id and the
  * pages as planned.
  */
 const ResumePoint = z.object({ project: z.string(), pages: z.array(z.string()) });
@@ -64,6 +65,8 @@ const StoredPipeline = z.object({
   projectFont: z.string().optional(),
   resume: ResumePoint,
 });
+
+const UNIT_NAMES = { current: 'currentPage', total: 'totalPages' };
 
 interface Plan {
   project: Project;
@@ -114,11 +117,11 @@ export async function startPipeline(
         ? {
             sourceLanguage: options.sourceLanguage,
             ...(options.projectFont ? { projectFont: options.projectFont } : {}),
-            resume: { project: project.dir, pages: pageIds },
+            resume: { project: projectIdOf(project.dir), pages: pageIds },
           }
         : {}),
     },
-    unitNames: { current: 'currentPage', total: 'totalPages' },
+    unitNames: UNIT_NAMES,
     run: (job) => runPipeline(session, plan, job, new Set()),
   });
   return { jobId };
@@ -134,7 +137,7 @@ export async function startPipeline(
 export function resumePipeline(
   { session, registry }: Omit<PipelineDeps, 'jobs'>,
   job: Job,
-): JobSpec['run'] | null {
+): ResumedJob | null {
   if (!session.shared || job.kind !== 'pipeline') return null;
   const stored = StoredPipeline.safeParse(job.input);
   if (!stored.success) return null;
@@ -146,10 +149,11 @@ export function resumePipeline(
     const index = warning.where.pageIndex;
     if (typeof index === 'number' && resume.pages[index]) failed.add(resume.pages[index]);
   }
-  return async (ctx) => {
+  const run: ResumedJob['run'] = async (ctx) => {
     await session.sync();
     const project = session.current();
-    if (project?.dir !== resume.project)
+    // By id: each instance has the project at its own data folder's path.
+    if (!project || projectIdOf(project.dir) !== resume.project)
       throw new AirlockError(
         'noProject',
         'The project was closed while the pipeline ran; open it again and start the pipeline again.',
@@ -158,6 +162,7 @@ export function resumePipeline(
     const plan = { project, engines: engines as Engine[], pageIds: resume.pages, options };
     return runPipeline(session, plan, ctx, failed);
   };
+  return { run, unitNames: UNIT_NAMES };
 }
 
 /** The tag of one step's batch for one page of one run (scale-out), so a resumed run makes it once. */

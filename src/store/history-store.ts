@@ -86,12 +86,16 @@ export function createStoreHistoryLog<S, Op>(
     async compact(snapshot) {
       await store.transaction(async (tx) => {
         const head = (await tx.records.get<Head>(HEAD, name))?.value;
-        // Another instance compacted further already, or this snapshot is not logged yet.
-        if (!head || snapshot.epoch <= head.snapshotEpoch || snapshot.epoch > head.epoch) return;
+        // Another instance compacted as far or further already.
+        if (head && snapshot.epoch <= head.snapshotEpoch) return;
         await tx.records.put(SNAPSHOT, name, snapshot);
         for (const entry of await tx.records.list<LogEntry<Op>>(ENTRY, { prefix: `${name}/` }))
           if (entry.value.epoch <= snapshot.epoch) await tx.records.delete(ENTRY, entry.key);
-        await tx.records.put(HEAD, name, { ...head, snapshotEpoch: snapshot.epoch });
+        await tx.records.put(HEAD, name, {
+          epoch: Math.max(head?.epoch ?? 0, snapshot.epoch),
+          snapshotEpoch: snapshot.epoch,
+          at: head?.at ?? now(),
+        });
       });
     },
     changedAt: () => changedAt,

@@ -159,9 +159,15 @@ export function createJobRegistry({
     // `interrupted` while this one stalled past the lease, or cancelled it):
     // this run stops and leaves the store and the one jobFinished alone.
     let lost = false;
+    // The last save of this run: a save is made only over it, so once another
+    // instance took the job over (and saved it), this run's saves fail and it stops.
+    let saved = job.updatedAt;
     const keep = async (snapshot: Job) => {
       if (lost) return;
-      if (await store.transaction((tx) => tx.jobs.updateUnfinished(snapshot))) return;
+      if (await store.transaction((tx) => tx.jobs.updateUnfinished(snapshot, saved))) {
+        saved = snapshot.updatedAt;
+        return;
+      }
       lost = true;
       logger.warn({ jobId: job.id }, 'job was finished elsewhere; stopping this run');
       abort.abort(new Error('interrupted'));

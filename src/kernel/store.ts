@@ -122,9 +122,11 @@ export interface JobRepo {
   /**
    * Replace a job that is still `queued` or `running` in the store; false
    * (nothing changed) once it has finished there — e.g. another instance
-   * failed it `interrupted` — so a job is finished exactly once.
+   * failed it `interrupted` — so a job is finished exactly once. With
+   * `savedAt`, only while the stored job's `updatedAt` is still that (the
+   * run's own last save: not taken over since).
    */
-  updateUnfinished(job: Job): Promise<boolean>;
+  updateUnfinished(job: Job, savedAt?: number): Promise<boolean>;
   /**
    * Takes over a job whose instance stopped heartbeating: replaces it only
    * while it is still `queued` or `running` and last updated before

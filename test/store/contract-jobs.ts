@@ -26,6 +26,16 @@ export function jobsContract({ store }: ContractContext): void {
       expect(await store().read((tx) => tx.jobs.get(running.id))).toEqual(failed);
     });
 
+    it('updateUnfinished with savedAt saves only over that save (a run taken over stops saving)', async () => {
+      const running = job({ status: 'running', updatedAt: 1_000 });
+      await store().transaction((tx) => tx.jobs.put(running));
+      const next = { ...running, updatedAt: 2_000 };
+      expect(await store().transaction((tx) => tx.jobs.updateUnfinished(next, 1_000))).toBe(true);
+      const stale = { ...running, updatedAt: 3_000 };
+      expect(await store().transaction((tx) => tx.jobs.updateUnfinished(stale, 1_000))).toBe(false);
+      expect(await store().read((tx) => tx.jobs.get(running.id))).toEqual(next);
+    });
+
     it('takeOver replaces a stale unfinished job once: not a fresh one, not one taken or finished since', async () => {
       const stale = job({ status: 'running', updatedAt: 1_000 });
       await store().transaction((tx) => tx.jobs.put(stale));

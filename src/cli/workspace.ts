@@ -15,6 +15,7 @@ import type { DoorContext, OpenApiMount } from '../doors/context.js';
 import type { ServingKernel, ServedDoor } from '../transport/surface.js';
 import { openStore } from '../store/open.js';
 import { fileFolderStorage } from '../store/folder-file.js';
+import { createStoreFolderStorage } from '../store/folder-store.js';
 import { UsageError } from './args.js';
 import { configPolicy, configRetention } from './config-file.js';
 import { availableDoors, doorFactory } from './doors.js';
@@ -79,6 +80,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   // hear each other's events.
   let transport;
   let events;
+  let shared = store.kind === 'postgres';
   try {
     transport = options.bus
       ? await createBusTransport(options.bus, {
@@ -90,7 +92,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     // store's log, one id space on every instance, so Last-Event-ID replays
     // anywhere. One embedded instance keeps its in-memory ring: no store
     // write per event on the call path.
-    const shared = transport !== undefined || store.kind === 'postgres';
+    shared ||= transport !== undefined;
     events = await createEventBus({
       ...(shared ? { log: storeEventLog(store) } : {}),
       ...(transport ? { transport } : {}),
@@ -114,7 +116,8 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   for (const name of options.doors) {
     const ctx: DoorContext = {
       data,
-      storage: fileFolderStorage,
+      // Scale-out: door folders (scene projects) live in the store, so every instance serves them.
+      storage: shared ? createStoreFolderStorage(store, blobs) : fileFolderStorage,
       logger: options.logger,
       env: process.env,
       relayPort: options.relayPort ?? 19100,

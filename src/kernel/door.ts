@@ -6,7 +6,8 @@
  * the kernel never sees it. A door never imports another door, and never
  * re-implements a kernel stage.
  */
-import type { JournalEntry, ResourceRef } from './records.js';
+import type { Job, JournalEntry, ResourceRef } from './records.js';
+import type { ResumedJob } from './jobs.js';
 import type { Resolution } from './journal.js';
 import type { AnyToolDef, Limits } from './tool.js';
 import type { Kernel } from './kernel.js';
@@ -20,6 +21,13 @@ export interface Door {
   readonly limits?: Partial<Limits>;
   /** Decide an operation left prepared or uncertain (default: a store write that never committed). */
   resolveOperation?(entry: JournalEntry): Promise<Resolution>;
+  /**
+   * Resumes a job of this door whose instance died (spec/kernel.md §8: "or
+   * resumed, where the door can"), from what the store kept of it: input,
+   * progress, warnings. Null, or absent: the job ends `failed` with
+   * `interrupted`.
+   */
+  resumeJob?(job: Job): ResumedJob | null;
   /** Called once the kernel is ready (recover state, start timers). */
   start?(kernel: Kernel): Promise<void>;
   stop?(): Promise<void>;

@@ -16,7 +16,29 @@
  * door whose write is the history (not the store) can make a retried request
  * idempotent, and can tell after a crash whether the request's change was
  * logged (spec/kernel.md §6).
+ *
+ * A shared log (scale-out: several instances append to one log in the store)
+ * gives `since`, and its `append` refuses an epoch another instance took
+ * first with a `HistoryConflict`. The history then catches up from the log
+ * and makes the change again on the newer state (the reducer decides again;
+ * a remembered tag answers its epoch), so every instance builds one history
+ * with one epoch counter. `sync` catches up before a read.
  */
+import { AirlockError } from './errors.js';
+
+/** A shared log's answer when the epoch an append names was taken by another instance first. */
+export class HistoryConflict extends AirlockError {
+  constructor(epoch: number) {
+    super(
+      'unavailable',
+      `Epoch ${epoch} was taken by a change made on another instance; retry the change.`,
+    );
+    this.name = 'HistoryConflict';
+  }
+}
+
+/** How many times a change is made again after conflicts before the caller is told to retry. */
+const CONFLICT_ATTEMPTS = 50;
 
 export interface Reducer<S, Op> {
   apply(state: S, op: Op): { state: S; inverse: Op };
@@ -56,6 +78,15 @@ export interface HistoryLog<S, Op> {
   append(entry: LogEntry<Op>): Promise<void>;
   /** Replaces the log by this snapshot (entries up to its epoch may be dropped). */
   compact(snapshot: HistorySnapshot<S, Op>): Promise<void>;
+  /**
+   * Shared logs only: the entries after `epoch`, with the newest snapshot
+   * when the log was compacted past `epoch` (else null). A log that has it
+   * refuses, with a `HistoryConflict`, an append whose epoch is not the next.
+   */
+  since?(epoch: number): Promise<{
+    snapshot: HistorySnapshot<S, Op> | null;
+    entries: LogEntry<Op>[];
+  }>;
 }
 
 export interface History<S, Op> {
@@ -76,6 +107,8 @@ export interface History<S, Op> {
   canRedo(): boolean;
   /** Writes a snapshot now and truncates the log. */
   compact(): Promise<void>;
+  /** Catches up with changes other instances logged (a shared log); nothing for a private one. */
+  sync(): Promise<void>;
 }
 
 export interface HistoryOptions<S, Op> {
@@ -143,10 +176,14 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
     return { epoch: ++epoch, label: `redo ${step.label}` };
   };
 
-  if (log) {
-    const { snapshot, entries } = await log.load();
-    if (snapshot) {
+  /** Takes a snapshot newer than the live state, then replays the entries past the epoch. */
+  const replay = (
+    snapshot: HistorySnapshot<S, Op> | null,
+    entries: readonly LogEntry<Op>[],
+  ): void => {
+    if (snapshot && snapshot.epoch > epoch) {
       ({ epoch, state, undo, redo } = structuredClone(snapshot));
+      operations = new Map();
       for (const mark of snapshot.operations ?? []) remember(mark.operation, mark.epoch);
     }
     for (const entry of entries) {
@@ -157,7 +194,16 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
       remember(entry.operation, entry.epoch);
       sinceCompact++;
     }
+  };
+  if (log) {
+    const { snapshot, entries } = await log.load();
+    replay(snapshot, entries);
   }
+  const catchUp = async () => {
+    if (!log?.since) return;
+    const { snapshot, entries } = await log.since(epoch);
+    replay(snapshot, entries);
+  };
 
   const snapshotNow = (): HistorySnapshot<S, Op> => ({
     epoch,
@@ -192,27 +238,32 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
     change: () => { epoch: number; label: string; entry: LogEntry<Op> } | null,
   ) =>
     serial(async () => {
-      // A remembered request is answered, not made again.
-      const done = operation === undefined ? undefined : operations.get(operation);
-      if (done !== undefined) return done;
-      const before = { state, undo: [...undo], redo: [...redo], epoch, operations };
-      const r = change();
-      if (!r) return null;
-      let entry = r.entry;
-      if (operation !== undefined) {
-        // Remembered before the append, so a compaction that follows it keeps the tag.
-        operations = new Map(operations);
-        remember(operation, r.epoch);
-        entry = { ...entry, operation };
+      for (let attempt = 1; ; attempt++) {
+        await catchUp();
+        // A remembered request is answered, not made again.
+        const done = operation === undefined ? undefined : operations.get(operation);
+        if (done !== undefined) return done;
+        const before = { state, undo: [...undo], redo: [...redo], epoch, operations };
+        const r = change();
+        if (!r) return null;
+        let entry = r.entry;
+        if (operation !== undefined) {
+          // Remembered before the append, so a compaction that follows it keeps the tag.
+          operations = new Map(operations);
+          remember(operation, r.epoch);
+          entry = { ...entry, operation };
+        }
+        try {
+          await persist(entry);
+        } catch (error) {
+          ({ state, undo, redo, epoch, operations } = before);
+          // Another instance logged a change first: catch up and make this one again.
+          if (error instanceof HistoryConflict && attempt < CONFLICT_ATTEMPTS) continue;
+          throw error;
+        }
+        options.onChange?.({ epoch: r.epoch, label: r.label });
+        return r.epoch;
       }
-      try {
-        await persist(entry);
-      } catch (error) {
-        ({ state, undo, redo, epoch, operations } = before);
-        throw error;
-      }
-      options.onChange?.({ epoch: r.epoch, label: r.label });
-      return r.epoch;
     });
 
   return {
@@ -245,5 +296,6 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
         if (log) await log.compact(structuredClone(snapshotNow()));
         sinceCompact = 0;
       }),
+    sync: () => serial(catchUp),
   };
 }

@@ -62,7 +62,7 @@ export type {
   EventBusOptions,
   EventListener,
 } from './events.js';
-export { openHistory } from './history.js';
+export { openHistory, HistoryConflict } from './history.js';
 export type {
   History,
   HistoryLog,
@@ -74,7 +74,14 @@ export type {
   Reducer,
 } from './history.js';
 export { percentOf, isFinal } from './jobs.js';
-export type { JobContext, JobOutcome, JobRegistry, JobSpec, ProgressUpdate } from './jobs.js';
+export type {
+  JobContext,
+  JobOutcome,
+  JobRegistry,
+  JobSpec,
+  ProgressUpdate,
+  ResumedJob,
+} from './jobs.js';
 export type { Consent, ConsentRequest } from './consent.js';
 export { createPrincipals, newToken, tokenHash, AgentName } from './principals.js';
 export type { AgentInfo, OwnerSession, Principal, Principals } from './principals.js';

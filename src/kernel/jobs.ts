@@ -9,6 +9,10 @@
  * whose heartbeat is older than the lease (30 s) with error `interrupted` —
  * at start-up and every 10 s — so starting an instance never fails another
  * live instance's jobs, and a dead instance's jobs do not stay `running`.
+ * A door that can resume a job of its own (`resume`: the scene door's
+ * pipelines, from the last finished page and step) gets it instead: the
+ * first instance whose conditional take-over succeeds in the store runs it
+ * on (no second `jobStarted`); every other job ends `interrupted`.
  * Cancelling a job another instance runs travels over the bus
  * (`jobCancelRequested`); a job whose heartbeat stopped is cancelled at once.
  * Every save after the first is conditional on the job being unfinished in
@@ -71,7 +75,15 @@ export interface JobRegistryOptions {
   now?: () => number;
   /** A job whose heartbeat is older than this is its instance's no more (default 30 s). */
   leaseMs?: number;
+  /**
+   * The run that resumes a job a dead instance left (from its stored input,
+   * progress and warnings), or null when it cannot be resumed.
+   */
+  resume?: (job: Job) => ResumedJob | null;
 }
+
+/** How a door goes on with a job another instance left: its run, and its unit names. */
+export type ResumedJob = Pick<JobSpec, 'run' | 'unitNames'>;
 
 export const JOB_LEASE_MS = 30_000;
 
@@ -94,6 +106,7 @@ export function createJobRegistry({
   logger,
   now = Date.now,
   leaseMs = JOB_LEASE_MS,
+  resume,
 }: JobRegistryOptions): JobRegistry {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   let sweeper: NodeJS.Timeout | undefined;
@@ -104,9 +117,34 @@ export function createJobRegistry({
       running.get(data.id)?.abort.abort(new Error('cancelled'));
   });
 
+  /** Runs `spec` for `job` here, from the next tick; `start` answers at once. */
+  const launch = (job: Job, spec: JobSpec) => {
+    const abort = new AbortController();
+    const done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => execute(job, spec, abort))
+      .finally(() => running.delete(job.id));
+    running.set(job.id, { abort, done });
+  };
+
+  /** Takes over the stale jobs a door can resume; true for each one this instance now runs. */
+  const takeOverStale = async (at: number) => {
+    if (!resume) return;
+    const unfinished = await store.read((tx) => tx.jobs.list({ status: ['queued', 'running'] }));
+    for (const stale of unfinished) {
+      if (stale.updatedAt >= at - leaseMs || running.has(stale.id)) continue;
+      const resumed = resume(stale);
+      if (!resumed) continue;
+      const job: Job = { ...stale, status: 'running', updatedAt: now() };
+      if (!(await store.transaction((tx) => tx.jobs.takeOver(job, at - leaseMs)))) continue;
+      logger.info({ jobId: job.id, door: job.door, kind: job.kind }, 'job taken over');
+      launch(job, { door: job.door, kind: job.kind, ...resumed });
+    }
+  };
+
   /** Fails the jobs whose heartbeat stopped (a dead instance's), announcing each. */
   const interruptStale = async () => {
     const at = now();
+    await takeOverStale(at);
     const jobs = await store.transaction((tx) => tx.jobs.interruptUnfinished(at, at - leaseMs));
     for (const job of jobs)
       events.publish({ event: 'jobFinished', id: job.id, status: 'failed', error: 'interrupted' });
@@ -121,9 +159,15 @@ export function createJobRegistry({
     // `interrupted` while this one stalled past the lease, or cancelled it):
     // this run stops and leaves the store and the one jobFinished alone.
     let lost = false;
+    // The last save of this run: a save is made only over it, so once another
+    // instance took the job over (and saved it), this run's saves fail and it stops.
+    let saved = job.updatedAt;
     const keep = async (snapshot: Job) => {
       if (lost) return;
-      if (await store.transaction((tx) => tx.jobs.updateUnfinished(snapshot))) return;
+      if (await store.transaction((tx) => tx.jobs.updateUnfinished(snapshot, saved))) {
+        saved = snapshot.updatedAt;
+        return;
+      }
       lost = true;
       logger.warn({ jobId: job.id }, 'job was finished elsewhere; stopping this run');
       abort.abort(new Error('interrupted'));
@@ -248,12 +292,7 @@ export function createJobRegistry({
       };
       await save(job);
       events.publish({ event: 'jobStarted', id: job.id, kind: job.kind });
-      const abort = new AbortController();
-      // Start on the next tick so `start` answers with the id at once.
-      const done = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => execute(job, spec, abort))
-        .finally(() => running.delete(job.id));
-      running.set(job.id, { abort, done });
+      launch(job, spec);
       return job.id;
     },
     get: (id) => store.read((tx) => tx.jobs.get(id)),

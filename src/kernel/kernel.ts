@@ -134,6 +134,12 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     logger,
     now,
     ...(options.jobLeaseMs ? { leaseMs: options.jobLeaseMs } : {}),
+    // A dead instance's job goes to its door, which may resume it.
+    resume: (job) => {
+      for (const { door } of mounted.values())
+        if (door.name === job.door && door.resumeJob) return door.resumeJob(job);
+      return null;
+    },
   });
   const audit = createAudit({ store, events, now });
   const principals = createPrincipals({ store, events, now });
@@ -231,8 +237,9 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     },
 
     async start() {
-      await jobs.recover();
+      // Doors first: a door resuming a dead instance's job needs the kernel.
       for (const { door } of mounted.values()) await door.start?.(kernel);
+      await jobs.recover();
       const byScope = new Map([...mounted].map(([k, v]) => [k, v.door]));
       await journal.resolvePending(async (entry: JournalEntry): Promise<Resolution> => {
         const door = byScope.get(entry.scope);

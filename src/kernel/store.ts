@@ -122,9 +122,18 @@ export interface JobRepo {
   /**
    * Replace a job that is still `queued` or `running` in the store; false
    * (nothing changed) once it has finished there — e.g. another instance
-   * failed it `interrupted` — so a job is finished exactly once.
+   * failed it `interrupted` — so a job is finished exactly once. With
+   * `savedAt`, only while the stored job's `updatedAt` is still that (the
+   * run's own last save: not taken over since).
    */
-  updateUnfinished(job: Job): Promise<boolean>;
+  updateUnfinished(job: Job, savedAt?: number): Promise<boolean>;
+  /**
+   * Takes over a job whose instance stopped heartbeating: replaces it only
+   * while it is still `queued` or `running` and last updated before
+   * `staleBefore`; false when another instance took it (or finished it)
+   * first, so one instance resumes it.
+   */
+  takeOver(job: Job, staleBefore: number): Promise<boolean>;
   get(id: string): Promise<Job | null>;
   /** Newest first. */
   list(query?: { door?: string; status?: JobStatus[]; limit?: number }): Promise<Job[]>;
@@ -217,8 +226,15 @@ export interface BlobStore {
  * Storage a door keeps in a folder of its own (a scene project): a history
  * log and a blob store there. The composition root decides the
  * implementation; the door only names the folder.
+ *
+ * `shared` (scale-out, spec/README.md "Storage"): the logs and blobs live in
+ * the store, every instance on it sees the same ones, and a folder name is
+ * only a key — nothing is kept on this machine's disk. Absent: false.
  */
 export interface FolderStorage {
-  historyLog<S, Op>(dir: string): HistoryLog<S, Op> & { close(): void };
+  readonly shared?: boolean;
+  historyLog<S, Op>(
+    dir: string,
+  ): HistoryLog<S, Op> & { close(): void; changedAt?(): number | null };
   blobs(dir: string): BlobStore;
 }

@@ -77,7 +77,10 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export async function startCluster({ leaseMs = 3_000 } = {}): Promise<Cluster> {
+export async function startCluster({
+  leaseMs = 3_000,
+  doors = 'ledger',
+}: { leaseMs?: number; doors?: string } = {}): Promise<Cluster> {
   const root = mkdtempSync(join(tmpdir(), 'airlock-cluster-'));
   const schema = uniqueSchema('cluster');
   const store = `${PG_URL}?schema=${schema}`;
@@ -102,7 +105,7 @@ export async function startCluster({ leaseMs = 3_000 } = {}): Promise<Cluster> {
       '--port',
       String(ports[i]),
       '--doors',
-      'ledger',
+      doors,
       '--data',
       data,
       '--store',

@@ -26,6 +26,32 @@ export function jobsContract({ store }: ContractContext): void {
       expect(await store().read((tx) => tx.jobs.get(running.id))).toEqual(failed);
     });
 
+    it('updateUnfinished with savedAt saves only over that save (a run taken over stops saving)', async () => {
+      const running = job({ status: 'running', updatedAt: 1_000 });
+      await store().transaction((tx) => tx.jobs.put(running));
+      const next = { ...running, updatedAt: 2_000 };
+      expect(await store().transaction((tx) => tx.jobs.updateUnfinished(next, 1_000))).toBe(true);
+      const stale = { ...running, updatedAt: 3_000 };
+      expect(await store().transaction((tx) => tx.jobs.updateUnfinished(stale, 1_000))).toBe(false);
+      expect(await store().read((tx) => tx.jobs.get(running.id))).toEqual(next);
+    });
+
+    it('takeOver replaces a stale unfinished job once: not a fresh one, not one taken or finished since', async () => {
+      const stale = job({ status: 'running', updatedAt: 1_000 });
+      await store().transaction((tx) => tx.jobs.put(stale));
+      const mine = { ...stale, updatedAt: 5_000 };
+      // Its heartbeat is not older than the threshold: not taken.
+      expect(await store().transaction((tx) => tx.jobs.takeOver(mine, 1_000))).toBe(false);
+      expect(await store().transaction((tx) => tx.jobs.takeOver(mine, 2_000))).toBe(true);
+      // A second instance with the same threshold finds it fresh again.
+      const theirs = { ...stale, updatedAt: 5_001 };
+      expect(await store().transaction((tx) => tx.jobs.takeOver(theirs, 2_000))).toBe(false);
+      expect(await store().read((tx) => tx.jobs.get(stale.id))).toEqual(mine);
+      const done = { ...mine, status: 'completed' as const };
+      await store().transaction((tx) => tx.jobs.put(done));
+      expect(await store().transaction((tx) => tx.jobs.takeOver(theirs, 10_000))).toBe(false);
+    });
+
     it('list returns newest first, filtered by door and status, up to the limit', async () => {
       const door = uid('door');
       const a = job({ door, createdAt: 10, status: 'running' });

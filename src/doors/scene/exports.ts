@@ -69,9 +69,16 @@ export async function exportProject(
   project: Project,
   format: ExportFormat,
   pageIds?: string[],
+  shared = false,
 ): Promise<ExportedFile> {
   const slug = slugify(project.history.state.project.name);
   if (format === 'khr') {
+    if (shared)
+      throw new AirlockError(
+        'unavailable',
+        "Export format 'khr' is not offered in scale-out mode (the project lives in the store); export 'rendered', 'inpainted' or 'pdf', or use an embedded workspace.",
+        { field: 'format' },
+      );
     await project.history.compact();
     return {
       bytes: zipSync(walk(project.dir)),

@@ -13,18 +13,20 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { DoorContext } from '../context.js';
-import type { ServedDoor } from '../../transport/surface.js';
-import { AIRLOCK_VERSION, type Kernel } from '../../kernel/index.js';
+import type { RestRoute, ServedDoor } from '../../transport/surface.js';
+import { AIRLOCK_VERSION, type AnyToolDef, type Kernel } from '../../kernel/index.js';
 import { createFillEngine } from './engines/fill.js';
 import { createLlmEngine, type LlmConfig } from './engines/llm.js';
 import type { Engine } from './engines/registry.js';
 import { createRendererEngine } from './engines/renderer.js';
 import { createTesseractEngine } from './engines/tesseract.js';
 import { resolveSceneOperation } from './operations.js';
+import { resumePipeline } from './pipeline.js';
 import { scenePresenter } from './presenter.js';
 import { createProjectRoots } from './roots.js';
 import { sceneRoutes } from './routes.js';
-import { createSceneSession } from './session.js';
+import { createSceneSession, type SceneSession } from './session.js';
+import { createLocalShelf, createSharedShelf } from './shelf.js';
 import { sceneTools, toolNames } from './tools.js';
 
 export const SceneConfig = z.object({
@@ -55,9 +57,16 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
     (config.projectRoots ?? [join(ctx.data, 'projects')]).map((r) => resolve(ctx.data, r)),
   );
   let kernel: Kernel | undefined;
+  const started = (): Kernel => {
+    if (!kernel) throw new Error('the scene door is not started');
+    return kernel;
+  };
+  const shelf = ctx.storage.shared
+    ? createSharedShelf(roots, ctx.storage, ctx.data, () => started().store)
+    : createLocalShelf(roots, ctx.storage);
   const session = createSceneSession({
     roots,
-    storage: ctx.storage,
+    shelf,
     publish: (event) => kernel?.events.publish(event),
     ...(config.compactEvery ? { compactEvery: config.compactEvery } : {}),
   });
@@ -79,7 +88,7 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
 
   const door: ServedDoor = {
     name: 'scene',
-    tools: sceneTools(names, session, registry),
+    tools: sceneTools(names, session, registry).map((tool) => followingShared(session, tool)),
     limits: { requestBytes: 8 * 1024 * 1024, timeoutMs: 120_000 },
     mcp: {
       presenter: scenePresenter(names.export),
@@ -94,14 +103,12 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
       routes: sceneRoutes({
         session,
         registry,
-        kernel: () => {
-          if (!kernel) throw new Error('the scene door is not started');
-          return kernel;
-        },
+        kernel: started,
         names,
         version: AIRLOCK_VERSION,
-      }),
+      }).map(followingSharedRoute(session)),
       async snapshot() {
+        await session.sync();
         const p = session.current();
         return { scene: { project: session.info(), epoch: p ? p.history.epoch : null } };
       },
@@ -109,6 +116,8 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
     async start(k) {
       kernel = k;
     },
+    // Scale-out: a pipeline whose instance died goes on here from its last logged page.
+    resumeJob: (job) => resumePipeline({ session, registry }, job),
     // A journaled apply/undo/redo left open by a crash: its project's history decides.
     resolveOperation: (entry) => resolveSceneOperation(session, entry, ctx.logger),
     async stop() {
@@ -117,6 +126,32 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
   };
   return [door];
 }
+
+/**
+ * In scale-out every call first catches up with the shared open project and
+ * its history (session.sync), so any instance answers from the same scene
+ * and epoch; on a local shelf the sync is nothing.
+ */
+function followingShared(session: SceneSession, tool: AnyToolDef): AnyToolDef {
+  const handler = tool.handler;
+  return {
+    ...tool,
+    handler: async (input, ctx) => {
+      await session.sync();
+      return handler(input, ctx);
+    },
+  };
+}
+
+const followingSharedRoute =
+  (session: SceneSession) =>
+  (route: RestRoute): RestRoute => ({
+    ...route,
+    handler: async (req) => {
+      await session.sync();
+      return route.handler(req);
+    },
+  });
 
 /** The job id a `{jobId}` result names. */
 function startedJob(value: unknown): string | null {

@@ -3,11 +3,9 @@
  * zip as a new project, delete one. The REST routes call these; they only
  * map requests to them.
  */
-import { readFileSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { renameSync, rmSync } from 'node:fs';
 import { AirlockError } from '../../kernel/index.js';
 import { unpackKhr } from './khr-import.js';
-import { isLockedElsewhere } from './project.js';
 import type { ProjectInfo, SceneSession } from './session.js';
 import { StoredFileError } from './stored-files.js';
 
@@ -16,13 +14,13 @@ export interface ProjectListing {
   current: ProjectInfo | null;
 }
 
-export function listProjects(session: SceneSession): ProjectListing {
+export async function listProjects(session: SceneSession): Promise<ProjectListing> {
   const current = session.info();
   return {
-    projects: session.roots.list().map(({ id, path }) => ({
+    projects: (await session.projects()).map(({ id, path, name }) => ({
       id,
       path,
-      name: nameAt(path) ?? id,
+      name,
       current: current?.path === path,
     })),
     current,
@@ -35,6 +33,11 @@ export function listProjects(session: SceneSession): ProjectListing {
  * folder removed; the project open before stays current.
  */
 export async function importProject(session: SceneSession, zip: Uint8Array): Promise<ProjectInfo> {
+  if (session.shared)
+    throw new AirlockError(
+      'unavailable',
+      'Importing a .khr is not offered in scale-out mode (projects live in the store); import it on an embedded workspace, or create the project and upload its pages.',
+    );
   const target = session.roots.freshFolder(`import-${Date.now()}`);
   let name: string;
   try {
@@ -58,27 +61,6 @@ export async function importProject(session: SceneSession, zip: Uint8Array): Pro
   }
 }
 
-/** Deletes a project folder; the active project is closed first, one open elsewhere is refused. */
-export async function deleteProject(session: SceneSession, id: string): Promise<void> {
-  const found = session.roots.list().find((p) => p.id === id);
-  if (!found)
-    throw new AirlockError('notFound', `No project '${id}'; GET /api/v1/projects lists them.`);
-  if (session.info()?.path === found.path) await session.close();
-  else if (isLockedElsewhere(found.path))
-    throw new AirlockError(
-      'unavailable',
-      `Project '${found.id}' is open in another server; close it there first.`,
-    );
-  rmSync(found.path, { recursive: true, force: true });
-}
-
-function nameAt(path: string): string | null {
-  try {
-    return (
-      (JSON.parse(readFileSync(join(path, 'project.json'), 'utf8')) as { name?: string }).name ??
-      null
-    );
-  } catch {
-    return null;
-  }
-}
+/** Deletes a project; the active project is closed first, one open in another server is refused. */
+export const deleteProject = (session: SceneSession, id: string): Promise<void> =>
+  session.remove(id);

@@ -193,9 +193,53 @@ export async function findOperation(
 export async function openProject(dir: string, options: OpenOptions): Promise<Project> {
   const file = readProjectFile(dir);
   const release = acquireLock(dir);
+  const lastChange = () => {
+    let latest = Date.parse(file.createdAt);
+    for (const f of ['oplog.jsonl', 'snapshot.json']) {
+      const p = join(dir, f);
+      if (existsSync(p)) latest = Math.max(latest, statSync(p).mtimeMs);
+    }
+    return latest;
+  };
+  return openKept(dir, file, { log: dir, blobs: join(dir, 'blobs') }, options, {
+    release,
+    lastChange,
+    compactOnClose: true,
+  });
+}
+
+/**
+ * A project whose files live in the store (scale-out, `storage.shared`):
+ * no lock, since every instance serves it at once; its log and blobs are
+ * kept under `keys.log` and `keys.blobs`. Closing here leaves the log to
+ * the others (no compaction).
+ */
+export function openSharedProject(
+  dir: string,
+  file: ProjectFile,
+  keys: { log: string; blobs: string },
+  options: OpenOptions,
+): Promise<Project> {
+  return openKept(dir, file, keys, options, {
+    release: () => undefined,
+    lastChange: (log) => log.changedAt?.() ?? Date.parse(file.createdAt),
+    compactOnClose: false,
+  });
+}
+
+type KeptLog = ReturnType<FolderStorage['historyLog']>;
+
+async function openKept(
+  dir: string,
+  file: ProjectFile,
+  keys: { log: string; blobs: string },
+  options: OpenOptions,
+  how: { release(): void; lastChange(log: KeptLog): number; compactOnClose: boolean },
+): Promise<Project> {
+  const { release } = how;
   let closeLog = () => undefined as void;
   try {
-    const log = options.storage.historyLog<Scene, Op>(dir);
+    const log = options.storage.historyLog<Scene, Op>(keys.log);
     closeLog = () => log.close();
     const history = await openHistory<Scene, Op>({
       reducer: sceneReducer,
@@ -213,27 +257,22 @@ export async function openProject(dir: string, options: OpenOptions): Promise<Pr
         `oplog.jsonl holds an op that cannot be replayed (${error.kind}): ${reasonOf(error)}`,
       );
     });
-    const blobs = options.storage.blobs(join(dir, 'blobs'));
-    const lastChange = () => {
-      let latest = Date.parse(file.createdAt);
-      for (const f of ['oplog.jsonl', 'snapshot.json']) {
-        const p = join(dir, f);
-        if (existsSync(p)) latest = Math.max(latest, statSync(p).mtimeMs);
-      }
-      return new Date(latest).toISOString();
-    };
+    const blobs = options.storage.blobs(keys.blobs);
     return {
       dir,
       history,
       blobs,
       scene() {
         const s = history.state;
-        return { ...s, project: { ...s.project, updatedAt: lastChange() } };
+        return {
+          ...s,
+          project: { ...s.project, updatedAt: new Date(how.lastChange(log)).toISOString() },
+        };
       },
       async close() {
         // A clean close leaves the scene snapshot on disk and an empty op log.
         try {
-          await history.compact();
+          if (how.compactOnClose) await history.compact();
         } finally {
           log.close();
           release();

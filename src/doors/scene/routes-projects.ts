@@ -30,7 +30,7 @@ const OpenBody = z
 export function projectRoutes({ session }: RouteDeps): RestRoute[] {
   return [
     route('GET', 'projects', 'Projects in the project roots', async () =>
-      ok(listProjects(session)),
+      ok(await listProjects(session)),
     ),
     route('POST', 'projects', 'Create a project {name} and open it', async (req) => {
       const { name } = parse(z.object({ name: z.string().min(1).max(200) }).strict(), req.body);
@@ -39,7 +39,7 @@ export function projectRoutes({ session }: RouteDeps): RestRoute[] {
     route('GET', 'projects/current', 'The active project', async () => ok(infoOrThrow(session))),
     route('PUT', 'projects/current', 'Open a project {id}', async (req) => {
       const { id } = parse(OpenBody, req.body);
-      const found = session.roots.list().find((p) => p.id === id);
+      const found = (await session.projects()).find((p) => p.id === id);
       if (!found)
         throw new AirlockError('notFound', `No project '${id}'; GET /api/v1/projects lists them.`);
       return ok(await session.open(found.path));
@@ -74,7 +74,7 @@ export function projectRoutes({ session }: RouteDeps): RestRoute[] {
       'Export {format: khr|rendered|inpainted|pdf, pages?}',
       async (req) => {
         const { format, pages } = parse(ExportBody, req.body);
-        return file(await exportProject(session.require(), format, pages));
+        return file(await exportProject(session.require(), format, pages, session.shared));
       },
     ),
   ];

@@ -4,18 +4,13 @@
  * and the pipeline. Every change goes through the project's kernel history
  * and is published as `sceneChanged {epoch, label}`.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { AirlockError, type AirlockEvent, type FolderStorage } from '../../kernel/index.js';
+import { AirlockError, type AirlockEvent } from '../../kernel/index.js';
 import { labelOf, type Op } from './ops.js';
-import {
-  findOperation,
-  initProject,
-  openProject,
-  readProjectFile,
-  type Project,
-} from './project.js';
-import { PROJECT_SUFFIX, type ProjectRoots } from './roots.js';
+import type { Project } from './project.js';
+import type { ProjectRoots } from './roots.js';
+import { projectIdOf, type ProjectShelf, type ShelvedProject } from './shelf.js';
+
+export { projectIdOf };
 
 /** The −32600 message the reference answers with (spec/scene.md "MCP tools"). */
 export const NO_PROJECT_MESSAGE = 'invalid request: no project open';
@@ -28,6 +23,8 @@ export interface ProjectInfo {
 
 export interface SceneSession {
   readonly roots: ProjectRoots;
+  /** True in scale-out: projects live in the store and every instance serves the same one. */
+  readonly shared: boolean;
   current(): Project | null;
   /** The open project, or `noProject`. */
   require(): Project;
@@ -48,6 +45,17 @@ export interface SceneSession {
   applyOn(project: Project, ops: Op[], label: string): Promise<number>;
   undo(operation?: string): Promise<number | null>;
   redo(operation?: string): Promise<number | null>;
+  /** The projects on the shelf, by id. */
+  projects(): Promise<ShelvedProject[]>;
+  /** Deletes a project (closing it first when it is the open one). */
+  remove(id: string): Promise<void>;
+  /**
+   * Catches up with what other instances changed (scale-out: the open
+   * project and its history); at once on a local shelf.
+   */
+  sync(): Promise<void>;
+  /** Applies ops as one undoable step tagged `operation` (a repeat answers its epoch); see `applyOn`. */
+  applyTagged(project: Project, ops: Op[], label: string, operation: string): Promise<number>;
   /**
    * The epoch the change tagged `operation` produced in the project at `dir`
    * (the open one, or read from its files), or null; throws when that
@@ -58,32 +66,13 @@ export interface SceneSession {
 
 export interface SessionOptions {
   roots: ProjectRoots;
-  storage: FolderStorage;
+  shelf: ProjectShelf;
   publish(event: AirlockEvent): void;
   compactEvery?: number;
 }
 
-export const projectIdOf = (dir: string) => {
-  const b = basename(dir);
-  return b.endsWith(PROJECT_SUFFIX) ? b.slice(0, -PROJECT_SUFFIX.length) : b;
-};
-
-/**
- * Where `open_project {path, createName}` creates the project
- * (spec/scene.md): beneath `dir` when it is a root or an existing folder
- * that is not itself a project, as the reference does; in `dir` itself
- * when it is missing or empty. A folder that already is a project is
- * left to `initProject`, which refuses it.
- */
-function creationFolder(roots: ProjectRoots, dir: string, name: string): string {
-  if (roots.isRoot(dir)) return roots.freshFolder(name, dir);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) return dir;
-  if (readdirSync(dir).length === 0 || existsSync(join(dir, 'project.json'))) return dir;
-  return roots.freshFolder(name, dir);
-}
-
 export function createSceneSession(options: SessionOptions): SceneSession {
-  const { roots } = options;
+  const { roots, shelf } = options;
   let project: Project | null = null;
   // Opening and closing are serialised so two opens never race for the slot.
   let lifecycle: Promise<unknown> = Promise.resolve();
@@ -106,19 +95,37 @@ export function createSceneSession(options: SessionOptions): SceneSession {
         }
       : null;
 
-  const openAt = async (dir: string): Promise<ProjectInfo> => {
-    const next = await openProject(dir, {
-      storage: options.storage,
+  const openHere = (dir: string) =>
+    shelf.open(dir, {
       onChange: (change) => options.publish({ event: 'sceneChanged', ...change }),
       ...(options.compactEvery ? { compactEvery: options.compactEvery } : {}),
     });
+  const closeHere = async () => {
+    const p = project;
+    project = null;
+    await p?.close();
+  };
+  const openAt = async (dir: string): Promise<ProjectInfo> => {
+    const next = await openHere(dir);
     if (project) await project.close();
     project = next;
+    // Scale-out: every instance serves this project from now on.
+    await shelf.setCurrent(dir);
     return info()!;
   };
 
+  /** Follows the shared open project: another instance opened, switched or closed it. */
+  const follow = () =>
+    serial(async () => {
+      const wanted = await shelf.current();
+      if (wanted === undefined || wanted === (project?.dir ?? null)) return;
+      await closeHere();
+      if (wanted !== null) project = await openHere(wanted);
+    });
+
   return {
     roots,
+    shared: shelf.shared,
     current: () => project,
     require,
     info,
@@ -127,48 +134,76 @@ export function createSceneSession(options: SessionOptions): SceneSession {
         if (createName === undefined) {
           const dir = roots.confine(path);
           if (project && project.dir === dir) return info()!;
-          readProjectFile(dir);
+          await shelf.read(dir);
           return openAt(dir);
         }
-        const dir = creationFolder(roots, roots.confine(path, { allowRoot: true }), createName);
-        initProject(dir, createName);
+        const dir = await shelf.creationFolder(
+          roots.confine(path, { allowRoot: true }),
+          createName,
+        );
+        await shelf.init(dir, createName);
         return openAt(dir);
       }),
     create: (name) =>
       serial(async () => {
-        const dir = roots.freshFolder(name);
-        initProject(dir, name);
+        const dir = await shelf.freshFolder(name);
+        await shelf.init(dir, name);
         return openAt(dir);
       }),
     close: () =>
       serial(async () => {
         if (!project) return false;
-        const p = project;
-        project = null;
-        await p.close();
+        await shelf.setCurrent(null);
+        await closeHere();
         return true;
       }),
+    projects: () => shelf.list(),
+    remove: (id) =>
+      serial(async () => {
+        const found = (await shelf.list()).find((p) => p.id === id);
+        if (!found)
+          throw new AirlockError(
+            'notFound',
+            `No project '${id}'; GET /api/v1/projects lists them.`,
+          );
+        if (project?.dir === found.path) {
+          await shelf.setCurrent(null);
+          await closeHere();
+        } else if (shelf.shared && (await shelf.current()) === found.path) {
+          await shelf.setCurrent(null);
+        }
+        await shelf.remove(found.path, found.id);
+      }),
+    async sync() {
+      if (!shelf.shared) return;
+      await follow();
+      await project?.history.sync();
+    },
     apply(op, operation) {
       const p = require();
       return p.history.apply([op], labelOf(op), operation);
     },
     applyOn(p, ops, label) {
-      if (project !== p)
-        throw new AirlockError(
-          'noProject',
-          'The project was closed while the pipeline ran; open it again and start the pipeline again.',
-        );
+      if (project !== p) throw closedWhileRunning();
       return p.history.apply(ops, label);
+    },
+    applyTagged(p, ops, label, operation) {
+      if (project !== p) throw closedWhileRunning();
+      return p.history.apply(ops, label, operation);
     },
     undo: (operation) => require().history.undo(operation),
     redo: (operation) => require().history.redo(operation),
     operationEpoch: (dir, operation) =>
-      serial(async () =>
-        project?.dir === dir
-          ? project.history.epochOf(operation)
-          : findOperation(dir, options.storage, operation),
-      ),
+      serial(async () => {
+        if (project?.dir !== dir) return shelf.findOperation(dir, operation);
+        await project.history.sync();
+        return project.history.epochOf(operation);
+      }),
   };
 }
 
-export const isProjectFolder = (dir: string) => existsSync(join(dir, 'project.json'));
+const closedWhileRunning = () =>
+  new AirlockError(
+    'noProject',
+    'The project was closed while the pipeline ran; open it again and start the pipeline again.',
+  );

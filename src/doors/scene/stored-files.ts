@@ -205,5 +205,7 @@ export function checkedHistoryLog(dir: string, log: HistoryLog<Scene, Op>): Hist
     },
     append: (entry) => log.append(entry),
     compact: (snapshot) => log.compact(snapshot),
+    // A shared log's later entries were appended by instances of this door, through the reducer.
+    ...(log.since ? { since: log.since.bind(log) } : {}),
   };
 }

@@ -143,7 +143,9 @@ export function sceneTools(
       targets: ({ op }) => opTargets(op),
       // A dry run on the live scene: the owner is never asked about an op that cannot apply,
       // nor about one while no project is open (it would answer noProject after the approval).
-      check: (input, connection) => {
+      check: async (input, connection) => {
+        // Scale-out: the dry run sees what every instance sees.
+        await session.sync();
         // A retry of an op already applied is the journal's to answer, not to dry-run again.
         const current = session.current();
         const tag = callTag(names.apply, input, connection);
@@ -325,7 +327,7 @@ export function sceneTools(
     },
     handler: async ({ format, pages }) => {
       const project = session.require();
-      const file = await exportProject(project, format, pages);
+      const file = await exportProject(project, format, pages, session.shared);
       const { hash, path } = cacheExport(project, file);
       return {
         uri: pathToFileURL(path).href,

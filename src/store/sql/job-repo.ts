@@ -59,11 +59,37 @@ export function createJobRepo(db: SqlClient): JobRepo {
       );
     },
 
-    async updateUnfinished(job) {
+    async updateUnfinished(job, savedAt) {
+      const since = savedAt === undefined ? '' : ' AND updated_at = ?';
       const changed = await db.run(
         `UPDATE jobs SET status = ?, progress = ?, warnings = ?, error = ?, updated_at = ?
-         WHERE id = ? AND status IN ('queued', 'running')`,
-        [job.status, toJson(job.progress), toJson(job.warnings), job.error, job.updatedAt, job.id],
+         WHERE id = ? AND status IN ('queued', 'running')${since}`,
+        [
+          job.status,
+          toJson(job.progress),
+          toJson(job.warnings),
+          job.error,
+          job.updatedAt,
+          job.id,
+          ...(savedAt === undefined ? [] : [savedAt]),
+        ],
+      );
+      return changed > 0;
+    },
+
+    async takeOver(job, staleBefore) {
+      const changed = await db.run(
+        `UPDATE jobs SET status = ?, progress = ?, warnings = ?, error = ?, updated_at = ?
+         WHERE id = ? AND status IN ('queued', 'running') AND updated_at < ?`,
+        [
+          job.status,
+          toJson(job.progress),
+          toJson(job.warnings),
+          job.error,
+          job.updatedAt,
+          job.id,
+          staleBefore,
+        ],
       );
       return changed > 0;
     },

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { initProject, openProject, type Project } from '../../../src/doors/scene/project.js';
 import { createProjectRoots } from '../../../src/doors/scene/roots.js';
 import { createSceneSession } from '../../../src/doors/scene/session.js';
+import { createLocalShelf } from '../../../src/doors/scene/shelf.js';
 import { fileFolderStorage } from '../../../src/store/folder-file.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
 import type { AirlockEvent } from '../../../src/kernel/events.js';
@@ -135,7 +136,7 @@ describe('project roots and the session', () => {
   const session = (root: string, events: AirlockEvent[] = []) =>
     createSceneSession({
       roots: createProjectRoots([root]),
-      storage: fileFolderStorage,
+      shelf: createLocalShelf(createProjectRoots([root]), fileFolderStorage),
       publish: (e) => events.push(e),
     });
 

@@ -41,7 +41,9 @@ import { sessionRecords } from './mcp-session-records.js';
 import { createMcpServer } from './mcp-server.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
-import { sendJsonRpcError } from './http-util.js';
+import { header, sendJson, sendJsonRpcError } from './http-util.js';
+import { HEADER_MISMATCH, paramHeaderMismatch } from './mcp-param-headers.js';
+import { isObject } from '../kernel/index.js';
 
 export interface McpEndpointOptions {
   kernel: ServingKernel;
@@ -105,6 +107,23 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       : { id: `agent:${principal}`, kind: 'http-principal' as const, agent: principal! };
 
   const factory = () => createMcpServer({ kernel, mounts, identify });
+
+  /** A 2026-era `tools/call` whose `Mcp-Param-*` headers disagree with its arguments (SEP-2243), as the JSON-RPC error to answer. */
+  const customHeaderRefusal = (req: IncomingMessage, body: unknown) => {
+    if (!isObject(body) || body.method !== 'tools/call' || !isObject(body.params)) return null;
+    const { name, arguments: args } = body.params;
+    if (typeof name !== 'string') return null;
+    const tool = mounts.flatMap((m) => kernel.tools(m)).find((t) => t.name === name);
+    if (!tool) return null;
+    const refused = paramHeaderMismatch(tool.inputSchema, args, (h) => header(req, h));
+    if (!refused) return null;
+    logger.debug({ tool: name, mismatch: refused.data.mismatch }, 'mcp request rejected');
+    return {
+      jsonrpc: '2.0',
+      id: body.id ?? null,
+      error: { code: HEADER_MISMATCH, message: refused.message, data: refused.data },
+    };
+  };
   const onerror = (error: Error) => logger.debug({ err: error.message }, 'mcp request rejected');
   const modern = createMcpHandler(factory, {
     legacy: 'reject',
@@ -324,6 +343,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
       const legacy = await isLegacyRequest(await toWebRequest(req, body), body);
       if (!legacy) {
+        const refused = customHeaderRefusal(req, body);
+        if (refused) {
+          sendJson(res, 400, refused);
+          return;
+        }
         await modernNode(req, res, body);
         return;
       }

@@ -15,6 +15,15 @@ const readOnly = { effect: 'read', annotations: { openWorldHint: false } } as co
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 export const contentTools: AnyToolDef[] = [
+  // http-custom-header-server-validation (SEP-2243): an argument mirrored into
+  // Mcp-Param-Region, which the transport checks against the body.
+  defineTool({
+    name: 'test_custom_header',
+    description: 'Echoes its region; clients mirror it into the Mcp-Param-Region header.',
+    input: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }) }).strict(),
+    ...readOnly,
+    handler: async ({ region }) => text(`region: ${region}`),
+  }),
   defineTool({
     name: 'test_simple_text',
     description: 'Returns one text block.',

@@ -217,6 +217,8 @@ function judge(scenarios, baseline) {
     stale: [],
     warnings: 0,
     skipped: 0,
+    /** `scenario:check — why`, for each check the suite itself skipped (not applicable). */
+    skippedChecks: [],
     checks: 0,
   };
   for (const [scenario, checks] of [...scenarios].sort(([a], [b]) => a.localeCompare(b))) {
@@ -227,6 +229,10 @@ function judge(scenarios, baseline) {
     report.checks += checks.length;
     report.warnings += checks.filter((c) => c.status === 'WARNING').length;
     report.skipped += checks.filter((c) => c.status === 'SKIPPED').length;
+    for (const c of checks.filter((c) => c.status === 'SKIPPED'))
+      report.skippedChecks.push(
+        `${scenario}:${c.id} — ${(c.errorMessage ?? c.description ?? '').split('\n')[0]}`,
+      );
     const failures = checks.filter(failed);
     if (failures.length === 0) report.passed.push(scenario);
     const accepted = new Map();
@@ -265,6 +271,7 @@ function printReport(title, cliExit, report) {
   for (const line of report.unexpected) console.log(`  ✗ ${line}`);
   for (const line of report.stale) console.log(`  ! ${line}`);
   for (const line of report.expected) console.log(`  ~ ${line}`);
+  for (const line of report.skippedChecks) console.log(`  - skipped by the suite: ${line}`);
   return ok;
 }
 

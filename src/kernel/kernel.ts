@@ -8,7 +8,7 @@ import { failure } from './errors.js';
 import { createConsent, type Consent } from './consent.js';
 import { createJournal, type Journal, type Resolution } from './journal.js';
 import { createJobRegistry, type JobRegistry } from './jobs.js';
-import { createAudit, type Audit } from './audit.js';
+import { createAudit, type Audit, type AuditTailOptions } from './audit.js';
 import { createPrincipals, type Principals } from './principals.js';
 import { createPolicy, type Policy, type PolicyConfig } from './policy.js';
 import { createAsks, type Asks } from './asks.js';
@@ -55,6 +55,8 @@ export interface KernelOptions {
   jobLeaseMs?: number;
   /** The config file's `policy` section (authority.md §3). */
   policy?: PolicyConfig | undefined;
+  /** The bound of the reads' asynchronous audit tail (audit.ts; 256 entries, 50 ms). */
+  auditTail?: AuditTailOptions;
   /** How long `close` waits for in-flight calls (default 5 s). */
   shutdownGraceMs?: number;
   now?: () => number;
@@ -135,7 +137,14 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     now,
     ...(options.jobLeaseMs ? { leaseMs: options.jobLeaseMs } : {}),
   });
-  const audit = createAudit({ store, events, now });
+  const audit = createAudit({
+    store,
+    events,
+    now,
+    ...(options.auditTail ? { tail: options.auditTail } : {}),
+    onTailError: (error, count) =>
+      logger.error({ err: error, count }, 'audit write failed: entries of reads lost'),
+  });
   const principals = createPrincipals({ store, events, now });
   const policy = createPolicy({ store, events, config: options.policy, now });
   const asks = createAsks({ store, events, now });
@@ -256,6 +265,8 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       ]);
       await jobs.close();
       for (const { door } of mounted.values()) await door.stop?.();
+      // The reads' audit tail is written before the store may close.
+      await audit.flush();
     },
   };
   return kernel;

@@ -63,8 +63,6 @@ interface CallScope {
   resources?: ((capability: string) => Promise<ResourceRef[]>) | undefined;
 }
 
-const REFUSALS_NOT_AUDITED = new Set<string>();
-
 export async function runPipeline(
   services: KernelServices,
   scope: CallScope,
@@ -102,14 +100,16 @@ export async function runPipeline(
     const ruled = verdict !== null && !verdict.rule.startsWith('default:');
     const required = changesState || ruled || !outcome.ok;
     if (outcome.ok && audited.entry) services.audit.announce(audited.entry);
-    else if ((required || tool.auditEveryCall === true) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
-      const recorded = services.audit
+    else if (required) {
+      await services.audit
         .record(auditRecord(outcome.ok ? 'ok' : outcome.code))
         .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
-      // A read that passed by default is recorded beside its answer, not before it:
-      // the trail still gets it, the caller does not wait for the store's writer.
-      if (required) await recorded;
-      else void recorded;
+    } else if (tool.auditEveryCall === true) {
+      // A read that passed by default goes to the audit tail (audit.ts): written
+      // with the others of the next few ms in one commit; the caller waits only
+      // when the tail is full.
+      const full = services.audit.recordLater(auditRecord('ok'));
+      if (full) await full;
     }
     services.events.publish({
       event: 'toolCalled',
@@ -432,6 +432,8 @@ function toolContext(
       try {
         // Keyed: a door's write reads what it changes by key (writing-a-door.md).
         let entry: AuditEntry | null = null;
+        // Reads answered before this write keep their place in the trail.
+        void services.audit.flush();
         const value = await services.store.transaction(
           async (tx) => {
             const result = await fn(tx);

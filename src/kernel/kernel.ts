@@ -13,7 +13,7 @@ import { createPrincipals, type Principals } from './principals.js';
 import { createPolicy, type Policy, type PolicyConfig } from './policy.js';
 import { createAsks, type Asks } from './asks.js';
 import { createConcurrencyGate, type ConcurrencyGate } from './limits.js';
-import { runPipeline, type CallOptions, type CallOutcome } from './pipeline.js';
+import { runPipeline, type CallOptions, type CallOutcome, type CallScope } from './pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
 import { annotationsOf } from './effect.js';
 import type { Door } from './door.js';
@@ -163,7 +163,14 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
   };
   const mounted = new Map<
     string,
-    { door: D; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }
+    {
+      door: D;
+      tools: Map<string, AnyToolDef>;
+      /** Per tool, what its calls need (built with the tool list, not per call). */
+      scopes: Map<string, CallScope>;
+      limits: Limits;
+      descriptors: ToolDescriptor[];
+    }
   >();
   const gates = new Map<string, ConcurrencyGate>();
   let closing = false;
@@ -185,6 +192,17 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     return d;
   };
 
+  const scopesOf = (door: D, name: string, limits: Limits): Map<string, CallScope> => {
+    const gate = gates.get(name)!;
+    const resources = door.resources?.bind(door);
+    return new Map(
+      door.tools.map((tool) => [
+        tool.name,
+        { door: door.name, mount: name, tool, limits, gate, resources },
+      ]),
+    );
+  };
+
   const kernel: Kernel<D> = {
     ...services,
     mount(door) {
@@ -193,8 +211,14 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
         throw new Error(`door mount '${name}' is already in use; give each mount its own prefix`);
       const tools = new Map(door.tools.map((t) => [t.name, t]));
       const limits = { ...DEFAULT_LIMITS, ...door.limits, ...options.limits?.[name] };
-      mounted.set(name, { door, tools, limits, descriptors: door.tools.map(describe) });
       gates.set(name, createConcurrencyGate());
+      mounted.set(name, {
+        door,
+        tools,
+        scopes: scopesOf(door, name, limits),
+        limits,
+        descriptors: door.tools.map(describe),
+      });
     },
     doors: () => [...mounted.values()].map((m) => m.door),
     door: (name) => mounted.get(name)?.door,
@@ -203,6 +227,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       const m = mounted.get(name);
       if (!m) throw new Error(`no door mounted as '${name}'`);
       m.tools = new Map(m.door.tools.map((t) => [t.name, t]));
+      m.scopes = scopesOf(m.door, name, m.limits);
       m.descriptors = m.door.tools.map(describe);
       events.publish({ event: 'toolsChanged', door: name });
     },
@@ -213,8 +238,8 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     async call(name, toolName, args, callOptions) {
       const m = mounted.get(name);
       if (!m) throw new Error(`no door mounted as '${name}'`);
-      const tool = m.tools.get(toolName);
-      if (!tool) {
+      const scope = m.scopes.get(toolName);
+      if (!scope) {
         const known = [...m.tools.keys()].join(', ');
         return failure(
           'notFound',
@@ -222,19 +247,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
         );
       }
       if (closing) return failure('unavailable', 'The server is shutting down; retry in a moment.');
-      const running = runPipeline(
-        services,
-        {
-          door: m.door.name,
-          mount: name,
-          tool,
-          limits: m.limits,
-          gate: gates.get(name)!,
-          resources: m.door.resources?.bind(m.door),
-        },
-        args,
-        callOptions,
-      );
+      const running = runPipeline(services, scope, args, callOptions);
       inFlight.add(running);
       return running.finally(() => inFlight.delete(running));
     },

@@ -53,7 +53,8 @@ export interface CallOptions {
 
 export type CallOutcome = { ok: true; value: unknown } | Failure;
 
-interface CallScope {
+/** What a call needs of its mount and tool; the kernel builds one per tool, once. */
+export interface CallScope {
   door: string;
   /** Grant/journal scope: the door's mount. */
   mount: string;
@@ -269,25 +270,33 @@ async function execute(
     if (operation) await operation.abandon();
     return failure('cancelled');
   }
-  const timeout = new AbortController();
-  const signal = options.signal
-    ? AbortSignal.any([timeout.signal, options.signal])
-    : timeout.signal;
+  // The handler's signal: aborted by the deadline or the caller (one controller;
+  // AbortSignal.any costs a dependent signal and its bookkeeping on every call).
+  const stop = new AbortController();
   const write: WriteState = { state: 'none', settled: false };
-  const ctx = toolContext(services, scope, { grant, operation, options, signal, write, audited });
-  const handlerRun = runHandler(scope.tool, input, ctx);
-
+  const ctx = toolContext(services, scope, {
+    grant,
+    operation,
+    options,
+    signal: stop.signal,
+    write,
+    audited,
+  });
   let timer: NodeJS.Timeout | undefined;
+  let onCancel: (() => void) | undefined;
   const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), limits.timeoutMs);
-    options.signal?.addEventListener('abort', () => resolve('cancelled'), { once: true });
+    onCancel = () => resolve('cancelled');
+    options.signal?.addEventListener('abort', onCancel, { once: true });
   });
+  const handlerRun = runHandler(scope.tool, input, ctx);
   const winner = await Promise.race([handlerRun, stopped]);
   clearTimeout(timer);
+  options.signal?.removeEventListener('abort', onCancel!);
   write.settled = true;
 
   if (winner === 'timeout' || winner === 'cancelled') {
-    timeout.abort(new AirlockError(winner));
+    stop.abort(winner === 'cancelled' ? options.signal?.reason : new AirlockError('timeout'));
     return interrupted(winner, scope, input, operation, write, handlerRun);
   }
   return settleJournal(winner, operation, write, ctx);
@@ -385,12 +394,16 @@ function toolContext(
 ): ToolContext {
   const { tool, mount } = scope;
   const { options, operation, write, audited } = call;
+  let logger: ToolContext['logger'] | undefined;
   return {
     connection: options.connection,
     door: mount,
     tool: tool.name,
     signal: call.signal,
-    logger: services.logger.child({ door: mount, tool: tool.name }),
+    // A child logger only for the handlers that log (most calls never do).
+    get logger() {
+      return (logger ??= services.logger.child({ door: mount, tool: tool.name }));
+    },
     grant: call.grant,
     operation: operation && { id: operation.id, digest: operation.digest },
     store: services.store,
@@ -399,6 +412,7 @@ function toolContext(
     events: services.events,
     resultChars: resultCharsOf(scope.limits),
     progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),
+    progressRequested: options.progress !== undefined,
     requestConsent: (asked) => {
       // The owner's inbox says which client asks.
       const who = options.connection.client?.name;

@@ -109,14 +109,7 @@ export function createAudit({
     const batch = queued;
     queued = [];
     const done = store
-      .transaction(
-        async (tx) => {
-          const entries: AuditEntry[] = [];
-          for (const entry of batch) entries.push(await tx.audit.append(entry));
-          return entries;
-        },
-        { isolation: 'keyed' },
-      )
+      .transaction((tx) => tx.audit.appendMany(batch), { isolation: 'keyed' })
       .then(
         (entries) => entries.forEach((entry) => audit.announce(entry)),
         (error: unknown) => onTailError?.(error, batch.length),

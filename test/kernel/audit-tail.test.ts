@@ -91,7 +91,10 @@ it('the tail is bounded: a read that finds it full waits until its entry is dura
   const store = {
     transaction: async <T>(fn: (tx: StoreTx) => Promise<T>) => {
       const value = await fn({
-        audit: { append: async (e: object) => (appended.push(e), { ...e, id: appended.length }) },
+        audit: {
+          appendMany: async (entries: object[]) =>
+            entries.map((e) => (appended.push(e), { ...e, id: appended.length })),
+        },
       } as never);
       await held;
       return value;

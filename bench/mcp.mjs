@@ -12,6 +12,7 @@
  * | bare proxy, stdio| —                                  | client ⇄ bare SDK proxy (stdio) ⇄ upstream (stdio)          |
  * | bare proxy, in process | —                            | client ⇄ bare SDK proxy in this process (in-memory) ⇄ upstream |
  * | filesystem       | client ⇄ server-filesystem (stdio) | client ⇄ `airlock mcp` (stdio) ⇄ server-filesystem          |
+ * | kernel.call only | —                                  | `kernel.call` of the door's tool, the upstream answered in process (no MCP, no hop), read audited / not |
  *
  * The first two are what an agent sees (one more process hop plus the
  * kernel pipeline); the in-process rows isolate Airlock's own work from the
@@ -19,7 +20,8 @@
  * forwarding to an SDK `Client`, no kernel) is the floor of any gateway with
  * that hop: Airlock over it is the kernel's own cost. The filesystem row
  * calls a realistic upstream (`read_text_file` of a small file, the npm
- * server pinned in devDependencies) beside the trivial echo.
+ * server pinned in devDependencies) beside the trivial echo. The
+ * `kernel.call only` rows are the kernel pipeline alone, in µs per call.
  * Run with `BENCH_PARTS=mcp npm run bench` (part of bench/run.mjs). Env:
  * BENCH_MCP_CALLS (1000 sequential calls per leg).
  */
@@ -41,6 +43,8 @@ import { silentLogger } from '../dist/kernel/logger.js';
 import { openStore } from '../dist/store/open.js';
 import { createMcpServer } from '../dist/transport/mcp-server.js';
 import { createMcpDoorsFrom, parseUpstreams } from '../dist/doors/mcp/index.js';
+import { upstreamTool } from '../dist/doors/mcp/tools.js';
+import { DEFAULT_LIMITS } from '../dist/kernel/tool.js';
 import { createBareProxy } from './mcp-proxy.mjs';
 
 const int = (name, fallback) => {
@@ -134,6 +138,58 @@ async function inProcessAirlock(dir, options = {}) {
   };
 }
 
+/**
+ * The kernel alone: the mcp door's `echo` tool over an upstream whose client
+ * answers in this process, called through `kernel.call` (validate, policy,
+ * limits, execute, audit, events; no MCP framing, no process hop).
+ */
+async function kernelOnly(dir) {
+  const { store, blobs } = await openStore({ data: dir });
+  const events = await createEventBus();
+  const kernel = createKernel({ store, blobs, events, logger: silentLogger });
+  const answer = { content: [{ type: 'text', text: 'hello' }] };
+  const upstream = { name: 'up', client: async () => ({ callTool: async () => answer }) };
+  const tool = (name, auditReads) =>
+    upstreamTool({
+      upstream,
+      tool: {
+        name: 'echo',
+        inputSchema: {
+          type: 'object',
+          properties: { text: { type: 'string' } },
+          required: ['text'],
+        },
+        annotations: { readOnlyHint: true },
+      },
+      name,
+      effect: 'read',
+      limits: DEFAULT_LIMITS,
+      scrub: (text) => text,
+      auditReads,
+    });
+  kernel.mount({ name: 'up', tools: [tool('up_echo', true), tool('up_echo_unaudited', false)] });
+  await kernel.start();
+  const connection = {
+    id: 'agent:stdio:bench/process:0f5a9c7e-0000-4000-8000-000000000000',
+    kind: 'stdio',
+    agent: 'stdio:bench',
+    session: '0f5a9c7e-0000-4000-8000-000000000000',
+  };
+  const call = (name) => async () => {
+    const r = await kernel.call('up', name, { text: 'hello' }, { connection });
+    if (!r.ok) throw new Error(`kernel.call failed: ${JSON.stringify(r).slice(0, 300)}`);
+  };
+  return {
+    audited: call('up_echo'),
+    unaudited: call('up_echo_unaudited'),
+    async close() {
+      await kernel.close();
+      await events.close();
+      await store.close();
+    },
+  };
+}
+
 /** The bare SDK proxy (no kernel) in this process over a stdio upstream, served in memory. */
 async function inProcessBareProxy() {
   const proxy = await createBareProxy(stdio([UPSTREAM, 'stdio']));
@@ -193,6 +249,9 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
     closers.push(() => proxyStdio.close());
     const proxyInProcess = await inProcessBareProxy();
     closers.push(() => proxyInProcess.close());
+
+    const kernelAlone = await kernelOnly(join(dir, 'kernel'));
+    closers.push(() => kernelAlone.close());
 
     // a realistic upstream: server-filesystem's read_text_file of a small file
     const files = join(dir, 'files');
@@ -256,6 +315,8 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       { key: 'http through airlock', run: sequential(echo(airlockHttp)) },
       { key: 'filesystem read direct', run: sequential(readFile(directFs, file)) },
       { key: 'filesystem read through airlock', run: sequential(readFile(airlockFs, file)) },
+      { key: 'kernel.call only, read audited', run: sequential(kernelAlone.audited) },
+      { key: 'kernel.call only, read not audited', run: sequential(kernelAlone.unaudited) },
     ];
     // Warm up every path (JIT, first connections) before measuring.
     for (const leg of legs) await leg.run(50);

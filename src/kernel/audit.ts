@@ -8,10 +8,11 @@
  * call is answered at once and its entry is written with the others of the
  * next `maxDelayMs` (50 ms) in one transaction — one commit, one fsync — on a
  * timer, when `maxEntries` (256) are waiting, before any other audit write,
- * before a listing, and on `close`. A crash loses at most that tail: fewer
- * than `maxEntries` entries, those of reads answered in the last `maxDelayMs`
- * plus one commit. A read that finds the tail full waits until its entry is
- * written, so the bound holds however slow the disk is.
+ * before a listing, and on `close`. A crash loses at most that tail — the
+ * reads whose batch had not committed: those answered in the last
+ * `maxDelayMs` and the batch being written — and always fewer than
+ * `maxEntries`: a read that finds the tail full waits until its entry is
+ * written, so the count bound holds however slow the disk is.
  */
 import { digestOf } from './digest.js';
 import { redact } from './redact.js';

@@ -286,7 +286,11 @@ async function execute(
   let onCancel: (() => void) | undefined;
   const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), limits.timeoutMs);
-    onCancel = () => resolve('cancelled');
+    // The caller's cancellation reaches the handler at once, with the caller's reason.
+    onCancel = () => {
+      stop.abort(options.signal?.reason);
+      resolve('cancelled');
+    };
     options.signal?.addEventListener('abort', onCancel, { once: true });
   });
   const handlerRun = runHandler(scope.tool, input, ctx);
@@ -296,7 +300,7 @@ async function execute(
   write.settled = true;
 
   if (winner === 'timeout' || winner === 'cancelled') {
-    stop.abort(winner === 'cancelled' ? options.signal?.reason : new AirlockError('timeout'));
+    if (winner === 'timeout') stop.abort(new AirlockError('timeout'));
     return interrupted(winner, scope, input, operation, write, handlerRun);
   }
   return settleJournal(winner, operation, write, ctx);

@@ -9,14 +9,25 @@
  * | http             | client ⇄ upstream (HTTP)           | client ⇄ `airlock mcp --port` (HTTP) ⇄ upstream (HTTP)      |
  * | stdio, in process| client ⇄ upstream (stdio)          | client ⇄ Airlock in this process (in-memory) ⇄ upstream     |
  * | same, auditReads false | as above                     | as above, reads not audited (no durable store write per call) |
+ * | bare proxy, stdio| —                                  | client ⇄ bare SDK proxy (stdio) ⇄ upstream (stdio)          |
+ * | bare proxy, in process | —                            | client ⇄ bare SDK proxy in this process (in-memory) ⇄ upstream |
+ * | filesystem       | client ⇄ server-filesystem (stdio) | client ⇄ `airlock mcp` (stdio) ⇄ server-filesystem          |
+ * | kernel.call only | —                                  | `kernel.call` of the door's tool, the upstream answered in process (no MCP, no hop), read audited / not |
  *
  * The first two are what an agent sees (one more process hop plus the
- * kernel pipeline); the third isolates Airlock's own work from the extra
- * process hop. Run with `BENCH_PARTS=mcp npm run bench` (part of
- * bench/run.mjs). Env: BENCH_MCP_CALLS (1000 sequential calls per leg).
+ * kernel pipeline); the in-process rows isolate Airlock's own work from the
+ * extra process hop. The bare proxy (bench/mcp-proxy.mjs: an SDK `Server`
+ * forwarding to an SDK `Client`, no kernel) is the floor of any gateway with
+ * that hop: Airlock over it is the kernel's own cost. The filesystem row
+ * calls a realistic upstream (`read_text_file` of a small file, the npm
+ * server pinned in devDependencies) beside the trivial echo. The
+ * `kernel.call only` rows are the kernel pipeline alone, in µs per call.
+ * Run with `BENCH_PARTS=mcp npm run bench` (part of bench/run.mjs). Env:
+ * BENCH_MCP_CALLS (1000 sequential calls per leg).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +43,9 @@ import { silentLogger } from '../dist/kernel/logger.js';
 import { openStore } from '../dist/store/open.js';
 import { createMcpServer } from '../dist/transport/mcp-server.js';
 import { createMcpDoorsFrom, parseUpstreams } from '../dist/doors/mcp/index.js';
+import { upstreamTool } from '../dist/doors/mcp/tools.js';
+import { DEFAULT_LIMITS } from '../dist/kernel/tool.js';
+import { createBareProxy } from './mcp-proxy.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -39,7 +53,12 @@ const int = (name, fallback) => {
 };
 export const MCP_CALLS = int('BENCH_MCP_CALLS', 1000);
 const UPSTREAM = fileURLToPath(new URL('./mcp-upstream.mjs', import.meta.url));
+const PROXY = fileURLToPath(new URL('./mcp-proxy.mjs', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/airlock.js', import.meta.url));
+const FILESYSTEM = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-filesystem/dist/index.js',
+);
+const FILE_TEXT = 'A small file, as an agent reads one.\n'.repeat(8);
 const TOKEN = 'ak_bench-mcp-token-0123456789abcdef';
 
 const client = () => new Client({ name: 'bench', version: '1' });
@@ -48,6 +67,18 @@ const echo = (c) => async () => {
   if (r.isError || r.content?.[0]?.text !== 'hello')
     throw new Error(`echo failed: ${JSON.stringify(r).slice(0, 300)}`);
 };
+const readFile = (c, path) => async () => {
+  const r = await c.callTool({ name: c.tool, arguments: { path } });
+  if (r.isError || r.content?.[0]?.text !== FILE_TEXT)
+    throw new Error(`read_text_file failed: ${JSON.stringify(r).slice(0, 300)}`);
+};
+const stdio = (args, env) =>
+  new StdioClientTransport({
+    command: process.execPath,
+    args,
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+    stderr: 'ignore',
+  });
 
 /** Starts a child and resolves with the first match of `ready` in its stdout. */
 function started(args, ready) {
@@ -107,6 +138,73 @@ async function inProcessAirlock(dir, options = {}) {
   };
 }
 
+/**
+ * The kernel alone: the mcp door's `echo` tool over an upstream whose client
+ * answers in this process, called through `kernel.call` (validate, policy,
+ * limits, execute, audit, events; no MCP framing, no process hop).
+ */
+async function kernelOnly(dir) {
+  const { store, blobs } = await openStore({ data: dir });
+  const events = await createEventBus();
+  const kernel = createKernel({ store, blobs, events, logger: silentLogger });
+  const answer = { content: [{ type: 'text', text: 'hello' }] };
+  const upstream = { name: 'up', client: async () => ({ callTool: async () => answer }) };
+  const tool = (name, auditReads) =>
+    upstreamTool({
+      upstream,
+      tool: {
+        name: 'echo',
+        inputSchema: {
+          type: 'object',
+          properties: { text: { type: 'string' } },
+          required: ['text'],
+        },
+        annotations: { readOnlyHint: true },
+      },
+      name,
+      effect: 'read',
+      limits: DEFAULT_LIMITS,
+      scrub: (text) => text,
+      auditReads,
+    });
+  kernel.mount({ name: 'up', tools: [tool('up_echo', true), tool('up_echo_unaudited', false)] });
+  await kernel.start();
+  const connection = {
+    id: 'agent:stdio:bench/process:0f5a9c7e-0000-4000-8000-000000000000',
+    kind: 'stdio',
+    agent: 'stdio:bench',
+    session: '0f5a9c7e-0000-4000-8000-000000000000',
+  };
+  const call = (name) => async () => {
+    const r = await kernel.call('up', name, { text: 'hello' }, { connection });
+    if (!r.ok) throw new Error(`kernel.call failed: ${JSON.stringify(r).slice(0, 300)}`);
+  };
+  return {
+    audited: call('up_echo'),
+    unaudited: call('up_echo_unaudited'),
+    async close() {
+      await kernel.close();
+      await events.close();
+      await store.close();
+    },
+  };
+}
+
+/** The bare SDK proxy (no kernel) in this process over a stdio upstream, served in memory. */
+async function inProcessBareProxy() {
+  const proxy = await createBareProxy(stdio([UPSTREAM, 'stdio']));
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await proxy.server().connect(b);
+  const c = await connected(a, 'up_echo');
+  return {
+    client: c,
+    async close() {
+      await c.close();
+      await proxy.close();
+    },
+  };
+}
+
 export async function benchMcp({ interleave, sequential, stats, ratio }) {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-mcp-'));
   const closers = [];
@@ -143,6 +241,33 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       auditReads: false,
     });
     closers.push(() => inProcessNoReadAudit.close());
+    // the floor: a bare SDK proxy (no kernel), over stdio and in process
+    const proxyStdio = await connected(
+      stdio([PROXY, process.execPath, UPSTREAM, 'stdio']),
+      'up_echo',
+    );
+    closers.push(() => proxyStdio.close());
+    const proxyInProcess = await inProcessBareProxy();
+    closers.push(() => proxyInProcess.close());
+
+    const kernelAlone = await kernelOnly(join(dir, 'kernel'));
+    closers.push(() => kernelAlone.close());
+
+    // a realistic upstream: server-filesystem's read_text_file of a small file
+    const files = join(dir, 'files');
+    mkdirSync(files);
+    const file = join(files, 'note.txt');
+    writeFileSync(file, FILE_TEXT);
+    const directFs = await connected(stdio([FILESYSTEM, files]), 'read_text_file');
+    closers.push(() => directFs.close());
+    const airlockFs = await connected(
+      stdio(
+        [BIN, 'mcp', `fs=${process.execPath} ${FILESYSTEM} ${files}`, '--data', join(dir, 'fs')],
+        { AIRLOCK_LOG_LEVEL: 'warn' },
+      ),
+      'fs_read_text_file',
+    );
+    closers.push(() => airlockFs.close());
 
     // http: one upstream process; direct, and through `airlock mcp --port`
     const up = await started([UPSTREAM, 'http'], /listening (\S+)/);
@@ -184,8 +309,14 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
         key: 'same, auditReads: false',
         run: sequential(echo(inProcessNoReadAudit.client)),
       },
+      { key: 'stdio through bare SDK proxy', run: sequential(echo(proxyStdio)) },
+      { key: 'bare SDK proxy in process', run: sequential(echo(proxyInProcess.client)) },
       { key: 'http direct', run: sequential(echo(directHttp)) },
       { key: 'http through airlock', run: sequential(echo(airlockHttp)) },
+      { key: 'filesystem read direct', run: sequential(readFile(directFs, file)) },
+      { key: 'filesystem read through airlock', run: sequential(readFile(airlockFs, file)) },
+      { key: 'kernel.call only, read audited', run: sequential(kernelAlone.audited) },
+      { key: 'kernel.call only, read not audited', run: sequential(kernelAlone.unaudited) },
     ];
     // Warm up every path (JIT, first connections) before measuring.
     for (const leg of legs) await leg.run(50);
@@ -213,7 +344,23 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
           'same, auditReads: false',
           'stdio direct',
         ),
+        'stdio: bare SDK proxy / direct (the extra hop, no kernel)': pair(
+          'stdio through bare SDK proxy',
+          'stdio direct',
+        ),
+        'stdio: through airlock / bare SDK proxy (the kernel)': pair(
+          'stdio through airlock',
+          'stdio through bare SDK proxy',
+        ),
+        'in process: airlock / bare SDK proxy (the kernel)': pair(
+          'stdio through airlock in process',
+          'bare SDK proxy in process',
+        ),
         'http: through airlock / direct': pair('http through airlock', 'http direct'),
+        'filesystem read_text_file: through airlock / direct': pair(
+          'filesystem read through airlock',
+          'filesystem read direct',
+        ),
       },
     };
   } finally {
@@ -228,8 +375,14 @@ export function printMcp(results, table) {
   );
   console.log(
     table(
-      ['path', 'median µs', 'p95 µs', 'calls/s'],
-      results.rows.map((r) => [r.path, r.medianUs, r.p95Us, r.perSecond]),
+      ['path', 'median µs', 'p95 µs', 'mean µs', 'calls/s'],
+      results.rows.map((r) => [
+        r.path,
+        r.medianUs,
+        r.p95Us,
+        Math.round(1e6 / r.perSecond),
+        r.perSecond,
+      ]),
     ),
   );
   for (const [pair, r] of Object.entries(results.ratios))

@@ -25,7 +25,8 @@
  *    OCR, inpainting and rendering quality on generated manga-like pages,
  *    today's engines against the new ones.
  * 7. The mcp door (bench/mcp.mjs, part `mcp`): `tools/call` through Airlock
- *    vs directly to the same upstream, stdio and HTTP.
+ *    vs directly to the same upstream, stdio and HTTP, with a bare SDK proxy
+ *    (bench/mcp-proxy.mjs) as the floor of the extra hop and the kernel alone.
  * 8. `writes` (bench/writes.mjs): journaled writes/s at 1 and 8 in flight
  *    against the same store's raw batched insert rate; the older SQLite vs
  *    PostgreSQL comparison (part 2 above) is the `journal` part.

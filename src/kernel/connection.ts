@@ -42,5 +42,13 @@ export function connection(
  * connectionLabel('agent:alice/session:0c9f3e12-…') // 'agent:alice/session:0c9f3e12'
  */
 export function connectionLabel(id: string): string {
-  return id.replace(/(session|process):([^/]{8})[^/]*/g, '$1:$2');
+  // Asked for on every call (audit, events) about the same few connections.
+  let label = labels.get(id);
+  if (label === undefined) {
+    if (labels.size >= 1000) labels.clear();
+    label = id.replace(/(session|process):([^/]{8})[^/]*/g, '$1:$2');
+    labels.set(id, label);
+  }
+  return label;
 }
+const labels = new Map<string, string>();

@@ -8,12 +8,12 @@ import { failure } from './errors.js';
 import { createConsent, type Consent } from './consent.js';
 import { createJournal, type Journal, type Resolution } from './journal.js';
 import { createJobRegistry, type JobRegistry } from './jobs.js';
-import { createAudit, type Audit } from './audit.js';
+import { createAudit, type Audit, type AuditTailOptions } from './audit.js';
 import { createPrincipals, type Principals } from './principals.js';
 import { createPolicy, type Policy, type PolicyConfig } from './policy.js';
 import { createAsks, type Asks } from './asks.js';
 import { createConcurrencyGate, type ConcurrencyGate } from './limits.js';
-import { runPipeline, type CallOptions, type CallOutcome } from './pipeline.js';
+import { runPipeline, type CallOptions, type CallOutcome, type CallScope } from './pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
 import { annotationsOf } from './effect.js';
 import type { Door } from './door.js';
@@ -55,6 +55,8 @@ export interface KernelOptions {
   jobLeaseMs?: number;
   /** The config file's `policy` section (authority.md §3). */
   policy?: PolicyConfig | undefined;
+  /** The bound of the reads' asynchronous audit tail (audit.ts; 256 entries, 50 ms). */
+  auditTail?: AuditTailOptions;
   /** How long `close` waits for in-flight calls (default 5 s). */
   shutdownGraceMs?: number;
   now?: () => number;
@@ -141,7 +143,14 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       return null;
     },
   });
-  const audit = createAudit({ store, events, now });
+  const audit = createAudit({
+    store,
+    events,
+    now,
+    ...(options.auditTail ? { tail: options.auditTail } : {}),
+    onTailError: (error, count) =>
+      logger.error({ err: error, count }, 'audit write failed: entries of reads lost'),
+  });
   const principals = createPrincipals({ store, events, now });
   const policy = createPolicy({ store, events, config: options.policy, now });
   const asks = createAsks({ store, events, now });
@@ -160,7 +169,14 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
   };
   const mounted = new Map<
     string,
-    { door: D; tools: Map<string, AnyToolDef>; limits: Limits; descriptors: ToolDescriptor[] }
+    {
+      door: D;
+      tools: Map<string, AnyToolDef>;
+      /** Per tool, what its calls need (built with the tool list, not per call). */
+      scopes: Map<string, CallScope>;
+      limits: Limits;
+      descriptors: ToolDescriptor[];
+    }
   >();
   const gates = new Map<string, ConcurrencyGate>();
   let closing = false;
@@ -182,6 +198,17 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     return d;
   };
 
+  const scopesOf = (door: D, name: string, limits: Limits): Map<string, CallScope> => {
+    const gate = gates.get(name)!;
+    const resources = door.resources?.bind(door);
+    return new Map(
+      door.tools.map((tool) => [
+        tool.name,
+        { door: door.name, mount: name, tool, limits, gate, resources },
+      ]),
+    );
+  };
+
   const kernel: Kernel<D> = {
     ...services,
     mount(door) {
@@ -190,8 +217,14 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
         throw new Error(`door mount '${name}' is already in use; give each mount its own prefix`);
       const tools = new Map(door.tools.map((t) => [t.name, t]));
       const limits = { ...DEFAULT_LIMITS, ...door.limits, ...options.limits?.[name] };
-      mounted.set(name, { door, tools, limits, descriptors: door.tools.map(describe) });
       gates.set(name, createConcurrencyGate());
+      mounted.set(name, {
+        door,
+        tools,
+        scopes: scopesOf(door, name, limits),
+        limits,
+        descriptors: door.tools.map(describe),
+      });
     },
     doors: () => [...mounted.values()].map((m) => m.door),
     door: (name) => mounted.get(name)?.door,
@@ -200,6 +233,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       const m = mounted.get(name);
       if (!m) throw new Error(`no door mounted as '${name}'`);
       m.tools = new Map(m.door.tools.map((t) => [t.name, t]));
+      m.scopes = scopesOf(m.door, name, m.limits);
       m.descriptors = m.door.tools.map(describe);
       events.publish({ event: 'toolsChanged', door: name });
     },
@@ -210,8 +244,8 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     async call(name, toolName, args, callOptions) {
       const m = mounted.get(name);
       if (!m) throw new Error(`no door mounted as '${name}'`);
-      const tool = m.tools.get(toolName);
-      if (!tool) {
+      const scope = m.scopes.get(toolName);
+      if (!scope) {
         const known = [...m.tools.keys()].join(', ');
         return failure(
           'notFound',
@@ -219,19 +253,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
         );
       }
       if (closing) return failure('unavailable', 'The server is shutting down; retry in a moment.');
-      const running = runPipeline(
-        services,
-        {
-          door: m.door.name,
-          mount: name,
-          tool,
-          limits: m.limits,
-          gate: gates.get(name)!,
-          resources: m.door.resources?.bind(m.door),
-        },
-        args,
-        callOptions,
-      );
+      const running = runPipeline(services, scope, args, callOptions);
       inFlight.add(running);
       return running.finally(() => inFlight.delete(running));
     },
@@ -263,6 +285,8 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       ]);
       await jobs.close();
       for (const { door } of mounted.values()) await door.stop?.();
+      // The reads' audit tail is written before the store may close.
+      await audit.flush();
     },
   };
   return kernel;

@@ -53,7 +53,8 @@ export interface CallOptions {
 
 export type CallOutcome = { ok: true; value: unknown } | Failure;
 
-interface CallScope {
+/** What a call needs of its mount and tool; the kernel builds one per tool, once. */
+export interface CallScope {
   door: string;
   /** Grant/journal scope: the door's mount. */
   mount: string;
@@ -62,8 +63,6 @@ interface CallScope {
   gate: ConcurrencyGate;
   resources?: ((capability: string) => Promise<ResourceRef[]>) | undefined;
 }
-
-const REFUSALS_NOT_AUDITED = new Set<string>();
 
 export async function runPipeline(
   services: KernelServices,
@@ -102,14 +101,16 @@ export async function runPipeline(
     const ruled = verdict !== null && !verdict.rule.startsWith('default:');
     const required = changesState || ruled || !outcome.ok;
     if (outcome.ok && audited.entry) services.audit.announce(audited.entry);
-    else if ((required || tool.auditEveryCall === true) && !REFUSALS_NOT_AUDITED.has(tool.name)) {
-      const recorded = services.audit
+    else if (required) {
+      await services.audit
         .record(auditRecord(outcome.ok ? 'ok' : outcome.code))
         .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
-      // A read that passed by default is recorded beside its answer, not before it:
-      // the trail still gets it, the caller does not wait for the store's writer.
-      if (required) await recorded;
-      else void recorded;
+    } else if (tool.auditEveryCall === true) {
+      // A read that passed by default goes to the audit tail (audit.ts): written
+      // with the others of the next few ms in one commit; the caller waits only
+      // when the tail is full.
+      const full = services.audit.recordLater(auditRecord('ok'));
+      if (full) await full;
     }
     services.events.publish({
       event: 'toolCalled',
@@ -269,25 +270,37 @@ async function execute(
     if (operation) await operation.abandon();
     return failure('cancelled');
   }
-  const timeout = new AbortController();
-  const signal = options.signal
-    ? AbortSignal.any([timeout.signal, options.signal])
-    : timeout.signal;
+  // The handler's signal: aborted by the deadline or the caller (one controller;
+  // AbortSignal.any costs a dependent signal and its bookkeeping on every call).
+  const stop = new AbortController();
   const write: WriteState = { state: 'none', settled: false };
-  const ctx = toolContext(services, scope, { grant, operation, options, signal, write, audited });
-  const handlerRun = runHandler(scope.tool, input, ctx);
-
+  const ctx = toolContext(services, scope, {
+    grant,
+    operation,
+    options,
+    signal: stop.signal,
+    write,
+    audited,
+  });
   let timer: NodeJS.Timeout | undefined;
+  let onCancel: (() => void) | undefined;
   const stopped = new Promise<'timeout' | 'cancelled'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), limits.timeoutMs);
-    options.signal?.addEventListener('abort', () => resolve('cancelled'), { once: true });
+    // The caller's cancellation reaches the handler at once, with the caller's reason.
+    onCancel = () => {
+      stop.abort(options.signal?.reason);
+      resolve('cancelled');
+    };
+    options.signal?.addEventListener('abort', onCancel, { once: true });
   });
+  const handlerRun = runHandler(scope.tool, input, ctx);
   const winner = await Promise.race([handlerRun, stopped]);
   clearTimeout(timer);
+  options.signal?.removeEventListener('abort', onCancel!);
   write.settled = true;
 
   if (winner === 'timeout' || winner === 'cancelled') {
-    timeout.abort(new AirlockError(winner));
+    if (winner === 'timeout') stop.abort(new AirlockError('timeout'));
     return interrupted(winner, scope, input, operation, write, handlerRun);
   }
   return settleJournal(winner, operation, write, ctx);
@@ -385,12 +398,16 @@ function toolContext(
 ): ToolContext {
   const { tool, mount } = scope;
   const { options, operation, write, audited } = call;
+  let logger: ToolContext['logger'] | undefined;
   return {
     connection: options.connection,
     door: mount,
     tool: tool.name,
     signal: call.signal,
-    logger: services.logger.child({ door: mount, tool: tool.name }),
+    // A child logger only for the handlers that log (most calls never do).
+    get logger() {
+      return (logger ??= services.logger.child({ door: mount, tool: tool.name }));
+    },
     grant: call.grant,
     operation: operation && { id: operation.id, digest: operation.digest },
     store: services.store,
@@ -399,6 +416,7 @@ function toolContext(
     events: services.events,
     resultChars: resultCharsOf(scope.limits),
     progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),
+    progressRequested: options.progress !== undefined,
     requestConsent: (asked) => {
       // The owner's inbox says which client asks.
       const who = options.connection.client?.name;
@@ -432,6 +450,8 @@ function toolContext(
       try {
         // Keyed: a door's write reads what it changes by key (writing-a-door.md).
         let entry: AuditEntry | null = null;
+        // Reads answered before this write keep their place in the trail.
+        void services.audit.flush();
         const value = await services.store.transaction(
           async (tx) => {
             const result = await fn(tx);

@@ -113,6 +113,19 @@ export const DEFAULT_DECISIONS: Record<Effect, Decision> = {
   destructive: 'ask',
 };
 
+/** A default's verdict is the same every call: built once (frozen, shared). */
+const DEFAULT_VERDICTS: Record<Effect, PolicyVerdict> = Object.fromEntries(
+  EFFECTS.map((effect) => [
+    effect,
+    Object.freeze({
+      decision: DEFAULT_DECISIONS[effect],
+      rule: `default:${effect}`,
+      matched: null,
+      reason: null,
+    }),
+  ]),
+) as Record<Effect, PolicyVerdict>;
+
 export interface Policy {
   decide(call: PolicyCall): Promise<PolicyVerdict>;
   /**
@@ -209,12 +222,7 @@ export function evaluate(
     if (ruleMatches(rule, call))
       return { decision: rule.decision, rule: rule.id, matched: rule, reason: rule.reason ?? null };
   }
-  return {
-    decision: DEFAULT_DECISIONS[call.effect],
-    rule: `default:${call.effect}`,
-    matched: null,
-    reason: null,
-  };
+  return DEFAULT_VERDICTS[call.effect];
 }
 
 export function parseRate(rate: string): { count: number; windowMs: number } {

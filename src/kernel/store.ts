@@ -110,6 +110,8 @@ export interface AuditQuery {
 
 export interface AuditRepo {
   append(entry: NewAuditEntry): Promise<AuditEntry>;
+  /** Appends in order (ids increase along the list), in few statements: the audit tail's batch. */
+  appendMany(entries: readonly NewAuditEntry[]): Promise<AuditEntry[]>;
   /** Oldest first. */
   list(query?: AuditQuery): Promise<AuditEntry[]>;
   /** Deletes entries with id up to and including `id`; returns how many. */

@@ -119,6 +119,8 @@ export interface ToolContext {
   readonly logger: Logger;
   /** Report progress; sent as MCP progress when the request carried a token. */
   progress(progress: number, total?: number, message?: string): Promise<void>;
+  /** Whether the request carried a progress token (a door relaying progress asks for it only then). */
+  readonly progressRequested: boolean;
   /** The grant the consent stage found (tools with `consent`), else null. */
   readonly grant: Grant | null;
   /** Ask the owner for a grant (the request_*_access tools). */

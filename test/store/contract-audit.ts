@@ -20,6 +20,19 @@ export function auditContract({ store }: ContractContext): void {
       expect(second.id).toBeGreaterThan(first.id);
     });
 
+    it('appendMany appends a batch in order, ids increasing along it, as one append each would', async () => {
+      const door = uid('door');
+      // More than one INSERT's worth (audit-repo.ts CHUNK), each entry told apart by its tool.
+      const batch = Array.from({ length: 120 }, (_, i) => auditEntry({ door, tool: `t${i}` }));
+      const appended = await store().transaction((tx) => tx.audit.appendMany(batch));
+      expect(appended.map(({ id: _id, ...entry }) => entry)).toEqual(batch);
+      const ids = appended.map((e) => e.id);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(new Set(ids).size).toBe(120);
+      expect(await store().read((tx) => tx.audit.list({ door }))).toEqual(appended);
+      expect(await store().transaction((tx) => tx.audit.appendMany([]))).toEqual([]);
+    });
+
     it('lists entries recorded before a time, and deletes through an id', async () => {
       const door = uid('door');
       const [old, mid, recent] = await store().transaction(async (tx) => [

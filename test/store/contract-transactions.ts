@@ -116,6 +116,18 @@ export function transactionsContract({ store, open }: ContractContext): void {
       expect(await store().transaction(async () => 'ok')).toBe('ok');
     });
 
+    it('a transaction started inside another is rejected after earlier ones ended, and while others are open', async () => {
+      // The guard's context is switched off when no transaction is open (nesting-guard.ts).
+      await store().transaction(async () => 'first');
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const other = store().transaction(() => held);
+      const nested = store().transaction(() => store().transaction(async () => 'inner'));
+      release();
+      await other;
+      await expect(nested).rejects.toThrow(/inside a transaction/);
+    });
+
     it('committed data survives closing and reopening the store', async () => {
       const collection = uid('rec');
       const entry = journalEntry();

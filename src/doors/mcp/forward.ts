@@ -37,7 +37,7 @@ function textOf(result: CallToolResult): string {
 
 export async function forwardCall(
   call: ForwardCall,
-  ctx: Pick<ToolContext, 'signal' | 'progress'>,
+  ctx: Pick<ToolContext, 'signal' | 'progress' | 'progressRequested'>,
 ): Promise<CallToolResult | Failure> {
   const { upstream, tool, scrub } = call;
   const client = await call.upstream.client(READY_WAIT_MS);
@@ -51,8 +51,15 @@ export async function forwardCall(
       {
         signal: ctx.signal,
         timeout: call.timeoutMs,
-        onprogress: (p) =>
-          void relayed.push(ctx.progress(p.progress, p.total, p.message).catch(() => undefined)),
+        // The upstream is asked for progress only when our caller asked for it.
+        ...(ctx.progressRequested
+          ? {
+              onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                void relayed.push(
+                  ctx.progress(p.progress, p.total, p.message).catch(() => undefined),
+                ),
+            }
+          : {}),
       },
     )) as CallToolResult;
     await Promise.all(relayed);

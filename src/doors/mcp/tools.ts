@@ -80,6 +80,7 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
       ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });
   const target = `${upstream.name}:${tool.name}`;
+  const targets = [target] as const;
   const hints = tool.annotations ?? {};
   return defineTool({
     name: spec.name,
@@ -99,7 +100,7 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
       ...(hints.openWorldHint !== undefined ? { openWorldHint: hints.openWorldHint } : {}),
     },
     policy: {
-      targets: () => [target],
+      targets: () => targets,
       preview: (args) => ({
         summary: `${upstream.name}: ${tool.name}`,
         upstream: upstream.name,

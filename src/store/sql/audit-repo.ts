@@ -1,5 +1,5 @@
 import type { AuditRepo } from '../../kernel/store.js';
-import type { AuditEntry, Provenance } from '../../kernel/records.js';
+import type { AuditEntry, NewAuditEntry, Provenance } from '../../kernel/records.js';
 import { fromNullableJson, toNullableJson } from './json-column.js';
 import { limitClause, type SqlClient, type SqlParam } from './sql-client.js';
 
@@ -37,34 +37,62 @@ function toAuditEntry(row: AuditRow): AuditEntry {
   };
 }
 
+const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+/** Most rows per INSERT of `appendMany` (10 parameters each). */
+const CHUNK = 50;
+
+const paramsOf = (entry: NewAuditEntry): SqlParam[] => [
+  entry.at,
+  entry.connection,
+  entry.door,
+  entry.tool,
+  entry.argsDigest,
+  toNullableJson(entry.provenance),
+  entry.result,
+  entry.durationMs,
+  entry.decision,
+  entry.rule,
+];
+
 export function createAuditRepo(db: SqlClient): AuditRepo {
+  const takeTurn = async () => {
+    if (db.dialect === 'postgres') {
+      // Sequence values are handed out before commit, so concurrent
+      // appenders could commit ids out of order and a reader polling with
+      // `afterId` would skip one for good. Appenders take turns until they
+      // commit; SQLite already has a single writer.
+      await db.all("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.audit'))");
+    }
+  };
   return {
     async append(entry) {
-      if (db.dialect === 'postgres') {
-        // Sequence values are handed out before commit, so concurrent
-        // appenders could commit ids out of order and a reader polling with
-        // `afterId` would skip one for good. Appenders take turns until they
-        // commit; SQLite already has a single writer.
-        await db.all("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.audit'))");
-      }
+      await takeTurn();
       const rows = await db.all<{ id: number | string }>(
-        `INSERT INTO audit (${FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        [
-          entry.at,
-          entry.connection,
-          entry.door,
-          entry.tool,
-          entry.argsDigest,
-          toNullableJson(entry.provenance),
-          entry.result,
-          entry.durationMs,
-          entry.decision,
-          entry.rule,
-        ],
+        `INSERT INTO audit (${FIELDS}) VALUES ${ROW} RETURNING id`,
+        paramsOf(entry),
       );
       const row = rows[0];
       if (!row) throw new Error('audit insert returned no id');
       return { ...entry, id: Number(row.id) };
+    },
+
+    async appendMany(entries) {
+      if (entries.length === 0) return [];
+      await takeTurn();
+      const appended: AuditEntry[] = [];
+      for (let start = 0; start < entries.length; start += CHUNK) {
+        const chunk = entries.slice(start, start + CHUNK);
+        const rows = await db.all<{ id: number | string }>(
+          `INSERT INTO audit (${FIELDS}) VALUES ${chunk.map(() => ROW).join(', ')} RETURNING id`,
+          chunk.flatMap(paramsOf),
+        );
+        if (rows.length !== chunk.length) throw new Error('audit insert returned too few ids');
+        // The rows of one VALUES list get increasing ids in list order;
+        // RETURNING does not promise to give them back in that order.
+        const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+        chunk.forEach((entry, i) => appended.push({ ...entry, id: ids[i]! }));
+      }
+      return appended;
     },
 
     async list(query = {}) {

@@ -9,6 +9,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  */
 export function createNestingGuard(): <T>(work: () => Promise<T>) => Promise<T> {
   const current = new AsyncLocalStorage<{ open: boolean }>();
+  // On Node 20 an enabled AsyncLocalStorage turns on async hooks for the whole
+  // process: every promise anywhere (a read's whole tools/call) pays an init
+  // hook. It is enabled only while a transaction is open; `run` enables it
+  // again. A context left from an earlier transaction holds `open: false`.
+  let open = 0;
   return async <T>(work: () => Promise<T>): Promise<T> => {
     if (current.getStore()?.open) {
       throw new Error(
@@ -16,10 +21,13 @@ export function createNestingGuard(): <T>(work: () => Promise<T>) => Promise<T> 
       );
     }
     const state = { open: true };
+    open += 1;
     try {
       return await current.run(state, work);
     } finally {
       state.open = false;
+      open -= 1;
+      if (open === 0) current.disable();
     }
   };
 }

@@ -16,7 +16,7 @@ import {
 } from './config.js';
 import { createGateway, type Gateway, type ResolvedUpstream } from './gateway.js';
 import { createExtender, createPresenter, MCP_CAPABILITIES } from './surface.js';
-import { upstreamRoutes } from './rest.js';
+import { upstreamRoutes, type OwnerAudit } from './rest.js';
 
 export {
   parseUpstreamFlag,
@@ -89,6 +89,9 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
     cacheDir: options.cacheDir,
   });
   let limitsOf: (mount: string) => number = () => DEFAULT_LIMITS.responseBytes;
+  let ownerAudit: OwnerAudit = async () => {
+    throw new Error('the mcp door has not started; its routes answer once the server is up');
+  };
   const extend = createExtender(gateway, () =>
     Math.min(...gateway.runtimes.map((rt) => limitsOf(rt.name))),
   );
@@ -106,7 +109,7 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
       instructions: `Tools named ${rt.name}${rt.separator}… come from the MCP server '${rt.name}' through Airlock: the owner's policy may ask them before a change runs (approvalRequired: wait and call again). Tools that change something take an optional operationID: reuse it when retrying so the change happens once.`,
     },
     http: {
-      ...(i === 0 ? { routes: upstreamRoutes(gateway) } : {}),
+      ...(i === 0 ? { routes: upstreamRoutes(gateway, (...a) => ownerAudit(...a)) } : {}),
       banner: () => {
         const s = rt.upstream.status();
         return [
@@ -116,6 +119,7 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
     },
     async start(kernel) {
       limitsOf = (mount) => kernel.limits(mount)?.responseBytes ?? DEFAULT_LIMITS.responseBytes;
+      ownerAudit = (tool, args, result) => kernel.audit.ownerAction(tool, 'mcp', args, result);
       await gateway.attach(kernel);
     },
     async stop() {

@@ -4,7 +4,8 @@
  * stderr lines, tools with their effects — and
  * `PUT /api/v1/upstreams/{name}/tools/{tool}/effect {effect}` to override
  * the effect Airlock assumes for one upstream tool (`effect: null` goes back
- * to the annotations'). Agents are refused: annotations are the upstream's
+ * to the annotations'), audited as the owner's action (`upstream.effect`,
+ * door `mcp`, like a policy change). Agents are refused: annotations are the upstream's
  * claim, and only the owner decides what Airlock believes.
  */
 import { z } from 'zod';
@@ -15,7 +16,10 @@ import type { Gateway } from './gateway.js';
 
 const EffectBody = z.object({ effect: EffectSchema.nullable() }).strict();
 
-export function upstreamRoutes(gateway: Gateway): RestRoute[] {
+/** Records an owner action in the audit trail (the kernel's `audit.ownerAction`, once the door started). */
+export type OwnerAudit = (tool: string, args: unknown, result: string) => Promise<unknown>;
+
+export function upstreamRoutes(gateway: Gateway, audit: OwnerAudit): RestRoute[] {
   return [
     {
       method: 'GET',
@@ -34,13 +38,18 @@ export function upstreamRoutes(gateway: Gateway): RestRoute[] {
             'malformedRequest',
             'Send {"effect": "read" | "write" | "destructive" | null}; fix the body and send again.',
           );
+        // An effect decides what the policy asks: the override is a policy change, audited as the owner's.
+        const args = { upstream: params.name, tool: params.tool, effect: parsed.data.effect };
         const rt = gateway.runtime(params.name ?? '');
-        if (!rt)
+        if (!rt) {
+          await audit('upstream.effect', args, 'notFound');
           return failure(
             'notFound',
             `No upstream named '${params.name}'; GET /api/v1/upstreams lists them.`,
           );
+        }
         const view = await gateway.setEffect(rt.name, params.tool ?? '', parsed.data.effect);
+        await audit('upstream.effect', args, view ? 'ok' : 'notFound');
         if (!view)
           return failure(
             'notFound',

@@ -232,5 +232,13 @@ describe('filesystem upstream', () => {
     expect(unknown).toMatchObject({ status: 404, body: { code: 'notFound' } });
     const bad = await ws.rest('PUT', 'upstreams/fs/tools/write_file/effect', { effect: 'maybe' });
     expect(bad.status).toBe(400);
+    // Each override is a policy change: audited as the owner's, in order (the bad body never applied).
+    const trail = (await ws.rest('GET', 'audit?door=mcp')).body.entries as Json[];
+    const overrides = trail.filter((e) => e.tool === 'upstream.effect');
+    expect(overrides.map((e) => [e.connection, e.result])).toEqual([
+      ['owner', 'ok'],
+      ['owner', 'ok'],
+      ['owner', 'notFound'],
+    ]);
   });
 });

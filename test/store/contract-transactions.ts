@@ -122,10 +122,13 @@ export function transactionsContract({ store, open }: ContractContext): void {
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       const other = store().transaction(() => held);
-      const nested = store().transaction(() => store().transaction(async () => 'inner'));
+      // Its expectation is attached at once: the refusal may come before `other` ends.
+      const nested = expect(
+        store().transaction(() => store().transaction(async () => 'inner')),
+      ).rejects.toThrow(/inside a transaction/);
       release();
       await other;
-      await expect(nested).rejects.toThrow(/inside a transaction/);
+      await nested;
     });
 
     it('committed data survives closing and reopening the store', async () => {

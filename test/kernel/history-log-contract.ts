@@ -27,7 +27,7 @@ export interface LogStorage {
 }
 
 // A tiny keyed map; the inverse comes from the live state.
-const reducer: Reducer<State, Op> = {
+export const reducer: Reducer<State, Op> = {
   apply(state, op) {
     const { key, value } = op.set;
     const next = { ...state };
@@ -37,7 +37,7 @@ const reducer: Reducer<State, Op> = {
     return { state: next, inverse: { set: { key, value: prev } } };
   },
 };
-const set = (key: string, value: number | null): Op => ({ set: { key, value } });
+export const set = (key: string, value: number | null): Op => ({ set: { key, value } });
 
 export function historyLogContract(name: string, storage: () => LogStorage): void {
   describe(`HistoryLog contract: ${name}`, () => {

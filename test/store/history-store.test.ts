@@ -9,25 +9,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openHistory, type Reducer } from '../../src/kernel/history.js';
+import { openHistory } from '../../src/kernel/history.js';
 import type { Store } from '../../src/kernel/store.js';
 import { createStoreHistoryLog } from '../../src/store/history-store.js';
 import { createPostgresStore } from '../../src/store/postgres/index.js';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
-import { historyLogContract, type Op, type State } from '../kernel/history-log-contract.js';
+import {
+  historyLogContract,
+  reducer,
+  set,
+  type Op,
+  type State,
+} from '../kernel/history-log-contract.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
-
-const reducer: Reducer<State, Op> = {
-  apply(state, op) {
-    const { key, value } = op.set;
-    const next = { ...state };
-    const prev = key in state ? state[key]! : null;
-    if (value === null) delete next[key];
-    else next[key] = value;
-    return { state: next, inverse: { set: { key, value: prev } } };
-  },
-};
-const set = (key: string, value: number): Op => ({ set: { key, value } });
 
 function sharedLogSuite(name: string, store: () => Store) {
   historyLogContract(`store records (${name})`, () => {

@@ -34,6 +34,23 @@ function toJob(row: JobRow): Job {
 }
 
 export function createJobRepo(db: SqlClient): JobRepo {
+  /** Saves a job still queued or running, when `also` (a condition and its value) holds too. */
+  const saveUnfinished = async (job: Job, also: [string, SqlParam] | null): Promise<boolean> => {
+    const changed = await db.run(
+      `UPDATE jobs SET status = ?, progress = ?, warnings = ?, error = ?, updated_at = ?
+       WHERE id = ? AND status IN ('queued', 'running')${also ? ` AND ${also[0]}` : ''}`,
+      [
+        job.status,
+        toJson(job.progress),
+        toJson(job.warnings),
+        job.error,
+        job.updatedAt,
+        job.id,
+        ...(also ? [also[1]] : []),
+      ],
+    );
+    return changed > 0;
+  };
   return {
     async put(job) {
       // An upsert (not delete + insert) keeps the row's insertion order.
@@ -60,38 +77,11 @@ export function createJobRepo(db: SqlClient): JobRepo {
     },
 
     async updateUnfinished(job, savedAt) {
-      const since = savedAt === undefined ? '' : ' AND updated_at = ?';
-      const changed = await db.run(
-        `UPDATE jobs SET status = ?, progress = ?, warnings = ?, error = ?, updated_at = ?
-         WHERE id = ? AND status IN ('queued', 'running')${since}`,
-        [
-          job.status,
-          toJson(job.progress),
-          toJson(job.warnings),
-          job.error,
-          job.updatedAt,
-          job.id,
-          ...(savedAt === undefined ? [] : [savedAt]),
-        ],
-      );
-      return changed > 0;
+      return saveUnfinished(job, savedAt === undefined ? null : ['updated_at = ?', savedAt]);
     },
 
     async takeOver(job, staleBefore) {
-      const changed = await db.run(
-        `UPDATE jobs SET status = ?, progress = ?, warnings = ?, error = ?, updated_at = ?
-         WHERE id = ? AND status IN ('queued', 'running') AND updated_at < ?`,
-        [
-          job.status,
-          toJson(job.progress),
-          toJson(job.warnings),
-          job.error,
-          job.updatedAt,
-          job.id,
-          staleBefore,
-        ],
-      );
-      return changed > 0;
+      return saveUnfinished(job, ['updated_at < ?', staleBefore]);
     },
 
     async get(id) {

@@ -8,6 +8,19 @@
  * (for store-backed doors), or unknown (doors with outside effects), which
  * the door's resolver decides on the next start.
  *
+ * An atomic operation (`JournalSpec.atomic`: everything it does happens in
+ * its `ctx.write` transaction) has no `prepared` entry and no read before
+ * its handler runs: a crash before that transaction commits leaves nothing
+ * to resolve. The write's own transaction first looks the operation up
+ * (`claim`: a committed one answers its receipt, an uncertain one
+ * `mutationUncertain`, a reused operationID `malformedRequest` — before the
+ * handler's write runs) and at its end inserts the entry, already
+ * committed: one transaction and one fsync per write instead of a read and
+ * two. Two runs of one operation on one instance are kept apart by the
+ * in-flight set (the second is `busy`); on two instances both may run, and
+ * the second's insert finds the first's entry, rolls back its own write and
+ * answers the first's receipt.
+ *
  * Stored states map onto the wire states:
  * committed → `committed`; prepared → `prepared-not-submitted`;
  * uncertain → `submission-uncertain-do-not-use-new-id`; none → `not-found`.
@@ -59,6 +72,11 @@ export interface OpenOperation {
   /** Its journal key (`OperationRequest.operationId`) and request digest. */
   readonly id: string;
   readonly digest: string;
+  /**
+   * First thing in the write's transaction: throws `OperationRaced` when the
+   * operation is already settled, so its write never runs twice.
+   */
+  claim(tx: StoreTx): Promise<void>;
   /** Mark committed with `receipt` inside the write's own transaction. */
   commit(tx: StoreTx, receipt: unknown): Promise<void>;
   /** Nothing was written: forget the entry (a retry executes afresh). */
@@ -74,8 +92,27 @@ export type BeginResult =
 export type Resolution =
   { exists: true; receipt: unknown } | { exists: false } | { exists: 'unknown' };
 
+/**
+ * Thrown inside an atomic operation's write transaction when the operation
+ * is already settled (an earlier run committed it, possibly on another
+ * instance, or left it uncertain): the transaction rolls back, and the call
+ * answers `outcome` — the earlier receipt, `mutationUncertain`, or
+ * `malformedRequest` when the earlier run had other arguments.
+ */
+export class OperationRaced extends Error {
+  constructor(readonly outcome: { ok: true; value: unknown } | Failure) {
+    super('another run of this operation committed first');
+    this.name = 'OperationRaced';
+  }
+}
+
+export interface BeginOptions {
+  /** Everything the operation does happens in its write's transaction: no `prepared` entry. */
+  atomic?: boolean;
+}
+
 export interface Journal {
-  begin(request: OperationRequest): Promise<BeginResult>;
+  begin(request: OperationRequest, options?: BeginOptions): Promise<BeginResult>;
   state(scope: string, operationId: string): Promise<OperationState>;
   /** Resolve every prepared or uncertain entry through the resolver; returns how many changed. */
   resolvePending(resolve: (entry: JournalEntry) => Promise<Resolution>): Promise<number>;
@@ -95,6 +132,18 @@ const reused = (operationId: string) =>
     { field: 'operationID' },
   );
 
+const uncertain = (operationId: string) =>
+  failure(
+    'mutationUncertain',
+    `Operation ${operationId} may or may not have been applied; check the resource, and retry only with this same operationID.`,
+  );
+
+const stillRunning = (operationId: string) =>
+  failure(
+    'busy',
+    `Operation ${operationId} is still running; wait, then retry with the same operationID.`,
+  );
+
 export function createJournal({
   store,
   retentionMs = DEFAULT_RECEIPT_RETENTION_MS,
@@ -109,6 +158,8 @@ export function createJournal({
     return {
       id: req.operationId,
       digest: req.digest,
+      // Its prepared entry already claimed it.
+      claim: async () => undefined,
       async commit(tx, receipt) {
         const updated = await tx.journal.update(req.scope, req.operationId, {
           state: 'committed',
@@ -141,8 +192,59 @@ export function createJournal({
     };
   };
 
+  /** An atomic operation: its entry is first written, committed, by its write's transaction. */
+  const openAtomic = (req: OperationRequest, entry: JournalEntry): OpenOperation => {
+    const key = keyOf(req.scope, req.operationId);
+    inFlight.add(key);
+    // A prepared entry (left by a crashed run of an older release) is taken over, not replayed.
+    const settled = (existing: JournalEntry) => {
+      if (existing.digest !== req.digest) return new OperationRaced(reused(req.operationId));
+      if (existing.state === 'committed')
+        return new OperationRaced({ ok: true, value: existing.receipt });
+      if (existing.state === 'uncertain') return new OperationRaced(uncertain(req.operationId));
+      return null;
+    };
+    return {
+      id: req.operationId,
+      digest: req.digest,
+      async claim(tx) {
+        const existing = await tx.journal.get(req.scope, req.operationId);
+        const raced = existing && settled(existing);
+        if (raced) throw raced;
+      },
+      async commit(tx, receipt) {
+        const committed = { ...entry, state: 'committed' as const, receipt, updatedAt: now() };
+        const existing = await tx.journal.insert(committed);
+        if (existing) {
+          // Another instance's run committed between this one's claim and now.
+          const raced = settled(existing);
+          if (raced) throw raced;
+          await tx.journal.update(req.scope, req.operationId, {
+            state: 'committed',
+            receipt,
+            updatedAt: committed.updatedAt,
+          });
+        }
+        inFlight.delete(key);
+      },
+      async abandon() {
+        // Nothing was written, not even an entry.
+        inFlight.delete(key);
+      },
+      async markUncertain() {
+        inFlight.delete(key);
+        // The write may still commit (its transaction is under way): then its
+        // commit finds this entry and settles it; a committed entry stands.
+        await store.transaction(
+          (tx) => tx.journal.insert({ ...entry, state: 'uncertain', updatedAt: now() }),
+          KEYED,
+        );
+      },
+    };
+  };
+
   return {
-    async begin(req) {
+    async begin(req, options = {}) {
       const at = now();
       const entry: JournalEntry = {
         ...req,
@@ -152,6 +254,11 @@ export function createJournal({
         updatedAt: at,
         expiresAt: at + retentionMs,
       };
+      if (options.atomic) {
+        // Looked up by the write's own transaction (`claim`).
+        if (inFlight.has(keyOf(req.scope, req.operationId))) return stillRunning(req.operationId);
+        return { kind: 'open', operation: openAtomic(req, entry) };
+      }
       // Retries of committed operations are common: answer them from a read, no write transaction.
       const seen = await store.read((tx) => tx.journal.get(req.scope, req.operationId));
       const existing =
@@ -161,18 +268,8 @@ export function createJournal({
       if (!existing) return { kind: 'open', operation: open(req) };
       if (existing.digest !== req.digest) return reused(req.operationId);
       if (existing.state === 'committed') return { kind: 'replay', receipt: existing.receipt };
-      if (existing.state === 'uncertain') {
-        return failure(
-          'mutationUncertain',
-          `Operation ${req.operationId} may or may not have been applied; check the resource, and retry only with this same operationID.`,
-        );
-      }
-      if (inFlight.has(keyOf(req.scope, req.operationId))) {
-        return failure(
-          'busy',
-          `Operation ${req.operationId} is still running; wait, then retry with the same operationID.`,
-        );
-      }
+      if (existing.state === 'uncertain') return uncertain(req.operationId);
+      if (inFlight.has(keyOf(req.scope, req.operationId))) return stillRunning(req.operationId);
       // A prepared entry nobody is running: its write never committed. Run it.
       return { kind: 'open', operation: open(req) };
     },

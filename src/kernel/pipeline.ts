@@ -38,7 +38,7 @@ import {
   type ToolContext,
 } from './tool.js';
 import { connectionLabel, type Connection } from './connection.js';
-import { journalKey, type OpenOperation } from './journal.js';
+import { journalKey, OperationRaced, type OpenOperation } from './journal.js';
 import type { AuditEntry, Grant, Provenance, ResourceRef } from './records.js';
 import type { AuditRecord } from './audit.js';
 import type { KernelServices } from './kernel.js';
@@ -186,15 +186,18 @@ export async function runPipeline(
     let operation: OpenOperation | null = null;
     const operationId = tool.journal?.operationId(input) ?? null;
     if (tool.journal && operationId !== null) {
-      const begun = await services.journal.begin({
-        scope: mount,
-        operationId: journalKey(connection, operationId),
-        digest: callDigest(tool.name, input),
-        tool: tool.name,
-        connection: connection.id,
-        target: tool.journal.target?.(input) ?? null,
-        provenance,
-      });
+      const begun = await services.journal.begin(
+        {
+          scope: mount,
+          operationId: journalKey(connection, operationId),
+          digest: callDigest(tool.name, input),
+          tool: tool.name,
+          connection: connection.id,
+          target: tool.journal.target?.(input) ?? null,
+          provenance,
+        },
+        { atomic: tool.journal.atomic === true },
+      );
       if ('ok' in begun) return await finish(begun);
       if (begun.kind === 'replay')
         return await finish(
@@ -317,6 +320,8 @@ async function runHandler(
     return isFailure(value) ? value : { ok: true, value };
   } catch (error) {
     if (error instanceof AirlockError) return error.toFailure();
+    // Another run of this operation committed first; its receipt is the answer.
+    if (error instanceof OperationRaced) return error.outcome;
     const internal = internalFailure();
     ctx.logger.error({ err: error, logId: internal.data?.logId }, 'tool handler threw');
     return internal;
@@ -430,6 +435,9 @@ function toolContext(
       return services.consent.request(options.connection.id, mount, request);
     },
     async writeOutside(fn) {
+      if (tool.journal?.atomic) {
+        throw new Error(`${tool.name} is journaled as atomic but writes outside the store`);
+      }
       if (write.settled)
         throw new AirlockError('timeout', 'The call already ended; nothing was sent.');
       write.state = 'writing';
@@ -446,6 +454,9 @@ function toolContext(
     async write(fn) {
       if (write.settled)
         throw new AirlockError('timeout', 'The call already ended; nothing was written.');
+      // Its journal entry is inserted by its write: a second write would find it settled.
+      if (operation && tool.journal?.atomic && write.state === 'committed')
+        throw new Error(`${tool.name} is journaled as atomic but writes twice in one call`);
       write.state = 'writing';
       try {
         // Keyed: a door's write reads what it changes by key (writing-a-door.md).
@@ -454,6 +465,7 @@ function toolContext(
         void services.audit.flush();
         const value = await services.store.transaction(
           async (tx) => {
+            if (operation) await operation.claim(tx);
             const result = await fn(tx);
             if (operation) await operation.commit(tx, result);
             // The call's audit entry commits with its first write (not after it,
@@ -467,8 +479,9 @@ function toolContext(
         write.state = 'committed';
         return value;
       } catch (error) {
-        // The transaction rolled back: nothing was written.
-        write.state = 'none';
+        // The transaction rolled back: nothing was written — by this run; a
+        // raced operation is committed all the same (by the run that won).
+        write.state = error instanceof OperationRaced ? 'committed' : 'none';
         throw error;
       }
     },

@@ -108,6 +108,15 @@ export interface JournalSpec<I> {
   /** Resource key the write touches, so an uncertain entry can be resolved later. */
   target?: (input: I) => string | null;
   provenance?: (input: I) => Provenance | null;
+  /**
+   * Everything the tool does happens inside its `ctx.write` transaction (no
+   * file, blob or upstream is touched outside it), so the journal needs no
+   * `prepared` entry before the handler runs: the entry commits with the
+   * write, one commit instead of two. The tool calls `ctx.write` once per
+   * call. Never for a tool with `writeOutside` or any effect a crash could
+   * leave half-done.
+   */
+  atomic?: boolean;
 }
 
 export interface ToolContext {

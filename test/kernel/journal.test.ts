@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
 import { journalKey } from '../../src/kernel/journal.js';
+import { callDigest } from '../../src/kernel/digest.js';
 import { connection } from '../../src/kernel/connection.js';
 
 let tk: TestKernel | undefined;
@@ -169,6 +170,70 @@ describe('journal', () => {
     expect(await tk.kernel.journal.state('ledger', journalKey(conn(), id))).toEqual({
       state: 'not-found',
     });
+  });
+});
+
+describe('atomic operations: the journal entry commits with the write', () => {
+  it('writes no entry before the write: a running operation is not-found to others, and a retry on the same instance is busy', async () => {
+    tk = await grantedLedger();
+    const op = { operationID: randomUUID(), account: 'slow', amount: 1, expectedVersion: null };
+    const first = append(tk, { ...op, delayMs: 300 });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await tk.kernel.journal.state('ledger', journalKey(conn(), op.operationID))).toEqual({
+      state: 'not-found',
+    });
+    const retried = await append(tk, { ...op, delayMs: 300 });
+    expect(retried.code).toBe('busy');
+    expect(await first).toMatchObject({ committedVersion: 1 });
+    expect(await tk.kernel.journal.state('ledger', journalKey(conn(), op.operationID))).toEqual({
+      state: 'committed',
+      receipt: { operationID: op.operationID, account: 'slow', committedVersion: 1 },
+    });
+  });
+
+  it('two instances on one store running one operation at once apply it once and both answer its receipt', async () => {
+    tk = await grantedLedger();
+    const other = await testKernel([createLedgerDoor()], { dir: tk.dir });
+    try {
+      const op = { operationID: randomUUID(), account: 'race', amount: 3, expectedVersion: null };
+      const [a, b] = await Promise.all([
+        append(tk, { ...op, delayMs: 100 }),
+        other.kernel
+          .call('ledger', 'ledger_append', { ...op, delayMs: 100 }, { connection: conn() })
+          .then(textOf),
+      ]);
+      expect(a).toEqual({ operationID: op.operationID, account: 'race', committedVersion: 1 });
+      expect(b).toEqual(a);
+      expect(await read(tk, 'race')).toMatchObject({ version: 1, entries: [{ amount: 3 }] });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('an operation left uncertain answers mutationUncertain on retry and is not run again', async () => {
+    tk = await grantedLedger();
+    const op = { operationID: randomUUID(), account: 'u', amount: 1, expectedVersion: null };
+    const key = journalKey(conn(), op.operationID);
+    await tk.kernel.store.transaction((tx) =>
+      tx.journal.insert({
+        scope: 'ledger',
+        operationId: key,
+        digest: callDigest('ledger_append', op),
+        state: 'uncertain',
+        tool: 'ledger_append',
+        connection: conn().id,
+        target: 'u',
+        receipt: null,
+        provenance: null,
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+        expiresAt: Date.now() + 60_000,
+      }),
+    );
+    const retried = await append(tk, op);
+    expect(retried.code).toBe('mutationUncertain');
+    // Nothing was written: the account was never created.
+    expect(await read(tk, 'u')).toMatchObject({ code: 'notFound' });
   });
 });
 

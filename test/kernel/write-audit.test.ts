@@ -50,7 +50,7 @@ async function counted(): Promise<{ kernel: Kernel; events: EventBus; writes: ()
   return { kernel, events, writes: () => writes };
 }
 
-it('a journaled write commits its audit entry with the write: two write transactions in all', async () => {
+it('a journaled atomic write commits its journal and audit entries with the write: one write transaction in all', async () => {
   const { kernel, events, writes } = await counted();
   const conn = connection('audit:1', 'internal');
   await kernel.call('ledger', 'ledger_request_write_access', {}, { connection: conn });
@@ -69,8 +69,8 @@ it('a journaled write commits its audit entry with the write: two write transact
     { connection: conn },
   );
   expect(outcome).toMatchObject({ ok: true });
-  // The prepared journal entry, then the write with its receipt and audit entry.
-  expect(writes() - before).toBe(2);
+  // The write with its journal entry (receipt) and audit entry; no prepared entry first.
+  expect(writes() - before).toBe(1);
   const entries = await kernel.audit.list({ door: 'ledger' });
   const appended = entries.filter((e) => e.tool === 'ledger_append');
   expect(appended).toHaveLength(1);

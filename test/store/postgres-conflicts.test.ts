@@ -203,4 +203,57 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
     expect(codes.filter((c) => c === 'ready')).toHaveLength(1);
     expect(codes.filter((c) => c !== 'ready' && c !== 'versionConflict')).toEqual([]);
   });
+
+  it('one atomic journaled operation run by two instances at once is applied once, and both answer its receipt', async () => {
+    // Two kernels on two pools over one schema: two instances of one deployment.
+    const first = await openStore();
+    const second = await createPostgresStore({ url: PG_URL, schema: first.schema });
+    cleanup.push(() => second.close());
+    const instances = [];
+    for (const store of [first, second]) {
+      const events = await createEventBus();
+      const kernel = createKernel({
+        store,
+        blobs: createPostgresBlobStore(store.pool, store.schema),
+        events,
+        logger: silentLogger,
+      });
+      kernel.mount(createLedgerDoor());
+      await kernel.start();
+      cleanup.push(
+        () => events.close(),
+        () => kernel.close(),
+      );
+      instances.push(kernel);
+    }
+    const conn = connection('pg-race:1', 'internal');
+    await instances[0]!.call('ledger', 'ledger_request_write_access', {}, { connection: conn });
+    const [pending] = (await instances[0]!.consent.pending()).filter(
+      (p) => p.connection === conn.id,
+    );
+    await instances[0]!.consent.approve(pending!.id, null);
+
+    for (let round = 0; round < 5; round++) {
+      const op = {
+        operationID: randomUUID(),
+        account: `race-${round}`,
+        amount: 2,
+        expectedVersion: null,
+      };
+      // Both handlers wait, then write at once: neither finds the other's entry
+      // before its write, so the one that commits second finds it on insert.
+      const outcomes = await Promise.all(
+        instances.map((k) =>
+          k.call('ledger', 'ledger_append', { ...op, delayMs: 50 }, { connection: conn }),
+        ),
+      );
+      for (const o of outcomes) expect(o).toMatchObject({ ok: true });
+      const receipts = outcomes.map((o) => (o as { value: unknown }).value);
+      expect(receipts[1]).toEqual(receipts[0]);
+      const account = await first.read((tx) =>
+        tx.records.get<{ version: number; entries: unknown[] }>('ledger', op.account),
+      );
+      expect(account?.value).toMatchObject({ version: 1, entries: [{ amount: 2 }] });
+    }
+  });
 });

@@ -78,6 +78,8 @@ export function noteTools(rt: NotesRuntime) {
     operationId: (i: { operationID: string }) => i.operationID,
     target: (i: { documentID: string }) => i.documentID,
     provenance: provenanceOf,
+    // Documents, blocks and write records all commit in ctx.write's transaction.
+    atomic: true,
   };
 
   const list = defineTool({

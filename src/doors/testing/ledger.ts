@@ -76,6 +76,8 @@ export function createLedgerDoor(): ServedDoor {
       operationId: (i) => i.operationID,
       target: (i) => i.account,
       provenance: () => ({ provider: 'test', model: 'ledger', promptVersion: '1' }),
+      // The account record is all it writes, inside ctx.write.
+      atomic: true,
     },
     handler: async (input, ctx) => {
       if (input.delayMs) await new Promise((r) => setTimeout(r, input.delayMs));

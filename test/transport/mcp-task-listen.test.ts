@@ -264,6 +264,15 @@ await describeWithPostgres('notifications/tasks on subscriptions/listen', () => 
     expect(taskNotes(again!.messages, taskId).at(-1)?.params?.['status']).toBe('cancelled');
   });
 
+  it('a listen without taskIds stays the SDK’s, and hears of a door’s tools changing on another instance', async () => {
+    const l = await open('bob', 'B', { toolsListChanged: true }, { id: 'sdk' });
+    await l.until((m) => m.length >= 1);
+    expect(l.messages[0]?.params?.['notifications']).toEqual({ toolsListChanged: true });
+    A.kernel.events.publish({ event: 'toolsChanged', door: 'ledger' });
+    await l.until((m) => m.some((x) => x.method === 'notifications/tools/list_changed'));
+    l.close();
+  });
+
   it('list changes the listen also asked for arrive on the same stream, with the task notifications', async () => {
     const alice = await as('alice');
     const { taskId } = (await alice.create('ledger_count', { to: 10_000 })) as { taskId: string };

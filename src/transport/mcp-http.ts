@@ -21,6 +21,11 @@
  * grants are the store's already. What does not move: resource
  * subscriptions and an open GET stream (the client reopens it).
  *
+ * A 2026-era `subscriptions/listen` asking for task ids is served by
+ * mcp-task-listen.ts (the SDK's listen router drops `taskIds`); both kinds
+ * of listen get list changes from the SDK entry's bus, which the kernel's
+ * `toolsChanged` feeds here.
+ *
  * The body has already been read (capped) and parsed, and the agent
  * authenticated, by the HTTP app.
  */
@@ -39,6 +44,7 @@ import {
 import type { Server } from '@modelcontextprotocol/server';
 import { sessionRecords } from './mcp-session-records.js';
 import { createMcpServer } from './mcp-server.js';
+import { createTaskListen } from './mcp-task-listen.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
 import { header, sendJson, sendJsonRpcError } from './http-util.js';
@@ -131,6 +137,23 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     maxRequestBodySize: options.maxBodyBytes,
   });
   const modernNode = toNodeHandler(modern, { onerror, maxRequestBodySize: options.maxBodyBytes });
+  // The SDK's listen streams learn of list changes from its bus: a door's
+  // tools changing (on any instance, over the kernel bus) is published there.
+  const unfeed = kernel.events.subscribe(({ data }) => {
+    if (data.event === 'toolsChanged' && mounts.includes(String(data.door)))
+      modern.notify.toolsChanged();
+  });
+  const taskListen = createTaskListen({
+    kernel,
+    bus: modern.bus,
+    logger,
+    capabilities() {
+      const server = factory();
+      const capabilities = server.getCapabilities();
+      void server.close().catch(() => undefined);
+      return capabilities;
+    },
+  });
 
   const sweep = setInterval(
     () => {
@@ -348,6 +371,10 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           sendJson(res, 400, refused);
           return;
         }
+        if (taskListen.claims(req, body)) {
+          await taskListen.serve(req, res, body, agent);
+          return;
+        }
         await modernNode(req, res, body);
         return;
       }
@@ -372,6 +399,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     async close() {
       clearInterval(sweep);
       unsubscribe();
+      unfeed();
+      taskListen.close();
       // Sessions outlive this instance: the store keeps them for the others (or its restart).
       await Promise.all([...sessions.keys()].map(dropLocal));
       await modern.close();

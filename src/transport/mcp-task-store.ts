@@ -85,7 +85,7 @@ export interface TaskView {
 const PURGE_EVERY_MS = 60_000;
 
 export function createTaskStore(
-  kernel: Pick<ServingKernel, 'store' | 'jobs'>,
+  kernel: Pick<ServingKernel, 'store' | 'jobs' | 'events'>,
   now: () => number = Date.now,
 ) {
   let purgedAt = 0;
@@ -108,17 +108,32 @@ export function createTaskStore(
     return parsed.success ? parsed.data : null;
   };
 
-  /** Applies `change` to the record in one transaction; null when there is no such record. */
-  const update = (taskId: string, change: (task: TaskRecord) => TaskRecord | null) =>
-    kernel.store.transaction(async (tx) => {
+  /**
+   * Applies `change` to the record in one transaction; null when there is no
+   * such record. A new status is announced (`taskChanged`, on every
+   * instance) once it is committed, for the listen streams (mcp-task-watch.ts).
+   */
+  const update = async (taskId: string, change: (task: TaskRecord) => TaskRecord | null) => {
+    let moved = false;
+    const saved = await kernel.store.transaction(async (tx) => {
       const found = TaskRecordSchema.safeParse((await tx.records.get(COLLECTION, taskId))?.value);
       if (!found.success) return null;
       const next = change(found.data);
       if (!next) return found.data;
-      const saved = { ...next, updatedAt: now() };
-      await tx.records.put(COLLECTION, taskId, saved);
-      return saved;
+      moved = next.status !== found.data.status;
+      const record = { ...next, updatedAt: now() };
+      await tx.records.put(COLLECTION, taskId, record);
+      return record;
     });
+    if (saved && moved)
+      kernel.events.publish({
+        event: 'taskChanged',
+        taskId,
+        agent: saved.agent,
+        status: saved.status,
+      });
+    return saved;
+  };
 
   return {
     /** Creates a `working` task, durably, before anyone is told its id. */

@@ -49,8 +49,8 @@ export function writeFrame(
  * Events only the owner sees (authority.md §1: an agent learns nothing of
  * another agent's calls or the owner's decisions): the inbox, the audit
  * trail, grants, policy and principal changes. `toolCalled`,
- * `approvalRequested` and `approvalDecided` reach an agent for its own
- * calls and approvals only.
+ * `taskChanged`, `approvalRequested` and `approvalDecided` reach an agent
+ * for its own calls, MCP tasks and approvals only.
  */
 const OWNER_ONLY = new Set([
   'auditRecorded',
@@ -65,7 +65,7 @@ const OWNER_ONLY = new Set([
 export function visibleToAgent(agent: string) {
   return (data: { event: string; [key: string]: unknown }): boolean => {
     if (OWNER_ONLY.has(data.event)) return false;
-    if (data.event === 'toolCalled') return data.agent === agent;
+    if (data.event === 'toolCalled' || data.event === 'taskChanged') return data.agent === agent;
     if (data.event === 'approvalRequested' || data.event === 'approvalDecided') {
       const approval = data.approval as { agent?: unknown } | undefined;
       return approval?.agent === agent;

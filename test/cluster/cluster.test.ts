@@ -3,13 +3,16 @@
  * PostgreSQL and a private Redis behind nginx (round-robin, no stickiness).
  * Each test names the issue's point it holds: P1/P2 job hand-off, cancel
  * from another instance, P3 Last-Event-ID on another instance, P5 Redis
- * restart, P8 session failover.
+ * restart, P8 session failover; and an MCP task's status notifications
+ * reaching a listen on another instance than the one running it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { connectClient } from '../helpers/mcp-client.js';
+import { listen, taskNotes, withoutMeta } from '../helpers/mcp-listen.js';
+import { httpTaskClient } from '../helpers/mcp-tasks.js';
 import { toolJson } from '../helpers/results.js';
 import { waitFor } from '../helpers/wait.js';
 import { describeWithServices } from '../services/index.js';
@@ -88,6 +91,28 @@ await describeWithServices(
       // Every instance numbers the same event alike.
       const ref = new Map(reference.events().map((f) => [f.id, f.data]));
       for (const f of seen) expect(ref.get(f.id)).toEqual(f.data);
+    }, 60_000);
+
+    it('an MCP task run on one instance is notified, to its end, on a listen opened on another (over Redis)', async () => {
+      const tasks = await httpTaskClient(`${cluster.instanceUrl(0)}/mcp`, cluster.agentToken);
+      try {
+        const { taskId } = (await tasks.create('ledger_count', { to: 150 })) as { taskId: string };
+        const l = await listen(`${cluster.instanceUrl(2)}/mcp`, cluster.agentToken, {
+          taskIds: [taskId],
+        });
+        await l.ended;
+        expect(l.messages[0]?.params?.['notifications']).toEqual({ taskIds: [taskId] });
+        const notes = taskNotes(l.messages, taskId);
+        expect(notes.map((n) => n.params?.['status'])).toEqual(['working', 'completed']);
+        const {
+          resultType: _r,
+          _meta: _m,
+          ...got
+        } = (await tasks.get(taskId)) as Record<string, unknown>;
+        expect(withoutMeta(notes[1]!.params)).toEqual(got);
+      } finally {
+        await tasks.close();
+      }
     }, 60_000);
 
     it('cancel from another instance ends the job cancelled, with one jobFinished', async () => {

@@ -88,13 +88,20 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
   it('retries a deadlock between keyed writers locking rows in opposite orders', async () => {
     const retried: string[] = [];
     const store = await openStore((error) => retried.push(codeOf(error)));
+    // Two instances: one instance's keyed writes share one group transaction, so they never wait on each other.
+    const other = await createPostgresStore({
+      url: PG_URL,
+      schema: store.schema,
+      onRetry: (error) => retried.push(codeOf(error)),
+    });
+    cleanup.push(() => other.close());
     await store.transaction(async (tx) => {
       await tx.records.put('rows', 'a', { n: 0 });
       await tx.records.put('rows', 'b', { n: 0 });
     });
     const bothHoldOne = barrier(2);
-    const bump = (first: string, second: string) =>
-      store.transaction(
+    const bump = (on: PostgresStore, first: string, second: string) =>
+      on.transaction(
         async (tx) => {
           const one = await tx.records.get<{ n: number }>('rows', first);
           await bothHoldOne();
@@ -104,7 +111,7 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
         },
         { isolation: 'keyed' },
       );
-    await Promise.all([bump('a', 'b'), bump('b', 'a')]);
+    await Promise.all([bump(store, 'a', 'b'), bump(other, 'b', 'a')]);
     expect(retried).toContain('40P01');
     const after = await store.read(async (tx) => [
       (await tx.records.get<{ n: number }>('rows', 'a'))!.value.n,
@@ -116,9 +123,16 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
 
   it('keeps keyed read-modify-write exact: concurrent creators of one absent key take turns', async () => {
     const store = await openStore();
+    // Three instances (one instance's keyed writes share a group and never overlap).
+    const stores = [store];
+    for (let i = 0; i < 2; i++) {
+      const more = await createPostgresStore({ url: PG_URL, schema: store.schema });
+      cleanup.push(() => more.close());
+      stores.push(more);
+    }
     const created = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
-        store.transaction(
+        stores[i % 3]!.transaction(
           async (tx) => {
             if (await tx.records.get('once', 'k')) return false;
             await tx.records.put('once', 'k', { by: i });
@@ -255,5 +269,30 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
       );
       expect(account?.value).toMatchObject({ version: 1, entries: [{ amount: 2 }] });
     }
+  });
+
+  it("groups one instance's concurrent keyed writes into shared commits, a failing one alone rolled back", async () => {
+    const store = await openStore();
+    const before = { ...store.commits };
+    const results = await Promise.allSettled(
+      Array.from({ length: 24 }, (_, i) =>
+        store.transaction(
+          async (tx) => {
+            await tx.records.put('grouped', `k${i}`, { i });
+            if (i === 5) throw new Error('this one fails');
+            return i;
+          },
+          { isolation: 'keyed' },
+        ),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    const stored = await store.read((tx) => tx.records.list<{ i: number }>('grouped'));
+    expect(stored.map((r) => r.value.i).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 24 }, (_, i) => i).filter((i) => i !== 5),
+    );
+    // 24 writes at once share fewer commits than writes.
+    expect(store.commits.writes - before.writes).toBe(24);
+    expect(store.commits.groups - before.groups).toBeLessThan(24);
   });
 });

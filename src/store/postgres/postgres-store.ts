@@ -2,7 +2,8 @@ import pg from 'pg';
 import type { Store, StoreTx, TransactionOptions } from '../../kernel/store.js';
 import { createNestingGuard } from '../sql/nesting-guard.js';
 import { migrate } from './migrations.js';
-import { KEYED, READ, runTransaction, WRITE } from './run-transaction.js';
+import { READ, runTransaction, WRITE } from './run-transaction.js';
+import { createPgGroupWriter } from './group-writer.js';
 import { assertSchemaName, describeLocation } from './schema.js';
 
 export interface PostgresStoreOptions {
@@ -22,6 +23,8 @@ export interface PostgresStoreOptions {
 export interface PostgresStore extends Store {
   readonly pool: pg.Pool;
   readonly schema: string;
+  /** Keyed write groups committed so far and the writes in them (one commit per group). */
+  readonly commits: { readonly groups: number; readonly writes: number };
 }
 
 /**
@@ -29,8 +32,10 @@ export interface PostgresStore extends Store {
  * Transactions are SERIALIZABLE, or READ COMMITTED with the rows they read
  * locked when the caller says its invariants are keyed (TransactionOptions);
  * either is re-run on a serialization failure or deadlock, so a transaction
- * function must be safe to run more than once. Reads are REPEATABLE READ
- * READ ONLY snapshots.
+ * function must be safe to run more than once. Keyed transactions of this
+ * instance are group-committed (group-writer.ts): concurrent ones share one
+ * transaction and one commit, each in its own savepoint. Reads are
+ * REPEATABLE READ READ ONLY snapshots.
  *
  * @example
  * const store = await createPostgresStore({ url: 'postgres://airlock@db/airlock' });
@@ -56,6 +61,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     throw error;
   }
   const notNested = createNestingGuard();
+  const keyed = createPgGroupWriter(pool, options.onRetry);
   let closing: Promise<void> | undefined;
   const location = describeLocation(options.url, schema);
 
@@ -68,12 +74,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     location,
     pool,
     schema,
+    commits: keyed.stats,
 
     transaction<T>(fn: (tx: StoreTx) => Promise<T>, txOptions?: TransactionOptions): Promise<T> {
       return notNested(async () => {
         assertOpen();
-        const mode = txOptions?.isolation === 'keyed' ? KEYED : WRITE;
-        return runTransaction(pool, mode, fn, options.onRetry);
+        if (txOptions?.isolation === 'keyed') return keyed.run(fn);
+        return runTransaction(pool, WRITE, fn, options.onRetry);
       });
     },
 
@@ -83,7 +90,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
 
     close() {
-      closing ??= pool.end();
+      // Writes queued before close finish first.
+      closing ??= keyed.drained().then(() => pool.end());
       return closing;
     },
   };

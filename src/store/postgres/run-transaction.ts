@@ -12,8 +12,8 @@ const RETRYABLE = new Set(['40001', '40P01']);
  * conflicts (a dozen owners' approvals at once) drains instead of surfacing
  * as an error; a conflict still there after that is a real fault.
  */
-const MAX_ATTEMPTS = 40;
-const RETRY_BUDGET_MS = 5_000;
+export const MAX_ATTEMPTS = 40;
+export const RETRY_BUDGET_MS = 5_000;
 const BACKOFF_BASE_MS = 2;
 const BACKOFF_CAP_MS = 200;
 

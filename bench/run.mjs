@@ -424,7 +424,8 @@ async function main() {
   };
   const dropBenchSchemas = async () => {
     if (!pgState.ok) return;
-    for (const suffix of ['', '_notes', '_load']) await dropSchema(`${pgBench.schema}${suffix}`);
+    for (const suffix of ['', '_notes', '_notes_base', '_load'])
+      await dropSchema(`${pgBench.schema}${suffix}`);
   };
   if (!pgState.ok && ['writes', 'notes-scaling', 'load', 'soak'].some((p) => PARTS.has(p)))
     console.log(`! PostgreSQL unreachable at ${PG_URL} (${pgState.reason}); skipping its rows.\n`);

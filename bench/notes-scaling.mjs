@@ -3,8 +3,10 @@
  * request, not the data.
  *
  * - list: `rooqi_list_approved_documents` on a project of one small document,
- *   first with nothing elsewhere (the baseline), then with another project
- *   holding BENCH_NOTES_ELSEWHERE_MB (20) of text in 5 MB documents.
+ *   in a store with nothing elsewhere (the baseline) and in a second store
+ *   of the same kind where another project holds BENCH_NOTES_ELSEWHERE_MB
+ *   (20) of text in 5 MB documents; the two are called in alternating
+ *   rounds, so machine noise hits both alike (a call is ~0.1 ms).
  * - append: `rooqi_append_text` (100 bytes) to documents of 1 KB (the
  *   baseline), 100 KB, 1 MB and 5 MB, interleaved in rounds.
  *
@@ -79,26 +81,33 @@ const median = (xs) => {
 };
 const ms = (ns) => Math.round(ns / 1e4) / 100;
 
-async function measureList(t, n) {
-  const out = [];
-  for (let i = 0; i < n; i++)
-    out.push(await timedNs(() => t.call('rooqi_list_approved_documents', {})));
-  return median(out);
+const LIST_ROUNDS = 20;
+const LIST_PER_ROUND = 20;
+
+/** Median list time in `base` and in `big`, called in alternating rounds. */
+async function measureLists(base, big) {
+  const list = (t) => t.call('rooqi_list_approved_documents', {});
+  for (let i = 0; i < LIST_PER_ROUND; i++) await Promise.all([list(base), list(big)]); // warm-up
+  const ns = new Map([
+    [base, []],
+    [big, []],
+  ]);
+  for (let r = 0; r < LIST_ROUNDS; r++)
+    for (const t of r % 2 ? [big, base] : [base, big])
+      for (let i = 0; i < LIST_PER_ROUND; i++) ns.get(t).push(await timedNs(() => list(t)));
+  return { listBase: median(ns.get(base)), listBig: median(ns.get(big)) };
 }
 
-async function benchTarget(t, { elsewhereMb, samples }) {
+async function benchTarget(t, base, { elsewhereMb, samples }) {
   const rows = [];
-  // list: one small document at home; then 20 MB in another project.
-  const small = await t.documentIn(t.home);
-  await t.fill(small, 1000);
-  await measureList(t, 20);
-  const listBase = await measureList(t, samples);
+  // list: one small document at home in both stores; 20 MB in another project of `t`.
+  for (const s of [base, t]) await s.fill(await s.documentIn(s.home), 1000);
   const other = await t.project('elsewhere');
   for (let left = elsewhereMb; left > 0; left -= 5) {
     const doc = await t.documentIn(other);
     await t.fill(doc, Math.min(5, left) * MB);
   }
-  const listBig = await measureList(t, samples);
+  const { listBase, listBig } = await measureLists(base, t);
   rows.push({ store: t.name, measure: 'list, nothing elsewhere', ms: ms(listBase), ratio: 1 });
   rows.push({
     store: t.name,
@@ -137,13 +146,13 @@ async function benchTarget(t, { elsewhereMb, samples }) {
       const d = docs[(r + i) % docs.length];
       d.ns.push(await timedNs(() => appendOnce(d)));
     }
-  const base = median(docs[0].ns);
+  const firstNs = median(docs[0].ns);
   for (const d of docs)
     rows.push({
       store: t.name,
       measure: `append 100 B to a ${d.label} document`,
       ms: ms(median(d.ns)),
-      ratio: Math.round((median(d.ns) / base) * 100) / 100,
+      ratio: Math.round((median(d.ns) / firstNs) * 100) / 100,
     });
   return rows;
 }
@@ -151,17 +160,17 @@ async function benchTarget(t, { elsewhereMb, samples }) {
 export async function benchNotesScaling({ pg: pgState, samples = 30 }) {
   const elsewhereMb = Number(process.env.BENCH_NOTES_ELSEWHERE_MB ?? 20);
   const rows = [];
-  const specs = [['sqlite', undefined]];
-  if (pgState.ok)
-    specs.push([
-      'postgres',
-      `${pgState.url}${pgState.url.includes('?') ? '&' : '?'}schema=${pgState.schema}_notes`,
-    ]);
-  for (const [name, spec] of specs) {
+  const pgSpec = (suffix) =>
+    `${pgState.url}${pgState.url.includes('?') ? '&' : '?'}schema=${pgState.schema}${suffix}`;
+  const specs = [['sqlite', undefined, undefined]];
+  if (pgState.ok) specs.push(['postgres', pgSpec('_notes'), pgSpec('_notes_base')]);
+  for (const [name, spec, baseSpec] of specs) {
     const t = await notesTarget(name, spec);
+    const base = await notesTarget(name, baseSpec);
     try {
-      rows.push(...(await benchTarget(t, { elsewhereMb, samples })));
+      rows.push(...(await benchTarget(t, base, { elsewhereMb, samples })));
     } finally {
+      await base.k.close();
       await t.k.close();
     }
   }
@@ -170,7 +179,7 @@ export async function benchNotesScaling({ pg: pgState, samples = 30 }) {
 
 export function printNotesScaling(result, table) {
   console.log(
-    `notes-scaling: median of ${result.samples} calls (kernel.call); ratio against the first row of each group\n`,
+    `notes-scaling: median of ${LIST_ROUNDS * LIST_PER_ROUND} list and ${result.samples} append calls (kernel.call); ratio against the first row of each group\n`,
   );
   console.log(
     table(

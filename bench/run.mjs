@@ -30,15 +30,16 @@
  * 8. `writes` (bench/writes.mjs): journaled writes/s at 1 and 8 in flight
  *    against the same store's raw batched insert rate; the older SQLite vs
  *    PostgreSQL comparison (part 2 above) is the `journal` part.
- * 9. `notes-scaling` (bench/notes-scaling.mjs), `load` (bench/load.mjs) and
- *    `soak` (bench/soak.mjs, only when named) — issue #16.
+ * 9. `notes-scaling` (bench/notes-scaling.mjs), `load` (bench/load.mjs),
+ *    `sessions` (bench/sessions.mjs: heap per idle 2025-era session against
+ *    a bare SDK server) and `soak` (bench/soak.mjs, only when named) — issue #16.
  *
  * Parts: `npm run bench -- <part> [<part>…]` or BENCH_PARTS=a,b.
  * Run with `npm run bench` (builds first; imports from dist/). Env:
  * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,journal,notes-scaling,load,scene,page,policy; also openapi, mcp,
- * engines, soak), BENCH_MCP_CALLS (1000),
+ * engines, sessions, soak), BENCH_MCP_CALLS (1000),
  * BENCH_LOAD_SECONDS (3), BENCH_LOAD_CLIENTS (10,50,200), BENCH_SOAK_SECONDS (600), BENCH_SOAK_RATE (48),
- * BENCH_SOAK_STORE (sqlite), BENCH_SOAK_KERNEL (JSON kernel options), BENCH_NOTES_ELSEWHERE_MB (20),
+ * BENCH_SOAK_STORE (sqlite), BENCH_SOAK_KERNEL (JSON kernel options), BENCH_NOTES_ELSEWHERE_MB (20), BENCH_SESSIONS (500),
  * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
@@ -64,6 +65,7 @@ import { benchWriteRates, printWriteRates } from './writes.mjs';
 import { benchNotesScaling, printNotesScaling } from './notes-scaling.mjs';
 import { benchLoad, printLoad } from './load.mjs';
 import { benchSoak, printSoak } from './soak.mjs';
+import { benchSessions, printSessions } from './sessions.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -424,7 +426,8 @@ async function main() {
   };
   const dropBenchSchemas = async () => {
     if (!pgState.ok) return;
-    for (const suffix of ['', '_notes', '_load']) await dropSchema(`${pgBench.schema}${suffix}`);
+    for (const suffix of ['', '_notes', '_notes_base', '_load'])
+      await dropSchema(`${pgBench.schema}${suffix}`);
   };
   if (!pgState.ok && ['writes', 'notes-scaling', 'load', 'soak'].some((p) => PARTS.has(p)))
     console.log(`! PostgreSQL unreachable at ${PG_URL} (${pgState.reason}); skipping its rows.\n`);
@@ -515,6 +518,10 @@ async function main() {
     printOpenapi(results.openapi, table);
   }
 
+  if (PARTS.has('sessions')) {
+    results.sessions = await benchSessions({ sessions: int('BENCH_SESSIONS', 500) });
+    printSessions(results.sessions, table);
+  }
   if (PARTS.has('mcp')) {
     results.mcp = await benchMcp({ interleave, sequential, stats, ratio });
     printMcp(results.mcp, table);

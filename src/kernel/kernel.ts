@@ -81,7 +81,11 @@ export interface Kernel<D extends Door = Door> extends KernelServices {
   mount(door: D): void;
   doors(): D[];
   door(mount: string): D | undefined;
-  tools(mount: string): ToolDescriptor[];
+  /**
+   * The published descriptors of a mount's tools: the same array (not to be
+   * changed) until `refreshTools`, so a transport may share what it derives.
+   */
+  tools(mount: string): readonly ToolDescriptor[];
   /**
    * Reads a mounted door's `tools` again (a door whose tools come from
    * elsewhere, e.g. an upstream MCP server that changed its list) and

@@ -53,14 +53,17 @@ export interface McpServerOptions {
   }): Pick<Connection, 'id' | 'kind' | 'agent' | 'session'>;
 }
 
+/** The tools an endpoint serves: name → mount and descriptor, and the `tools/list` answer. */
+export interface ServedTools {
+  readonly index: ReadonlyMap<string, { mount: string; descriptor: ToolDescriptor }>;
+  readonly tools: readonly ToolDescriptor[];
+}
+
 /** Tool name → mount, checked for collisions across the endpoint's doors. */
-export function toolIndex(
-  kernel: ServingKernel,
-  mounts: string[],
-): Map<string, { mount: string; descriptor: ToolDescriptor }> {
+function toolIndex(mounts: string[], sources: (readonly ToolDescriptor[])[]) {
   const index = new Map<string, { mount: string; descriptor: ToolDescriptor }>();
-  for (const mount of mounts) {
-    for (const descriptor of kernel.tools(mount)) {
+  mounts.forEach((mount, i) => {
+    for (const descriptor of sources[i] ?? []) {
       const taken = index.get(descriptor.name);
       if (taken) {
         throw new Error(
@@ -69,14 +72,39 @@ export function toolIndex(
       }
       index.set(descriptor.name, { mount, descriptor });
     }
-  }
+  });
   return index;
+}
+
+interface SharedTools {
+  sources: (readonly ToolDescriptor[])[];
+  served: ServedTools;
+}
+const sharedTools = new WeakMap<object, Map<string, SharedTools>>();
+
+/**
+ * The tools `mounts` serve, built once and shared by every server of the
+ * kernel until a mount's descriptors change (`kernel.tools` answers the same
+ * array until `refreshTools`): a 2025-era session keeps a server for its
+ * life, and a copy of the index each cost ~3.7 KB (issue #16). Throws when
+ * two doors offer one name.
+ */
+export function servedTools(kernel: ServingKernel, mounts: string[]): ServedTools {
+  let byMounts = sharedTools.get(kernel);
+  if (!byMounts) sharedTools.set(kernel, (byMounts = new Map()));
+  const key = JSON.stringify(mounts);
+  const sources = mounts.map((m) => kernel.tools(m));
+  const known = byMounts.get(key);
+  if (known && sources.every((s, i) => s === known.sources[i])) return known.served;
+  const index = toolIndex(mounts, sources);
+  const served = { index, tools: [...index.values()].map((t) => t.descriptor) };
+  byMounts.set(key, { sources, served });
+  return served;
 }
 
 export function createMcpServer({ kernel, mounts, identify }: McpServerOptions): Server {
   // Read again when a door's tools change (kernel `refreshTools` → `toolsChanged`).
-  let index = toolIndex(kernel, mounts);
-  let tools = [...index.values()].map((t) => t.descriptor);
+  let served = servedTools(kernel, mounts);
   const instructions = mounts
     .map((m) => kernel.door(m)?.mcp?.instructions)
     .filter((s): s is string => typeof s === 'string')
@@ -91,10 +119,10 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     { tools: { listChanged: false } },
   );
   const taskSupport = (name: string) => {
-    const entry = index.get(name);
+    const entry = served.index.get(name);
     return entry ? kernel.door(entry.mount)?.mcp?.tasks?.[name] : undefined;
   };
-  const offersTasks = tools.some((t) => taskSupport(t.name) !== undefined);
+  const offersTasks = served.tools.some((t) => taskSupport(t.name) !== undefined);
   // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot);
   // the 2026 wire has no per-tool `execution.taskSupport` (the SDK deletes it), the server decides per call.
   if (offersTasks) capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
@@ -125,11 +153,11 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
     };
   };
 
-  server.setRequestHandler('tools/list', async () => ({ tools: tools as never }));
+  server.setRequestHandler('tools/list', async () => ({ tools: served.tools as never }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const name = request.params.name;
-    const entry = index.get(name);
+    const entry = served.index.get(name);
     if (!entry) {
       throw new ProtocolError(
         -32602,
@@ -217,8 +245,7 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
       const unsubscribe = kernel.events.subscribe(({ data }) => {
         if (data.event !== 'toolsChanged' || !mounts.includes(String(data.door))) return;
         try {
-          index = toolIndex(kernel, mounts);
-          tools = [...index.values()].map((t) => t.descriptor);
+          served = servedTools(kernel, mounts);
         } catch (error) {
           // Two doors now offer one name: keep the last good list until it is resolved.
           kernel.logger.warn({ err: (error as Error).message }, 'tool list not refreshed');

@@ -58,6 +58,13 @@ export function taskStoreFor(kernel: ServingKernel): TaskStore {
 }
 
 const TaskId = z.string().min(1).max(200);
+// The methods' params, built once: every session's server shares them (a zod
+// schema per server cost each idle 2025-era session ~1.5 KB, issue #16).
+const TaskParams = z.looseObject({ taskId: TaskId });
+const UpdateParams = z.looseObject({
+  taskId: TaskId,
+  inputResponses: z.record(z.string(), z.unknown()).optional(),
+});
 const unknownTask = (taskId: string) =>
   new ProtocolError(
     -32602,
@@ -83,18 +90,13 @@ export function registerTaskMethods(
 
   server.setRequestHandler(
     'tasks/get',
-    { params: z.looseObject({ taskId: TaskId }) },
+    { params: TaskParams },
     async ({ taskId }, ctx) => ({ ...viewOf(await find('tasks/get', taskId, ctx), true) }),
   );
 
   server.setRequestHandler(
     'tasks/update',
-    {
-      params: z.looseObject({
-        taskId: TaskId,
-        inputResponses: z.record(z.string(), z.unknown()).optional(),
-      }),
-    },
+    { params: UpdateParams },
     async ({ taskId, ...params }, ctx) => {
       await find('tasks/update', taskId, ctx);
       // The SDK lifts `inputResponses` out of the params of a 2026-era request.
@@ -128,7 +130,7 @@ export function registerTaskMethods(
 
   server.setRequestHandler(
     'tasks/cancel',
-    { params: z.looseObject({ taskId: TaskId }) },
+    { params: TaskParams },
     async ({ taskId }, ctx) => {
       const task = await find('tasks/cancel', taskId, ctx);
       if (isTerminal(task.status)) return {};

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { uid, type ContractContext } from './fixtures.js';
 
+const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
 export function recordsContract({ store }: ContractContext): void {
   describe('records', () => {
     const putAll = (collection: string, keys: string[]) =>
@@ -47,6 +49,17 @@ export function recordsContract({ store }: ContractContext): void {
       expect(await keysOf(collection, { prefix: 'a%' })).toEqual(['a%c']);
       expect(await keysOf(collection, { prefix: 'a_' })).toEqual(['a_c']);
       expect(await keysOf(collection, { prefix: 'z' })).toEqual([]);
+    });
+
+    it('list with a prefix ending in the highest code point keeps every key that starts with it', async () => {
+      const collection = uid('rec');
+      const top = '\u{10FFFF}';
+      await putAll(collection, ['a', `a${top}`, `a${top}z`, `a${top}${top}`, 'b', '\uFFFF', top]);
+      expect(await keysOf(collection, { prefix: `a${top}` })).toEqual(
+        [`a${top}`, `a${top}${top}`, `a${top}z`].sort(byUtf8),
+      );
+      expect(await keysOf(collection, { prefix: top })).toEqual([top]);
+      expect(await keysOf(collection, { prefix: '\uD7FF' })).toEqual([]);
     });
 
     it('list with a limit returns the first keys', async () => {

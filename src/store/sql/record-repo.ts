@@ -22,6 +22,24 @@ function toRecord<T>(row: RecordRow): StoredRecord<T> {
   };
 }
 
+/**
+ * The least string above every string that starts with `prefix`, in byte
+ * order of UTF-8 (code point order): the prefix with its last code point
+ * raised by one. None when the prefix is all U+10FFFF.
+ */
+export function prefixBound(prefix: string): string | undefined {
+  const points = [...prefix];
+  while (points.length > 0) {
+    const last = points.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      // Surrogate code points are not characters; the next one is U+E000.
+      const next = last + 1 >= 0xd800 && last + 1 <= 0xdfff ? 0xe000 : last + 1;
+      return points.join('') + String.fromCodePoint(next);
+    }
+  }
+  return undefined;
+}
+
 export function createRecordRepo(db: SqlClient): RecordRepo {
   return {
     async get<T>(collection: string, key: string) {
@@ -60,10 +78,16 @@ export function createRecordRepo(db: SqlClient): RecordRepo {
       let where = 'collection = ?';
       const params: SqlParam[] = [collection];
       if (options.prefix) {
-        // `key >= prefix` lets the primary key index start at the prefix;
-        // substr() then keeps exactly the keys that begin with it.
+        // `key >= prefix` starts the key index at the prefix and `key < bound`
+        // ends it after the prefix's keys, so other keys of the collection
+        // are not walked; substr() keeps exactly the keys that begin with it.
         where += ' AND key >= ? AND substr(key, 1, length(CAST(? AS TEXT))) = ?';
         params.push(options.prefix, options.prefix, options.prefix);
+        const bound = prefixBound(options.prefix);
+        if (bound !== undefined) {
+          where += ' AND key < ?';
+          params.push(bound);
+        }
       }
       const limit = limitClause(options.limit);
       const rows = await db.all<RecordRow>(

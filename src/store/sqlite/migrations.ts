@@ -123,10 +123,33 @@ const MIGRATIONS: readonly string[] = [
     data TEXT NOT NULL
   );
   `,
+  // Records in a rowid table with the value last (issue #16). In the WITHOUT
+  // ROWID table a key lookup compared whole rows, so a seek that met a large
+  // value read all of its overflow pages, and reading `updated_at` walked
+  // past the value: listing a project slowed with other projects' text. Now
+  // the (collection, key) index holds only keys, and the value is read only
+  // for the rows a query returns.
+  `
+  CREATE TABLE records_by_rowid (
+    id INTEGER PRIMARY KEY,
+    collection TEXT NOT NULL,
+    key TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    value TEXT NOT NULL
+  );
+  INSERT INTO records_by_rowid (collection, key, updated_at, value)
+    SELECT collection, key, updated_at, value FROM records ORDER BY collection, key;
+  DROP TABLE records;
+  ALTER TABLE records_by_rowid RENAME TO records;
+  CREATE UNIQUE INDEX records_by_key ON records (collection, key);
+  `,
 ];
 
-/** Brings the schema to the newest version; safe to run at every open. */
-export function migrate(db: SqliteDatabase): void {
+/**
+ * Brings the schema to the newest version (or to `through`, which tests use
+ * to build a database as an older Airlock left it); safe to run at every open.
+ */
+export function migrate(db: SqliteDatabase, through = MIGRATIONS.length): void {
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec(
@@ -142,7 +165,7 @@ export function migrate(db: SqliteDatabase): void {
       );
     }
     const record = db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)');
-    MIGRATIONS.slice(current).forEach((sql, index) => {
+    MIGRATIONS.slice(current, through).forEach((sql, index) => {
       db.exec(sql);
       record.run(current + index + 1, Date.now());
     });

@@ -295,4 +295,51 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
     expect(store.commits.writes - before.writes).toBe(24);
     expect(store.commits.groups - before.groups).toBeLessThan(24);
   });
+
+  it('an audit appender takes its turn before its id exists: a second instance waits without drawing an id, so ids commit in order', async () => {
+    const first = await openStore();
+    const second = await createPostgresStore({ url: PG_URL, schema: first.schema });
+    cleanup.push(() => second.close());
+    const entry = (door: string) => ({
+      at: Date.now(),
+      connection: 'c',
+      door,
+      tool: 't',
+      argsDigest: 'd',
+      provenance: null,
+      result: 'ok',
+      durationMs: 1,
+      decision: null,
+      rule: null,
+    });
+    const lastDrawn = async () => {
+      const rows = await first.pool.query<{ last_value: string | null }>(
+        `SELECT last_value FROM ${pgSequence(first.schema)}`,
+      );
+      return Number(rows.rows[0]!.last_value);
+    };
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let firstId = 0;
+    const holding = first.transaction(
+      async (tx) => {
+        firstId = (await tx.audit.append(entry('a'))).id;
+        await held;
+      },
+      { isolation: 'keyed' },
+    );
+    while (firstId === 0) await new Promise((r) => setTimeout(r, 10));
+    const waiting = second.transaction((tx) => tx.audit.append(entry('b')), { isolation: 'keyed' });
+    await new Promise((r) => setTimeout(r, 200));
+    // The second appender is blocked on the turn, and has not drawn an id yet.
+    expect(await lastDrawn()).toBe(firstId);
+    release();
+    await holding;
+    const secondEntry = await waiting;
+    expect(secondEntry.id).toBeGreaterThan(firstId);
+  });
 });
+
+function pgSequence(schema: string): string {
+  return `"${schema}".audit_id_seq`;
+}

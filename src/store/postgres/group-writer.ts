@@ -3,7 +3,8 @@
  * they read locked: the journal, door writes, approvals' decisions, audit):
  * keyed transactions of this instance queue up, and one loop runs each
  * queued group in one transaction on one pooled connection — each function
- * in a SAVEPOINT of its own, one COMMIT (one WAL flush) and one turn of the
+ * in a SAVEPOINT of its own (a group of one needs none), one COMMIT (one
+ * WAL flush) and one turn of the
  * audit's ordering lock for the whole group. A function that fails rolls
  * back to its savepoint and only its caller sees the error; the others
  * commit. Every caller is answered only after the COMMIT returned, so an
@@ -61,8 +62,9 @@ export function createPgGroupWriter(
   let running: Promise<void> | null = null;
   const stats = { groups: 0, writes: 0, retries: 0 };
 
-  const runOne = async (client: PoolClient, job: Pending): Promise<Outcome> => {
-    await client.query('SAVEPOINT w');
+  /** One write of the group; `alone`: the group's only write, which needs no savepoint. */
+  const runOne = async (client: PoolClient, job: Pending, alone: boolean): Promise<Outcome> => {
+    if (!alone) await client.query('SAVEPOINT w');
     const scope = createTxScope(createPgClient(client, true));
     let value: unknown;
     let thrown: { error: unknown } | null = null;
@@ -77,10 +79,10 @@ export function createPgGroupWriter(
     const failure = scope.failed ? scope.failure : thrown?.error;
     if (scope.failed && isRetryable(scope.failure)) throw new GroupRetry(scope.failure);
     if (scope.failed || thrown) {
-      await client.query('ROLLBACK TO SAVEPOINT w');
+      if (!alone) await client.query('ROLLBACK TO SAVEPOINT w');
       return { ok: false, error: thrown ? thrown.error : failure };
     }
-    await client.query('RELEASE SAVEPOINT w');
+    if (!alone) await client.query('RELEASE SAVEPOINT w');
     return { ok: true, value };
   };
 
@@ -90,9 +92,11 @@ export function createPgGroupWriter(
     let broken = false;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      const alone = group.length === 1;
       const outcomes: Outcome[] = [];
-      for (const job of group) outcomes.push(await runOne(client, job));
-      await client.query('COMMIT');
+      for (const job of group) outcomes.push(await runOne(client, job, alone));
+      // A lone write that failed has nothing to commit.
+      await client.query(alone && !outcomes[0]!.ok ? 'ROLLBACK' : 'COMMIT');
       return outcomes;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {

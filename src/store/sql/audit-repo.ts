@@ -54,21 +54,29 @@ const paramsOf = (entry: NewAuditEntry): SqlParam[] => [
   entry.rule,
 ];
 
+/**
+ * PostgreSQL hands out sequence values before commit, so concurrent
+ * appenders could commit ids out of order and a reader polling with
+ * `afterId` would skip one for good: appenders take turns (a transaction
+ * lock) until they commit. SQLite already has a single writer.
+ */
+const TURN = "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.audit'))";
+/** One row's values typed for `INSERT … SELECT` (parameters there have no column to take a type from). */
+const PG_ROW =
+  '(?::double precision, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::double precision, ?::text, ?::text)';
+/** One statement: the turn is taken (the CTE is scanned) before the row, and so its id, exists. */
+const PG_APPEND = `WITH turn AS (${TURN}) INSERT INTO audit (${FIELDS}) SELECT v.* FROM turn, (VALUES ${PG_ROW}) AS v RETURNING id`;
+
 export function createAuditRepo(db: SqlClient): AuditRepo {
   const takeTurn = async () => {
-    if (db.dialect === 'postgres') {
-      // Sequence values are handed out before commit, so concurrent
-      // appenders could commit ids out of order and a reader polling with
-      // `afterId` would skip one for good. Appenders take turns until they
-      // commit; SQLite already has a single writer.
-      await db.all("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.audit'))");
-    }
+    if (db.dialect === 'postgres') await db.all(TURN);
   };
   return {
     async append(entry) {
-      await takeTurn();
       const rows = await db.all<{ id: number | string }>(
-        `INSERT INTO audit (${FIELDS}) VALUES ${ROW} RETURNING id`,
+        db.dialect === 'postgres'
+          ? PG_APPEND
+          : `INSERT INTO audit (${FIELDS}) VALUES ${ROW} RETURNING id`,
         paramsOf(entry),
       );
       const row = rows[0];

@@ -10,6 +10,7 @@
  * reason the agent sees. A denial stands for 15 minutes, so an agent cannot
  * nag; after that the same call asks again.
  */
+import { ONE_STATEMENT } from './store.js';
 import { randomUUID } from 'node:crypto';
 import { failure, type Failure } from './errors.js';
 import {
@@ -92,7 +93,10 @@ export function createAsks({
       if (agent === null) return null;
       const at = now();
       const capability = askCapability(call.rule, call.target);
-      const granted = await store.read((tx) => tx.grants.listActive(at, agentConnection(agent)));
+      const granted = await store.read(
+        (tx) => tx.grants.listActive(at, agentConnection(agent)),
+        ONE_STATEMENT,
+      );
       if (granted.some((g) => g.door === call.door && g.capability === capability)) return null;
 
       const preview = await call.preview();

@@ -6,6 +6,7 @@
  * capability exactly, so `read` never satisfies `write` or `pdfAnnotate`.
  * Expired grants behave as never granted.
  */
+import { ONE_STATEMENT } from './store.js';
 import { randomUUID } from 'node:crypto';
 import { failure, type Failure } from './errors.js';
 import type { Approval, Grant, ResourceRef } from './records.js';
@@ -101,7 +102,7 @@ export const unknownApproval = (id: string) =>
 
 export function createConsent({ store, events, now = Date.now }: ConsentOptions): Consent {
   const find = async (connection: string, door: string, capability: string) => {
-    const active = await store.read((tx) => tx.grants.listActive(now(), connection));
+    const active = await store.read((tx) => tx.grants.listActive(now(), connection), ONE_STATEMENT);
     return active.find((g) => g.door === door && g.capability === capability) ?? null;
   };
 
@@ -270,7 +271,8 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
       for (const a of cancelled) events.publish({ event: 'approvalDecided', approval: shown(a) });
       for (const grantId of ended) events.publish({ event: 'grantRevoked', grantId });
     },
-    grants: (connection) => store.read((tx) => tx.grants.listActive(now(), connection)),
+    grants: (connection) =>
+      store.read((tx) => tx.grants.listActive(now(), connection), ONE_STATEMENT),
 
     async revoke(grantId) {
       const revoked = await store.transaction((tx) => tx.grants.revoke(grantId, now()));

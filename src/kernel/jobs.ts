@@ -19,6 +19,7 @@
  * the store, so a job is finished — and `jobFinished` announced — exactly
  * once, even when a stalled instance comes back after its job was failed.
  */
+import { ONE_STATEMENT } from './store.js';
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from './events.js';
 import type { Job, JobProgress, JobStatus } from './records.js';
@@ -295,7 +296,7 @@ export function createJobRegistry({
       launch(job, spec);
       return job.id;
     },
-    get: (id) => store.read((tx) => tx.jobs.get(id)),
+    get: (id) => store.read((tx) => tx.jobs.get(id), ONE_STATEMENT),
     list: (query) => store.read((tx) => tx.jobs.list(query)),
     async cancel(id) {
       const entry = running.get(id);

@@ -25,6 +25,7 @@
  * committed → `committed`; prepared → `prepared-not-submitted`;
  * uncertain → `submission-uncertain-do-not-use-new-id`; none → `not-found`.
  */
+import { ONE_STATEMENT } from './store.js';
 import { failure, type Failure } from './errors.js';
 import type { JournalEntry, Provenance } from './records.js';
 import type { Store, StoreTx, TransactionOptions } from './store.js';
@@ -260,7 +261,10 @@ export function createJournal({
         return { kind: 'open', operation: openAtomic(req, entry) };
       }
       // Retries of committed operations are common: answer them from a read, no write transaction.
-      const seen = await store.read((tx) => tx.journal.get(req.scope, req.operationId));
+      const seen = await store.read(
+        (tx) => tx.journal.get(req.scope, req.operationId),
+        ONE_STATEMENT,
+      );
       const existing =
         seen?.state === 'committed'
           ? seen
@@ -275,7 +279,7 @@ export function createJournal({
     },
 
     async state(scope, operationId) {
-      const entry = await store.read((tx) => tx.journal.get(scope, operationId));
+      const entry = await store.read((tx) => tx.journal.get(scope, operationId), ONE_STATEMENT);
       if (!entry) return { state: 'not-found' };
       if (entry.state === 'committed') return { state: 'committed', receipt: entry.receipt };
       if (entry.state === 'uncertain') return { state: 'submission-uncertain-do-not-use-new-id' };

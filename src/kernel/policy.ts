@@ -15,6 +15,7 @@
  * routes). Edits publish `policyChanged`, so every instance on the bus
  * reloads at once; a 1-second cache bounds the staleness without a bus.
  */
+import { ONE_STATEMENT } from './store.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { failure, type Failure } from './errors.js';
@@ -255,7 +256,10 @@ export function createPolicy({ store, events, config, now = Date.now }: PolicyOp
   });
 
   const loadOwner = async (): Promise<StoredPolicy> => {
-    const found = await store.read((tx) => tx.records.get<StoredPolicy>(COLLECTION, KEY));
+    const found = await store.read(
+      (tx) => tx.records.get<StoredPolicy>(COLLECTION, KEY),
+      ONE_STATEMENT,
+    );
     return found?.value ?? { readOnly: false, rules: [] };
   };
 

@@ -10,6 +10,7 @@
  * `<data>/owner.token`. Changes are published (`agentsChanged`), so a
  * revocation takes effect at once on every instance sharing the bus.
  */
+import { ONE_STATEMENT } from './store.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { failure, type Failure } from './errors.js';
@@ -225,7 +226,7 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
     },
 
     async isActive(name) {
-      const r = await store.read((tx) => tx.records.get<AgentRecord>(AGENTS, name));
+      const r = await store.read((tx) => tx.records.get<AgentRecord>(AGENTS, name), ONE_STATEMENT);
       return r !== null && r.value.revokedAt === null;
     },
 

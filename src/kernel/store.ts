@@ -195,6 +195,19 @@ export interface TransactionOptions {
   isolation?: 'serializable' | 'keyed';
 }
 
+export interface ReadOptions {
+  /**
+   * `fn` issues one statement (one repository call that is one query, such
+   * as `journal.get` or `grants.listActive`): it is its own snapshot, so the
+   * store runs it without a transaction around it (PostgreSQL: no BEGIN and
+   * COMMIT round trips). A second statement is refused with an error.
+   */
+  single?: boolean;
+}
+
+/** `store.read(fn, ONE_STATEMENT)`: `fn` is one query. */
+export const ONE_STATEMENT: ReadOptions = Object.freeze({ single: true });
+
 export interface Store {
   /** `sqlite` or `postgres`: for logs and start-up output only. */
   readonly kind: string;
@@ -208,7 +221,7 @@ export interface Store {
    */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Read-only access. */
-  read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  read<T>(fn: (tx: StoreTx) => Promise<T>, options?: ReadOptions): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -1,8 +1,8 @@
 import pg from 'pg';
-import type { Store, StoreTx, TransactionOptions } from '../../kernel/store.js';
+import type { ReadOptions, Store, StoreTx, TransactionOptions } from '../../kernel/store.js';
 import { createNestingGuard } from '../sql/nesting-guard.js';
 import { migrate } from './migrations.js';
-import { READ, runTransaction, WRITE } from './run-transaction.js';
+import { READ, READ_ONE, runTransaction, WRITE } from './run-transaction.js';
 import { createPgGroupWriter } from './group-writer.js';
 import { assertSchemaName, describeLocation } from './schema.js';
 
@@ -84,9 +84,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       });
     },
 
-    async read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    async read<T>(fn: (tx: StoreTx) => Promise<T>, readOptions?: ReadOptions): Promise<T> {
       assertOpen();
-      return runTransaction(pool, READ, fn, options.onRetry);
+      return runTransaction(pool, readOptions?.single ? READ_ONE : READ, fn, options.onRetry);
     },
 
     close() {

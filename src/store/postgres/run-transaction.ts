@@ -32,7 +32,8 @@ export function isRetryable(error: unknown): boolean {
 }
 
 export interface TransactionMode {
-  begin: string;
+  /** Null: one statement on its own, no transaction around it (ReadOptions.single). */
+  begin: string | null;
   /** Writes: refuse to commit after a failed statement. */
   write: boolean;
   /** Reads by key lock their rows (READ COMMITTED keeps invariants only with them). */
@@ -55,6 +56,8 @@ export const READ: TransactionMode = {
   write: false,
   lockingReads: false,
 };
+/** A single-statement read: the statement is its own snapshot. */
+export const READ_ONE: TransactionMode = { begin: null, write: false, lockingReads: false };
 
 /**
  * Runs `fn` in one transaction on a pooled connection. A serialization
@@ -89,9 +92,9 @@ async function runOnce<T>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken = false;
-  const scope = createTxScope(createPgClient(client, mode.lockingReads));
+  const scope = createTxScope(createPgClient(client, mode.lockingReads), mode.begin === null);
   try {
-    await client.query(mode.begin);
+    if (mode.begin !== null) await client.query(mode.begin);
     let result: T;
     try {
       result = await fn(scope.tx);
@@ -103,12 +106,14 @@ async function runOnce<T>(
       scope.end();
     }
     if (mode.write) assertNoFailure(scope);
-    await client.query('COMMIT');
+    if (mode.begin !== null) await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {
-      broken = true;
-    });
+    if (mode.begin !== null) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+    }
     throw error;
   } finally {
     client.release(broken);

@@ -17,8 +17,10 @@ export interface TxScope {
   end(): void;
 }
 
-export function createTxScope(client: SqlClient): TxScope {
+/** `single`: the scope allows one statement only (ReadOptions.single). */
+export function createTxScope(client: SqlClient, single = false): TxScope {
   let active = true;
+  let statements = 0;
   let failed = false;
   let failure: unknown;
   const check = (): void => {
@@ -28,6 +30,11 @@ export function createTxScope(client: SqlClient): TxScope {
   };
   const track = async <T>(work: () => Promise<T>): Promise<T> => {
     check();
+    if (single && ++statements > 1) {
+      throw new Error(
+        'This read was declared single-statement (ReadOptions.single) but issued a second statement; drop `single` for it.',
+      );
+    }
     try {
       return await work();
     } catch (error) {

@@ -1,5 +1,5 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
-import type { Store, StoreTx } from '../../kernel/store.js';
+import type { ReadOptions, Store, StoreTx } from '../../kernel/store.js';
 import { createNestingGuard } from '../sql/nesting-guard.js';
 import type { SqlClient } from '../sql/sql-client.js';
 import { createTxScope } from '../sql/tx-scope.js';
@@ -83,9 +83,10 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       });
     },
 
-    async read<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    async read<T>(fn: (tx: StoreTx) => Promise<T>, readOptions?: ReadOptions): Promise<T> {
       assertOpen();
-      const result = await readers.use((reader) => runRead(reader, fn));
+      const single = readOptions?.single === true;
+      const result = await readers.use((reader) => runRead(reader, fn, single));
       // Nothing is shown before it is on disk (a commit whose fsync is under way).
       await writes.durableNow();
       return result;
@@ -105,10 +106,15 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
 }
 
 /** A read-only transaction on a reader connection. */
-async function runRead<T>(connection: Connection, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+async function runRead<T>(
+  connection: Connection,
+  fn: (tx: StoreTx) => Promise<T>,
+  single: boolean,
+): Promise<T> {
   const { db } = connection;
+  // SQLite's BEGIN and COMMIT cost no round trip: a single-statement read keeps them.
   db.exec('BEGIN');
-  const scope = createTxScope(connection.client);
+  const scope = createTxScope(connection.client, single);
   try {
     let result: T;
     try {

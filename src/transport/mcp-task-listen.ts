@@ -3,8 +3,8 @@
  * (2026-07-28; SEP-2575 with SEP-2663 "Task Status Notifications"). The
  * SDK's listen router (v2.4) knows only the four list-changed fields and
  * drops `taskIds`, so such a listen is served here, before the SDK entry;
- * every other listen stays the SDK's. (What it sends and refuses:
- * mcp-task-subscription.ts.)
+ * every other listen stays the SDK's. (Over stdio: mcp-task-listen-stdio.ts;
+ * what both send and refuse: mcp-task-subscription.ts.)
  *
  * The stream is the SDK's, plus tasks: the acknowledgement lists the
  * honored list-changed fields and the task ids found for the caller (another

@@ -9,8 +9,7 @@
  * going away ends it too.
  */
 import type { ServerResponse } from 'node:http';
-import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
-import { SERVER_INFO } from './mcp-server.js';
+import { listenResult, stamped } from './mcp-task-subscription.js';
 
 export interface ListenStream {
   /** Writes a notification (nothing once ended); the headers go with the first. */
@@ -43,25 +42,11 @@ export function openListenStream(
   const stream: ListenStream = {
     notify(method, params) {
       if (ended) return;
-      const _meta = {
-        ...(params?._meta as object | undefined),
-        [SUBSCRIPTION_ID_META_KEY]: subscriptionId,
-      };
-      frame({ method, params: { ...params, _meta } });
+      frame({ method, params: stamped(params, subscriptionId) });
     },
     end(graceful) {
       if (ended) return;
-      if (graceful)
-        frame({
-          id: subscriptionId,
-          result: {
-            resultType: 'complete',
-            _meta: {
-              [SUBSCRIPTION_ID_META_KEY]: subscriptionId,
-              [SERVER_INFO_META_KEY]: SERVER_INFO,
-            },
-          },
-        });
+      if (graceful) frame(listenResult(subscriptionId));
       ended = true;
       if (keepAlive) clearInterval(keepAlive);
       res.end();

@@ -2,10 +2,13 @@
  * MCP over stdio for a workspace's doors (spec/kernel.md §11): the process is
  * the connection (§4), so a restart is a new one. Serves until SIGINT/SIGTERM
  * or until the client closes stdin; only protocol messages reach stdout.
+ * Task status notifications (SEP-2663) on `subscriptions/listen` are served
+ * at the wire (mcp-task-listen-stdio.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createMcpServer } from './mcp-server.js';
+import { withTaskListen } from './mcp-task-listen-stdio.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
 
@@ -29,7 +32,15 @@ export async function serveOverStdio(
           return stdioConnection(processId, clientName);
         },
       }),
-    { onerror: (err) => logger.warn({ err: err.message }, 'stdio error') },
+    {
+      // A listen that asks for taskIds is served at the wire (the SDK's router drops them).
+      transport: withTaskListen(new StdioServerTransport(), {
+        kernel,
+        logger,
+        agentOf: (clientName) => stdioConnection(processId, clientName).agent,
+      }),
+      onerror: (err) => logger.warn({ err: err.message }, 'stdio error'),
+    },
   );
   const stdinClosed = new Promise<void>((resolve) =>
     process.stdin.once('close', resolve).once('end', resolve),

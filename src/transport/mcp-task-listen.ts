@@ -3,7 +3,8 @@
  * (2026-07-28; SEP-2575 with SEP-2663 "Task Status Notifications"). The
  * SDK's listen router (v2.4) knows only the four list-changed fields and
  * drops `taskIds`, so such a listen is served here, before the SDK entry;
- * every other listen stays the SDK's.
+ * every other listen stays the SDK's. (Over stdio: mcp-task-listen-stdio.ts;
+ * what both send and refuse: mcp-task-subscription.ts.)
  *
  * The stream is the SDK's, plus tasks: the acknowledgement lists the
  * honored list-changed fields and the task ids found for the caller (another
@@ -20,20 +21,25 @@
  * listens per agent; a revoked agent's listens end at once.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
-import { classifyInboundRequest, CLIENT_CAPABILITIES_META_KEY } from '@modelcontextprotocol/server';
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import type { ServerCapabilities, ServerEventBus } from '@modelcontextprotocol/server';
 import { followChanges, honoredChanges } from './mcp-listen-changes.js';
 import { openListenStream } from './mcp-listen-stream.js';
-import { missingTasksExtension, taskStoreFor, TASKS_EXTENSION } from './mcp-tasks.js';
+import { taskStoreFor } from './mcp-tasks.js';
+import {
+  acknowledgedFilter,
+  asksForTasks,
+  readTaskListen,
+  taskParams,
+  tasksUnreadable,
+  TASK_LISTEN_REVISIONS,
+  tooManyListens,
+  type ListenRefusal,
+} from './mcp-task-subscription.js';
 import { watchTasks, type TaskWatch } from './mcp-task-watch.js';
 import { header, sendJson } from './http-util.js';
-import { isObject } from '../kernel/index.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
-
-/** The protocol revisions whose listen is served here (others go to the SDK, which refuses them). */
-const MODERN_REVISIONS = new Set(['2026-07-28']);
 
 export interface TaskListenOptions {
   kernel: ServingKernel;
@@ -59,41 +65,8 @@ export interface TaskListen {
   close(): void;
 }
 
-interface Refusal {
-  status: number;
-  code: number;
-  message: string;
-  data?: unknown;
-}
-
-/** The request's id, the task ids and the other fields asked for, or why it is refused. */
-function readListen(body: unknown, maxTaskIds: number) {
-  const Params = z.looseObject({
-    notifications: z.looseObject({
-      taskIds: z
-        .array(z.string().min(1).max(200))
-        .max(
-          maxTaskIds,
-          `at most ${maxTaskIds} taskIds per listen; split them over several listens`,
-        ),
-    }),
-    _meta: z.record(z.string(), z.unknown()).optional(),
-  });
-  const { id, params } = body as { id: unknown; params: unknown };
-  const parsed = Params.safeParse(params);
-  if (!parsed.success) {
-    const message = `Invalid params: notifications.taskIds must list task ids: ${parsed.error.issues[0]?.message ?? 'malformed'}.`;
-    return { id, refusal: { status: 200, code: -32602, message } satisfies Refusal };
-  }
-  const declared = parsed.data._meta?.[CLIENT_CAPABILITIES_META_KEY] as
-    { extensions?: Record<string, unknown> } | undefined;
-  if (declared?.extensions?.[TASKS_EXTENSION] === undefined) {
-    const { code, message, data } = missingTasksExtension('subscriptions/listen with taskIds');
-    return { id, refusal: { status: 400, code, message, data } satisfies Refusal };
-  }
-  const { taskIds, ...requested } = parsed.data.notifications;
-  return { id, taskIds, requested };
-}
+/** A refusal's HTTP status: a missing extension is the client's to fix before retrying (400). */
+const statusOf = (refusal: ListenRefusal) => (refusal.code === -32021 ? 400 : 200);
 
 export function createTaskListen(options: TaskListenOptions): TaskListen {
   const { kernel, logger } = options;
@@ -110,15 +83,16 @@ export function createTaskListen(options: TaskListenOptions): TaskListen {
     for (const [end, agent] of open) if (agent === data.agent) end(false);
   });
 
-  const refuse = (res: ServerResponse, id: unknown, { status, ...error }: Refusal) =>
-    sendJson(res, status, { jsonrpc: '2.0', id, error });
+  const refuse = (
+    res: ServerResponse,
+    id: unknown,
+    error: ListenRefusal,
+    status = statusOf(error),
+  ) => sendJson(res, status, { jsonrpc: '2.0', id, error });
 
   return {
     claims(req, body) {
-      if (!isObject(body) || body.method !== 'subscriptions/listen' || !isObject(body.params))
-        return false;
-      const notifications = body.params.notifications;
-      if (!isObject(notifications) || !('taskIds' in notifications)) return false;
+      if (!asksForTasks(body)) return false;
       const version = header(req, 'mcp-protocol-version');
       const method = header(req, 'mcp-method');
       const route = classifyInboundRequest({
@@ -131,21 +105,17 @@ export function createTaskListen(options: TaskListenOptions): TaskListen {
       return (
         route.kind === 'modern' &&
         route.messageKind === 'request' &&
-        MODERN_REVISIONS.has(route.classification.revision ?? '') &&
+        TASK_LISTEN_REVISIONS.has(route.classification.revision ?? '') &&
         version !== undefined &&
         method !== undefined
       );
     },
 
     async serve(req, res, body, agent) {
-      const asked = readListen(body, maxTaskIds);
-      if (asked.refusal) return refuse(res, asked.id, asked.refusal);
+      const asked = readTaskListen(body, maxTaskIds);
+      if (!asked.ok) return refuse(res, asked.id, asked.refusal);
       if ([...open.values()].filter((a) => a === agent).length >= maxPerAgent)
-        return refuse(res, asked.id, {
-          status: 429,
-          code: -32000,
-          message: `Too many open subscriptions/listen streams with taskIds for this agent (${maxPerAgent}); close one, or list more task ids in one listen, and retry.`,
-        });
+        return refuse(res, asked.id, tooManyListens(maxPerAgent), 429);
       const changes = honoredChanges(asked.requested, options.capabilities());
       let stopChanges = () => undefined as void;
       let watch: TaskWatch | null = null;
@@ -163,7 +133,7 @@ export function createTaskListen(options: TaskListenOptions): TaskListen {
         tasks,
         agent,
         taskIds: asked.taskIds,
-        onView: (view) => stream.notify('notifications/tasks', { ...view }),
+        onView: (view) => stream.notify('notifications/tasks', taskParams(view)),
         // Nothing left to deliver: ended as the SDK ends a listen with an empty filter.
         onIdle: () => Object.keys(changes).length === 0 && stream.end(true),
       }).catch((error: unknown) => {
@@ -172,17 +142,14 @@ export function createTaskListen(options: TaskListenOptions): TaskListen {
       });
       if (!watch) {
         open.delete(stream.end);
-        return refuse(res, asked.id, {
-          status: 503,
-          code: -32603,
-          message: 'The tasks could not be read just now; listen again in a moment.',
-        });
+        return refuse(res, asked.id, tasksUnreadable, 503);
       }
       if (stream.ended) return watch.stop();
-      stream.notify('notifications/subscriptions/acknowledged', {
-        notifications: { ...changes, taskIds: watch.acknowledged },
-      });
-      for (const view of watch.initial) stream.notify('notifications/tasks', { ...view });
+      stream.notify(
+        'notifications/subscriptions/acknowledged',
+        acknowledgedFilter(changes, watch.acknowledged),
+      );
+      for (const view of watch.initial) stream.notify('notifications/tasks', taskParams(view));
       stopChanges = followChanges(options.bus, changes, (n) => stream.notify(n.method, n.params));
       watch.start();
     },

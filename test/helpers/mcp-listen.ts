@@ -1,8 +1,10 @@
 /**
- * A raw 2026-07-28 `subscriptions/listen` over streamable HTTP (SEP-2575),
- * read frame by frame: the SDK client (v2.4) has no listen API that passes
- * `taskIds` through, and the tests pin the wire as it is.
+ * A raw 2026-07-28 `subscriptions/listen` (SEP-2575) over streamable HTTP,
+ * read frame by frame, or over a connected stdio client's transport: the SDK
+ * client (v2.4) has no listen API that passes `taskIds` through, and the
+ * tests pin the wire as it is.
  */
+import type { Transport } from '@modelcontextprotocol/client';
 import { MODERN_PROTOCOL } from './mcp-client.js';
 import { TASKS_EXTENSION } from './mcp-tasks.js';
 
@@ -30,6 +32,72 @@ export interface ListenOptions {
   id?: string | number;
   /** Declare the tasks extension in the request's capabilities (default true). */
   extension?: boolean;
+  /** The `clientInfo.name` in the request's envelope (stdio names its agent after it). */
+  clientName?: string;
+}
+
+/** The listen request for `notifications`. */
+function listenRequest(notifications: Record<string, unknown>, options: ListenOptions) {
+  return {
+    jsonrpc: '2.0' as const,
+    id: options.id ?? 'listen-1',
+    method: 'subscriptions/listen',
+    params: {
+      notifications,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL,
+        'io.modelcontextprotocol/clientInfo': {
+          name: options.clientName ?? 'listen-test',
+          version: '1.0.0',
+        },
+        'io.modelcontextprotocol/clientCapabilities':
+          options.extension === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } },
+      },
+    },
+  };
+}
+
+/** The messages of one listen as they come, and a way to wait for them. */
+function collector() {
+  const messages: ListenMessage[] = [];
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const w of waiters) w();
+  };
+  let over = false;
+  let resolve = () => undefined as void;
+  const ended = new Promise<void>((r) => (resolve = r));
+  return {
+    messages,
+    ended,
+    push(message: ListenMessage) {
+      messages.push(message);
+      wake();
+    },
+    finish() {
+      over = true;
+      resolve();
+      wake();
+    },
+    async until(done: (messages: ListenMessage[]) => boolean, ms = 10_000) {
+      const deadline = Date.now() + ms;
+      while (!done(messages)) {
+        if (over) throw new Error(`listen ended first: ${JSON.stringify(messages)}`);
+        if (Date.now() > deadline)
+          throw new Error(`listen: not yet after ${ms} ms: ${JSON.stringify(messages)}`);
+        await new Promise<void>((resolve) => {
+          const woken = () => {
+            waiters.delete(woken);
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(woken, 100);
+          waiters.add(woken);
+        });
+      }
+      return messages;
+    },
+  };
 }
 
 /** Opens a listen at `url` for `notifications` as the agent with `token`. */
@@ -50,26 +118,13 @@ export async function listen(
       'mcp-protocol-version': MODERN_PROTOCOL,
       'mcp-method': 'subscriptions/listen',
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: options.id ?? 'listen-1',
-      method: 'subscriptions/listen',
-      params: {
-        notifications,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL,
-          'io.modelcontextprotocol/clientInfo': { name: 'listen-test', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities':
-            options.extension === false ? {} : { extensions: { [TASKS_EXTENSION]: {} } },
-        },
-      },
-    }),
+    body: JSON.stringify(listenRequest(notifications, options)),
   });
-  const messages: ListenMessage[] = [];
-  const waiters = new Set<() => void>();
-  const ended = (async () => {
+  const collected = collector();
+  const read = collected.push;
+  void (async () => {
     if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-      messages.push((await res.json()) as ListenMessage);
+      read((await res.json()) as ListenMessage);
       return;
     }
     const decoder = new TextDecoder();
@@ -86,41 +141,60 @@ export async function listen(
             .filter((l) => l.startsWith('data: '))
             .map((l) => l.slice(6))
             .join('\n');
-          if (data) messages.push(JSON.parse(data) as ListenMessage);
-          for (const wake of waiters) wake();
+          if (data) read(JSON.parse(data) as ListenMessage);
         }
       }
     } catch {
       // The client closed the stream.
     }
-  })().finally(() => {
-    for (const wake of waiters) wake();
-  });
-  let over = false;
-  void ended.then(() => (over = true));
+  })().finally(collected.finish);
   return {
     status: res.status,
-    messages,
-    ended,
-    async until(done, ms = 10_000) {
-      const deadline = Date.now() + ms;
-      while (!done(messages)) {
-        if (over) throw new Error(`listen ended first: ${JSON.stringify(messages)}`);
-        if (Date.now() > deadline)
-          throw new Error(`listen: not yet after ${ms} ms: ${JSON.stringify(messages)}`);
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            waiters.delete(wake);
-            clearTimeout(timer);
-            resolve();
-          };
-          const timer = setTimeout(wake, 100);
-          waiters.add(wake);
-        });
-      }
-      return messages;
-    },
+    messages: collected.messages,
+    ended: collected.ended,
+    until: collected.until,
     close: () => abort.abort(),
+  };
+}
+
+/**
+ * Opens a listen over `transport`, a stdio client's connected transport: the
+ * listen's messages (its response, and notifications stamped with its id) are
+ * taken off the transport before the client sees them. `close` sends
+ * `notifications/cancelled` for it. `status` is always 200.
+ */
+export async function listenOver(
+  transport: Transport,
+  notifications: Record<string, unknown>,
+  options: ListenOptions = {},
+): Promise<Listen> {
+  const request = listenRequest(notifications, options);
+  const collected = collector();
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const m = message as ListenMessage;
+    const ours =
+      m.method === undefined
+        ? m.id === request.id
+        : m.params?._meta?.['io.modelcontextprotocol/subscriptionId'] === request.id;
+    if (!ours) return deliver?.(message, extra);
+    collected.push(m);
+    if (m.method === undefined) collected.finish();
+  };
+  await transport.send(request);
+  return {
+    status: 200,
+    messages: collected.messages,
+    ended: collected.ended,
+    until: collected.until,
+    close() {
+      void transport.send({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: request.id },
+      });
+      collected.finish();
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { setImmediate as tick } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { ONE_STATEMENT } from '../../src/kernel/store.js';
 import { auditEntry, grant, journalEntry, uid, type ContractContext } from './fixtures.js';
 
 export function transactionsContract({ store, open }: ContractContext): void {
@@ -7,6 +8,23 @@ export function transactionsContract({ store, open }: ContractContext): void {
     it('a transaction resolves with its function result', async () => {
       expect(await store().transaction(async () => 42)).toBe(42);
       expect(await store().read(async () => 'read')).toBe('read');
+    });
+
+    it('a single-statement read answers its one query and refuses a second', async () => {
+      const collection = uid('rec');
+      await store().transaction((tx) => tx.records.put(collection, 'k', { v: 1 }));
+      const one = await store().read((tx) => tx.records.get(collection, 'k'), ONE_STATEMENT);
+      expect(one?.value).toEqual({ v: 1 });
+      await expect(
+        store().read(async (tx) => {
+          await tx.records.get(collection, 'k');
+          return tx.records.get(collection, 'k');
+        }, ONE_STATEMENT),
+      ).rejects.toThrow(/single-statement/);
+      // The store still answers afterwards (the connection went back clean).
+      expect(await store().read((tx) => tx.records.get(collection, 'k'))).toMatchObject({
+        value: { v: 1 },
+      });
     });
 
     it('a rejected transaction leaves nothing behind', async () => {

@@ -114,6 +114,7 @@ async function main() {
   const kernels = {};
   const closers = [];
   const sizes = {};
+  const tables = {};
 
   const airlock = async (name, spec) => {
     const notes = createNotesDoor();
@@ -144,6 +145,13 @@ async function main() {
   const sq = await airlock('airlock-sqlite');
   sizes['airlock-sqlite'] = async () =>
     ['airlock.db', 'airlock.db-wal'].reduce((n, f) => n + fileSize(join(sq.dir, f)), 0);
+  // Where the bytes are: the retained logs (journal, audit, events) against the data itself.
+  const statsDb = new Database(join(sq.dir, 'airlock.db'), { readonly: true });
+  const pageBytes = statsDb.prepare(
+    'SELECT tbl_name AS tbl, SUM(pgsize) AS bytes FROM dbstat JOIN sqlite_schema USING (name) GROUP BY tbl_name',
+  );
+  tables['airlock-sqlite'] = () => Object.fromEntries(pageBytes.all().map((r) => [r.tbl, r.bytes]));
+  closers.push(async () => statsDb.close());
 
   const rawDb = new Database(join(sq.dir, 'bare.db'));
   rawDb.pragma('journal_mode = WAL');
@@ -216,12 +224,14 @@ async function main() {
       } else if (msg.type === 'usage') {
         const cpu = process.cpuUsage();
         const dbBytes = msg.server && sizes[msg.server] ? await sizes[msg.server]() : null;
+        const tableBytes = msg.server && tables[msg.server] ? tables[msg.server]() : null;
         process.send({
           id: msg.id,
           cpuUs: cpu.user + cpu.system,
           rss: process.memoryUsage().rss,
           heapUsed: process.memoryUsage().heapUsed,
           dbBytes,
+          tableBytes,
         });
       } else if (msg.type === 'close') {
         for (const close of closers) await close();

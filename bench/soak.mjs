@@ -116,6 +116,7 @@ export async function benchSoak({ pg }) {
           p99Ms: Math.round(percentile(done.ns, 0.99) / 1e4) / 100,
           rssMb: Math.round(usage.rss / 1e5) / 10,
           dbMb: Math.round(usage.dbBytes / 1e4) / 100,
+          ...(usage.tableBytes ? splitBytes(usage.tableBytes) : {}),
         });
       }
     })();
@@ -137,6 +138,14 @@ export async function benchSoak({ pg }) {
       dbMbPerMinute:
         Math.round(((last.dbMb - first.dbMb) / ((last.atSeconds - first.atSeconds) / 60)) * 100) /
         100,
+      ...(first.logsMb !== undefined
+        ? {
+            logsMbPerMinute:
+              Math.round(
+                ((last.logsMb - first.logsMb) / ((last.atSeconds - first.atSeconds) / 60)) * 100,
+              ) / 100,
+          }
+        : {}),
     },
   };
 }
@@ -147,7 +156,7 @@ export function printSoak(result, table) {
   );
   console.log(
     table(
-      ['t s', 'calls', 'err', 'p50 ms', 'p99 ms', 'RSS MB', 'db MB'],
+      ['t s', 'calls', 'err', 'p50 ms', 'p99 ms', 'RSS MB', 'db MB', 'logs MB', 'data MB'],
       result.intervals.map((i) => [
         i.atSeconds,
         i.calls,
@@ -156,10 +165,24 @@ export function printSoak(result, table) {
         i.p99Ms,
         i.rssMb,
         i.dbMb,
+        i.logsMb ?? '',
+        i.dataMb ?? '',
       ]),
     ),
   );
   console.log(
-    `drift last/first: p50 ×${result.drift.p50}, p99 ×${result.drift.p99}; database ${result.drift.dbMbPerMinute} MB/min after the first interval\n`,
+    `drift last/first: p50 ×${result.drift.p50}, p99 ×${result.drift.p99}; database ${result.drift.dbMbPerMinute} MB/min after the first interval${result.drift.logsMbPerMinute !== undefined ? ` (retained logs ${result.drift.logsMbPerMinute} MB/min)` : ''}\n`,
   );
+}
+
+/** The retained logs (journal, audit, event log: what retention bounds) against everything else. */
+const LOGS = new Set(['journal', 'audit', 'event_log']);
+function splitBytes(tableBytes) {
+  let logs = 0;
+  let data = 0;
+  for (const [table, bytes] of Object.entries(tableBytes)) {
+    if (LOGS.has(table)) logs += bytes;
+    else data += bytes;
+  }
+  return { logsMb: Math.round(logs / 1e4) / 100, dataMb: Math.round(data / 1e4) / 100 };
 }

@@ -100,7 +100,10 @@ export function createAsks({
       if (granted.some((g) => g.door === call.door && g.capability === capability)) return null;
 
       const preview = await call.preview();
+      // Keyed: the agent's pending list, read first, is locked until commit
+      // (its asks take turns; other agents' run alongside).
       const outcome = await store.transaction(async (tx) => {
+        const waiting = await waitingFor(tx, agent, at);
         let latest = await tx.approvals.latestCall(agent, call.door, call.tool, call.digest);
         if (latest?.status === 'pending' && isExpired(latest, at))
           latest = await tx.approvals.decide(latest.id, closed('expired', at));
@@ -115,7 +118,6 @@ export function createAsks({
           (await tx.approvals.markUsed(latest.id, at))
         )
           return { failure: null };
-        const waiting = await waitingFor(tx, agent, at);
         if (waiting.length >= MAX_PENDING_PER_AGENT) return { failure: inboxFull(waiting) };
         const approval: Approval = {
           id: randomUUID(),
@@ -142,7 +144,7 @@ export function createAsks({
         };
         await tx.approvals.insert(approval);
         return { failure: required(approval), filed: approval };
-      });
+      }, KEYED);
       if (outcome.filed)
         events.publish({ event: 'approvalRequested', approval: shown(outcome.filed) });
       return outcome.failure;

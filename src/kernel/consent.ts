@@ -79,7 +79,15 @@ export const closed = (status: 'expired' | 'cancelled', at: number) => ({
 
 /** The agent's undecided approvals of every kind (the cap counts them together). */
 export async function waitingFor(tx: StoreTx, agent: string | null, at: number) {
-  return (await tx.approvals.listPending()).filter(
+  // Rows from before approvals kept their agent have none; their connection names it.
+  const own = await tx.approvals.listPendingOf(agent);
+  const unnamed =
+    agent === null
+      ? []
+      : (await tx.approvals.listPendingOf(null)).filter(
+          (a) => agentOfConnection(a.connection) === agent,
+        );
+  return [...own, ...unnamed].filter(
     (a) => (a.agent ?? agentOfConnection(a.connection)) === agent && !isExpired(a, at),
   );
 }
@@ -113,8 +121,12 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
       const lifetime = lifetimeMs ?? DEFAULT_GRANT_LIFETIME_MS;
       const grant = await find(connection, door, capability);
       if (grant) return grant;
+      // Keyed: the agent's pending list, read first, is locked until commit, so
+      // its requests take turns while other agents' run alongside.
       const filed = await store.transaction(async (tx) => {
         const at = now();
+        const agent = agentOfConnection(connection);
+        const waiting = await waitingFor(tx, agent, at);
         let latest = await tx.approvals.latest(connection, door, capability);
         if (latest?.status === 'pending' && isExpired(latest, at))
           latest = await tx.approvals.decide(latest.id, closed('expired', at));
@@ -124,8 +136,6 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
           return { approval: latest, fresh: false };
         }
         // One agent cannot flood the owner's inbox (authority.md §2).
-        const agent = agentOfConnection(connection);
-        const waiting = await waitingFor(tx, agent, at);
         if (waiting.length >= MAX_PENDING_PER_AGENT) return { full: waiting, approval: null };
         const approval: Approval = {
           id: randomUUID(),
@@ -152,7 +162,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
         };
         await tx.approvals.insert(approval);
         return { approval, fresh: true };
-      });
+      }, KEYED);
       if (filed.approval === null) return inboxFull(filed.full);
       const { approval } = filed;
       if (filed.fresh) events.publish({ event: 'approvalRequested', approval: shown(approval) });

@@ -69,6 +69,13 @@ export interface ApprovalRepo {
   insert(approval: Approval): Promise<void>;
   get(id: string): Promise<Approval | null>;
   listPending(): Promise<Approval[]>;
+  /**
+   * One agent's pending approvals, oldest first (null: those of no agent),
+   * read through an index. In a keyed transaction the agent's list stays
+   * locked until commit, so a decision from its count holds (one agent's
+   * requests take turns; different agents' do not meet).
+   */
+  listPendingOf(agent: string | null): Promise<Approval[]>;
   /** The newest approval for this connection, door and capability, in any status. */
   latest(connection: string, door: string, capability: string): Promise<Approval | null>;
   /** The newest policy ask for this agent, door, tool and argument digest, in any status. */

@@ -338,6 +338,39 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
     const secondEntry = await waiting;
     expect(secondEntry.id).toBeGreaterThan(firstId);
   });
+
+  it('two hundred agents asking for access at once each get approvalRequired, never internal', async () => {
+    const retried: string[] = [];
+    const store = await openStore((error) => retried.push(codeOf(error)));
+    const events = await createEventBus();
+    const kernel = createKernel({
+      store,
+      blobs: createPostgresBlobStore(store.pool, store.schema),
+      events,
+      logger: silentLogger,
+    });
+    kernel.mount(createLedgerDoor());
+    await kernel.start();
+    cleanup.push(
+      () => events.close(),
+      () => kernel.close(),
+    );
+    const asked = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        kernel.call(
+          'ledger',
+          'ledger_request_write_access',
+          {},
+          { connection: connection(`agent:crowd-${i}/session:s${i}`, 'http-session') },
+        ),
+      ),
+    );
+    const codes = asked.map((a) => ('code' in a ? a.code : 'ok'));
+    expect(codes.filter((c) => c !== 'approvalRequired')).toEqual([]);
+    expect(await kernel.consent.pending()).toHaveLength(200);
+    // Different agents' requests do not conflict: nothing to retry.
+    expect(retried).toEqual([]);
+  });
 });
 
 function pgSequence(schema: string): string {

@@ -88,7 +88,7 @@ describe('SQLite schema 4: records by rowid', () => {
       const version = db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as {
         v: number;
       };
-      expect(version.v).toBe(4);
+      expect(version.v).toBeGreaterThanOrEqual(4);
     } finally {
       db.close();
     }

@@ -1,3 +1,4 @@
+import { lockKey } from './key-lock.js';
 import type { ApprovalRepo } from '../../kernel/store.js';
 import type { Approval, ResourceRef } from '../../kernel/records.js';
 import { fromNullableJson, toNullableJson } from './json-column.js';
@@ -120,6 +121,19 @@ export function createApprovalRepo(db: SqlClient): ApprovalRepo {
     async listPending() {
       const rows = await db.all<ApprovalRow>(
         `SELECT ${COLUMNS} FROM approvals WHERE status = 'pending' ORDER BY created_at, seq`,
+      );
+      return rows.map(toApproval);
+    },
+
+    async listPendingOf(agent) {
+      // In a keyed transaction the agent's pending list is held until commit:
+      // its requests take turns, so a count of them stays exact.
+      await lockKey(db, 'approvals.pending', agent ?? '');
+      const rows = await db.all<ApprovalRow>(
+        agent === null
+          ? `SELECT ${COLUMNS} FROM approvals WHERE agent IS NULL AND status = 'pending' ORDER BY created_at, seq`
+          : `SELECT ${COLUMNS} FROM approvals WHERE agent = ? AND status = 'pending' ORDER BY created_at, seq`,
+        agent === null ? [] : [agent],
       );
       return rows.map(toApproval);
     },

@@ -143,6 +143,10 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE records_by_rowid RENAME TO records;
   CREATE UNIQUE INDEX records_by_key ON records (collection, key);
   `,
+  // One agent's pending approvals (its inbox cap) read by index, not by a scan of all.
+  `
+  CREATE INDEX approvals_by_agent ON approvals (agent, status, created_at, seq);
+  `,
 ];
 
 /**

@@ -259,4 +259,9 @@ export interface FolderStorage {
     dir: string,
   ): HistoryLog<S, Op> & { close(): void; changedAt?(): number | null };
   blobs(dir: string): BlobStore;
+  /**
+   * Forgets the folder's history log (entries and snapshot). Its blobs stay:
+   * they are content-addressed and may be shared with other folders.
+   */
+  removeLog(dir: string): Promise<void>;
 }

@@ -5,12 +5,13 @@
  * it safely). Every instance on the store sees the same folders.
  */
 import type { BlobStore, FolderStorage, Store } from '../kernel/store.js';
-import { createStoreHistoryLog } from './history-store.js';
+import { createStoreHistoryLog, removeStoreHistoryLog } from './history-store.js';
 
 export function createStoreFolderStorage(store: Store, blobs: BlobStore): FolderStorage {
   return {
     shared: true,
     historyLog: (dir) => createStoreHistoryLog(store, dir),
     blobs: () => blobs,
+    removeLog: (dir) => removeStoreHistoryLog(store, dir),
   };
 }

@@ -16,6 +16,7 @@ import {
   writeSync,
   existsSync,
   ftruncateSync,
+  rmSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import type { HistoryLog, HistorySnapshot, LogEntry } from '../kernel/history.js';
@@ -94,4 +95,10 @@ export function createFileHistoryLog<S, Op>(dir: string): HistoryLog<S, Op> & { 
       fd = null;
     },
   };
+}
+
+/** Removes the folder's `oplog.jsonl` and `snapshot.json` (and a snapshot temp file). */
+export function removeFileHistoryLog(dir: string): void {
+  for (const file of ['oplog.jsonl', 'snapshot.json', 'snapshot.json.tmp'])
+    rmSync(join(dir, file), { force: true });
 }

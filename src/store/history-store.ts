@@ -104,3 +104,13 @@ export function createStoreHistoryLog<S, Op>(
     },
   };
 }
+
+/** Removes the log `name` from the store: its head, its entries and its snapshot, in one transaction. */
+export async function removeStoreHistoryLog(store: Store, name: string): Promise<void> {
+  await store.transaction(async (tx) => {
+    for (const { key } of await tx.records.list(ENTRY, { prefix: `${name}/` }))
+      await tx.records.delete(ENTRY, key);
+    await tx.records.delete(SNAPSHOT, name);
+    await tx.records.delete(HEAD, name);
+  });
+}

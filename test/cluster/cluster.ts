@@ -63,6 +63,8 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`)
 export interface Cluster {
   /** nginx's URL: the deployment as clients see it. */
   url: string;
+  /** The PostgreSQL schema the instances share (on PG_URL). */
+  schema: string;
   /** Each instance's own URL (index 0..2). */
   instances: Served[];
   instanceUrl(i: number): string;
@@ -143,6 +145,7 @@ export async function startCluster({
   };
   return {
     url,
+    schema,
     instances,
     instanceUrl: (i) => instances[i]!.url,
     agentToken,

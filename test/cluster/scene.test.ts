@@ -8,8 +8,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createCanvas } from '@napi-rs/canvas';
+import pg from 'pg';
+import { connectClient } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/wait.js';
 import { describeWithServices } from '../services/index.js';
+import { PG_URL } from '../services/postgres.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { openEvents, type EventStream } from './sse.js';
 
@@ -161,6 +164,87 @@ await describeWithServices(
       const listed = await api(cluster.instanceUrl(2), 'projects');
       expect((listed.body.projects as { name: string }[]).map((p) => p.name)).toEqual(['Shared']);
     }, 120_000);
+
+    it('an export made through one instance is fetched with the same bytes from every instance; a deleted project leaves no rows and its export url answers 404', async () => {
+      const created = await api(cluster.instanceUrl(0), 'projects', { name: 'Exports' });
+      expect(created.status).toBe(201);
+      const [pageId] = await addPages('x', 1);
+      const page = (await sceneAt(cluster.url)).scene.pages.find((p) => p.id === pageId)!;
+      const source = page.nodes.find((n) => n.kind.image?.role === 'source')!.kind.image as {
+        blob: string;
+      };
+      // The source image stands in as the rendered one, so a pdf can be made.
+      const rendered = { ...source, role: 'rendered', opacity: 1 };
+      const added = await api(cluster.url, 'history/apply', {
+        op: {
+          addNode: {
+            page: pageId,
+            node: {
+              id: randomUUID(),
+              transform: { x: 0, y: 0, width: 240, height: 160, rotationDeg: 0 },
+              visible: true,
+              kind: { image: rendered },
+            },
+          },
+        },
+      });
+      expect(added.status).toBe(200);
+      const mcp = await connectClient(`${cluster.instanceUrl(1)}/mcp`, {
+        name: 'cluster-scene',
+        token: cluster.agentToken,
+      });
+      const result = (await mcp.callTool({ name: 'koharu.export', arguments: { format: 'pdf' } }))
+        .structuredContent as { url: string; uri: string; bytes: number };
+      await mcp.close();
+      expect(result.url).toMatch(/^\/api\/v1\/blobs\/[0-9a-f]{64}$/);
+      const fetched = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const res = await fetch(`${cluster.url}${result.url}`, { headers: owner() });
+          return {
+            status: res.status,
+            type: res.headers.get('content-type'),
+            bytes: Buffer.from(await res.arrayBuffer()),
+          };
+        }),
+      );
+      for (const f of fetched) {
+        expect(f).toMatchObject({ status: 200, type: 'application/pdf' });
+        expect(f.bytes.equals(fetched[0]!.bytes)).toBe(true);
+      }
+      expect(fetched[0]!.bytes.byteLength).toBe(result.bytes);
+
+      const db = new pg.Client({ connectionString: PG_URL });
+      await db.connect();
+      const rows = async (pattern: string) =>
+        (
+          await db.query<{ collection: string; key: string }>(
+            `SELECT collection, key FROM "${cluster.schema}".records WHERE key LIKE $1 OR value LIKE $1`,
+            [pattern],
+          )
+        ).rows;
+      try {
+        const record = (
+          await db.query<{ value: string }>(
+            `SELECT value FROM "${cluster.schema}".records WHERE collection = 'scene.projects' AND value LIKE '%"Exports"%'`,
+          )
+        ).rows[0]!;
+        const log = (JSON.parse(record.value) as { log: string }).log;
+        expect((await rows(`%${log}%`)).length).toBeGreaterThan(2);
+        const id = (created.body as { id: string }).id;
+        expect(
+          (await api(cluster.instanceUrl(2), `projects/${id}`, undefined, 'DELETE')).status,
+        ).toBe(204);
+        expect(await rows(`%${log}%`)).toEqual([]);
+      } finally {
+        await db.end();
+      }
+      // With another project open, the export url answers 404 on every instance.
+      expect((await api(cluster.url, 'projects', { name: 'After' })).status).toBe(201);
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${cluster.instanceUrl(i)}${result.url}`, { headers: owner() });
+        expect(res.status).toBe(404);
+      }
+    }, 60_000);
 
     it('SIGKILLs the instance running a 20-page pipeline mid-run 10 times: each run ends completed once, each page processed once', async () => {
       const opened = await api(cluster.url, 'projects', { name: 'Pipelines' });

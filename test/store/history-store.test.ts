@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHistory } from '../../src/kernel/history.js';
 import type { Store } from '../../src/kernel/store.js';
-import { createStoreHistoryLog } from '../../src/store/history-store.js';
+import { createStoreHistoryLog, removeStoreHistoryLog } from '../../src/store/history-store.js';
 import { createPostgresStore } from '../../src/store/postgres/index.js';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
 import {
@@ -69,6 +69,28 @@ function sharedLogSuite(name: string, store: () => Store) {
       expect(await a.apply([set('x', 1)], 'x', 'tag-1')).toBe(1);
       expect(await b.apply([set('x', 1)], 'x', 'tag-1')).toBe(1);
       expect(b.epoch).toBe(1);
+    });
+
+    it('removing a log leaves none of its head, entries or snapshot, and keeps the other logs', async () => {
+      const [gone, kept] = [`test/${randomUUID()}`, `test/${randomUUID()}`];
+      for (const logName of [gone, kept]) {
+        const h = await openHistory<State, Op>({
+          reducer,
+          initial: {},
+          log: createStoreHistoryLog<State, Op>(store(), logName),
+          compactEvery: 2,
+        });
+        for (let i = 0; i < 3; i++) await h.apply([set(`k${i}`, i)], `set ${i}`);
+      }
+      await removeStoreHistoryLog(store(), gone);
+      const rows = (logName: string) =>
+        store().read(async (tx) => [
+          await tx.records.get('history.head', logName),
+          await tx.records.get('history.snapshot', logName),
+          (await tx.records.list('history.entry', { prefix: `${logName}/` })).length,
+        ]);
+      expect(await rows(gone)).toEqual([null, null, 0]);
+      expect((await rows(kept)).map((r) => r !== null && r !== 0)).toEqual([true, true, true]);
     });
 
     it('an instance behind a compaction the other made catches up from the snapshot', async () => {

@@ -4,14 +4,15 @@
  * taken after compacting the history so the snapshot holds everything;
  * `rendered`/`inpainted` are PNG pages (one file, or a zip for several);
  * `pdf` is one PDF with a page per rendered page, at the page's size. A
- * `khr` comes back in through khr-import.ts.
+ * `khr` comes back in through khr-import.ts; export-cache.ts keeps the files.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { zipSync } from 'fflate';
 import { PDFDocument } from 'pdf-lib';
 import { z } from 'zod';
-import { AirlockError, blobHash } from '../../kernel/index.js';
+import { AirlockError } from '../../kernel/index.js';
+import { EXPORTS_DIR } from './export-cache.js';
 import { asPng, blobBytes, imageNode } from './images.js';
 import type { Page } from './model.js';
 import { LOCK_FILE, type Project } from './project.js';
@@ -26,7 +27,6 @@ export interface ExportedFile {
   filename: string;
 }
 
-export const EXPORTS_DIR = 'exports';
 /** What a `khr` leaves out, and an import skips. */
 export const KHR_SKIPPED = new Set([LOCK_FILE, EXPORTS_DIR, 'snapshot.json.tmp', 'blobs/tmp']);
 
@@ -119,33 +119,4 @@ export async function exportProject(
     contentType: 'application/zip',
     filename: `${slug}-${format}.zip`,
   };
-}
-
-/** Keeps an export in the project's `exports/` cache, named by hash; returns the hash. */
-export function cacheExport(project: Project, file: ExportedFile): { hash: string; path: string } {
-  const hash = blobHash(file.bytes);
-  const dir = join(project.dir, EXPORTS_DIR);
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, `${hash}-${file.filename}`);
-  writeFileSync(path, file.bytes);
-  return { hash, path };
-}
-
-export function findCachedExport(project: Project, hash: string): ExportedFile | null {
-  const dir = join(project.dir, EXPORTS_DIR);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return null;
-  }
-  const name = names.find((n) => n.startsWith(`${hash}-`));
-  if (!name) return null;
-  const filename = name.slice(hash.length + 1);
-  const contentType = filename.endsWith('.png')
-    ? 'image/png'
-    : filename.endsWith('.pdf')
-      ? 'application/pdf'
-      : 'application/zip';
-  return { bytes: new Uint8Array(readFileSync(join(dir, name))), contentType, filename };
 }

@@ -7,7 +7,7 @@
 import { createCanvas, GlobalFonts, loadImage, type Canvas } from '@napi-rs/canvas';
 import { AirlockError, type BlobStore } from '../../kernel/index.js';
 import { checkImageSize } from './image-header.js';
-import type { Page } from './model.js';
+import type { Page, Scene } from './model.js';
 
 export const THUMBNAIL_MAX = 320;
 
@@ -78,6 +78,26 @@ export function imageNode(page: Page, role: 'source' | 'inpainted' | 'rendered')
     if ('image' in node.kind && node.kind.image.role === role)
       return { node, image: node.kind.image };
   return null;
+}
+
+const sceneBlobs = new WeakMap<Scene, Set<string>>();
+
+/** The blob hashes the scene's nodes name (images and masks), worked out once per scene value. */
+export function blobsOf(scene: Scene): Set<string> {
+  let found = sceneBlobs.get(scene);
+  if (found) return found;
+  found = new Set();
+  const stack: unknown[] = [scene.pages];
+  while (stack.length) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    for (const [key, child] of Object.entries(v)) {
+      if (key === 'blob' && typeof child === 'string') found.add(child);
+      else stack.push(child);
+    }
+  }
+  sceneBlobs.set(scene, found);
+  return found;
 }
 
 /** Topmost finished image of a page: rendered, else inpainted, else source. */

@@ -28,6 +28,7 @@ import {
   type FolderStorage,
   type History,
 } from '../../kernel/index.js';
+import { createFolderExports, type ExportCache } from './export-cache.js';
 import { emptyScene, type Scene } from './model.js';
 import type { Op } from './ops.js';
 import { SceneOpError, sceneReducer } from './reducer.js';
@@ -47,6 +48,8 @@ export interface Project {
   readonly dir: string;
   readonly history: History<Scene, Op>;
   readonly blobs: BlobStore;
+  /** The files `koharu.export` made, served at their `url`. */
+  readonly exports: ExportCache;
   /** The scene with `updatedAt` taken from the last durable change. */
   scene(): Scene;
   close(): Promise<void>;
@@ -202,6 +205,7 @@ export async function openProject(dir: string, options: OpenOptions): Promise<Pr
     return latest;
   };
   return openKept(dir, file, { log: dir, blobs: join(dir, 'blobs') }, options, {
+    exports: () => createFolderExports(dir),
     release,
     lastChange,
     compactOnClose: true,
@@ -211,16 +215,19 @@ export async function openProject(dir: string, options: OpenOptions): Promise<Pr
 /**
  * A project whose files live in the store (scale-out, `storage.shared`):
  * no lock, since every instance serves it at once; its log and blobs are
- * kept under `keys.log` and `keys.blobs`. Closing here leaves the log to
- * the others (no compaction).
+ * kept under `keys.log` and `keys.blobs`, its exports by `exports` (given
+ * the project's blobs). Closing here leaves the log to the others (no
+ * compaction).
  */
 export function openSharedProject(
   dir: string,
   file: ProjectFile,
   keys: { log: string; blobs: string },
   options: OpenOptions,
+  exports: (blobs: BlobStore) => ExportCache,
 ): Promise<Project> {
   return openKept(dir, file, keys, options, {
+    exports,
     release: () => undefined,
     lastChange: (log) => log.changedAt?.() ?? Date.parse(file.createdAt),
     compactOnClose: false,
@@ -234,7 +241,12 @@ async function openKept(
   file: ProjectFile,
   keys: { log: string; blobs: string },
   options: OpenOptions,
-  how: { release(): void; lastChange(log: KeptLog): number; compactOnClose: boolean },
+  how: {
+    exports(blobs: BlobStore): ExportCache;
+    release(): void;
+    lastChange(log: KeptLog): number;
+    compactOnClose: boolean;
+  },
 ): Promise<Project> {
   const { release } = how;
   let closeLog = () => undefined as void;
@@ -262,6 +274,7 @@ async function openKept(
       dir,
       history,
       blobs,
+      exports: how.exports(blobs),
       scene() {
         const s = history.state;
         return {

@@ -1,11 +1,13 @@
 /**
  * Files of the active project over REST: blobs by hash (falling back to a
- * cached export), page thumbnails, and page image uploads.
+ * kept export), page thumbnails, and page image uploads. In scale-out the
+ * blob store is shared by every project (and door), so a blob is the active
+ * project's when its scene names it — as a project folder's `blobs/` would
+ * hold it — and a deleted project's exports are no longer served.
  */
 import { AirlockError, isBlobHash } from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
-import { bestImage, blobBytes, thumbnail } from './images.js';
-import { findCachedExport } from './exports.js';
+import { bestImage, blobBytes, blobsOf, thumbnail } from './images.js';
 import { parseMultipart } from './multipart.js';
 import { bytesAsBuffer, file, header, ok, route, type RouteDeps } from './rest.js';
 import { addPages } from './uploads.js';
@@ -24,7 +26,8 @@ export function fileRoutes({ session }: RouteDeps): RestRoute[] {
             'malformedRequest',
             'A blob hash is 64 lowercase hex characters; use a hash from get_scene.',
           );
-        const bytes = await p.blobs.get(hash);
+        const mine = !session.shared || blobsOf(p.history.state).has(hash);
+        const bytes = mine ? await p.blobs.get(hash) : null;
         if (bytes) {
           const isPng = bytes[0] === 0x89 && bytes[1] === 0x50;
           const isJpeg = bytes[0] === 0xff && bytes[1] === 0xd8;
@@ -33,8 +36,8 @@ export function fileRoutes({ session }: RouteDeps): RestRoute[] {
             contentType: isPng ? 'image/png' : isJpeg ? 'image/jpeg' : 'application/octet-stream',
           });
         }
-        const cached = findCachedExport(p, hash);
-        if (cached) return file(cached);
+        const kept = await p.exports.find(hash);
+        if (kept) return file(kept);
         throw new AirlockError(
           'notFound',
           `No blob ${hash} in the active project; use a hash from get_scene.`,

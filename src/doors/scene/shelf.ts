@@ -5,7 +5,8 @@
  *   each with `project.json` and a lock file (one server at a time);
  * - `shared` (scale-out): each project's `project.json` is a record in the
  *   store and its log and blobs are kept by the shared folder storage, so
- *   every instance serves the same projects. The workspace's open project is
+ *   every instance serves the same projects (deleting one removes its record,
+ *   log and export records). The workspace's open project is
  *   a record too (`scene.workspace/current`), so every instance serves the
  *   same scene. A project is named by its folder path relative to the data
  *   folder, the same on every instance configured alike.
@@ -14,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { AirlockError, openHistory, type FolderStorage, type Store } from '../../kernel/index.js';
+import { createStoreExports, forgetStoreExports } from './export-cache.js';
 import { emptyScene, type Scene } from './model.js';
 import type { Op } from './ops.js';
 import {
@@ -186,7 +188,9 @@ export function createSharedShelf(
     },
     async open(dir, options) {
       const found = await required(dir);
-      return openSharedProject(dir, found, keys(found), { ...options, storage });
+      return openSharedProject(dir, found, keys(found), { ...options, storage }, (blobs) =>
+        createStoreExports(store(), blobs, found.log),
+      );
     },
     async findOperation(dir, operation) {
       const found = await required(dir);
@@ -202,7 +206,14 @@ export function createSharedShelf(
         log.close();
       }
     },
+    // The log and the export records go first: a delete cut short leaves the
+    // project listed (delete it again), never rows no project names. Blobs
+    // stay: the blob store is shared by content hash with other projects and doors.
     async remove(dir) {
+      const found = await record(dir);
+      if (!found) return;
+      await storage.removeLog(keys(found).log);
+      await forgetStoreExports(store(), found.log);
       await store().transaction((tx) => tx.records.delete(PROJECTS, keyOf(dir)));
     },
     async current() {

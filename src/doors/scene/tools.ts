@@ -4,7 +4,6 @@
  * agents raw HTTP. A tool that needs a project raises `noProject`, which the
  * presenter shows as JSON-RPC −32600 `invalid request: no project open`.
  */
-import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import {
   AirlockError,
@@ -17,7 +16,7 @@ import {
   type Effect,
 } from '../../kernel/index.js';
 import { ARTIFACTS, infoOf, type EngineRegistry } from './engines/registry.js';
-import { cacheExport, exportProject, ExportFormat } from './exports.js';
+import { exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';
 import { OpSchema, opTag, type Op, type OpTag } from './ops.js';
 import {
@@ -315,8 +314,8 @@ export function sceneTools(
       .object({ format: ExportFormat, pages: z.array(uuidString()).max(10_000).optional() })
       .strict(),
     output: ExportResult,
-    // Writes a file (exports/ in the project folder, served at url), never the
-    // scene itself: a write, so it is audited and the owner's policy sees it.
+    // Writes a file (exports/ in the project folder, or the store in
+    // scale-out; served at url), never the scene itself: a write, so it is audited and the owner's policy sees it.
     effect: 'write',
     ...NO_HINTS,
     policy: {
@@ -328,9 +327,9 @@ export function sceneTools(
     handler: async ({ format, pages }) => {
       const project = session.require();
       const file = await exportProject(project, format, pages, session.shared);
-      const { hash, path } = cacheExport(project, file);
+      const { hash, uri } = await project.exports.keep(file);
       return {
-        uri: pathToFileURL(path).href,
+        uri,
         url: `/api/v1/blobs/${hash}`,
         name: file.filename,
         mimeType: file.contentType,

@@ -96,7 +96,13 @@ export async function connectClients(load, server, era, n, { grantNotes = false 
 const isBusy = (result) =>
   result?.isError === true && /busy/i.test(JSON.stringify(result.content ?? '').slice(0, 400));
 
-/** Every client loops calls for `seconds`; returns latencies (ns), errors and busy answers. */
+/** Keeps up to 3 distinct texts (numbers masked when comparing) of one kind of answer. */
+const keep = (samples, text) => {
+  const shape = (t) => t.replace(/\d+/g, '#');
+  if (samples.length < 3 && !samples.some((s) => shape(s) === shape(text))) samples.push(text);
+};
+
+/** Every client loops calls for `seconds`; returns latencies (ns), errors and busy answers, with sample texts of each. */
 export async function closedLoop(clients, call, seconds) {
   const until = Date.now() + seconds * 1000;
   const ns = [];
@@ -104,30 +110,35 @@ export async function closedLoop(clients, call, seconds) {
   let busy = 0;
   let i = 0;
   const samples = [];
+  const busySamples = [];
   await Promise.all(
     clients.map(async (client) => {
       while (Date.now() < until) {
         const t = process.hrtime.bigint();
         try {
           const result = await call(client, i++);
-          if (isBusy(result)) busy++;
-          else if (result?.isError) {
+          if (isBusy(result)) {
+            busy++;
+            keep(busySamples, JSON.stringify(result.content).slice(0, 300));
+          } else if (result?.isError) {
             errors++;
-            if (samples.length < 3) samples.push(JSON.stringify(result.content).slice(0, 300));
+            keep(samples, JSON.stringify(result.content).slice(0, 300));
           }
         } catch (error) {
           // The HTTP layer's own refusal (503 busy: the per-address connection cap) is busy too.
-          if (/"code":"busy"/.test(String(error))) busy++;
-          else {
+          if (/"code":"busy"/.test(String(error))) {
+            busy++;
+            keep(busySamples, String(error).slice(0, 300));
+          } else {
             errors++;
-            if (samples.length < 3) samples.push(String(error).slice(0, 300));
+            keep(samples, String(error).slice(0, 300));
           }
         }
         ns.push(Number(process.hrtime.bigint() - t));
       }
     }),
   );
-  return { ns, errors, busy, samples };
+  return { ns, errors, busy, samples, busySamples };
 }
 
 export const percentile = (ns, q) => {
@@ -159,6 +170,7 @@ async function cell(load, server, clients, tool) {
     errors: run.errors,
     busy: run.busy,
     ...(run.samples.length ? { errorSamples: run.samples } : {}),
+    ...(run.busySamples.length ? { busySamples: run.busySamples } : {}),
   };
 }
 
@@ -230,5 +242,14 @@ export function printLoad(result, table) {
       ]),
     ),
   );
+  // What the err and busy cells were (either leg), so a reader need not open the JSON.
+  for (const r of result.rows)
+    for (const leg of [r.airlock, r.bare])
+      for (const [kind, texts] of [
+        ['err', leg.errorSamples],
+        ['busy', leg.busySamples],
+      ])
+        for (const text of texts ?? [])
+          console.log(`  ${leg.server} ${r.era}/${r.tool}/${r.clients} ${kind}: ${text}`);
   console.log('');
 }

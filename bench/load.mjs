@@ -18,6 +18,7 @@
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Agent } from 'undici';
 import { connect } from './servers.mjs';
 
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
@@ -76,12 +77,25 @@ const appendArgs = (i) => ({
   expectedVersion: null,
 });
 
-/** Connects `n` clients of an era to a server; Airlock clients each get an agent and write grants. */
+/**
+ * Client `i`'s own loopback source address (127.0.1.1, 127.0.1.2, …; Linux
+ * routes all of 127.0.0.0/8 to lo). The target is "0 busy for clients within
+ * their own limits": N agents on one address would instead meet the HTTP
+ * app's per-address connection cap (each 2025 session holds its SSE GET and
+ * its POSTs open), which protects against one client, not N.
+ */
+const clientAddress = (i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`;
+
+/** Connects `n` clients of an era to a server, each from its own address; Airlock clients each get an agent and write grants. */
 export async function connectClients(load, server, era, n, { grantNotes = false } = {}) {
   const airlock = server.startsWith('airlock');
   const tokens = airlock ? (await load.rpc({ type: 'agents', server, count: n })).tokens : [];
   const clients = [];
-  for (let i = 0; i < n; i++) clients.push(await connect(load.servers[server], era, tokens[i]));
+  for (let i = 0; i < n; i++) {
+    const dispatcher = new Agent({ localAddress: clientAddress(i) });
+    const client = await connect(load.servers[server], era, tokens[i], { dispatcher });
+    clients.push(Object.assign(client, { dispatcher }));
+  }
   if (airlock) {
     const asks = ['ledger_request_write_access'];
     if (grantNotes) asks.push('rooqi_request_read_access', 'rooqi_request_write_access');
@@ -92,6 +106,15 @@ export async function connectClients(load, server, era, n, { grantNotes = false 
   }
   return clients;
 }
+
+/** Closes clients from connectClients and their connection pools. */
+export const closeClients = (clients) =>
+  Promise.all(
+    clients.map(async (c) => {
+      await c.close().catch(() => undefined);
+      await c.dispatcher.destroy().catch(() => undefined);
+    }),
+  );
 
 const isBusy = (result) =>
   result?.isError === true && /busy/i.test(JSON.stringify(result.content ?? '').slice(0, 400));
@@ -193,7 +216,7 @@ export async function benchLoad({ pg }) {
             rows.push({ store, era, tool, clients: n, airlock: air, bare });
           }
         }
-        await Promise.all([...a, ...b].map((c) => c.close().catch(() => undefined)));
+        await closeClients([...a, ...b]);
       }
     }
   } finally {

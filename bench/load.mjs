@@ -100,8 +100,16 @@ export async function connectClients(load, server, era, n, { grantNotes = false 
     const asks = ['ledger_request_write_access'];
     if (grantNotes) asks.push('rooqi_request_read_access', 'rooqi_request_write_access');
     for (const name of asks) {
-      await Promise.all(clients.map((c) => c.callTool({ name, arguments: {} })));
-      await load.rpc({ type: 'approve', server });
+      const asked = await Promise.all(clients.map((c) => c.callTool({ name, arguments: {} })));
+      // The expected answer is approvalRequired; any other leaves that client without the grant.
+      const refused = asked.filter(
+        (r) => !JSON.stringify(r.content ?? '').includes('approvalRequired'),
+      );
+      const { approved } = await load.rpc({ type: 'approve', server });
+      if (refused.length)
+        console.log(
+          `  ${server}: ${name} approved for ${approved} of ${n} clients; ${refused.length} answered e.g. ${JSON.stringify(refused[0].content).slice(0, 300)}`,
+        );
     }
   }
   return clients;

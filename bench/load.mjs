@@ -18,6 +18,7 @@
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Agent } from 'undici';
 import { connect } from './servers.mjs';
 
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
@@ -76,27 +77,63 @@ const appendArgs = (i) => ({
   expectedVersion: null,
 });
 
-/** Connects `n` clients of an era to a server; Airlock clients each get an agent and write grants. */
+/**
+ * Client `i`'s own loopback source address (127.0.1.1, 127.0.1.2, …; Linux
+ * routes all of 127.0.0.0/8 to lo). The target is "0 busy for clients within
+ * their own limits": N agents on one address would instead meet the HTTP
+ * app's per-address connection cap (each 2025 session holds its SSE GET and
+ * its POSTs open), which protects against one client, not N.
+ */
+const clientAddress = (i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`;
+
+/** Connects `n` clients of an era to a server, each from its own address; Airlock clients each get an agent and write grants. */
 export async function connectClients(load, server, era, n, { grantNotes = false } = {}) {
   const airlock = server.startsWith('airlock');
   const tokens = airlock ? (await load.rpc({ type: 'agents', server, count: n })).tokens : [];
   const clients = [];
-  for (let i = 0; i < n; i++) clients.push(await connect(load.servers[server], era, tokens[i]));
+  for (let i = 0; i < n; i++) {
+    const dispatcher = new Agent({ localAddress: clientAddress(i) });
+    const client = await connect(load.servers[server], era, tokens[i], { dispatcher });
+    clients.push(Object.assign(client, { dispatcher }));
+  }
   if (airlock) {
     const asks = ['ledger_request_write_access'];
     if (grantNotes) asks.push('rooqi_request_read_access', 'rooqi_request_write_access');
     for (const name of asks) {
-      await Promise.all(clients.map((c) => c.callTool({ name, arguments: {} })));
-      await load.rpc({ type: 'approve', server });
+      const asked = await Promise.all(clients.map((c) => c.callTool({ name, arguments: {} })));
+      // The expected answer is approvalRequired; any other leaves that client without the grant.
+      const refused = asked.filter(
+        (r) => !JSON.stringify(r.content ?? '').includes('approvalRequired'),
+      );
+      const { approved } = await load.rpc({ type: 'approve', server });
+      if (refused.length)
+        console.log(
+          `  ${server}: ${name} approved for ${approved} of ${n} clients; ${refused.length} answered e.g. ${JSON.stringify(refused[0].content).slice(0, 300)}`,
+        );
     }
   }
   return clients;
 }
 
+/** Closes clients from connectClients and their connection pools. */
+export const closeClients = (clients) =>
+  Promise.all(
+    clients.map(async (c) => {
+      await c.close().catch(() => undefined);
+      await c.dispatcher.destroy().catch(() => undefined);
+    }),
+  );
+
 const isBusy = (result) =>
   result?.isError === true && /busy/i.test(JSON.stringify(result.content ?? '').slice(0, 400));
 
-/** Every client loops calls for `seconds`; returns latencies (ns), errors and busy answers. */
+/** Keeps up to 3 distinct texts (numbers masked when comparing) of one kind of answer. */
+const keep = (samples, text) => {
+  const shape = (t) => t.replace(/\d+/g, '#');
+  if (samples.length < 3 && !samples.some((s) => shape(s) === shape(text))) samples.push(text);
+};
+
+/** Every client loops calls for `seconds`; returns latencies (ns), errors and busy answers, with sample texts of each. */
 export async function closedLoop(clients, call, seconds) {
   const until = Date.now() + seconds * 1000;
   const ns = [];
@@ -104,30 +141,35 @@ export async function closedLoop(clients, call, seconds) {
   let busy = 0;
   let i = 0;
   const samples = [];
+  const busySamples = [];
   await Promise.all(
     clients.map(async (client) => {
       while (Date.now() < until) {
         const t = process.hrtime.bigint();
         try {
           const result = await call(client, i++);
-          if (isBusy(result)) busy++;
-          else if (result?.isError) {
+          if (isBusy(result)) {
+            busy++;
+            keep(busySamples, JSON.stringify(result.content).slice(0, 300));
+          } else if (result?.isError) {
             errors++;
-            if (samples.length < 3) samples.push(JSON.stringify(result.content).slice(0, 300));
+            keep(samples, JSON.stringify(result.content).slice(0, 300));
           }
         } catch (error) {
           // The HTTP layer's own refusal (503 busy: the per-address connection cap) is busy too.
-          if (/"code":"busy"/.test(String(error))) busy++;
-          else {
+          if (/"code":"busy"/.test(String(error))) {
+            busy++;
+            keep(busySamples, String(error).slice(0, 300));
+          } else {
             errors++;
-            if (samples.length < 3) samples.push(String(error).slice(0, 300));
+            keep(samples, String(error).slice(0, 300));
           }
         }
         ns.push(Number(process.hrtime.bigint() - t));
       }
     }),
   );
-  return { ns, errors, busy, samples };
+  return { ns, errors, busy, samples, busySamples };
 }
 
 export const percentile = (ns, q) => {
@@ -159,6 +201,7 @@ async function cell(load, server, clients, tool) {
     errors: run.errors,
     busy: run.busy,
     ...(run.samples.length ? { errorSamples: run.samples } : {}),
+    ...(run.busySamples.length ? { busySamples: run.busySamples } : {}),
   };
 }
 
@@ -181,7 +224,7 @@ export async function benchLoad({ pg }) {
             rows.push({ store, era, tool, clients: n, airlock: air, bare });
           }
         }
-        await Promise.all([...a, ...b].map((c) => c.close().catch(() => undefined)));
+        await closeClients([...a, ...b]);
       }
     }
   } finally {
@@ -230,5 +273,14 @@ export function printLoad(result, table) {
       ]),
     ),
   );
+  // What the err and busy cells were (either leg), so a reader need not open the JSON.
+  for (const r of result.rows)
+    for (const leg of [r.airlock, r.bare])
+      for (const [kind, texts] of [
+        ['err', leg.errorSamples],
+        ['busy', leg.busySamples],
+      ])
+        for (const text of texts ?? [])
+          console.log(`  ${leg.server} ${r.era}/${r.tool}/${r.clients} ${kind}: ${text}`);
   console.log('');
 }

@@ -20,6 +20,7 @@ import {
   toWebRequest,
 } from '@modelcontextprotocol/node';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { fetch as undiciFetch } from 'undici';
 import { createKernel } from '../dist/kernel/kernel.js';
 import { createEventBus } from '../dist/kernel/events.js';
 import { silentLogger } from '../dist/kernel/logger.js';
@@ -159,13 +160,20 @@ async function bareHttp(factory) {
   };
 }
 
-export async function connect(url, era, token) {
+/**
+ * An SDK v2 client of `era` on `url`. With `dispatcher` (an undici Agent, e.g.
+ * one bound to its own source address) its requests go through that pool
+ * instead of the process's shared one.
+ */
+export async function connect(url, era, token, { dispatcher } = {}) {
   const client = new Client({ name: 'airlock-bench', version: '1.0.0' }, ERAS[era]);
   await client.connect(
-    new StreamableHTTPClientTransport(
-      new URL(url),
-      token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {},
-    ),
+    new StreamableHTTPClientTransport(new URL(url), {
+      ...(token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
+      ...(dispatcher
+        ? { fetch: (input, init) => undiciFetch(input, { ...init, dispatcher }) }
+        : {}),
+    }),
   );
   return client;
 }

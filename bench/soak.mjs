@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectClients, percentile, startLoadServers } from './load.mjs';
+import { closeClients, connectClients, percentile, startLoadServers } from './load.mjs';
 
 const SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
 const RATE = Number(process.env.BENCH_SOAK_RATE ?? 48);
@@ -121,7 +121,7 @@ export async function benchSoak({ pg }) {
       }
     })();
     await Promise.all([...workers, sampler]);
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await closeClients(clients);
   } finally {
     await load.close();
   }

@@ -123,8 +123,8 @@ const MIGRATIONS: readonly string[] = [
     data text NOT NULL
   );
   `,
-  // One agent's pending approvals (its inbox cap) read by index: under
-  // SERIALIZABLE, agents asking at once then do not conflict with each other.
+  // One agent's pending approvals (its inbox cap) read by index, under a lock
+  // on the agent: agents asking at once do not conflict with each other.
   `
   CREATE INDEX approvals_by_agent ON approvals (agent, status, created_at, seq);
   `,

@@ -52,16 +52,19 @@ export async function benchSoak({ pg }) {
       );
       if (created?.code !== 'ready')
         throw new Error(`soak: create_note answered ${JSON.stringify(created)}`);
-      state.push({ documentID, revision: 0 });
+      state.push({ documentID, revision: 0, appends: 0 });
     }
     const ops = [
       (c) => c.callTool({ name: 'ledger_echo', arguments: { text: 'hello' } }),
-      (c) =>
+      // A fresh account every 50 appends: the test door keeps an account's
+      // entries in one record, rewritten whole on each append, so one account
+      // for the whole run would measure that record's growth, not Airlock.
+      (c, s) =>
         c.callTool({
           name: 'ledger_append',
           arguments: {
             operationID: randomUUID(),
-            account: 'soak',
+            account: `soak-${s.documentID.slice(0, 8)}-${Math.floor(s.appends++ / 50)}`,
             amount: 1,
             expectedVersion: null,
           },

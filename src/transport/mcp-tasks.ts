@@ -88,11 +88,9 @@ export function registerTaskMethods(
     return task;
   };
 
-  server.setRequestHandler(
-    'tasks/get',
-    { params: TaskParams },
-    async ({ taskId }, ctx) => ({ ...viewOf(await find('tasks/get', taskId, ctx), true) }),
-  );
+  server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }, ctx) => ({
+    ...viewOf(await find('tasks/get', taskId, ctx), true),
+  }));
 
   server.setRequestHandler(
     'tasks/update',
@@ -128,21 +126,17 @@ export function registerTaskMethods(
     },
   );
 
-  server.setRequestHandler(
-    'tasks/cancel',
-    { params: TaskParams },
-    async ({ taskId }, ctx) => {
-      const task = await find('tasks/cancel', taskId, ctx);
-      if (isTerminal(task.status)) return {};
-      const cancelled = await tasks.advance(taskId, {
-        status: 'cancelled',
-        statusMessage: 'cancelled by the client',
-      });
-      // The jobs stop wherever they run (the registry asks their instance over the bus).
-      for (const job of [cancelled?.runner, cancelled?.job]) if (job) await kernel.jobs.cancel(job);
-      return {};
-    },
-  );
+  server.setRequestHandler('tasks/cancel', { params: TaskParams }, async ({ taskId }, ctx) => {
+    const task = await find('tasks/cancel', taskId, ctx);
+    if (isTerminal(task.status)) return {};
+    const cancelled = await tasks.advance(taskId, {
+      status: 'cancelled',
+      statusMessage: 'cancelled by the client',
+    });
+    // The jobs stop wherever they run (the registry asks their instance over the bus).
+    for (const job of [cancelled?.runner, cancelled?.job]) if (job) await kernel.jobs.cancel(job);
+    return {};
+  });
 }
 
 export interface TaskToolCall {

@@ -200,22 +200,24 @@ export function createTaskStore(
       // with a task still open stopped with its instance.
       if (runner && isFinal(runner.status)) {
         const fresh = await read(task.taskId);
-        if (fresh && !isTerminal(fresh.status))
-          return (
-            (await update(task.taskId, (t) =>
-              isTerminal(t.status)
-                ? null
-                : {
-                    ...t,
-                    status: 'failed',
-                    statusMessage: 'interrupted',
-                    error: {
-                      code: -32603,
-                      message: `The instance running this task stopped (${runner.error ?? runner.status}); call ${task.tool} again.`,
-                    },
+        // The runner handed the task to the job it started, then ended: follow that job.
+        if (fresh?.job) return settle(fresh);
+        if (fresh && !isTerminal(fresh.status)) {
+          const after = await update(task.taskId, (t) =>
+            isTerminal(t.status) || t.job
+              ? null
+              : {
+                  ...t,
+                  status: 'failed',
+                  statusMessage: 'interrupted',
+                  error: {
+                    code: -32603,
+                    message: `The instance running this task stopped (${runner.error ?? runner.status}); call ${task.tool} again.`,
                   },
-            )) ?? task
+                },
           );
+          return after?.job && !isTerminal(after.status) ? settle(after) : (after ?? task);
+        }
         return fresh ?? task;
       }
     }

@@ -113,6 +113,30 @@ describe('status from the jobs behind a task', () => {
     expect(view).not.toHaveProperty('result');
   });
 
+  it('a runner that hands its task to a job just before it ends is followed, not failed', async () => {
+    const task = await tasks.create(owner);
+    const runner = await heldJob();
+    const started = await heldJob();
+    await tasks.advance(task.taskId, { runner: runner.id });
+    runner.finish('completed');
+    await waitFor(async () => (await tk.kernel.jobs.get(runner.id))?.status === 'completed');
+    // The hand-over lands between the task's read and the look-up of its runner.
+    const jobs = {
+      ...tk.kernel.jobs,
+      get: async (id: string) => {
+        if (id === runner.id) await tasks.advance(task.taskId, { job: started.id });
+        return tk.kernel.jobs.get(id);
+      },
+    };
+    const racing = createTaskStore(
+      { store: tk.kernel.store, events: tk.kernel.events, jobs },
+      () => clock,
+    );
+    expect((await racing.find(task.taskId, 'alice'))?.status).toBe('working');
+    started.finish('completed');
+    await waitFor(async () => (await tasks.find(task.taskId, 'alice'))?.status === 'completed');
+  });
+
   it('a terminal task stays as it is: advance leaves it alone', async () => {
     const task = await tasks.create(owner);
     await tasks.advance(task.taskId, { status: 'cancelled' });

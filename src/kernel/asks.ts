@@ -10,7 +10,6 @@
  * reason the agent sees. A denial stands for 15 minutes, so an agent cannot
  * nag; after that the same call asks again.
  */
-import { ONE_STATEMENT } from './store.js';
 import { randomUUID } from 'node:crypto';
 import { failure, type Failure } from './errors.js';
 import {
@@ -25,7 +24,7 @@ import {
 } from './consent.js';
 import type { Approval, ApprovalScope, Grant } from './records.js';
 import type { EventBus } from './events.js';
-import type { Store } from './store.js';
+import { ONE_STATEMENT, type Store } from './store.js';
 
 /** An approved-once call may run within this long of the approval; a 15-minute approval lasts this long. */
 export const ASK_LIFETIME_MS = 15 * 60 * 1000;

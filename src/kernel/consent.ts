@@ -6,11 +6,10 @@
  * capability exactly, so `read` never satisfies `write` or `pdfAnnotate`.
  * Expired grants behave as never granted.
  */
-import { ONE_STATEMENT } from './store.js';
 import { randomUUID } from 'node:crypto';
 import { failure, type Failure } from './errors.js';
 import type { Approval, Grant, ResourceRef } from './records.js';
-import type { Store, StoreTx, TransactionOptions } from './store.js';
+import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from './store.js';
 import type { EventBus } from './events.js';
 import { connectionLabel } from './connection.js';
 

@@ -19,11 +19,10 @@
  * the store, so a job is finished — and `jobFinished` announced — exactly
  * once, even when a stalled instance comes back after its job was failed.
  */
-import { ONE_STATEMENT } from './store.js';
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from './events.js';
 import type { Job, JobProgress, JobStatus } from './records.js';
-import type { Store } from './store.js';
+import { ONE_STATEMENT, type Store } from './store.js';
 import type { Logger } from './logger.js';
 
 export interface ProgressUpdate {

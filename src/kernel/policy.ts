@@ -15,12 +15,11 @@
  * routes). Edits publish `policyChanged`, so every instance on the bus
  * reloads at once; a 1-second cache bounds the staleness without a bus.
  */
-import { ONE_STATEMENT } from './store.js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { failure, type Failure } from './errors.js';
 import type { EventBus } from './events.js';
-import type { Store } from './store.js';
+import { ONE_STATEMENT, type Store } from './store.js';
 import type { Effect } from './tool.js';
 
 export const DECISIONS = ['allow', 'ask', 'deny'] as const;

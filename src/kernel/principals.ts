@@ -10,12 +10,11 @@
  * `<data>/owner.token`. Changes are published (`agentsChanged`), so a
  * revocation takes effect at once on every instance sharing the bus.
  */
-import { ONE_STATEMENT } from './store.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { failure, type Failure } from './errors.js';
 import type { EventBus } from './events.js';
-import type { Store } from './store.js';
+import { ONE_STATEMENT, type Store } from './store.js';
 
 const AGENTS = 'agents';
 const OWNER = 'owner';

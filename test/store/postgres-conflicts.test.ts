@@ -223,23 +223,7 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
     const first = await openStore();
     const second = await createPostgresStore({ url: PG_URL, schema: first.schema });
     cleanup.push(() => second.close());
-    const instances = [];
-    for (const store of [first, second]) {
-      const events = await createEventBus();
-      const kernel = createKernel({
-        store,
-        blobs: createPostgresBlobStore(store.pool, store.schema),
-        events,
-        logger: silentLogger,
-      });
-      kernel.mount(createLedgerDoor());
-      await kernel.start();
-      cleanup.push(
-        () => events.close(),
-        () => kernel.close(),
-      );
-      instances.push(kernel);
-    }
+    const instances = [await ledgerKernel(first), await ledgerKernel(second)];
     const conn = connection('pg-race:1', 'internal');
     await instances[0]!.call('ledger', 'ledger_request_write_access', {}, { connection: conn });
     const [pending] = (await instances[0]!.consent.pending()).filter(
@@ -342,19 +326,7 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
   it('two hundred agents asking for access at once each get approvalRequired, never internal', async () => {
     const retried: string[] = [];
     const store = await openStore((error) => retried.push(codeOf(error)));
-    const events = await createEventBus();
-    const kernel = createKernel({
-      store,
-      blobs: createPostgresBlobStore(store.pool, store.schema),
-      events,
-      logger: silentLogger,
-    });
-    kernel.mount(createLedgerDoor());
-    await kernel.start();
-    cleanup.push(
-      () => events.close(),
-      () => kernel.close(),
-    );
+    const kernel = await ledgerKernel(store);
     const asked = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
         kernel.call(
@@ -372,6 +344,24 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
     expect(retried).toEqual([]);
   });
 });
+
+/** A started kernel with the ledger door on `store` (one instance of a deployment). */
+async function ledgerKernel(store: PostgresStore): Promise<Kernel> {
+  const events = await createEventBus();
+  const kernel = createKernel({
+    store,
+    blobs: createPostgresBlobStore(store.pool, store.schema),
+    events,
+    logger: silentLogger,
+  });
+  kernel.mount(createLedgerDoor());
+  await kernel.start();
+  cleanup.push(
+    () => events.close(),
+    () => kernel.close(),
+  );
+  return kernel;
+}
 
 function pgSequence(schema: string): string {
   return `"${schema}".audit_id_seq`;

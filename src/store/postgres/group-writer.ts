@@ -18,26 +18,16 @@
  * Under no concurrency a group is one write, started at once: no added
  * latency. Writes that arrive while a group runs form the next group.
  */
-import { AsyncResource } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient } from 'pg';
 import type { StoreTx } from '../../kernel/store.js';
 import { createTxScope } from '../sql/tx-scope.js';
+import { createWriteQueue, type PendingWrite, type WriteOutcome } from '../sql/write-queue.js';
 import { createPgClient } from './pg-client.js';
 import { backoffMs, isRetryable, RETRY_BUDGET_MS, MAX_ATTEMPTS } from './run-transaction.js';
 
 /** Most writes in one group: bounds how long the first waits for its commit. */
 export const MAX_GROUP = 32;
-
-interface Pending {
-  fn: (tx: StoreTx) => Promise<unknown>;
-  /** The caller's async context: its function runs there, not in the loop's. */
-  context: AsyncResource;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** A retryable failure inside the group: the whole group runs again. */
 class GroupRetry extends Error {
@@ -58,12 +48,14 @@ export function createPgGroupWriter(
   pool: Pool,
   onRetry?: (error: unknown, attempt: number) => void,
 ): PgGroupWriter {
-  const queue: Pending[] = [];
-  let running: Promise<void> | null = null;
   const stats = { groups: 0, writes: 0, retries: 0 };
 
   /** One write of the group; `alone`: the group's only write, which needs no savepoint. */
-  const runOne = async (client: PoolClient, job: Pending, alone: boolean): Promise<Outcome> => {
+  const runOne = async (
+    client: PoolClient,
+    job: PendingWrite,
+    alone: boolean,
+  ): Promise<WriteOutcome> => {
     if (!alone) await client.query('SAVEPOINT w');
     const scope = createTxScope(createPgClient(client, true));
     let value: unknown;
@@ -87,13 +79,13 @@ export function createPgGroupWriter(
   };
 
   /** One attempt at the group: its outcomes once committed. */
-  const attempt = async (group: Pending[]): Promise<Outcome[]> => {
+  const attempt = async (group: PendingWrite[]): Promise<WriteOutcome[]> => {
     const client = await pool.connect();
     let broken = false;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       const alone = group.length === 1;
-      const outcomes: Outcome[] = [];
+      const outcomes: WriteOutcome[] = [];
       for (const job of group) outcomes.push(await runOne(client, job, alone));
       // A lone write that failed has nothing to commit.
       await client.query(alone && !outcomes[0]!.ok ? 'ROLLBACK' : 'COMMIT');
@@ -108,7 +100,7 @@ export function createPgGroupWriter(
     }
   };
 
-  const runGroup = async (group: Pending[]): Promise<void> => {
+  const runGroup = async (group: PendingWrite[]): Promise<void> => {
     const started = Date.now();
     for (let tries = 1; ; tries += 1) {
       try {
@@ -137,26 +129,11 @@ export function createPgGroupWriter(
     }
   };
 
-  const drain = async (): Promise<void> => {
-    while (queue.length > 0) await runGroup(queue.splice(0, MAX_GROUP));
-    running = null;
-  };
+  const queue = createWriteQueue(MAX_GROUP, runGroup);
 
   return {
     stats,
-    run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        queue.push({
-          fn,
-          context: new AsyncResource('airlock.store.write'),
-          resolve: resolve as (value: unknown) => void,
-          reject,
-        });
-        running ??= drain();
-      });
-    },
-    async drained() {
-      while (running) await running;
-    },
+    run: queue.run,
+    drained: queue.drained,
   };
 }

@@ -14,24 +14,14 @@
  * Under no concurrency a group is one write, started at once: no added
  * latency. Writes that arrive while a group runs form the next group.
  */
-import { AsyncResource } from 'node:async_hooks';
 import type { StoreTx } from '../../kernel/store.js';
 import type { SqlClient } from '../sql/sql-client.js';
 import { assertNoFailure, createTxScope } from '../sql/tx-scope.js';
+import { createWriteQueue, type PendingWrite, type WriteOutcome } from '../sql/write-queue.js';
 import type { SqliteDatabase } from './connection.js';
 
 /** Most writes in one group: bounds how long the first waits for its commit. */
 export const MAX_GROUP = 64;
-
-interface Pending {
-  fn: (tx: StoreTx) => Promise<unknown>;
-  /** The caller's async context: its function runs there, not in the loop's. */
-  context: AsyncResource;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export interface GroupWriter {
   run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
@@ -48,13 +38,11 @@ export function createGroupWriter(
   client: SqlClient,
   durable: () => Promise<void>,
 ): GroupWriter {
-  const queue: Pending[] = [];
-  let running: Promise<void> | null = null;
   // Settles once every fsync started so far has (a later fsync covers earlier commits too).
   let synced: Promise<void> = Promise.resolve();
   const stats = { groups: 0, writes: 0 };
 
-  const runOne = async (job: Pending): Promise<Outcome> => {
+  const runOne = async (job: PendingWrite): Promise<WriteOutcome> => {
     db.exec('SAVEPOINT w');
     const scope = createTxScope(client);
     try {
@@ -73,8 +61,8 @@ export function createGroupWriter(
     }
   };
 
-  const runGroup = async (group: Pending[]): Promise<void> => {
-    const outcomes: Outcome[] = [];
+  const runGroup = async (group: PendingWrite[]): Promise<void> => {
+    const outcomes: WriteOutcome[] = [];
     try {
       db.exec('BEGIN IMMEDIATE');
       for (const job of group) {
@@ -119,33 +107,20 @@ export function createGroupWriter(
     );
   };
 
-  const drain = async (): Promise<void> => {
-    while (queue.length > 0) await runGroup(queue.splice(0, MAX_GROUP));
-    running = null;
-  };
+  const queue = createWriteQueue(MAX_GROUP, runGroup);
 
   return {
     stats,
-    run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        queue.push({
-          fn,
-          context: new AsyncResource('airlock.store.write'),
-          resolve: resolve as (value: unknown) => void,
-          reject,
-        });
-        running ??= drain();
-      });
-    },
+    run: queue.run,
     async drained() {
-      while (running) await running;
+      await queue.drained();
       await synced.catch(() => undefined);
     },
     durableNow: () => synced.catch(() => undefined),
   };
 }
 
-function lostTransaction(last: Outcome | undefined): Error {
+function lostTransaction(last: WriteOutcome | undefined): Error {
   const cause = last && !last.ok ? last.error : undefined;
   return new Error(
     'SQLite rolled back the whole write transaction; nothing in it was written. Retry the write.',

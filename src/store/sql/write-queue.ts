@@ -1,0 +1,55 @@
+/**
+ * The queue behind group commit (sqlite/group-writer.ts,
+ * postgres/group-writer.ts): write transactions wait in order, and one loop
+ * hands them to `runGroup` at most `maxGroup` at a time; writes that arrive
+ * while a group runs form the next. Each write's function keeps its
+ * caller's async context. `runGroup` answers every write of its group.
+ */
+import { AsyncResource } from 'node:async_hooks';
+import type { StoreTx } from '../../kernel/store.js';
+
+export interface PendingWrite {
+  fn: (tx: StoreTx) => Promise<unknown>;
+  /** The caller's async context: its function runs there, not in the loop's. */
+  context: AsyncResource;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export interface WriteQueue {
+  run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Resolves once every write queued so far has been answered. */
+  drained(): Promise<void>;
+}
+
+export function createWriteQueue(
+  maxGroup: number,
+  runGroup: (group: PendingWrite[]) => Promise<void>,
+): WriteQueue {
+  const queue: PendingWrite[] = [];
+  let running: Promise<void> | null = null;
+
+  const drain = async (): Promise<void> => {
+    while (queue.length > 0) await runGroup(queue.splice(0, maxGroup));
+    running = null;
+  };
+
+  return {
+    run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        queue.push({
+          fn,
+          context: new AsyncResource('airlock.store.write'),
+          resolve: resolve as (value: unknown) => void,
+          reject,
+        });
+        running ??= drain();
+      });
+    },
+    async drained() {
+      while (running) await running;
+    },
+  };
+}

@@ -13,7 +13,7 @@ const eslint = new ESLint({ cwd: root });
 async function importErrors(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(`${code}\nexport const used = [x];\n`, { filePath });
   return (result?.messages ?? [])
-    .filter((m) => m.ruleId === 'no-restricted-imports')
+    .filter((m) => m.ruleId === 'no-restricted-imports' || m.ruleId === 'airlock/no-cross-door')
     .map((m) => m.message);
 }
 
@@ -49,6 +49,44 @@ describe('door boundaries', () => {
       "import { createNotesDoor as x } from '../../notes/index.js';",
     );
     expect(errors).toEqual([expect.stringContaining('another door')]);
+  });
+
+  it('refuses an mcp-door file that imports store/', async () => {
+    const errors = await importErrors(
+      'src/doors/mcp/lint-fixture.ts',
+      "import { openStore as x } from '../../store/open.js';",
+    );
+    expect(errors).toEqual([expect.stringContaining('never imports store/')]);
+  });
+
+  it('refuses another door importing the mcp door', async () => {
+    const errors = await importErrors(
+      'src/doors/scene/lint-fixture.ts',
+      "import { createMcpDoor as x } from '../mcp/index.js';",
+    );
+    expect(errors).toEqual([expect.stringContaining('another door')]);
+  });
+
+  it('guards a new door folder without editing the config', async () => {
+    const storeErrors = await importErrors(
+      'src/doors/brand-new-door/lint-fixture.ts',
+      "import { openStore as x } from '../../store/open.js';",
+    );
+    expect(storeErrors).toEqual([expect.stringContaining('never imports store/')]);
+    const crossErrors = await importErrors(
+      'src/doors/brand-new-door/deep/lint-fixture.ts',
+      "import { createNotesDoor as x } from '../../notes/index.js';",
+    );
+    expect(crossErrors).toEqual([expect.stringContaining('another door')]);
+  });
+
+  it('refuses a re-export and a dynamic import of another door', async () => {
+    const [result] = await eslint.lintText(
+      "export { createNotesDoor } from '../notes/index.js';\nexport const later = () => import('../page/index.js');\n",
+      { filePath: 'src/doors/scene/lint-fixture.ts' },
+    );
+    const crossDoor = (result?.messages ?? []).filter((m) => m.ruleId === 'airlock/no-cross-door');
+    expect(crossDoor).toHaveLength(2);
   });
 
   it('lets a door import the kernel barrel, surface types and its own modules', async () => {

@@ -193,6 +193,83 @@ function capDepth(root: JsonObject, depth: number): JsonObject {
   };
 }
 
+const ANY_JSON_TYPE = ['string', 'number', 'boolean', 'object', 'array', 'null'];
+
+/** The JSON types a schema's values can have, when the schema says (directly or through a union, const or enum). */
+function typesOf(
+  node: Json,
+  defs: JsonObject,
+  seen: Set<string> = new Set(),
+): string[] | undefined {
+  if (!isObject(node)) return undefined;
+  if (typeof node.type === 'string') return [node.type];
+  if (Array.isArray(node.type) && node.type.every((t) => typeof t === 'string'))
+    return node.type as string[];
+  const ref = typeof node.$ref === 'string' ? /^#\/\$defs\/(.+)$/.exec(node.$ref)?.[1] : undefined;
+  if (ref !== undefined) {
+    if (seen.has(ref)) return undefined;
+    return typesOf(defs[ref], defs, new Set([...seen, ref]));
+  }
+  const jsonType = (v: Json) =>
+    v === null
+      ? 'null'
+      : Array.isArray(v)
+        ? 'array'
+        : typeof v === 'number'
+          ? Number.isInteger(v)
+            ? 'integer'
+            : 'number'
+          : typeof v;
+  if ('const' in node) return [jsonType(node.const)];
+  if (Array.isArray(node.enum)) return [...new Set(node.enum.map(jsonType))];
+  const members = Array.isArray(node.anyOf)
+    ? node.anyOf
+    : Array.isArray(node.oneOf)
+      ? node.oneOf
+      : Array.isArray(node.allOf)
+        ? node.allOf.slice(0, 1)
+        : undefined;
+  if (!members) return undefined;
+  const all = new Set<string>();
+  for (const m of members) {
+    const t = typesOf(m, defs, seen);
+    if (!t) return undefined;
+    t.forEach((x) => all.add(x));
+  }
+  // An integer member inside a number union is a number.
+  if (all.has('number')) all.delete('integer');
+  return all.size > 0 ? [...all] : undefined;
+}
+
+/**
+ * Every top-level property states its `type` (issue 36): simple clients
+ * (the Inspector 0.x, LangChain's adapters) read a property without one as a
+ * string, or flatten a bare `$ref`. A `$ref` or a union keeps its shape and
+ * gains the sibling `type` it resolves to; nothing else changes, so the
+ * constraints are the same.
+ */
+export function typeTopLevel(schema: Record<string, unknown>): Record<string, unknown> {
+  const props = schema.properties;
+  if (!isObject(props)) return schema;
+  const defs = isObject(schema.$defs) ? schema.$defs : {};
+  let changed = false;
+  const typed = Object.fromEntries(
+    Object.entries(props).map(([name, prop]) => {
+      if (!isObject(prop) || prop.type !== undefined) return [name, prop];
+      // A value of any JSON type (`{}` with at most a description) says so.
+      const types =
+        typesOf(prop, defs) ??
+        (Object.keys(prop).every((k) => k === 'description' || k === 'title')
+          ? ANY_JSON_TYPE
+          : undefined);
+      if (!types) return [name, prop];
+      changed = true;
+      return [name, { ...prop, type: types.length === 1 ? types[0] : types }];
+    }),
+  );
+  return changed ? { ...schema, properties: typed } : schema;
+}
+
 /**
  * An input schema, lean: the same constraints (see the top of this file),
  * or, with `depth`, detailed only that many objects deep (ToolDef.schemaDepth).
@@ -205,7 +282,7 @@ export function leanSchema(
   // A tool without arguments needs no `properties: {}` to say so.
   if (isObject(rest.properties) && Object.keys(rest.properties).length === 0)
     delete rest.properties;
-  return share(depth === undefined ? rest : capDepth(rest, depth));
+  return typeTopLevel(share(depth === undefined ? rest : capDepth(rest, depth)));
 }
 
 /** Keys an output outline keeps: the shape, not the checks. */

@@ -13,6 +13,7 @@ import { createHttpApp } from '../transport/http-app.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Workspace } from './workspace.js';
+import { PORTABLE_TOOL_NAME, portableToolName, type ToolNames } from '../transport/tool-names.js';
 import { untilSignal } from './signals.js';
 import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
 import { join } from 'node:path';
@@ -45,8 +46,27 @@ export interface HttpServeOptions {
     requestTimeoutMs?: number;
     maxConnectionsPerAddress?: number;
   };
+  /** `--tool-names`: how MCP tools are named in `tools/list`. */
+  toolNames?: ToolNames;
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
+}
+
+/** The banner's word on tool names, when some host would refuse the exact ones. */
+function toolNamesLine(workspace: Workspace, names: ToolNames): string[] {
+  const exact = workspace.mounts.flatMap((m) => workspace.kernel.tools(m).map((t) => t.name));
+  const unportable = exact.filter((n) => !PORTABLE_TOOL_NAME.test(n));
+  if (names === 'portable')
+    return unportable.length > 0
+      ? [
+          `portable (${portableToolName(unportable[0]!)}, …): every host accepts them; rules and the audit keep the exact names`,
+        ]
+      : [];
+  return unportable.length > 0
+    ? [
+        `exact (${unportable[0]}, …); Claude Desktop, claude.ai, OpenAI and Copilot need --tool-names portable`,
+      ]
+    : [];
 }
 
 export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number> {
@@ -60,6 +80,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     kernel: workspace.kernel,
     logger,
     allowAnonymous: o.allowAnonymous,
+    ...(o.toolNames ? { toolNames: o.toolNames } : {}),
     allowedHosts: isLoopbackHost(host) ? [] : [host],
     ...(o.http ?? {}),
     ...(o.staticHandler ? { staticHandler: o.staticHandler } : {}),
@@ -103,6 +124,9 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
       ...workspace.kernel
         .doors()
         .flatMap((d) => (d.http?.banner?.() ?? []).map((line) => `  ${line}`)),
+      ...toolNamesLine(workspace, o.toolNames ?? 'exact').map(
+        (line) => `${pad('Tool names')}${line}`,
+      ),
       '',
       login
         ? `Owner sign-in    ${login}   (once, within 10 minutes; or paste ${join(workspace.data, OWNER_TOKEN_FILE)})`

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { intOption, listOption, parse, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
-import { openWorkspace } from './workspace.js';
+import { openWorkspace, type Workspace } from './workspace.js';
+import { servedTools } from '../transport/mcp-server.js';
+import { TOOL_NAME_MODES, type ToolNames } from '../transport/tool-names.js';
 import { readConfig } from './config-file.js';
 import { ensureOwner } from './credentials.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
@@ -38,6 +40,10 @@ Options:
 ${UPSTREAM_HELP}
   --allow-self       allow an --openapi door whose --base-url is this server's own
                      API (refused otherwise; the door acts as the calling agent)
+  --tool-names M     exact (default: the doors' own names, e.g. koharu.apply)
+                     or portable (names every host accepts, ^[a-zA-Z0-9_-]{1,64}$:
+                     koharu_apply; Claude Desktop, claude.ai, OpenAI and Copilot
+                     need it). Calls accept both forms; rules use the exact name
   --config FILE      JSON file with any of the options above (flags win), and
                      limits per door: {"limits": {"notes": {"timeoutMs": 8000}}}
                      (requestBytes, responseBytes, concurrentCalls, timeoutMs,
@@ -77,6 +83,7 @@ Options:
                      free one; another process may already hold 19100)
   --store URL        postgres://… (default: SQLite in --data)
   --bus URL          redis://… to share events with other instances
+  --tool-names M     exact (default) or portable, as for \`airlock serve\`
   --config FILE      the same JSON config file as \`airlock serve\`
   --upstream NAME=COMMAND|URL, --upstream-header NAME:'Header: value'
                      MCP servers behind the mcp door (as for \`airlock serve\`)
@@ -88,9 +95,35 @@ const COMMON = {
   store: { type: 'string' },
   bus: { type: 'string' },
   config: { type: 'string' },
+  'tool-names': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   ...UPSTREAM_OPTIONS,
 } as const;
+
+/** `--tool-names` or `toolNames` in the config file (tool-names.ts). */
+function toolNamesOption(flag: string | undefined, config: Record<string, unknown>): ToolNames {
+  const value = flag ?? config.toolNames ?? 'exact';
+  if (typeof value === 'string' && (TOOL_NAME_MODES as readonly string[]).includes(value))
+    return value as ToolNames;
+  throw new UsageError(
+    `${flag !== undefined ? '--tool-names' : '--config: toolNames'}: '${String(value)}' is not a naming; use ${TOOL_NAME_MODES.join(' or ')}`,
+  );
+}
+
+/**
+ * Every endpoint's tool list, named as asked, built once at start: two tools
+ * listed under one name (only possible with portable names) is exit 2 now,
+ * not a failure at an agent's first request.
+ */
+async function checkToolNames(workspace: Workspace, names: ToolNames): Promise<void> {
+  try {
+    servedTools(workspace.kernel, workspace.mounts, names);
+    for (const mount of workspace.mounts) servedTools(workspace.kernel, [mount], names);
+  } catch (error) {
+    await workspace.close();
+    throw new UsageError((error as Error).message);
+  }
+}
 
 const LimitsSchema = z.record(
   z.string(),
@@ -260,6 +293,7 @@ export async function serve(argv: string[]): Promise<number> {
     values.prefix ?? [],
     config,
   );
+  const toolNames = toolNamesOption(values['tool-names'], config);
   const host = values.host ?? str(config.host) ?? '127.0.0.1';
   const token = values.token ?? str(config.token) ?? process.env.AIRLOCK_TOKEN;
   const allowAnonymous = values['allow-anonymous'] === true || config.allowAnonymous === true;
@@ -286,17 +320,20 @@ export async function serve(argv: string[]): Promise<number> {
     config,
     upstreams,
   });
+  await checkToolNames(workspace, toolNames);
   return serveHttpUntilSignal({
     workspace,
     logger,
     host,
     port,
+    toolNames,
     agentToken: token,
     allowAnonymous,
     stdioArgs: [
       'stdio',
       '--doors',
       stdioDoors(doors).join(','),
+      ...(toolNames === 'portable' ? ['--tool-names', 'portable'] : []),
       ...(values.upstream ?? []).flatMap((u) => ['--upstream', u]),
       ...(values['upstream-header'] ?? []).flatMap((h) => ['--upstream-header', h]),
     ],
@@ -336,6 +373,7 @@ export async function stdio(argv: string[]): Promise<number> {
     0,
     65535,
   );
+  const toolNames = toolNamesOption(values['tool-names'], config);
   const doors = listOption(values.doors ?? str(config.doors)) ?? stdioDoors(defaultDoors());
   const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
   if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
@@ -354,7 +392,8 @@ export async function stdio(argv: string[]): Promise<number> {
   });
   // The owner answers this process's approvals from the CLI in the same folder.
   await ensureOwner(workspace.kernel.principals, workspace.data, logger);
-  await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal());
+  await checkToolNames(workspace, toolNames);
+  await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal(), toolNames);
   await workspace.close();
   return 0;
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../kernel/logger.js';
 import { createMcpEndpoint, type McpEndpoint } from './mcp-http.js';
 import { readBody, sendJsonRpcError } from './http-util.js';
 import type { ServingKernel } from './surface.js';
+import type { ToolNames } from './tool-names.js';
 import { mountOf } from '../kernel/kernel.js';
 import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
 
@@ -24,6 +25,7 @@ export interface McpDispatchOptions {
 
   logger: Logger;
   maxBodyBytes: number;
+  toolNames?: ToolNames;
 }
 
 export interface McpDispatch {
@@ -32,13 +34,19 @@ export interface McpDispatch {
 }
 
 export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
-  const { kernel, logger, maxBodyBytes } = options;
+  const { kernel, logger, maxBodyBytes, toolNames } = options;
   const mounts = kernel.doors().map(mountOf);
   const endpoints = new Map<string, McpEndpoint>();
   const endpoint = (key: string, served: string[]) => {
     let e = endpoints.get(key);
     if (!e) {
-      e = createMcpEndpoint({ kernel, mounts: served, logger, maxBodyBytes });
+      e = createMcpEndpoint({
+        kernel,
+        mounts: served,
+        logger,
+        maxBodyBytes,
+        ...(toolNames ? { toolNames } : {}),
+      });
       endpoints.set(key, e);
     }
     return e;

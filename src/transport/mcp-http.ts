@@ -43,7 +43,8 @@ import {
 } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { sessionRecords } from './mcp-session-records.js';
-import { createMcpServer } from './mcp-server.js';
+import { createMcpServer, servedTools } from './mcp-server.js';
+import type { ToolNames } from './tool-names.js';
 import { createTaskListen } from './mcp-task-listen.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
@@ -63,6 +64,8 @@ export interface McpEndpointOptions {
   maxSessionsPerAgent?: number;
   /** Sessions in all (default 1000). */
   maxSessions?: number;
+  /** How tools are named in `tools/list` (tool-names.ts; default `exact`). */
+  toolNames?: ToolNames;
 }
 
 export interface McpEndpoint {
@@ -112,14 +115,15 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         }
       : { id: `agent:${principal}`, kind: 'http-principal' as const, agent: principal! };
 
-  const factory = () => createMcpServer({ kernel, mounts, identify });
+  const toolNames = options.toolNames ?? 'exact';
+  const factory = () => createMcpServer({ kernel, mounts, identify, toolNames });
 
   /** A 2026-era `tools/call` whose `Mcp-Param-*` headers disagree with its arguments (SEP-2243), as the JSON-RPC error to answer. */
   const customHeaderRefusal = (req: IncomingMessage, body: unknown) => {
     if (!isObject(body) || body.method !== 'tools/call' || !isObject(body.params)) return null;
     const { name, arguments: args } = body.params;
     if (typeof name !== 'string') return null;
-    const tool = mounts.flatMap((m) => kernel.tools(m)).find((t) => t.name === name);
+    const tool = servedTools(kernel, mounts, toolNames).index.get(name)?.tool;
     if (!tool) return null;
     const refused = paramHeaderMismatch(tool.inputSchema, args, (h) => header(req, h));
     if (!refused) return null;

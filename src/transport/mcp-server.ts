@@ -34,6 +34,7 @@ import type { Connection } from '../kernel/connection.js';
 import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
 import { presentOutcome } from './present.js';
 import { answerAsTask, registerTaskMethods, TASKS_EXTENSION } from './mcp-tasks.js';
+import { nameTools, type NamedTool, type ToolNames } from './tool-names.js';
 
 export const SERVER_INFO = { name: 'airlock', version: AIRLOCK_VERSION };
 
@@ -51,29 +52,14 @@ export interface McpServerOptions {
     /** The client's `clientInfo.name`, when it said (stdio names its agent after it). */
     clientName?: string | undefined;
   }): Pick<Connection, 'id' | 'kind' | 'agent' | 'session'>;
+  /** How tools are named in `tools/list` (tool-names.ts; default `exact`). */
+  toolNames?: ToolNames;
 }
 
-/** The tools an endpoint serves: name → mount and descriptor, and the `tools/list` answer. */
+/** The tools an endpoint serves: name (either form) → mount, exact name and descriptor, and the `tools/list` answer. */
 export interface ServedTools {
-  readonly index: ReadonlyMap<string, { mount: string; descriptor: ToolDescriptor }>;
+  readonly index: ReadonlyMap<string, NamedTool<ToolDescriptor>>;
   readonly tools: readonly ToolDescriptor[];
-}
-
-/** Tool name → mount, checked for collisions across the endpoint's doors. */
-function toolIndex(mounts: string[], sources: (readonly ToolDescriptor[])[]) {
-  const index = new Map<string, { mount: string; descriptor: ToolDescriptor }>();
-  mounts.forEach((mount, i) => {
-    for (const descriptor of sources[i] ?? []) {
-      const taken = index.get(descriptor.name);
-      if (taken) {
-        throw new Error(
-          `tool '${descriptor.name}' is offered by both '${taken.mount}' and '${mount}'; give one of them another --prefix`,
-        );
-      }
-      index.set(descriptor.name, { mount, descriptor });
-    }
-  });
-  return index;
 }
 
 interface SharedTools {
@@ -83,28 +69,44 @@ interface SharedTools {
 const sharedTools = new WeakMap<object, Map<string, SharedTools>>();
 
 /**
- * The tools `mounts` serve, built once and shared by every server of the
- * kernel until a mount's descriptors change (`kernel.tools` answers the same
- * array until `refreshTools`): a 2025-era session keeps a server for its
- * life, and a copy of the index each cost ~3.7 KB (issue #16). Throws when
- * two doors offer one name.
+ * The tools `mounts` serve, named per `names` (tool-names.ts), built once
+ * and shared by every server of the kernel until a mount's descriptors
+ * change (`kernel.tools` answers the same array until `refreshTools`): a
+ * 2025-era session keeps a server for its life, and a copy of the index
+ * each cost ~3.7 KB (issue #16). Throws when two tools would be listed
+ * under one name.
  */
-export function servedTools(kernel: ServingKernel, mounts: string[]): ServedTools {
+export function servedTools(
+  kernel: ServingKernel,
+  mounts: string[],
+  names: ToolNames = 'exact',
+): ServedTools {
   let byMounts = sharedTools.get(kernel);
   if (!byMounts) sharedTools.set(kernel, (byMounts = new Map()));
-  const key = JSON.stringify(mounts);
+  const key = `${names}:${JSON.stringify(mounts)}`;
   const sources = mounts.map((m) => kernel.tools(m));
   const known = byMounts.get(key);
   if (known && sources.every((s, i) => s === known.sources[i])) return known.served;
-  const index = toolIndex(mounts, sources);
-  const served = { index, tools: [...index.values()].map((t) => t.descriptor) };
+  const { listed, lookup } = nameTools(
+    names,
+    mounts.flatMap((mount, i) => (sources[i] ?? []).map((tool) => ({ mount, tool }))),
+  );
+  const tools = [...listed.entries()].map(([shown, { tool }]) =>
+    shown === tool.name ? tool : { ...tool, name: shown },
+  );
+  const served = { index: lookup, tools };
   byMounts.set(key, { sources, served });
   return served;
 }
 
-export function createMcpServer({ kernel, mounts, identify }: McpServerOptions): Server {
+export function createMcpServer({
+  kernel,
+  mounts,
+  identify,
+  toolNames = 'exact',
+}: McpServerOptions): Server {
   // Read again when a door's tools change (kernel `refreshTools` → `toolsChanged`).
-  let served = servedTools(kernel, mounts);
+  let served = servedTools(kernel, mounts, toolNames);
   const instructions = mounts
     .map((m) => kernel.door(m)?.mcp?.instructions)
     .filter((s): s is string => typeof s === 'string')
@@ -120,7 +122,7 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
   );
   const taskSupport = (name: string) => {
     const entry = served.index.get(name);
-    return entry ? kernel.door(entry.mount)?.mcp?.tasks?.[name] : undefined;
+    return entry ? kernel.door(entry.mount)?.mcp?.tasks?.[entry.name] : undefined;
   };
   const offersTasks = served.tools.some((t) => taskSupport(t.name) !== undefined);
   // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot);
@@ -156,14 +158,15 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
   server.setRequestHandler('tools/list', async () => ({ tools: served.tools as never }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
-    const name = request.params.name;
-    const entry = served.index.get(name);
+    const entry = served.index.get(request.params.name);
     if (!entry) {
       throw new ProtocolError(
         -32602,
-        `Unknown tool '${name}'; call tools/list to see the available tools.`,
+        `Unknown tool '${request.params.name}'; call tools/list to see the available tools.`,
       );
     }
+    // The exact name from here on: the kernel, policy, audit and approvals know no other.
+    const name = entry.name;
     const { base, client } = whoIs(ctx);
     const progressToken = request.params._meta?.progressToken;
     const call = () =>
@@ -197,7 +200,7 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
         'requestState failed its integrity check (altered, expired, or minted for another agent or tool); call the tool again without it.',
         { reason: 'invalid_request_state' },
       );
-    const asTask = taskSupport(name);
+    const asTask = kernel.door(entry.mount)?.mcp?.tasks?.[name];
     if (asTask) {
       const answered = await answerAsTask(kernel, ctx, {
         support: asTask,
@@ -245,7 +248,7 @@ export function createMcpServer({ kernel, mounts, identify }: McpServerOptions):
       const unsubscribe = kernel.events.subscribe(({ data }) => {
         if (data.event !== 'toolsChanged' || !mounts.includes(String(data.door))) return;
         try {
-          served = servedTools(kernel, mounts);
+          served = servedTools(kernel, mounts, toolNames);
         } catch (error) {
           // Two doors now offer one name: keep the last good list until it is resolved.
           kernel.logger.warn({ err: (error as Error).message }, 'tool list not refreshed');

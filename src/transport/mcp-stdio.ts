@@ -11,6 +11,7 @@ import { createMcpServer } from './mcp-server.js';
 import { withTaskListen } from './mcp-task-listen-stdio.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
+import type { ToolNames } from './tool-names.js';
 
 export async function serveOverStdio(
   kernel: ServingKernel,
@@ -18,6 +19,7 @@ export async function serveOverStdio(
   mounts: string[],
   logger: Logger,
   until: Promise<void>,
+  toolNames: ToolNames = 'exact',
 ): Promise<void> {
   // stdio has one client per process: the agent is `stdio:<clientInfo.name>` (authority.md §1).
   const processId = randomUUID();
@@ -27,6 +29,7 @@ export async function serveOverStdio(
       createMcpServer({
         kernel,
         mounts,
+        toolNames,
         identify: ({ clientName }) => {
           lastClient.name = clientName ?? 'client';
           return stdioConnection(processId, clientName);

@@ -105,6 +105,21 @@ function missingSpecFiles(text: string, where: string, sections: Map<string, Set
     .map((m) => `${where}: ${m[0]} is not a file of docs/spec/`);
 }
 
+/**
+ * `name.md "Heading"` (code comments name a door file's section by its
+ * title): the quoted words must still be in that file of docs/spec/.
+ */
+function quotedProblems(text: string, where: string): string[] {
+  const problems: string[] = [];
+  for (const m of text.matchAll(/\b([a-z][a-z0-9-]*\.md)`? "([^"\n]{2,80})"/g)) {
+    const path = join(specDir, m[1]!);
+    if (!existsSync(path)) continue; // not a spec file: the citation check above reports spec/ paths
+    if (!readFileSync(path, 'utf8').includes(m[2]!))
+      problems.push(`${where}: ${m[0]}: docs/spec/${m[1]} no longer says "${m[2]}"`);
+  }
+  return problems;
+}
+
 describe('the contract is in the repository', () => {
   it('docs/spec/ holds the contract, every file with numbered sections', () => {
     const sections = specSections();
@@ -155,6 +170,7 @@ describe('the contract is in the repository', () => {
       return [
         ...citationProblems(text, where, sections),
         ...missingSpecFiles(text, where, sections),
+        ...quotedProblems(text, where),
       ];
     });
     expect(problems).toEqual([]);
@@ -170,5 +186,7 @@ describe('the contract is in the repository', () => {
     expect(citationProblems('see kernel.md §2–4', 'x', sections)).toHaveLength(1);
     expect(citationProblems('see notes.md §1', 'x', sections)).toHaveLength(1);
     expect(outsideReferences('the contract is in `../shared/spec/`', 'x')).toHaveLength(1);
+    expect(quotedProblems('spec/kernel.md "Jobs"', 'x')).toEqual([]);
+    expect(quotedProblems('spec/kernel.md "No such heading"', 'x')).toHaveLength(1);
   });
 });

@@ -9,6 +9,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '../helpers/cli.js';
+import { ERROR_CODES } from '../../src/kernel/errors.js';
+import { HTTP_STATUS } from '../../src/transport/http-status.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const specDir = join(root, 'docs/spec');
@@ -188,5 +190,20 @@ describe('the contract is in the repository', () => {
     expect(outsideReferences('the contract is in `../shared/spec/`', 'x')).toHaveLength(1);
     expect(quotedProblems('spec/kernel.md "Jobs"', 'x')).toEqual([]);
     expect(quotedProblems('spec/kernel.md "No such heading"', 'x')).toHaveLength(1);
+  });
+});
+
+describe('the error catalogue (kernel.md §2)', () => {
+  it('lists every code of src/kernel/errors.ts once, with the HTTP status REST answers', () => {
+    const text = readFileSync(join(specDir, 'kernel.md'), 'utf8');
+    const section = text.split(/^## 2\. /m)[1]!.split(/^## 3\. /m)[0]!;
+    const rows = new Map(
+      [...section.matchAll(/^\| `([a-zA-Z]+)` +\|.*\| (\d{3}) +\|$/gm)].map((m) => [
+        m[1]!,
+        Number(m[2]),
+      ]),
+    );
+    expect([...rows.keys()].sort()).toEqual([...ERROR_CODES].sort());
+    for (const code of ERROR_CODES) expect(rows.get(code), code).toBe(HTTP_STATUS[code]);
   });
 });

@@ -42,12 +42,15 @@ function readmes(dir: string = root): string[] {
   return out;
 }
 
-/** What a newcomer reads: the sources, the docs, every README, the examples. */
+/** What a newcomer reads: the sources, the docs, every README, the examples, scripts and bench. */
 const scanned = (): string[] => [
   ...new Set([
     ...filesUnder(join(root, 'src')),
     ...filesUnder(join(root, 'docs')),
     ...filesUnder(join(root, 'examples')),
+    ...filesUnder(join(root, 'scripts')),
+    ...filesUnder(join(root, 'bench')),
+    ...filesUnder(join(root, 'bin')),
     ...readmes(),
   ]),
 ];

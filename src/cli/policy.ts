@@ -24,7 +24,7 @@ export const POLICY_HELP = `Usage:
                                                print the decision (allow, ask or deny) and the rule that makes it
   airlock policy read-only on|off|DOOR,…       make the workspace or some doors read-only (off lifts it)
 
-Targets (authority.md §3): openapi <prefix>:<resource>.<method> and "<METHOD> <path>", page <origin>:<action>,
+Targets (docs/spec/authority.md §3): openapi <prefix>:<resource>.<method> and "<METHOD> <path>", page <origin>:<action>,
 scene <op kind>, pipeline:<steps> or export:<format>, notes <capability>:<project>, mcp <upstream>:<tool>.
 Defaults: read → allow, write → allow, destructive → ask.
 

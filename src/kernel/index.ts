@@ -79,6 +79,7 @@ export type {
   JobOutcome,
   JobRegistry,
   JobSpec,
+  JobView,
   ProgressUpdate,
   ResumedJob,
 } from './jobs.js';
@@ -120,7 +121,7 @@ export { silentLogger } from './logger.js';
 export type { Logger, LogFn } from './logger.js';
 
 // Storage interfaces (implementations live in store/)
-export type { BlobStore, FolderStorage, Store, StoreTx } from './store.js';
+export type { BlobStore, FolderStorage, JobQuery, Store, StoreTx } from './store.js';
 export {
   ProvenanceSchema,
   ResourceRefSchema,

@@ -18,11 +18,18 @@
  * Every save after the first is conditional on the job being unfinished in
  * the store, so a job is finished — and `jobFinished` announced — exactly
  * once, even when a stalled instance comes back after its job was failed.
+ *
+ * A job belongs to the agent that started it (authority.md §1, issue 24):
+ * `seenBy(agent)` is the registry as that agent sees it — it lists, reads
+ * and cancels only its own jobs, and another agent's job answers as an
+ * unknown id does; `seenBy(null)` (the owner, internal calls) sees every
+ * job. Job events carry the job's `agent` so streams can be filtered the
+ * same way (transport/sse.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from './events.js';
 import type { Job, JobProgress, JobStatus } from './records.js';
-import { ONE_STATEMENT, type Store } from './store.js';
+import { ONE_STATEMENT, type JobQuery, type Store } from './store.js';
 import type { Logger } from './logger.js';
 
 export interface ProgressUpdate {
@@ -49,17 +56,35 @@ export interface JobSpec {
   door: string;
   kind: string;
   input?: unknown;
+  /** The agent starting the job (its owner among agents); null or absent: the owner or Airlock itself. */
+  agent?: string | null;
   /** Event field names for the unit counters (e.g. pages: currentPage/totalPages). */
   unitNames?: { current: string; total: string };
   run(ctx: JobContext): Promise<JobOutcome>;
 }
 
+/**
+ * The jobs as one principal sees them: an agent starts jobs that are its
+ * own and finds only those; the owner finds every job.
+ */
+export interface JobView {
+  start(spec: Omit<JobSpec, 'agent'>): Promise<string>;
+  /** Null when unknown, or another agent's. */
+  get(id: string): Promise<Job | null>;
+  list(query?: Omit<JobQuery, 'agent'>): Promise<Job[]>;
+  /** Requests cancellation; false when the job is unknown, another agent's or already finished. */
+  cancel(id: string): Promise<boolean>;
+}
+
+/** The registry; its own `start`/`get`/`list`/`cancel` are the owner's view (every job). */
 export interface JobRegistry {
   start(spec: JobSpec): Promise<string>;
   get(id: string): Promise<Job | null>;
-  list(query?: { door?: string; status?: JobStatus[]; limit?: number }): Promise<Job[]>;
+  list(query?: JobQuery): Promise<Job[]>;
   /** Requests cancellation; false when the job is unknown or already finished. */
   cancel(id: string): Promise<boolean>;
+  /** The registry as `agent` sees it (null: the owner, every job). */
+  seenBy(agent: string | null): JobView;
   /** Resolves when the job has finished (for tests and shutdown). */
   settled(id: string): Promise<void>;
   /** Marks jobs left unfinished by a previous process as interrupted. */
@@ -93,6 +118,9 @@ const FINAL: ReadonlySet<JobStatus> = new Set([
   'cancelled',
   'failed',
 ]);
+
+/** The `agent` field of a job's events: present when an agent started the job. */
+const whose = (job: Pick<Job, 'agent'>) => (job.agent === null ? {} : { agent: job.agent });
 
 export function percentOf(p: JobProgress): number {
   if (p.totalSteps <= 0) return 0;
@@ -147,7 +175,13 @@ export function createJobRegistry({
     await takeOverStale(at);
     const jobs = await store.transaction((tx) => tx.jobs.interruptUnfinished(at, at - leaseMs));
     for (const job of jobs)
-      events.publish({ event: 'jobFinished', id: job.id, status: 'failed', error: 'interrupted' });
+      events.publish({
+        event: 'jobFinished',
+        id: job.id,
+        status: 'failed',
+        error: 'interrupted',
+        ...whose(job),
+      });
     return jobs;
   };
 
@@ -205,12 +239,13 @@ export function createJobRegistry({
           currentStepIndex: p.currentStepIndex,
           totalSteps: p.totalSteps,
           overallPercent: p.overallPercent,
+          ...whose(job),
         });
         persist();
       },
       warn(where, message) {
         job.warnings.push({ at: now(), where, message });
-        events.publish({ event: 'jobWarning', jobId: job.id, ...where, message });
+        events.publish({ event: 'jobWarning', jobId: job.id, ...where, message, ...whose(job) });
         persist();
       },
     };
@@ -263,12 +298,12 @@ export function createJobRegistry({
     if (lost) return;
     events.publish(
       error === null
-        ? { event: 'jobFinished', id: job.id, status }
-        : { event: 'jobFinished', id: job.id, status, error },
+        ? { event: 'jobFinished', id: job.id, status, ...whose(job) }
+        : { event: 'jobFinished', id: job.id, status, error, ...whose(job) },
     );
   }
 
-  return {
+  const registry: JobRegistry = {
     async start(spec) {
       const at = now();
       const job: Job = {
@@ -287,11 +322,12 @@ export function createJobRegistry({
         warnings: [],
         error: null,
         input: spec.input ?? null,
+        agent: spec.agent ?? null,
         createdAt: at,
         updatedAt: at,
       };
       await save(job);
-      events.publish({ event: 'jobStarted', id: job.id, kind: job.kind });
+      events.publish({ event: 'jobStarted', id: job.id, kind: job.kind, ...whose(job) });
       launch(job, spec);
       return job.id;
     },
@@ -310,11 +346,11 @@ export function createJobRegistry({
         const at = now();
         const cancelled = { ...job, status: 'cancelled' as const, updatedAt: at };
         if (!(await store.transaction((tx) => tx.jobs.updateUnfinished(cancelled)))) return false;
-        events.publish({ event: 'jobFinished', id, status: 'cancelled' });
+        events.publish({ event: 'jobFinished', id, status: 'cancelled', ...whose(job) });
         return true;
       }
       // Running on another instance: ask it over the bus.
-      events.publish({ event: 'jobCancelRequested', id });
+      events.publish({ event: 'jobCancelRequested', id, ...whose(job) });
       return true;
     },
     async settled(id) {
@@ -334,6 +370,27 @@ export function createJobRegistry({
       unsubscribe();
       for (const { abort } of running.values()) abort.abort(new Error('shutting down'));
       await Promise.allSettled([...running.values()].map((r) => r.done));
+    },
+    seenBy: (agent) => (agent === null ? registry : agentView(registry, agent)),
+  };
+  return registry;
+}
+
+/**
+ * What one agent finds: the jobs it started. Another agent's job is absent,
+ * exactly as an unknown id is, so an id says nothing of who owns it.
+ */
+function agentView(registry: JobRegistry, agent: string): JobView {
+  const own = async (id: string) => {
+    const job = await registry.get(id);
+    return job?.agent === agent ? job : null;
+  };
+  return {
+    start: (spec) => registry.start({ ...spec, agent }),
+    get: own,
+    list: (query) => registry.list({ ...query, agent }),
+    async cancel(id) {
+      return (await own(id)) !== null && registry.cancel(id);
     },
   };
 }

@@ -417,7 +417,7 @@ function toolContext(
     operation: operation && { id: operation.id, digest: operation.digest },
     store: services.store,
     blobs: services.blobs,
-    jobs: services.jobs,
+    jobs: services.jobs.seenBy(options.connection.agent ?? null),
     events: services.events,
     resultChars: resultCharsOf(scope.limits),
     progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),

@@ -153,6 +153,11 @@ export const JobSchema = z.object({
   error: z.string().nullable(),
   /** Door-defined input, kept so a door may resume the job after a restart. */
   input: z.unknown(),
+  /**
+   * The agent that started the job: only it and the owner find the job
+   * (authority.md §1); null for the owner's and internal jobs.
+   */
+  agent: z.string().nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });

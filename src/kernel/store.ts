@@ -125,6 +125,14 @@ export interface AuditRepo {
   deleteThrough(id: number): Promise<number>;
 }
 
+export interface JobQuery {
+  door?: string;
+  status?: JobStatus[];
+  /** Only the jobs this agent started. */
+  agent?: string;
+  limit?: number;
+}
+
 export interface JobRepo {
   /** Insert or replace by id. */
   put(job: Job): Promise<void>;
@@ -144,8 +152,8 @@ export interface JobRepo {
    */
   takeOver(job: Job, staleBefore: number): Promise<boolean>;
   get(id: string): Promise<Job | null>;
-  /** Newest first. */
-  list(query?: { door?: string; status?: JobStatus[]; limit?: number }): Promise<Job[]>;
+  /** Newest first; with `agent`, only the jobs that agent started. */
+  list(query?: JobQuery): Promise<Job[]>;
   /**
    * Mark every `queued` or `running` job `failed` with error `interrupted`
    * — only those last updated before `staleBefore` when given (their

@@ -23,7 +23,7 @@ import type { Logger } from './logger.js';
 import type { Connection } from './connection.js';
 import type { ConsentRequest } from './consent.js';
 import type { Preview } from './asks.js';
-import type { JobRegistry } from './jobs.js';
+import type { JobView } from './jobs.js';
 import type { EventBus } from './events.js';
 import type { BlobStore, Store } from './store.js';
 
@@ -161,7 +161,8 @@ export interface ToolContext {
   readonly operation: { readonly id: string; readonly digest: string } | null;
   readonly store: Store;
   readonly blobs: BlobStore;
-  readonly jobs: JobRegistry;
+  /** The jobs as the caller sees them: an agent starts and finds only its own (authority.md §1). */
+  readonly jobs: JobView;
   readonly events: EventBus;
   /** At most this many characters of result JSON fit the door's token budget (`Limits.resultTokens`). */
   readonly resultChars: number;

@@ -23,7 +23,7 @@ import { admit, agentOf, identifyCaller, type AuthOptions, type Caller } from '.
 import { sessionRoutes } from './rest-session.js';
 import { BodyTooLargeError, sendJson, sendJsonRpcError } from './http-util.js';
 import { sendFailure } from './http-errors.js';
-import { serveEvents, visibleToAgent } from './sse.js';
+import { agentView, serveEvents } from './sse.js';
 import { openApiDocument } from './openapi-doc.js';
 import type { ServingKernel } from './surface.js';
 import { mountOf } from '../kernel/kernel.js';
@@ -93,10 +93,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ...(options.toolNames ? { toolNames: options.toolNames } : {}),
   });
 
-  /** The SSE `snapshot` frame: running jobs plus what each door adds. */
-  const snapshot = async () => {
-    const jobs = await kernel.jobs.list({ status: ['queued', 'running'] });
-    const extra = await Promise.all(served.map((d) => d.http?.snapshot?.() ?? Promise.resolve({})));
+  /**
+   * The SSE `snapshot` frame: running jobs plus what each door adds, as
+   * `agent` may see them (its own jobs; null: the owner, everything).
+   */
+  const snapshot = async (agent: string | null) => {
+    const jobs = await kernel.jobs.seenBy(agent).list({ status: ['queued', 'running'] });
+    const extra = await Promise.all(
+      served.map((d) => d.http?.snapshot?.({ agent }) ?? Promise.resolve({})),
+    );
     return Object.assign({ jobs }, ...extra);
   };
 
@@ -115,12 +120,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const refused = admit(req, 'agent', caller);
     if (refused) return refuse(res, refused);
     if (sub === 'events') {
-      // An agent's stream carries its own calls and approvals, never another's or the owner's inbox.
+      // An agent's stream carries its own calls, approvals and jobs, never another's or the owner's inbox.
       const agent = agentOf(caller!);
       await serveEvents(req, res, {
         bus: kernel.events,
-        snapshot,
-        ...(agent ? { visible: visibleToAgent(agent) } : {}),
+        snapshot: () => snapshot(agent),
+        ...(agent ? { view: agentView(agent) } : {}),
         named: koharuWire,
         // The same request, identified again: still this caller, still admitted?
         stillAllowed: async () => {

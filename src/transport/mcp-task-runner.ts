@@ -64,7 +64,8 @@ export async function startTaskRunner(
 ): Promise<string> {
   const { taskId } = call.task;
   let progressAt = 0;
-  const runner = await kernel.jobs.start({
+  // The runner is the task's agent's job: its events reach that agent's stream only.
+  const runner = await kernel.jobs.seenBy(call.task.agent).start({
     door: call.task.mount,
     kind: 'mcp-task',
     input: { taskId, tool: call.task.tool },

@@ -184,7 +184,8 @@ export function createTaskStore(
   async function settle(task: TaskRecord): Promise<TaskRecord> {
     if (isTerminal(task.status)) return task;
     if (task.job) {
-      const job = await kernel.jobs.get(task.job);
+      // The job the task's tool started: the task's agent's own, never another's.
+      const job = await kernel.jobs.seenBy(task.agent).get(task.job);
       if (!job) return task;
       const followed = fromJob(job);
       if (!isTerminal(followed.status))

@@ -134,7 +134,8 @@ export function registerTaskMethods(
       statusMessage: 'cancelled by the client',
     });
     // The jobs stop wherever they run (the registry asks their instance over the bus).
-    for (const job of [cancelled?.runner, cancelled?.job]) if (job) await kernel.jobs.cancel(job);
+    const jobs = kernel.jobs.seenBy(task.agent);
+    for (const job of [cancelled?.runner, cancelled?.job]) if (job) await jobs.cancel(job);
     return {};
   });
 }

@@ -9,7 +9,7 @@
  * `EventSource` listener for that name receives it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DeliveredEvent, EventBus } from '../kernel/events.js';
+import type { AirlockEvent, DeliveredEvent, EventBus } from '../kernel/events.js';
 import { header } from './http-util.js';
 
 export interface SseOptions {
@@ -22,8 +22,11 @@ export interface SseOptions {
    * ends once it answers false (a revoked agent, a signed-out browser).
    */
   stillAllowed?: () => Promise<boolean>;
-  /** Which events this caller may see (agents: `visibleToAgent`); default all. */
-  visible?: (data: { event: string; [key: string]: unknown }) => boolean;
+  /**
+   * What this caller sees of an event: the frame's data, or null to skip it
+   * (agents: `agentView`); default every event as published.
+   */
+  view?: (data: AirlockEvent) => AirlockEvent | null;
   /** Add an `event: <PascalCase>` line to each frame (the Koharu wire). */
   named?: boolean;
 }
@@ -45,33 +48,51 @@ export function writeFrame(
   res.write(`id: ${id}\n${name}data: ${JSON.stringify(data)}\n\n`);
 }
 
-/**
- * Events only the owner sees (authority.md §1: an agent learns nothing of
- * another agent's calls or the owner's decisions): the inbox, the audit
- * trail, grants, policy and principal changes. `toolCalled`,
- * `taskChanged`, `approvalRequested` and `approvalDecided` reach an agent
- * for its own calls, MCP tasks and approvals only.
- */
-const OWNER_ONLY = new Set([
-  'auditRecorded',
-  'grantRevoked',
-  'policyChanged',
-  'agentsChanged',
-  'ownerChanged',
-  'jobCancelRequested',
-]);
+type View = (data: AirlockEvent) => AirlockEvent | null;
 
-/** What an agent's event stream may carry. */
-export function visibleToAgent(agent: string) {
-  return (data: { event: string; [key: string]: unknown }): boolean => {
-    if (OWNER_ONLY.has(data.event)) return false;
-    if (data.event === 'toolCalled' || data.event === 'taskChanged') return data.agent === agent;
-    if (data.event === 'approvalRequested' || data.event === 'approvalDecided') {
-      const approval = data.approval as { agent?: unknown } | undefined;
-      return approval?.agent === agent;
-    }
-    return true;
+/** An event the agent sees for its own doings only (the `agent` field names whose they are). */
+const own =
+  (agent: string): View =>
+  (data) =>
+    data.agent === agent ? data : null;
+
+/** Its own job's event, without the `agent` field (the seed's shapes: `jobStarted {id, kind}`, …). */
+const ownJob =
+  (agent: string): View =>
+  ({ agent: whose, ...rest }) =>
+    whose === agent ? (rest as AirlockEvent) : null;
+
+/**
+ * What an agent's event stream carries (authority.md §1, issue 24), by
+ * allow-list: an event not named here is the owner's alone (the inbox, the
+ * audit trail, grants, policy and principal changes, and whatever is added
+ * later). An agent sees its own calls, MCP tasks, approvals and jobs;
+ * scene epochs without their label (the label may say what another
+ * principal changed); and tool-list changes.
+ */
+function agentViews(agent: string): Record<string, View> {
+  const mine = own(agent);
+  const myJob = ownJob(agent);
+  const approval: View = (data) =>
+    (data.approval as { agent?: unknown } | undefined)?.agent === agent ? data : null;
+  return {
+    toolCalled: mine,
+    taskChanged: mine,
+    approvalRequested: approval,
+    approvalDecided: approval,
+    jobStarted: myJob,
+    jobProgress: myJob,
+    jobWarning: myJob,
+    jobFinished: myJob,
+    sceneChanged: ({ event, epoch }) => ({ event, epoch }),
+    toolsChanged: (data) => data,
   };
+}
+
+/** What `agent`'s event stream shows of an event: its frame data, or null when it is not the agent's to see. */
+export function agentView(agent: string): View {
+  const views = agentViews(agent);
+  return (data) => (Object.hasOwn(views, data.event) ? views[data.event]!(data) : null);
 }
 
 export async function serveEvents(
@@ -95,8 +116,8 @@ export async function serveEvents(
   const send = (e: DeliveredEvent) => {
     if (e.id <= lastSent) return;
     lastSent = e.id;
-    if (options.visible && !options.visible(e.data)) return;
-    writeFrame(res, e.id, e.data, options.named);
+    const data = options.view ? options.view(e.data) : e.data;
+    if (data) writeFrame(res, e.id, data, options.named);
   };
   let ended = false;
   const recheck = () => {

@@ -163,8 +163,12 @@ export interface HttpSurface {
   serveStatic?(path: string): Promise<{ bytes: Uint8Array; contentType: string } | null>;
   /** Lines for the server's start-up output (e.g. where the door's own listener is). */
   banner?(): string[];
-  /** Extra fields for the SSE `snapshot` frame. */
-  snapshot?(): Promise<Record<string, unknown>>;
+  /**
+   * Extra fields for the SSE `snapshot` frame, as `viewer.agent` may see
+   * them (null: the owner). An agent's frame holds nothing of another
+   * principal's and no absolute paths (issue 24).
+   */
+  snapshot?(viewer: { agent: string | null }): Promise<Record<string, unknown>>;
 }
 
 /** A door with the surfaces it shows on the workspace's wires. */

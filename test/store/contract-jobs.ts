@@ -70,6 +70,24 @@ export function jobsContract({ store }: ContractContext): void {
       expect(await list({})).toEqual(expect.arrayContaining([elsewhere.id, a.id]));
     });
 
+    it('a job keeps the agent that started it; list with agent finds only that agent’s jobs', async () => {
+      const door = uid('door');
+      const alices = job({ door, agent: 'alice', createdAt: 10 });
+      const bobs = job({ door, agent: 'bob', createdAt: 20 });
+      const owners = job({ door, agent: null, createdAt: 30 });
+      await store().transaction(async (tx) => {
+        for (const j of [alices, bobs, owners]) await tx.jobs.put(j);
+      });
+      expect(await store().read((tx) => tx.jobs.get(alices.id))).toEqual(alices);
+      const ids = (query: { agent?: string; limit?: number }) =>
+        store().read(async (tx) => (await tx.jobs.list({ door, ...query })).map((j) => j.id));
+      expect(await ids({ agent: 'alice' })).toEqual([alices.id]);
+      // The limit counts the agent's own jobs, not everyone's.
+      expect(await ids({ agent: 'alice', limit: 1 })).toEqual([alices.id]);
+      expect(await ids({ agent: 'carol' })).toEqual([]);
+      expect(await ids({})).toEqual([owners.id, bobs.id, alices.id]);
+    });
+
     it('interruptUnfinished fails queued and running jobs with error "interrupted" and leaves finished ones', async () => {
       const door = uid('door');
       const queued = job({ door, status: 'queued', createdAt: 1 });

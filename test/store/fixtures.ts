@@ -116,6 +116,7 @@ export function job(overrides: Partial<Job> = {}): Job {
     warnings: [],
     error: null,
     input: { file: 'a.pdf' },
+    agent: null,
     createdAt: at,
     updatedAt: at,
     ...overrides,

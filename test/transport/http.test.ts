@@ -243,6 +243,8 @@ describe('REST approvals', () => {
   });
 });
 
+// The framing, read on the owner's stream (it carries every event; an agent's
+// carries only its own, sse-visibility.test.ts and job-ownership.test.ts).
 describe('event stream', () => {
   async function readFrames(
     res: Response,
@@ -277,7 +279,7 @@ describe('event stream', () => {
 
   it('sends a snapshot first, then events with ids', async () => {
     const ac = new AbortController();
-    const res = await fetch(`${base}/api/v1/events`, { signal: ac.signal });
+    const res = await fetch(`${base}/api/v1/events`, { headers: owner, signal: ac.signal });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     setTimeout(() => tk.kernel.events.publish({ event: 'probe', n: 1 }), 50);
     const frames = await readFrames(res, 2);
@@ -291,7 +293,7 @@ describe('event stream', () => {
 
   it('GET /events (the Koharu wire) names every frame in PascalCase, same data', async () => {
     const ac = new AbortController();
-    const res = await fetch(`${base}/events`, { signal: ac.signal });
+    const res = await fetch(`${base}/events`, { headers: owner, signal: ac.signal });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     setTimeout(() => tk.kernel.events.publish({ event: 'jobFinished', id: 'j1' }), 50);
     const frames = await readFrames(res, 2);
@@ -309,7 +311,7 @@ describe('event stream', () => {
     tk.kernel.events.publish({ event: 'replayMe', n: 2 });
     const ac = new AbortController();
     const res = await fetch(`${base}/api/v1/events`, {
-      headers: { 'last-event-id': String(start) },
+      headers: { ...owner, 'last-event-id': String(start) },
       signal: ac.signal,
     });
     const frames = await readFrames(res, 2);

@@ -19,11 +19,14 @@ beforeAll(async () => {
 });
 afterAll(() => tk.dispose());
 
-/** A job whose run waits for `finish` (the test decides how it ends). */
+/**
+ * A job alice's call started (a task follows only its own agent's jobs),
+ * whose run waits for `finish` (the test decides how it ends).
+ */
 async function heldJob() {
   let finish!: (how: 'completed' | Error) => void;
   const ended = new Promise<'completed' | Error>((r) => (finish = r));
-  const id = await tk.kernel.jobs.start({
+  const id = await tk.kernel.jobs.seenBy('alice').start({
     door: 'ledger',
     kind: 'held',
     run: async (job) => {
@@ -71,6 +74,17 @@ describe('ownership and lifetime', () => {
 });
 
 describe('status from the jobs behind a task', () => {
+  it('a task does not follow another agent’s job', async () => {
+    const task = await tasks.create({ ...owner, agent: 'bob' });
+    const job = await heldJob();
+    await tasks.advance(task.taskId, { job: job.id });
+    job.finish('completed');
+    await waitFor(async () => (await tk.kernel.jobs.get(job.id))?.status === 'completed');
+    const seen = await tasks.find(task.taskId, 'bob');
+    expect(seen?.status).toBe('working');
+    expect(seen?.statusMessage ?? '').not.toMatch(/hold/);
+  });
+
   it('a task following a job shows its progress, then its outcome as the result', async () => {
     const task = await tasks.create(owner);
     const job = await heldJob();

@@ -14,6 +14,7 @@ import { createEventBus, type EventBus } from '../../src/kernel/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { openStore } from '../../src/store/open.js';
 import type { ServedDoor, ServingKernel } from '../../src/transport/surface.js';
+import { createTaskStore } from '../../src/transport/mcp-task-store.js';
 import type { Store } from '../../src/kernel/store.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
@@ -169,6 +170,27 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
       expect(await rpcCode(bob.update(taskId, { x: {} }))).toBe(-32602);
       expect(await rpcCode(bob.cancel(taskId))).toBe(-32602);
       expect((await alice.get(taskId)).status).toBe('working');
+      await alice.cancel(taskId);
+    });
+
+    it('the jobs behind agent A’s task (its runner and the job its tool started) are A’s: B does not find them', async () => {
+      const alice = await as('alice');
+      const { taskId } = (await alice.create('ledger_count', { to: 3000 })) as { taskId: string };
+      const behind = async () => {
+        const task = await createTaskStore(A.kernel).read(taskId);
+        return [task?.runner, task?.job].filter((j): j is string => typeof j === 'string');
+      };
+      await waitFor(async () => (await behind()).length === 2, { message: 'runner and job' });
+      const ids = await behind();
+      const listed = async (agent: string | null) =>
+        (await A.kernel.jobs.seenBy(agent).list({ door: 'ledger' })).map((j) => j.id);
+      expect(await listed('alice')).toEqual(expect.arrayContaining(ids));
+      expect(await listed(null)).toEqual(expect.arrayContaining(ids));
+      expect((await listed('bob')).filter((id) => ids.includes(id))).toEqual([]);
+      for (const id of ids) {
+        expect(await B.kernel.jobs.seenBy('bob').get(id)).toBeNull();
+        expect(await B.kernel.jobs.seenBy('bob').cancel(id)).toBe(false);
+      }
       await alice.cancel(taskId);
     });
 

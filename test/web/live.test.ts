@@ -22,6 +22,7 @@ const job: Job = {
   warnings: [],
   error: null,
   input: null,
+  agent: null,
   createdAt: 1,
   updatedAt: 1,
 };

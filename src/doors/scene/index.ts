@@ -107,10 +107,13 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
         names,
         version: AIRLOCK_VERSION,
       }).map(followingSharedRoute(session)),
-      async snapshot() {
+      async snapshot({ agent }) {
         await session.sync();
         const p = session.current();
-        return { scene: { project: session.info(), epoch: p ? p.history.epoch : null } };
+        const info = session.info();
+        // Where the project lies on the server's disk is the owner's to know.
+        const project = info && agent !== null ? { id: info.id, name: info.name } : info;
+        return { scene: { project, epoch: p ? p.history.epoch : null } };
       },
     },
     async start(k) {

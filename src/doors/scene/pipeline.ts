@@ -15,7 +15,7 @@ import {
   type Job,
   type JobContext,
   type JobOutcome,
-  type JobRegistry,
+  type JobView,
   type ResumedJob,
 } from '../../kernel/index.js';
 import {
@@ -46,7 +46,7 @@ export type PipelineInput = z.output<typeof PipelineInput>;
 export interface PipelineDeps {
   session: SceneSession;
   registry: EngineRegistry;
-  jobs: JobRegistry;
+  jobs: JobView;
 }
 
 /**

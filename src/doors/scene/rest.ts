@@ -39,6 +39,13 @@ const restConnection = (req: RestRequest) => {
   return connection('owner/rest:scene', 'rest');
 };
 
+/**
+ * The jobs as a REST caller sees them: an agent only the ones it started
+ * (another's answer as unknown ids), the owner every job (authority.md §1).
+ */
+export const jobsSeenBy = (deps: Pick<RouteDeps, 'kernel'>, req: RestRequest) =>
+  deps.kernel().jobs.seenBy(restConnection(req).agent ?? null);
+
 /** Page images and project zips are larger than the server's default body cap. */
 export const UPLOAD_MAX_BYTES = 256 * 1024 * 1024;
 const UPLOADS = new Set(['POST pages', 'POST projects/import']);

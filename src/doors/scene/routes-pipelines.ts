@@ -6,11 +6,10 @@ import { AirlockError } from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
 import { infoOf } from './engines/registry.js';
 import { defaultFont, fontFamilies } from './images.js';
-import { asTool, ok, route, type RouteDeps } from './rest.js';
+import { asTool, jobsSeenBy, ok, route, type RouteDeps } from './rest.js';
 
 export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
   const { registry, names } = deps;
-  const jobs = () => deps.kernel().jobs;
   return [
     route('GET', 'engines', 'Pipeline engines', async () =>
       ok({ engines: [...registry.values()].map(infoOf) }),
@@ -28,11 +27,12 @@ export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
     route('POST', 'pipelines', 'Start a pipeline → {jobId}', async (req) =>
       asTool(deps, req, names.startPipeline, req.body ?? {}, 202),
     ),
-    route('GET', 'operations', 'Pipeline jobs, newest first', async () =>
-      ok({ operations: await jobs().list({ door: 'scene' }) }),
+    // An agent finds only the jobs it started; the owner every one.
+    route('GET', 'operations', 'Pipeline jobs, newest first', async (req) =>
+      ok({ operations: await jobsSeenBy(deps, req).list({ door: 'scene' }) }),
     ),
     route('GET', 'operations/{id}', 'One pipeline job', async (req) => {
-      const job = await jobs().get(req.params.id ?? '');
+      const job = await jobsSeenBy(deps, req).get(req.params.id ?? '');
       if (!job)
         throw new AirlockError(
           'notFound',
@@ -41,14 +41,14 @@ export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
       return ok(job);
     }),
     route('DELETE', 'operations/{id}', 'Cancel a pipeline job (404 when unknown)', async (req) => {
-      const registry = jobs();
-      const job = await registry.get(req.params.id ?? '');
+      const jobs = jobsSeenBy(deps, req);
+      const job = await jobs.get(req.params.id ?? '');
       if (!job)
         throw new AirlockError(
           'notFound',
           `No operation ${req.params.id}; GET /api/v1/operations lists them.`,
         );
-      const cancelled = await registry.cancel(job.id);
+      const cancelled = await jobs.cancel(job.id);
       return ok({ id: job.id, cancelled, status: cancelled ? 'cancelling' : job.status });
     }),
   ];

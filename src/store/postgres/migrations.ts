@@ -128,6 +128,12 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX approvals_by_agent ON approvals (agent, status, created_at, seq);
   `,
+  // Version 6 (issue 24): a job belongs to the agent that started it (NULL:
+  // the owner's or an internal job); an agent lists only its own, by index.
+  `
+  ALTER TABLE jobs ADD COLUMN agent text;
+  CREATE INDEX jobs_by_agent ON jobs (agent, created_at, seq);
+  `,
 ];
 
 /**

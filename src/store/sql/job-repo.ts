@@ -12,11 +12,13 @@ interface JobRow {
   warnings: string;
   error: string | null;
   input: string;
+  agent: string | null;
   created_at: number;
   updated_at: number;
 }
 
-const COLUMNS = 'id, door, kind, status, progress, warnings, error, input, created_at, updated_at';
+const COLUMNS =
+  'id, door, kind, status, progress, warnings, error, input, agent, created_at, updated_at';
 
 function toJob(row: JobRow): Job {
   return {
@@ -28,6 +30,7 @@ function toJob(row: JobRow): Job {
     warnings: fromJson<JobWarning[]>(row.warnings),
     error: row.error,
     input: fromJson(row.input),
+    agent: row.agent,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -55,11 +58,11 @@ export function createJobRepo(db: SqlClient): JobRepo {
     async put(job) {
       // An upsert (not delete + insert) keeps the row's insertion order.
       await db.run(
-        `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET
            door = excluded.door, kind = excluded.kind, status = excluded.status,
            progress = excluded.progress, warnings = excluded.warnings, error = excluded.error,
-           input = excluded.input, created_at = excluded.created_at,
+           input = excluded.input, agent = excluded.agent, created_at = excluded.created_at,
            updated_at = excluded.updated_at`,
         [
           job.id,
@@ -70,6 +73,7 @@ export function createJobRepo(db: SqlClient): JobRepo {
           toJson(job.warnings),
           job.error,
           toJson(job.input),
+          job.agent,
           job.createdAt,
           job.updatedAt,
         ],
@@ -95,6 +99,10 @@ export function createJobRepo(db: SqlClient): JobRepo {
       if (query.door !== undefined) {
         conditions.push('door = ?');
         params.push(query.door);
+      }
+      if (query.agent !== undefined) {
+        conditions.push('agent = ?');
+        params.push(query.agent);
       }
       if (query.status !== undefined) {
         // An empty status list matches no job.

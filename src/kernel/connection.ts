@@ -34,6 +34,22 @@ export function connection(
 }
 
 /**
+ * The `agent:<name>` part of a connection id. A stdio agent is named after
+ * its client (`stdio:@langchain/mcp-adapters`), and `/` separates the id's
+ * parts, so `%` and `/` in the name are percent-encoded there;
+ * `agentOfConnection` decodes them, and the name is kept whole.
+ */
+export function agentPart(agent: string): string {
+  return `agent:${agent.replace(/%/g, '%25').replace(/\//g, '%2F')}`;
+}
+
+/** The agent's name in a connection id made with `agentPart`. */
+export function agentOfConnectionId(id: string): string | null {
+  const m = /^agent:([^/]+)/.exec(id);
+  return m ? m[1]!.replace(/%2F/g, '/').replace(/%25/g, '%') : null;
+}
+
+/**
  * A connection id as people and other agents may see it (authority.md §1):
  * session and process ids cut to an 8-character label, since knowing the
  * whole id must never be worth anything.

@@ -11,7 +11,7 @@ import { failure, type Failure } from './errors.js';
 import type { Approval, Grant, ResourceRef } from './records.js';
 import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from './store.js';
 import type { EventBus } from './events.js';
-import { connectionLabel } from './connection.js';
+import { agentOfConnectionId, connectionLabel } from './connection.js';
 
 export const DEFAULT_GRANT_LIFETIME_MS = 15 * 60 * 1000;
 /** Undecided approvals expire after this long (authority.md §2). */
@@ -64,8 +64,7 @@ export function shown<T extends { connection: string }>(record: T): T & { agent:
 
 /** `agent:alice/session:…` → `alice`; null for connections that are no agent's. */
 export function agentOfConnection(id: string): string | null {
-  const m = /^agent:([^/]+)/.exec(id);
-  return m ? m[1]! : null;
+  return agentOfConnectionId(id);
 }
 
 export const isExpired = (a: Approval, at: number) => a.createdAt + PENDING_LIFETIME_MS <= at;

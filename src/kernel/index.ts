@@ -48,7 +48,7 @@ export { AIRLOCK_VERSION } from './version.js';
 export { blobHash, isBlobHash } from './blob-hash.js';
 
 // Identity and services
-export { connection, connectionLabel } from './connection.js';
+export { agentPart, connection, connectionLabel } from './connection.js';
 export type { Connection, ConnectionKind } from './connection.js';
 export { createEventBus } from './events.js';
 export { storeEventLog, EVENT_LOG_RETAIN } from './event-log.js';

@@ -11,6 +11,7 @@ import { createMcpServer } from './mcp-server.js';
 import { withTaskListen } from './mcp-task-listen-stdio.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
+import { agentPart } from '../kernel/connection.js';
 import type { ToolNames } from './tool-names.js';
 
 export async function serveOverStdio(
@@ -61,7 +62,7 @@ export async function serveOverStdio(
 export function stdioConnection(processId: string, clientName: string | undefined) {
   const agent = `stdio:${clientName ?? 'client'}`;
   return {
-    id: `agent:${agent}/process:${processId}`,
+    id: `${agentPart(agent)}/process:${processId}`,
     kind: 'stdio' as const,
     agent,
     session: processId,

@@ -65,6 +65,19 @@ export interface HttpApp {
 
 const isMcpPath = (path: string) => path === '/mcp' || path.startsWith('/mcp/');
 
+/** What an MCP client without a token must do, in words every client shows (RFC 6750 allows no quotes or backslashes). */
+const TOKEN_HINT =
+  'Airlock takes agent tokens, not OAuth: the owner creates one with "airlock agents add NAME" and the client sends it as Authorization: Bearer <token>.';
+const MCP_CHALLENGE = `Bearer realm="airlock", error_description="${TOKEN_HINT.replace(/"/g, "'")}"`;
+/** Where OAuth clients look for an authorization server or register themselves (RFC 8414, 9728, 7591). */
+const isOAuthProbe = (path: string) =>
+  path === '/register' ||
+  path === '/authorize' ||
+  path === '/token' ||
+  /^\/\.well-known\/(oauth-authorization-server|openid-configuration|oauth-protected-resource)(\/|$)/.test(
+    path,
+  );
+
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const { kernel, logger } = options;
   const served = kernel.doors();
@@ -150,7 +163,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         caller?.kind === 'owner'
           ? 'The owner’s credential is not an agent’s: give each MCP client its own agent token (`airlock agents add NAME`).'
           : 'No agent token. Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
-      if (!caller) res.setHeader('www-authenticate', 'Bearer realm="airlock"');
+      if (!caller) res.setHeader('www-authenticate', MCP_CHALLENGE);
       sendJsonRpcError(res, caller ? 403 : 401, -32001, refused);
       return;
     }
@@ -198,6 +211,17 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       }
       if (isMcpPath(path)) await handleMcp(req, res, path, caller);
       else await handleApi(req, res, url, caller);
+      return;
+    }
+    if (isOAuthProbe(path)) {
+      // No OAuth here (yet): a client that tries it (mcp-remote, the Inspector) shows this body's words.
+      sendJson(res, 404, {
+        status: 404,
+        code: 'notFound',
+        message: TOKEN_HINT,
+        error: 'oauth_not_supported',
+        error_description: TOKEN_HINT,
+      });
       return;
     }
     if (await serveDoorFile(req, res, path)) return;

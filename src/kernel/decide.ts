@@ -35,6 +35,20 @@ function consentTargets(capability: string, grant: Grant | null): string[] {
     : [`${capability}:${resource.name}`, `${capability}:${resource.id}`];
 }
 
+/**
+ * What a 15-minute approval of the call covers: its first target when the
+ * targets name one thing, the whole set (sorted, joined by `,`) when they are
+ * its parts — approving a batch of `remove_node` never covers one that also
+ * removes a page.
+ */
+function approvalTarget(
+  targets: readonly string[],
+  targetsAre: 'names' | 'parts' = 'names',
+): string | null {
+  if (targetsAre === 'names' || targets.length <= 1) return targets[0] ?? null;
+  return [...new Set(targets)].sort().join(',');
+}
+
 export async function decideCall(
   services: Pick<KernelServices, 'policy' | 'asks' | 'consent'>,
   scope: { door: string; mount: string; tool: AnyToolDef },
@@ -77,13 +91,14 @@ export async function decideCall(
   const own = await tool.policy?.check?.(input, connection);
   if (own) return { verdict, grant, refusal: own };
 
+  const binds = await tool.policy?.binds?.(input, connection);
   const refusal = await services.asks.check({
     connection: connection.id,
     agent,
     door: mount,
     tool: tool.name,
-    digest: callDigest(tool.name, input),
-    target: targets[0] ?? null,
+    digest: callDigest(tool.name, binds === undefined ? input : { input, binds }),
+    target: approvalTarget(targets, tool.policy?.targetsAre),
     rule: verdict.rule,
     preview: async (): Promise<Preview> => {
       const base = { tool: tool.name, door: mount, effect, targets: [...targets] };

@@ -89,6 +89,19 @@ export interface CallPolicySpec<I> {
    */
   targets?: (input: I, connection: Connection) => readonly string[] | Promise<readonly string[]>;
   /**
+   * What the targets are to a 15-minute approval: `names` (default) — names
+   * of one thing (openapi's two spellings), so the grant covers the first;
+   * `parts` — the parts the call acts on (a batch's op kinds, a pipeline's
+   * steps), so the grant covers exactly this set, never a call with more.
+   */
+  targetsAre?: 'names' | 'parts';
+  /**
+   * The state the call acts on when its arguments do not say it (an undo's
+   * `{}`: the step it reverts). An approval binds to it with the arguments,
+   * so approving one call never lets a later one act on something else.
+   */
+  binds?: (input: I, connection: Connection) => unknown;
+  /**
    * The door's own checks that refuse a call before the owner is asked (an
    * unconfirmed destructive call, arguments the door rejects), so the owner
    * never judges a call that could not run. Run only when the policy asks.

@@ -206,9 +206,11 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
   output?: z.ZodType;
   /**
    * The effect of every call, or of this call decided from its validated
-   * input (an openapi GET reads, a DELETE destroys).
+   * input (an openapi GET reads, a DELETE destroys) and the state it acts on
+   * (a scene undo: the step it reverts; the connection says whose retry it
+   * may be, absent outside a call).
    */
-  effect: Effect | ((input: z.output<S>) => Effect | Promise<Effect>);
+  effect: Effect | ((input: z.output<S>, connection?: Connection) => Effect | Promise<Effect>);
   /**
    * For an `effect` decided per call: the effect `tools/list` publishes, the
    * most cautious a call can have as the door documents it. Default

@@ -154,6 +154,19 @@ describe('undo and redo are decided by what they change', () => {
     expect(await pageNames()).toEqual(['first', 'second', 'third']);
   });
 
+  it('a retry of an approved undo with its operationID answers the first epoch without asking again', async () => {
+    await ownerAdds('a');
+    await ownerAdds('b');
+    const args = { operationID: randomUUID() };
+    const body = toolJson(await call('koharu.undo', args));
+    expect(body).toMatchObject({ code: 'approvalRequired' });
+    await s.tk.kernel.asks.approve(String(body.approvalID), 'once');
+    const first = structuredOf(await call('koharu.undo', args));
+    expect(structuredOf(await call('koharu.undo', args))).toEqual(first);
+    expect(await pendingAsks()).toEqual([]);
+    expect(await pageNames()).toEqual(['a']);
+  });
+
   it('two undos decided on the same edit never revert the step beneath it unasked', async () => {
     await ownerAdds('x', 'y', 'z');
     const [page] = await pages();

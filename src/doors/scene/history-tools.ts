@@ -9,8 +9,14 @@
  * makes after approving can turn it into the reversal of another step.
  */
 import { z } from 'zod';
-import { AirlockError, defineTool, type Effect } from '../../kernel/index.js';
-import { OPERATION_ID_HELP, OperationID, operationTag, sceneJournal } from './operations.js';
+import { AirlockError, defineTool, type Connection, type Effect } from '../../kernel/index.js';
+import {
+  callTag,
+  OPERATION_ID_HELP,
+  OperationID,
+  operationTag,
+  sceneJournal,
+} from './operations.js';
 import { kindCounts, opsEffect, opsTargets, removalsOf } from './op-policy.js';
 import type { Op } from './ops.js';
 import type { Scene } from './model.js';
@@ -33,17 +39,22 @@ export function historyMoveTool(direction: 'undo' | 'redo', name: string, sessio
   // effect, the policy hooks and the handler (kernel/pipeline.ts), so each
   // reads the state the first one saw.
   const looks = new WeakMap<HistoryMove, Look>();
-  const look = async (input: HistoryMove): Promise<Look> => {
+  const look = async (input: HistoryMove, connection?: Connection): Promise<Look> => {
     const seen = looks.get(input);
     if (seen) return seen;
     // Scale-out: judge what every instance sees.
     await session.sync();
     const project = session.current();
     const history = project?.history;
+    // A retry of a move already made applies nothing: the history answers its first epoch.
+    const tag = connection ? callTag(name, input, connection) : null;
+    const retry = history !== undefined && tag !== null && history.epochOf(tag) !== null;
     const fresh: Look = {
       seen: project ? { project, epoch: project.history.epoch } : null,
       scene: project ? project.scene() : null,
-      move: (direction === 'undo' ? history?.peekUndo() : history?.peekRedo()) ?? null,
+      move: retry
+        ? null
+        : ((direction === 'undo' ? history?.peekUndo() : history?.peekRedo()) ?? null),
     };
     looks.set(input, fresh);
     return fresh;
@@ -55,16 +66,16 @@ export function historyMoveTool(direction: 'undo' | 'redo', name: string, sessio
     description: `${what}; returns {epoch} (null: nothing to ${direction}). Asks the owner like the ops it applies (undoing an added page removes it). ${OPERATION_ID_HELP}`,
     input: HistoryMove,
     output: EpochOrNull,
-    effect: async (input): Promise<Effect> => {
-      const { move } = await look(input);
+    effect: async (input, connection): Promise<Effect> => {
+      const { move } = await look(input, connection);
       return move ? opsEffect(move.ops) : 'write';
     },
     publishedEffect: 'destructive',
     // Koharu's reference tools publish no readOnlyHint/destructiveHint.
     statedHints: [],
     policy: {
-      targets: async (input) => {
-        const { move } = await look(input);
+      targets: async (input, connection) => {
+        const { move } = await look(input, connection);
         return move ? opsTargets(move.ops) : [];
       },
       targetsAre: 'parts',

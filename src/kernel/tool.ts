@@ -89,10 +89,12 @@ export interface CallPolicySpec<I> {
    */
   targets?: (input: I, connection: Connection) => readonly string[] | Promise<readonly string[]>;
   /**
-   * What the targets are to a 15-minute approval: `names` (default) — names
-   * of one thing (openapi's two spellings), so the grant covers the first;
-   * `parts` — the parts the call acts on (a batch's op kinds, a pipeline's
-   * steps), so the grant covers exactly this set, never a call with more.
+   * What the targets are: `names` (default) — names of one thing (openapi's
+   * two spellings): a rule matching any of them decides, and a 15-minute
+   * approval covers the first; `parts` — the parts the call acts on (a
+   * batch's op kinds, a pipeline's steps): each part is decided alone and the
+   * strictest verdict stands, and a 15-minute approval covers exactly this
+   * set, never a call with more.
    */
   targetsAre?: 'names' | 'parts';
   /**

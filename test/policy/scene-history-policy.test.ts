@@ -209,9 +209,35 @@ describe('a batch is decided by its op kinds', () => {
     });
     expect(await pageNames()).toEqual(['p', 'q']);
   });
+
+  it('an allow rule on one kind does not let a batch that also removes a page through unasked', async () => {
+    await s.tk.kernel.policy.add({ door: 'scene', target: 'add_node', decision: 'allow' });
+    await ownerAdds('p', 'q');
+    const [p, q] = await pages();
+    const sneaky = {
+      batch: {
+        label: 'sneaky',
+        ops: [{ addNode: { page: p!.id, node: textNodeOf() } }, { removePage: { id: q!.id } }],
+      },
+    };
+    expect(toolJson(await call('koharu.apply', { op: sneaky }))).toMatchObject({
+      code: 'approvalRequired',
+      rule: 'default:destructive',
+    });
+    expect(await pageNames()).toEqual(['p', 'q']);
+  });
 });
 
 describe('a pipeline has one target per step', () => {
+  it('an allow rule on one step does not let through a pipeline with a step a later rule denies', async () => {
+    const { policy } = s.tk.kernel;
+    await policy.add({ door: 'scene', target: 'pipeline:tesseract', decision: 'allow' });
+    await policy.add({ door: 'scene', target: 'pipeline:*', decision: 'deny' });
+    expect(
+      toolJson(await call('koharu.start_pipeline', { steps: ['tesseract', 'llm'] })),
+    ).toMatchObject({ code: 'notAuthorized' });
+  });
+
   it('a deny on pipeline:fill stops a pipeline whose steps include fill', async () => {
     await s.tk.kernel.policy.add({ door: 'scene', target: 'pipeline:fill', decision: 'deny' });
     expect(

@@ -82,14 +82,13 @@ describe('undo and redo are decided by what they change', () => {
     const preview = ask.preview as { summary: string; effect: string; removes: unknown };
     expect(preview.effect).toBe('destructive');
     expect(preview.summary).toContain('remove_page ×3');
-    expect(preview.removes).toEqual({
-      pages: expect.arrayContaining([
-        expect.objectContaining({ name: 'cover' }),
-        expect.objectContaining({ name: 'one' }),
-        expect.objectContaining({ name: 'two' }),
+    expect(preview.removes).toEqual(
+      expect.arrayContaining([
+        'page "cover" (0 nodes)',
+        'page "one" (0 nodes)',
+        'page "two" (0 nodes)',
       ]),
-      nodes: [],
-    });
+    );
 
     await s.tk.kernel.asks.approve(String(body.approvalID), 'once');
     expect((await call('koharu.undo')).isError).toBeFalsy();

@@ -87,10 +87,11 @@ export function historyMoveTool(direction: 'undo' | 'redo', name: string, sessio
         const { move, scene } = await look(input);
         const project = scene?.project.name ?? 'scene';
         if (!move || !scene) return { summary: `${project}: nothing to ${direction}` };
+        const removes = removalsOf(scene, move.ops);
         return {
           summary: `${project}: ${direction} "${move.label}": ${kindCounts(move.ops)}`,
           step: move.label,
-          removes: removalsOf(scene, move.ops),
+          ...(removes.length > 0 ? { removes } : {}),
         };
       },
     },

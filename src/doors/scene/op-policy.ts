@@ -57,38 +57,31 @@ export function kindCounts(ops: readonly Op[]): string {
   return [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join(', ');
 }
 
-/** A page or node the ops would remove, as the owner recognises it. */
-export interface Removals {
-  pages: { id: string; name: string; nodes: number }[];
-  nodes: { page: string; id: string; kind: string; text?: string }[];
-}
-
 /**
- * What `ops` would remove from `scene`: pages by name, nodes by page, kind
- * and the start of their text. An op removing something the scene does not
- * hold yet (added earlier in the same batch) is listed by id.
+ * What `ops` would remove from `scene`, one line each as the owner
+ * recognises it: `page "cover" (3 nodes)`, `text node "Hello…" on page
+ * "cover"`. Something the scene does not hold yet (added earlier in the same
+ * batch) is named by id. The owner's ask card shows the list as one line.
  */
-export function removalsOf(scene: Scene, ops: readonly Op[]): Removals {
-  const removals: Removals = { pages: [], nodes: [] };
+export function removalsOf(scene: Scene, ops: readonly Op[]): string[] {
+  const removals: string[] = [];
+  const quoted = (text: string, max = 40) =>
+    JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
   for (const op of flat(ops)) {
     if ('removePage' in op) {
       const page = scene.pages.find((p) => p.id === op.removePage.id);
-      removals.pages.push({
-        id: op.removePage.id,
-        name: page?.name ?? '',
-        nodes: page?.nodes.length ?? 0,
-      });
+      removals.push(
+        page
+          ? `page ${quoted(page.name)} (${page.nodes.length} node${page.nodes.length === 1 ? '' : 's'})`
+          : `page ${op.removePage.id}`,
+      );
     } else if ('removeNode' in op) {
       const { page: pageId, id } = op.removeNode;
       const page = scene.pages.find((p) => p.id === pageId);
       const node = page?.nodes.find((n) => n.id === id);
       const text = node ? textOf(node)?.text : undefined;
-      removals.nodes.push({
-        page: page?.name ?? pageId,
-        id,
-        kind: node ? kindTag(node) : 'unknown',
-        ...(text ? { text: text.slice(0, 80) } : {}),
-      });
+      const what = node ? `${kindTag(node)} node${text ? ` ${quoted(text)}` : ''}` : `node ${id}`;
+      removals.push(`${what} on page ${page ? quoted(page.name) : pageId}`);
     }
   }
   return removals;

@@ -19,7 +19,7 @@ import { exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';
 import { OpSchema } from './ops.js';
 import { historyMoveTool } from './history-tools.js';
-import { opEffect, opSummary, opTargets } from './op-policy.js';
+import { opEffect, opSummary, opTargets, removalsOf } from './op-policy.js';
 import {
   callTag,
   OPERATION_ID_HELP,
@@ -125,10 +125,15 @@ export function sceneTools(
           throw error;
         }
       },
-      preview: ({ op }) => ({
-        summary: `${session.current()?.history.state.project.name ?? 'scene'}: ${opSummary(op)}`,
-        op,
-      }),
+      preview: ({ op }) => {
+        const scene = session.current()?.scene();
+        const removes = scene ? removalsOf(scene, [op]) : [];
+        return {
+          summary: `${scene?.project.name ?? 'scene'}: ${opSummary(op)}`,
+          ...(removes.length > 0 ? { removes } : {}),
+          op,
+        };
+      },
     },
     journal: sceneJournal(session),
     writes: true,

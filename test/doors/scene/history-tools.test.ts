@@ -15,6 +15,8 @@ import { AirlockError } from '../../../src/kernel/errors.js';
 import type { ToolContext } from '../../../src/kernel/tool.js';
 import { connection } from '../../../src/kernel/connection.js';
 import { pageOf, tempDir, textNodeOf } from './helpers.js';
+import { removalsOf } from '../../../src/doors/scene/op-policy.js';
+import { emptyScene } from '../../../src/doors/scene/model.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -122,5 +124,32 @@ describe('undo and redo run only on the state they were judged on', () => {
     await s.open('p');
     expect(await call.run()).toMatchObject({ code: 'versionConflict' });
     expect(pageNames(s)).toEqual(['p1']);
+  });
+});
+
+describe('what a removal shows the owner', () => {
+  it('names removed pages with their node count and removed nodes by kind, text and page', () => {
+    const node = textNodeOf('Hello there, a rather long line of dialogue that goes on');
+    const page = pageOf([node, textNodeOf('b')], randomUUID(), 'cover');
+    const scene = { ...emptyScene('P', '2026-01-01T00:00:00Z'), pages: [page] };
+    const ghost = randomUUID();
+    expect(
+      removalsOf(scene, [
+        {
+          batch: {
+            label: 'tidy',
+            ops: [
+              { removeNode: { page: page.id, id: node.id } },
+              { removeNode: { page: page.id, id: ghost } },
+            ],
+          },
+        },
+        { removePage: { id: page.id } },
+      ]),
+    ).toEqual([
+      'text node "Hello there, a rather long line of dialo…" on page "cover"',
+      `node ${ghost} on page "cover"`,
+      'page "cover" (2 nodes)',
+    ]);
   });
 });

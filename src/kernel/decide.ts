@@ -35,6 +35,32 @@ function consentTargets(capability: string, grant: Grant | null): string[] {
     : [`${capability}:${resource.name}`, `${capability}:${resource.id}`];
 }
 
+/**
+ * What a 15-minute approval of the call covers: its first target when the
+ * targets name one thing, the whole set (sorted, joined by `,`) when they are
+ * its parts — approving a batch of `remove_node` never covers one that also
+ * removes a page.
+ */
+function approvalTarget(
+  targets: readonly string[],
+  targetsAre: 'names' | 'parts' = 'names',
+): string | null {
+  if (targetsAre === 'names' || targets.length <= 1) return targets[0] ?? null;
+  return [...new Set(targets)].sort().join(',');
+}
+
+const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
+
+/**
+ * A call made of parts is decided part by part and the strictest verdict
+ * stands (the first of equals): an `allow` rule on `add_node` never lets a
+ * batch that also removes a page through, nor one on `pipeline:tesseract` a
+ * pipeline that also runs a step a later rule denies.
+ */
+function strictest(verdicts: readonly PolicyVerdict[]): PolicyVerdict {
+  return verdicts.reduce((a, b) => (STRICTNESS[b.decision] > STRICTNESS[a.decision] ? b : a));
+}
+
 export async function decideCall(
   services: Pick<KernelServices, 'policy' | 'asks' | 'consent'>,
   scope: { door: string; mount: string; tool: AnyToolDef },
@@ -52,14 +78,12 @@ export async function decideCall(
       ? consentTargets(tool.consent.capability, grant ?? null)
       : [];
   const agent = connection.agent ?? null;
-  const verdict = await services.policy.decide({
-    door: scope.door,
-    mount,
-    tool: tool.name,
-    agent,
-    effect,
-    targets,
-  });
+  const call = { door: scope.door, mount, tool: tool.name, agent, effect, targets };
+  const verdicts =
+    tool.policy?.targetsAre === 'parts' && targets.length > 1
+      ? await Promise.all(targets.map((t) => services.policy.decide({ ...call, targets: [t] })))
+      : [await services.policy.decide(call)];
+  const verdict = strictest(verdicts);
   if (verdict.decision === 'deny') {
     return {
       verdict,
@@ -71,19 +95,24 @@ export async function decideCall(
       ),
     };
   }
-  const overRate = services.policy.admit(verdict, agent);
-  if (overRate) return { verdict, grant, refusal: overRate };
+  // Every rule that decided a part counts the call against its rate, once.
+  const ruled = new Map(verdicts.map((v) => [v.rule, v]));
+  for (const v of ruled.values()) {
+    const overRate = services.policy.admit(v, agent);
+    if (overRate) return { verdict, grant, refusal: overRate };
+  }
   if (verdict.decision === 'allow') return { verdict, grant, refusal: null };
   const own = await tool.policy?.check?.(input, connection);
   if (own) return { verdict, grant, refusal: own };
 
+  const binds = await tool.policy?.binds?.(input, connection);
   const refusal = await services.asks.check({
     connection: connection.id,
     agent,
     door: mount,
     tool: tool.name,
-    digest: callDigest(tool.name, input),
-    target: targets[0] ?? null,
+    digest: callDigest(tool.name, binds === undefined ? input : { input, binds }),
+    target: approvalTarget(targets, tool.policy?.targetsAre),
     rule: verdict.rule,
     preview: async (): Promise<Preview> => {
       const base = { tool: tool.name, door: mount, effect, targets: [...targets] };

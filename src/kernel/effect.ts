@@ -5,16 +5,22 @@
  * true. The audit stage and the policy ask `effectOf` for the call at hand.
  */
 import type { AnyToolDef, Effect, EffectHint } from './tool.js';
+import type { Connection } from './connection.js';
 
 /**
  * The effect of one call with its validated input (a door may need to ask
- * its application, e.g. whether a page action asks for confirmation).
+ * its application, e.g. whether a page action asks for confirmation) and,
+ * in the pipeline, its connection (whose retry it may be).
  *
  * @example
  * effectOf(callTool, { resource: 'pets', method: 'delete' }); // 'destructive'
  */
-export function effectOf(tool: AnyToolDef, input: unknown): Effect | Promise<Effect> {
-  return typeof tool.effect === 'function' ? tool.effect(input) : tool.effect;
+export function effectOf(
+  tool: AnyToolDef,
+  input: unknown,
+  connection?: Connection,
+): Effect | Promise<Effect> {
+  return typeof tool.effect === 'function' ? tool.effect(input, connection) : tool.effect;
 }
 
 /** The effect `tools/list` publishes: the declared one, or for a per-call effect the most cautious. */

@@ -71,6 +71,12 @@ export interface HistorySnapshot<S, Op> {
   operations?: OperationMark[];
 }
 
+/** The ops an undo or redo would apply now, and the label of its step. */
+export interface PendingMove<Op> {
+  label: string;
+  ops: readonly Op[];
+}
+
 /** Persistence for one history; implementations in src/store/. */
 export interface HistoryLog<S, Op> {
   load(): Promise<{ snapshot: HistorySnapshot<S, Op> | null; entries: LogEntry<Op>[] }>;
@@ -98,9 +104,19 @@ export interface History<S, Op> {
    * returns the epoch that tag produced.
    */
   apply(ops: Op[], label: string, operation?: string): Promise<number>;
-  /** Returns the new epoch, or null at the stack boundary (nothing changes); tags as `apply`. */
-  undo(operation?: string): Promise<number | null>;
-  redo(operation?: string): Promise<number | null>;
+  /**
+   * Returns the new epoch, or null at the stack boundary (nothing changes);
+   * tags as `apply`. With `at`, only while the history is still at that
+   * epoch: a caller that judged the step it would revert (the owner's policy
+   * on an undo) never reverts another; a change made since throws
+   * `versionConflict`.
+   */
+  undo(operation?: string, at?: number): Promise<number | null>;
+  redo(operation?: string, at?: number): Promise<number | null>;
+  /** What the next undo would apply (the last step's inverses) and the step's label; null when none. */
+  peekUndo(): PendingMove<Op> | null;
+  /** What the next redo would apply (the undone step's ops again); null when none. */
+  peekRedo(): PendingMove<Op> | null;
   /** The epoch the change tagged `operation` produced, or null when none is remembered. */
   epochOf(operation: string): number | null;
   canUndo(): boolean;
@@ -266,6 +282,14 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
       }
     });
 
+  const stillAt = (at: number | undefined) => {
+    if (at !== undefined && at !== epoch)
+      throw new AirlockError(
+        'versionConflict',
+        `The history moved from epoch ${at} to ${epoch} since this call was decided; call it again to act on the latest step.`,
+      );
+  };
+
   return {
     get epoch() {
       return epoch;
@@ -278,16 +302,26 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
         const e = doApply(ops, label);
         return { epoch: e, label, entry: { epoch: e, type: 'apply', ops, label } };
       }) as Promise<number>,
-    undo: (operation) =>
+    undo: (operation, at) =>
       commit(operation, () => {
+        stillAt(at);
         const r = doUndo();
         return r && { ...r, entry: { epoch: r.epoch, type: 'undo' } };
       }),
-    redo: (operation) =>
+    redo: (operation, at) =>
       commit(operation, () => {
+        stillAt(at);
         const r = doRedo();
         return r && { ...r, entry: { epoch: r.epoch, type: 'redo' } };
       }),
+    peekUndo: () => {
+      const step = undo.at(-1);
+      return step ? { label: step.label, ops: step.inverses } : null;
+    },
+    peekRedo: () => {
+      const step = redo.at(-1);
+      return step ? { label: step.label, ops: step.ops } : null;
+    },
     canUndo: () => undo.length > 0,
     canRedo: () => redo.length > 0,
     epochOf: (operation) => operations.get(operation) ?? null,

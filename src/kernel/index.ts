@@ -71,6 +71,7 @@ export type {
   HistoryStep,
   LogEntry,
   OperationMark,
+  PendingMove,
   Reducer,
 } from './history.js';
 export { percentOf, isFinal } from './jobs.js';

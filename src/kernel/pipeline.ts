@@ -131,7 +131,7 @@ export async function runPipeline(
   if (!parsed.ok) return finish(parsed);
   const input = parsed.value;
   try {
-    effect = await effectOf(tool, input);
+    effect = await effectOf(tool, input, connection);
   } catch (error) {
     const internal = internalFailure();
     services.logger.error({ err: error, logId: internal.data?.logId }, 'tool effect threw');

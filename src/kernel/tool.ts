@@ -89,6 +89,21 @@ export interface CallPolicySpec<I> {
    */
   targets?: (input: I, connection: Connection) => readonly string[] | Promise<readonly string[]>;
   /**
+   * What the targets are: `names` (default) — names of one thing (openapi's
+   * two spellings): a rule matching any of them decides, and a 15-minute
+   * approval covers the first; `parts` — the parts the call acts on (a
+   * batch's op kinds, a pipeline's steps): each part is decided alone and the
+   * strictest verdict stands, and a 15-minute approval covers exactly this
+   * set, never a call with more.
+   */
+  targetsAre?: 'names' | 'parts';
+  /**
+   * The state the call acts on when its arguments do not say it (an undo's
+   * `{}`: the step it reverts). An approval binds to it with the arguments,
+   * so approving one call never lets a later one act on something else.
+   */
+  binds?: (input: I, connection: Connection) => unknown;
+  /**
    * The door's own checks that refuse a call before the owner is asked (an
    * unconfirmed destructive call, arguments the door rejects), so the owner
    * never judges a call that could not run. Run only when the policy asks.
@@ -193,9 +208,11 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
   output?: z.ZodType;
   /**
    * The effect of every call, or of this call decided from its validated
-   * input (an openapi GET reads, a DELETE destroys).
+   * input (an openapi GET reads, a DELETE destroys) and the state it acts on
+   * (a scene undo: the step it reverts; the connection says whose retry it
+   * may be, absent outside a call).
    */
-  effect: Effect | ((input: z.output<S>) => Effect | Promise<Effect>);
+  effect: Effect | ((input: z.output<S>, connection?: Connection) => Effect | Promise<Effect>);
   /**
    * For an `effect` decided per call: the effect `tools/list` publishes, the
    * most cautious a call can have as the door documents it. Default

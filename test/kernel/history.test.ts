@@ -69,6 +69,30 @@ describe('history', () => {
     expect(h.state).toEqual({ a: 5 });
   });
 
+  it('shows what the next undo and redo would apply, changing nothing', async () => {
+    const h = await openHistory({ reducer, initial: {} as State });
+    expect(h.peekUndo()).toBeNull();
+    await h.apply([set('a', 1), set('b', 2)], 'ab');
+    expect(h.peekUndo()).toEqual({ label: 'ab', ops: [set('b', null), set('a', null)] });
+    expect(h.peekRedo()).toBeNull();
+    await h.undo();
+    expect(h.peekRedo()).toEqual({ label: 'ab', ops: [set('a', 1), set('b', 2)] });
+    expect(h.epoch).toBe(2);
+  });
+
+  it('an undo or redo bound to an epoch the history has left is refused with versionConflict', async () => {
+    const h = await openHistory({ reducer, initial: {} as State });
+    await h.apply([set('a', 1)], 'a');
+    await h.apply([set('b', 1)], 'b');
+    const judged = h.epoch;
+    expect(await h.undo()).toBe(3);
+    await expect(h.undo(undefined, judged)).rejects.toMatchObject({ code: 'versionConflict' });
+    expect(h.state).toEqual({ a: 1 });
+    await expect(h.redo(undefined, judged)).rejects.toMatchObject({ code: 'versionConflict' });
+    expect(await h.redo(undefined, h.epoch)).toBe(4);
+    expect(h.state).toEqual({ a: 1, b: 1 });
+  });
+
   it('undoing every step in any sequence of applies returns to the initial state (property)', async () => {
     await fc.assert(
       fc.asyncProperty(

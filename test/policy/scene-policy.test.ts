@@ -67,6 +67,8 @@ describe('policy on the scene door', () => {
     const ask = (await s.tk.kernel.consent.pending()).find((a) => a.id === body.approvalID)!;
     expect(ask).toMatchObject({ target: 'remove_page' });
     expect((ask.preview as { summary: string }).summary).toContain('remove_page');
+    // The card says what goes: the page by name, with its node count.
+    expect((ask.preview as { removes: string[] }).removes).toEqual(['page "page" (1 node)']);
     expect(await pages()).toHaveLength(1);
     await s.tk.kernel.asks.approve(String(body.approvalID), 'once');
     expect((await call('koharu.apply', remove)).isError).toBeFalsy();

@@ -43,8 +43,13 @@ export interface SceneSession {
   apply(op: Op, operation?: string): Promise<number>;
   /** Applies ops as one undoable step on `project` (refused when it is no longer open). */
   applyOn(project: Project, ops: Op[], label: string): Promise<number>;
-  undo(operation?: string): Promise<number | null>;
-  redo(operation?: string): Promise<number | null>;
+  /**
+   * Undoes (redoes) the last step. With `seen`, only on that project at that
+   * epoch — the state the owner's policy judged the call on — else
+   * `versionConflict`, so a call never reverts a step nobody judged.
+   */
+  undo(operation?: string, seen?: SeenHistory): Promise<number | null>;
+  redo(operation?: string, seen?: SeenHistory): Promise<number | null>;
   /** The projects on the shelf, by id. */
   projects(): Promise<ShelvedProject[]>;
   /** Deletes a project (closing it first when it is the open one). */
@@ -82,6 +87,16 @@ export function createSceneSession(options: SessionOptions): SceneSession {
     return next;
   };
 
+  /** The open project, when it is still the one the call was judged on. */
+  const judged = (seen: SeenHistory | undefined): Project => {
+    const open = require();
+    if (seen && seen.project !== open)
+      throw new AirlockError(
+        'versionConflict',
+        'Another project was opened since this call was decided; call it again to act on the open one.',
+      );
+    return open;
+  };
   const require = (): Project => {
     if (!project) throw new AirlockError('noProject', NO_PROJECT_MESSAGE);
     return project;
@@ -191,8 +206,8 @@ export function createSceneSession(options: SessionOptions): SceneSession {
       if (project !== p) throw closedWhileRunning();
       return p.history.apply(ops, label, operation);
     },
-    undo: (operation) => require().history.undo(operation),
-    redo: (operation) => require().history.redo(operation),
+    undo: (operation, seen) => judged(seen).history.undo(operation, seen?.epoch),
+    redo: (operation, seen) => judged(seen).history.redo(operation, seen?.epoch),
     operationEpoch: (dir, operation) =>
       serial(async () => {
         if (project?.dir !== dir) return shelf.findOperation(dir, operation);
@@ -200,6 +215,12 @@ export function createSceneSession(options: SessionOptions): SceneSession {
         return project.history.epochOf(operation);
       }),
   };
+}
+
+/** The project and history epoch a call was judged on (tools.ts: undo and redo). */
+export interface SeenHistory {
+  project: Project;
+  epoch: number;
 }
 
 const closedWhileRunning = () =>

@@ -13,12 +13,13 @@ import {
   utf8String,
   uuidString,
   type AnyToolDef,
-  type Effect,
 } from '../../kernel/index.js';
 import { ARTIFACTS, infoOf, type EngineRegistry } from './engines/registry.js';
 import { exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';
-import { OpSchema, opTag, type Op, type OpTag } from './ops.js';
+import { OpSchema } from './ops.js';
+import { historyMoveTool } from './history-tools.js';
+import { opEffect, opSummary, opTargets, removalsOf } from './op-policy.js';
 import {
   callTag,
   OPERATION_ID_HELP,
@@ -63,10 +64,7 @@ export const toolNames = (prefix: string): ToolNames => ({
 });
 
 const Epoch = z.object({ epoch: z.number().int() });
-const EpochOrNull = z.object({ epoch: z.number().int().nullable() });
 const Empty = z.object({}).strict();
-/** undo/redo: Koharu's `{}`, plus the optional operationID (operations.ts). */
-const HistoryMove = z.object({ operationID: OperationID }).strict();
 export const EngineInfoSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -84,43 +82,11 @@ export const ExportResult = z.object({
 });
 
 /**
- * Effects (authority.md §3), decided by op kind. An op that removes a page
- * or node (also inside a batch) is `destructive`: it takes content away,
- * even though undo can bring it back. Other ops, undo and redo change the
- * scene through the history and are `write`. Koharu publishes no hints for
- * most of its tools and only `destructiveHint` for apply; `statedHints`
- * keeps those descriptors as they were.
+ * Effects (authority.md §3): apply, undo and redo by the ops they apply
+ * (op-policy.ts), the others fixed. Koharu publishes no hints for most of
+ * its tools and only `destructiveHint` for apply; `statedHints` keeps those
+ * descriptors as they were.
  */
-const REMOVING: ReadonlySet<OpTag> = new Set(['removePage', 'removeNode']);
-
-export function opEffect(op: Op): Effect {
-  if ('batch' in op)
-    return op.batch.ops.some((o) => opEffect(o) === 'destructive') ? 'destructive' : 'write';
-  return REMOVING.has(opTag(op)) ? 'destructive' : 'write';
-}
-
-/** `addNode` → `add_node`: the op kinds policy targets name (authority.md §3). */
-const snake = (tag: string) => tag.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/** The policy's targets for an op: its kind, and for a batch `batch` plus every kind inside. */
-export function opTargets(op: Op): string[] {
-  if (!('batch' in op)) return [snake(opTag(op))];
-  const inner = op.batch.ops.flatMap((o) => opTargets(o));
-  return ['batch', ...new Set(inner.filter((t) => t !== 'batch'))];
-}
-
-/** One line the owner can judge: `add_node`, or `batch "label": remove_node ×2, add_node`. */
-function opSummary(op: Op): string {
-  if (!('batch' in op)) return snake(opTag(op));
-  const counts = new Map<string, number>();
-  for (const o of op.batch.ops) {
-    const kind = opSummary(o);
-    counts.set(kind, (counts.get(kind) ?? 0) + 1);
-  }
-  const parts = [...counts].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k));
-  return `batch${op.batch.label ? ` "${op.batch.label}"` : ''}: ${parts.join(', ')}`;
-}
-
 /** Koharu's reference tools publish no readOnlyHint/destructiveHint. */
 const NO_HINTS = { statedHints: [] } as const;
 
@@ -140,6 +106,7 @@ export function sceneTools(
     statedHints: ['destructiveHint'],
     policy: {
       targets: ({ op }) => opTargets(op),
+      targetsAre: 'parts',
       // A dry run on the live scene: the owner is never asked about an op that cannot apply,
       // nor about one while no project is open (it would answer noProject after the approval).
       check: async (input, connection) => {
@@ -158,10 +125,15 @@ export function sceneTools(
           throw error;
         }
       },
-      preview: ({ op }) => ({
-        summary: `${session.current()?.history.state.project.name ?? 'scene'}: ${opSummary(op)}`,
-        op,
-      }),
+      preview: ({ op }) => {
+        const scene = session.current()?.scene();
+        const removes = scene ? removalsOf(scene, [op]) : [];
+        return {
+          summary: `${scene?.project.name ?? 'scene'}: ${opSummary(op)}`,
+          ...(removes.length > 0 ? { removes } : {}),
+          op,
+        };
+      },
     },
     journal: sceneJournal(session),
     writes: true,
@@ -173,37 +145,8 @@ export function sceneTools(
     },
   });
 
-  const undo = defineTool({
-    name: names.undo,
-    description: `Undo the last op; returns {epoch} (null: nothing to undo). ${OPERATION_ID_HELP}`,
-    input: HistoryMove,
-    output: EpochOrNull,
-    effect: 'write',
-    ...NO_HINTS,
-    journal: sceneJournal(session),
-    writes: true,
-    handler: async (_input, ctx) => {
-      const { operation } = ctx;
-      if (!operation) return { epoch: await session.undo() };
-      return ctx.write(async () => ({ epoch: await session.undo(operationTag(operation)) }));
-    },
-  });
-
-  const redo = defineTool({
-    name: names.redo,
-    description: `Redo the last undone op; returns {epoch} (null: nothing to redo). ${OPERATION_ID_HELP}`,
-    input: HistoryMove,
-    output: EpochOrNull,
-    effect: 'write',
-    ...NO_HINTS,
-    journal: sceneJournal(session),
-    writes: true,
-    handler: async (_input, ctx) => {
-      const { operation } = ctx;
-      if (!operation) return { epoch: await session.redo() };
-      return ctx.write(async () => ({ epoch: await session.redo(operationTag(operation)) }));
-    },
-  });
+  const undo = historyMoveTool('undo', names.undo, session);
+  const redo = historyMoveTool('redo', names.redo, session);
 
   const open = defineTool({
     name: names.openProject,
@@ -247,7 +190,9 @@ export function sceneTools(
     effect: 'write',
     ...NO_HINTS,
     policy: {
-      targets: ({ steps }) => [`pipeline:${steps.join(',')}`],
+      // One target per step, like a batch's op kinds: a rule on `pipeline:fill` sees every pipeline that fills.
+      targets: ({ steps }) => steps.map((step) => `pipeline:${step}`),
+      targetsAre: 'parts',
       preview: ({ steps, pages }) => ({
         summary: `pipeline ${steps.join(' → ')} over ${pages ? `${pages.length} page(s)` : 'every page'}`,
         steps,

@@ -36,7 +36,11 @@ describe('scene door in airlock serve', () => {
   it('after SIGKILL following N acknowledged ops, reopening yields exactly those N ops and that epoch', async () => {
     const data = tempDir();
     dirs.push(data);
-    const first = await serve(data);
+    // The owner lets the agent undo and redo unasked (undoing an added page removes it).
+    const config = join(data, 'config.json');
+    const rules = ['koharu.undo', 'koharu.redo'].map((tool) => ({ tool, decision: 'allow' }));
+    writeFileSync(config, JSON.stringify({ policy: { rules } }));
+    const first = await serve(data, config);
     await first.client.callTool({
       name: 'koharu.open_project',
       arguments: { path: 'crash.khrproj', createName: 'Crash' },
@@ -59,7 +63,7 @@ describe('scene door in airlock serve', () => {
     await first.served.exited;
     expect(existsSync(join(data, 'projects', 'crash.khrproj', 'lock'))).toBe(true);
 
-    const second = await serve(data);
+    const second = await serve(data, config);
     await second.client.callTool({
       name: 'koharu.open_project',
       arguments: { path: 'crash.khrproj' },

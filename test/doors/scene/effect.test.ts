@@ -47,12 +47,12 @@ describe('scene apply effect', () => {
 });
 
 describe('scene tool effects', () => {
-  it('reading tools are reads; export (it writes a file), import_pages, close_project, undo and the rest write', () => {
-    const fixed = tools.filter((t) => t.name !== names.apply);
+  it('reading tools are reads; export (it writes a file), import_pages, close_project and the rest write', () => {
+    // apply, undo and redo are decided per call (undo and redo: history-tools.test.ts).
+    const perCall = [names.apply, names.undo, names.redo];
+    const fixed = tools.filter((t) => !perCall.includes(t.name));
     const effects = Object.fromEntries(fixed.map((t) => [t.name, effectOf(t, {})]));
     expect(effects).toEqual({
-      [names.undo]: 'write',
-      [names.redo]: 'write',
       [names.openProject]: 'write',
       [names.closeProject]: 'write',
       [names.startPipeline]: 'write',

@@ -9,7 +9,7 @@ import { createCanvas, loadImage } from '@napi-rs/canvas';
 import type { Scene } from '../../../src/doors/scene/model.js';
 import { comicPage } from './helpers.js';
 import { json, post, servedScene, sse, until, uploadPages } from './server.js';
-import { structuredOf } from '../../helpers/results.js';
+import { structuredOf, toolJson } from '../../helpers/results.js';
 
 let s: Awaited<ReturnType<typeof servedScene>>;
 beforeAll(async () => {
@@ -124,7 +124,16 @@ describe('the seed flow', () => {
     expect(outside).toBe(0);
     expect(inside).toBeGreaterThan(200);
 
-    // One undo reverts the renderer's batch on the last page; the epoch rises.
+    // One undo reverts the renderer's batch on the last page; the epoch rises. It removes
+    // the rendered image, so the owner is asked first (issue 24) and approves it once.
+    const asked = toolJson(await client.callTool({ name: 'koharu.undo', arguments: {} }));
+    expect(asked).toMatchObject({ code: 'approvalRequired', rule: 'default:destructive' });
+    const approved = await fetch(`${s.base}/api/v1/approvals/${String(asked.approvalID)}/approve`, {
+      method: 'POST',
+      headers: { ...s.owner, 'content-type': 'application/json' },
+      body: JSON.stringify({ scope: 'once' }),
+    });
+    expect(approved.status).toBe(200);
     const undone = await client.callTool({ name: 'koharu.undo', arguments: {} });
     expect(structuredOf(undone)).toEqual({ epoch: epoch + 1 });
     const after = (await json(await s.fetch(`${s.base}/api/v1/scene.json`))) as { scene: Scene };

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
 import { comicPage } from './helpers.js';
-import { sceneServer, type SceneServer } from './server.js';
+import { sceneServer, trustHistoryMoves, type SceneServer } from './server.js';
 import { structuredOf, toolJson } from '../../helpers/results.js';
 import { listenLoopback } from '../../helpers/servers.js';
 
@@ -26,6 +26,7 @@ let inbox: string;
 beforeAll(async () => {
   s = await sceneServer();
   client = await s.mcp();
+  await trustHistoryMoves(s);
   const png = Buffer.from(await comicPage([{ text: 'HI', x: 40, y: 90 }]));
   fetched = [];
   images = createServer((req, res) => {

@@ -4,7 +4,14 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { comicPage, pageOf, textNodeOf } from './helpers.js';
-import { json, post, sceneServer, uploadPages, type SceneServer } from './server.js';
+import {
+  json,
+  post,
+  sceneServer,
+  uploadPages,
+  trustHistoryMoves,
+  type SceneServer,
+} from './server.js';
 import { structuredOf, toolJson } from '../../helpers/results.js';
 
 let s: SceneServer;
@@ -12,6 +19,7 @@ let client: Client;
 beforeAll(async () => {
   s = await sceneServer();
   client = await s.mcp();
+  await trustHistoryMoves(s);
 });
 afterAll(async () => {
   await s.close();

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { pageOf, sceneDoor, tempDir } from './helpers.js';
-import { json, post, sceneServer, type SceneServer } from './server.js';
+import { json, post, sceneServer, trustHistoryMoves, type SceneServer } from './server.js';
 import { structuredOf, toolJson } from '../../helpers/results.js';
 import { conn, testKernel, textOf, type TestKernel } from '../../helpers/kernel.js';
 import { journalKey } from '../../../src/kernel/journal.js';
@@ -25,6 +25,7 @@ describe('scene writes with an operationID, over MCP and REST', () => {
   beforeAll(async () => {
     s = await sceneServer();
     client = await s.mcp();
+    await trustHistoryMoves(s);
   });
   afterAll(async () => {
     await s.close();

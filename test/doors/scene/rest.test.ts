@@ -14,6 +14,7 @@ import {
   post,
   sceneServer,
   sse,
+  trustHistoryMoves,
   until,
   uploadPages,
   type SceneServer,
@@ -26,6 +27,7 @@ let client: Client;
 beforeAll(async () => {
   s = await sceneServer();
   client = await s.mcp();
+  await trustHistoryMoves(s);
 });
 afterAll(async () => {
   await s.close();

@@ -235,6 +235,16 @@ export async function uploadPages(at: Endpoint, files: { name: string; bytes: Ui
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
+/**
+ * The owner lets the test agent undo and redo unasked: suites about what
+ * undo and redo do (not about the policy) walk the history as the agent, and
+ * undoing an added page is otherwise a removal the owner is asked about.
+ */
+export async function trustHistoryMoves(s: SceneServer): Promise<void> {
+  for (const tool of ['koharu.undo', 'koharu.redo'])
+    await s.tk.kernel.policy.add({ door: 'scene', tool, decision: 'allow' });
+}
+
 export const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
 
 export const post = (at: Endpoint, path: string, body?: unknown, method = 'POST') =>

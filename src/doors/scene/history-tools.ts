@@ -63,7 +63,7 @@ export function historyMoveTool(direction: 'undo' | 'redo', name: string, sessio
 
   return defineTool({
     name,
-    description: `${what}; returns {epoch} (null: nothing to ${direction}). Asks the owner like the ops it applies (undoing an added page removes it). ${OPERATION_ID_HELP}`,
+    description: `${what}; returns {epoch} (null: nothing to ${direction}). ${OPERATION_ID_HELP}`,
     input: HistoryMove,
     output: EpochOrNull,
     effect: async (input, connection): Promise<Effect> => {

@@ -15,6 +15,8 @@ import type { Logger } from '../kernel/logger.js';
 import type { Workspace } from './workspace.js';
 import { PORTABLE_TOOL_NAME, portableToolName, type ToolNames } from '../transport/tool-names.js';
 import { untilSignal } from './signals.js';
+import { removeServerRecord, writeServerRecord } from './server-record.js';
+import { approvalUrl } from '../transport/approval-delivery.js';
 import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +50,8 @@ export interface HttpServeOptions {
   };
   /** `--tool-names`: how MCP tools are named in `tools/list`. */
   toolNames?: ToolNames;
+  /** `approvals.waitSeconds`, in ms. */
+  approvalWaitMs?: number | undefined;
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
@@ -76,11 +80,17 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     agentToken: o.agentToken,
     logger,
   });
+  const inbox: { origin?: string } = {};
   const app = createHttpApp({
     kernel: workspace.kernel,
     logger,
     allowAnonymous: o.allowAnonymous,
-    ...(o.toolNames ? { toolNames: o.toolNames } : {}),
+    mcp: {
+      ...(o.toolNames ? { toolNames: o.toolNames } : {}),
+      ...(o.approvalWaitMs ? { approvalWaitMs: o.approvalWaitMs } : {}),
+      // The address printed below, once listening: every ask carries its card's link.
+      approvalLink: async (id) => (inbox.origin ? approvalUrl(inbox.origin, id) : undefined),
+    },
     allowedHosts: isLoopbackHost(host) ? [] : [host],
     ...(o.http ?? {}),
     ...(o.staticHandler ? { staticHandler: o.staticHandler } : {}),
@@ -110,6 +120,8 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   }
   const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
   const base = `http://${shownHost}:${address.port}`;
+  inbox.origin = base;
+  writeServerRecord(workspace.data, base);
   const login = credentials.ownerToken
     ? `${base}/login#code=${await principals.issueLoginCode()}`
     : null;
@@ -167,6 +179,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     ].join('\n'),
   );
   await untilSignal();
+  removeServerRecord(workspace.data);
   logger.info('shutting down');
   app.server.close();
   await workspace.close();

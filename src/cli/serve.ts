@@ -13,6 +13,8 @@ import { serveHttpUntilSignal } from './http-serve.js';
 import { createWebUi } from '../web/web-ui.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
+import { approvalUrl, MAX_APPROVAL_WAIT_MS } from '../transport/approval-delivery.js';
+import { readServerRecord } from './server-record.js';
 import type { OpenApiMount } from '../doors/context.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
 
@@ -56,6 +58,8 @@ ${UPSTREAM_HELP}
                      and connection limits: {"http": {"headersTimeoutMs": 10000,
                      "requestTimeoutMs": 60000, "maxConnectionsPerAddress": 512}},
                      and the job lease (scale-out): {"jobs": {"leaseMs": 30000}}
+                     and how long a call that showed the owner's card waits
+                     for the decision: {"approvals": {"waitSeconds": 45}} (1-55)
                      and retention: {"retention": {"journalHours": 24, "auditDays": 90,
                      "auditArchive": "audit-archive.jsonl", "sweepMinutes": 10}}
                      (auditDays 0 keeps the audit forever; pruned entries are
@@ -123,6 +127,34 @@ async function checkToolNames(workspace: Workspace, names: ToolNames): Promise<v
     await workspace.close();
     throw new UsageError((error as Error).message);
   }
+}
+
+const ApprovalsSchema = z
+  .object({
+    // Below 60 s: most clients give up on a request after 60 s.
+    waitSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_APPROVAL_WAIT_MS / 1000),
+  })
+  .partial()
+  .strict();
+
+/**
+ * The config file's `approvals` section: `{"waitSeconds": 45}`, how long a
+ * 2025-era call that showed its card's link waits for the owner.
+ */
+function configApprovalWait(config: Record<string, unknown>): number | undefined {
+  if (config.approvals === undefined) return undefined;
+  const parsed = ApprovalsSchema.safeParse(config.approvals);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(
+      `--config: approvals.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data.waitSeconds === undefined ? undefined : parsed.data.waitSeconds * 1000;
 }
 
 const LimitsSchema = z.record(
@@ -294,6 +326,7 @@ export async function serve(argv: string[]): Promise<number> {
     config,
   );
   const toolNames = toolNamesOption(values['tool-names'], config);
+  const approvalWaitMs = configApprovalWait(config);
   const host = values.host ?? str(config.host) ?? '127.0.0.1';
   const token = values.token ?? str(config.token) ?? process.env.AIRLOCK_TOKEN;
   const allowAnonymous = values['allow-anonymous'] === true || config.allowAnonymous === true;
@@ -327,6 +360,7 @@ export async function serve(argv: string[]): Promise<number> {
     host,
     port,
     toolNames,
+    approvalWaitMs,
     agentToken: token,
     allowAnonymous,
     stdioArgs: [
@@ -374,6 +408,7 @@ export async function stdio(argv: string[]): Promise<number> {
     65535,
   );
   const toolNames = toolNamesOption(values['tool-names'], config);
+  const approvalWaitMs = configApprovalWait(config);
   const doors = listOption(values.doors ?? str(config.doors)) ?? stdioDoors(defaultDoors());
   const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
   if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
@@ -393,7 +428,17 @@ export async function stdio(argv: string[]): Promise<number> {
   // The owner answers this process's approvals from the CLI in the same folder.
   await ensureOwner(workspace.kernel.principals, workspace.data, logger);
   await checkToolNames(workspace, toolNames);
-  await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal(), toolNames);
+  const data = workspace.data;
+  await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal(), {
+    toolNames,
+    ...(approvalWaitMs ? { approvalWaitMs } : {}),
+    // The inbox of the server running on this folder, asked afresh for each ask.
+    approvalLink: async (id) => {
+      const server = readServerRecord(data);
+      return server ? approvalUrl(server.url, id) : undefined;
+    },
+    noInbox: `No Airlock server is running on ${data} to show the owner this request: the owner answers it with \`airlock approvals --data ${data}\`, or starts \`airlock serve --data ${data}\` and approves it in the web UI.`,
+  });
   await workspace.close();
   return 0;
 }

@@ -17,8 +17,14 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kernel } from '../kernel/kernel.js';
 import type { Failure } from '../kernel/errors.js';
 
-/** How long a 2025-era call waits for the owner after the link was shown. */
-export const APPROVAL_WAIT_MS = 60_000;
+/**
+ * How long a 2025-era call waits for the owner after the link was shown:
+ * below 60 s, the request timeout of the v1 SDK and most clients, so the
+ * call answers (with the link) before the client gives up on it.
+ */
+export const APPROVAL_WAIT_MS = 45_000;
+/** The longest wait `approvals.waitSeconds` may set. */
+export const MAX_APPROVAL_WAIT_MS = 55_000;
 const STATE_TTL_MS = 15 * 60 * 1000;
 const PREFIX = 'apr1.';
 const KEY_COLLECTION = 'secrets';
@@ -39,6 +45,31 @@ export function pendingApproval(outcome: Failure): string | null {
 /** The web UI's page for one approval. */
 export const approvalUrl = (origin: string, approvalId: string) =>
   `${origin}/#/approvals/${encodeURIComponent(approvalId)}`;
+
+/**
+ * An `approvalRequired` failure with the card's link (issue 36): `approvalUrl`
+ * in its data and the link in its sentence, so every client — with or
+ * without URL elicitation — can show the owner's card. The link carries no
+ * secret: opening it needs the owner's sign-in. Without a reachable inbox,
+ * `noInbox` says how the owner can answer instead.
+ */
+export async function withApprovalLink(
+  outcome: Failure,
+  link: ((approvalId: string) => Promise<string | undefined>) | undefined,
+  noInbox?: string,
+): Promise<Failure> {
+  const id = pendingApproval(outcome);
+  if (!id) return outcome;
+  const url = link ? await link(id).catch(() => undefined) : undefined;
+  if (!url) return noInbox ? { ...outcome, message: `${outcome.message} ${noInbox}` } : outcome;
+  const said = `request ${id}`;
+  const message = outcome.message.includes(`${said} in the Airlock inbox`)
+    ? outcome.message.replace(`${said} in the Airlock inbox`, `${said} at ${url}`)
+    : outcome.message.includes(said)
+      ? outcome.message.replace(said, `${said} at ${url}`)
+      : `${outcome.message} The owner approves it at ${url}.`;
+  return { ...outcome, message, data: { ...outcome.data, approvalUrl: url } };
+}
 
 export const approvalMessage = (approvalId: string) =>
   `The owner must approve request ${approvalId} in the Airlock inbox; open the link to show it to them. Only the owner's decision there counts.`;
@@ -97,7 +128,12 @@ export function createApprovalStateSeal(kernel: Pick<Kernel, 'store'>) {
 export type ApprovalStateSeal = ReturnType<typeof createApprovalStateSeal>;
 
 /** Resolves once the approval is decided (or `ms` pass): true when it was decided in time. */
-export function decided(kernel: Pick<Kernel, 'events' | 'store'>, approvalId: string, ms: number) {
+export function decided(
+  kernel: Pick<Kernel, 'events' | 'store'>,
+  approvalId: string,
+  ms: number,
+  signal?: AbortSignal,
+) {
   return new Promise<boolean>((resolve) => {
     let done = false;
     const finish = (value: boolean) => {
@@ -108,6 +144,7 @@ export function decided(kernel: Pick<Kernel, 'events' | 'store'>, approvalId: st
       resolve(value);
     };
     const timer = setTimeout(() => finish(false), ms);
+    signal?.addEventListener('abort', () => finish(false), { once: true });
     const unsubscribe = kernel.events.subscribe(({ data }) => {
       const approval = data.approval as { id?: unknown } | undefined;
       if (data.event === 'approvalDecided' && approval?.id === approvalId) finish(true);

@@ -17,7 +17,7 @@ import { failure, internalFailure } from '../kernel/errors.js';
 import { kernelRoutes } from './rest-kernel.js';
 import { createRestDispatch } from './http-rest.js';
 import { createMcpDispatch } from './http-mcp.js';
-import type { ToolNames } from './tool-names.js';
+import type { McpServing } from './mcp-server.js';
 import { checkHostAndOrigin, type GuardOptions } from './guards.js';
 import { admit, agentOf, identifyCaller, type AuthOptions, type Caller } from './auth.js';
 import { sessionRoutes } from './rest-session.js';
@@ -41,8 +41,8 @@ export interface HttpAppOptions {
   allowedOrigins?: string[];
   /** Cap on any request body, checked before parsing (default 4 MiB). */
   maxBodyBytes?: number;
-  /** How MCP tools are named in `tools/list` (tool-names.ts; default `exact`). */
-  toolNames?: ToolNames;
+  /** How MCP is served beyond the mounts: tool names, approval links and waits. */
+  mcp?: McpServing;
   keepAliveMs?: number;
   /** The request's headers must arrive within this (default 10 s, authority.md §4). */
   headersTimeoutMs?: number;
@@ -103,7 +103,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     kernel,
     logger,
     maxBodyBytes,
-    ...(options.toolNames ? { toolNames: options.toolNames } : {}),
+    ...(options.mcp ? { serving: options.mcp } : {}),
   });
 
   /**

@@ -8,7 +8,7 @@ import type { Logger } from '../kernel/logger.js';
 import { createMcpEndpoint, type McpEndpoint } from './mcp-http.js';
 import { readBody, sendJsonRpcError } from './http-util.js';
 import type { ServingKernel } from './surface.js';
-import type { ToolNames } from './tool-names.js';
+import type { McpServing } from './mcp-server.js';
 import { mountOf } from '../kernel/kernel.js';
 import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
 
@@ -25,7 +25,7 @@ export interface McpDispatchOptions {
 
   logger: Logger;
   maxBodyBytes: number;
-  toolNames?: ToolNames;
+  serving?: McpServing;
 }
 
 export interface McpDispatch {
@@ -34,7 +34,7 @@ export interface McpDispatch {
 }
 
 export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
-  const { kernel, logger, maxBodyBytes, toolNames } = options;
+  const { kernel, logger, maxBodyBytes, serving } = options;
   const mounts = kernel.doors().map(mountOf);
   const endpoints = new Map<string, McpEndpoint>();
   const endpoint = (key: string, served: string[]) => {
@@ -45,7 +45,7 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
         mounts: served,
         logger,
         maxBodyBytes,
-        ...(toolNames ? { toolNames } : {}),
+        ...(serving ? { serving } : {}),
       });
       endpoints.set(key, e);
     }

@@ -43,8 +43,7 @@ import {
 } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { sessionRecords } from './mcp-session-records.js';
-import { createMcpServer, servedTools } from './mcp-server.js';
-import type { ToolNames } from './tool-names.js';
+import { createMcpServer, servedTools, type McpServing } from './mcp-server.js';
 import { createTaskListen } from './mcp-task-listen.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
@@ -64,8 +63,8 @@ export interface McpEndpointOptions {
   maxSessionsPerAgent?: number;
   /** Sessions in all (default 1000). */
   maxSessions?: number;
-  /** How tools are named in `tools/list` (tool-names.ts; default `exact`). */
-  toolNames?: ToolNames;
+  /** Tool names, approval links and waits (mcp-server.ts). */
+  serving?: McpServing;
 }
 
 export interface McpEndpoint {
@@ -115,8 +114,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         }
       : { id: `agent:${principal}`, kind: 'http-principal' as const, agent: principal! };
 
-  const toolNames = options.toolNames ?? 'exact';
-  const factory = () => createMcpServer({ kernel, mounts, identify, toolNames });
+  const serving = options.serving ?? {};
+  const toolNames = serving.toolNames ?? 'exact';
+  const factory = () => createMcpServer({ ...serving, kernel, mounts, identify });
 
   /** A 2026-era `tools/call` whose `Mcp-Param-*` headers disagree with its arguments (SEP-2243), as the JSON-RPC error to answer. */
   const customHeaderRefusal = (req: IncomingMessage, body: unknown) => {

@@ -15,11 +15,13 @@ import {
 } from '@modelcontextprotocol/server';
 import {
   APPROVAL_WAIT_MS,
+  MAX_APPROVAL_WAIT_MS,
   approvalMessage,
   approvalUrl,
   createApprovalStateSeal,
   decided,
   isApprovalState,
+  withApprovalLink,
   pendingApproval,
   type ApprovalState,
   type ApprovalStateSeal,
@@ -38,7 +40,23 @@ import { nameTools, type NamedTool, type ToolNames } from './tool-names.js';
 
 export const SERVER_INFO = { name: 'airlock', version: AIRLOCK_VERSION };
 
-export interface McpServerOptions {
+/** How an endpoint serves MCP beyond its mounts; the composition root sets it. */
+export interface McpServing {
+  /** How tools are named in `tools/list` (tool-names.ts; default `exact`). */
+  toolNames?: ToolNames;
+  /**
+   * The owner's card for an approval in the web UI (serve's own address, or
+   * the server running on the same data folder); undefined when no inbox
+   * can be reached.
+   */
+  approvalLink?: (approvalId: string) => Promise<string | undefined>;
+  /** How long a 2025-era call waits for the owner after showing the link (default 45 s, below 60). */
+  approvalWaitMs?: number;
+  /** What an ask says when no inbox can be reached (stdio with no server on its folder). */
+  noInbox?: string;
+}
+
+export interface McpServerOptions extends McpServing {
   kernel: ServingKernel;
   /** Door mounts served by this endpoint. */
   mounts: string[];
@@ -52,8 +70,6 @@ export interface McpServerOptions {
     /** The client's `clientInfo.name`, when it said (stdio names its agent after it). */
     clientName?: string | undefined;
   }): Pick<Connection, 'id' | 'kind' | 'agent' | 'session'>;
-  /** How tools are named in `tools/list` (tool-names.ts; default `exact`). */
-  toolNames?: ToolNames;
 }
 
 /** The tools an endpoint serves: name (either form) → mount, exact name and descriptor, and the `tools/list` answer. */
@@ -104,6 +120,9 @@ export function createMcpServer({
   mounts,
   identify,
   toolNames = 'exact',
+  approvalLink,
+  approvalWaitMs = APPROVAL_WAIT_MS,
+  noInbox,
 }: McpServerOptions): Server {
   // Read again when a door's tools change (kernel `refreshTools` → `toolsChanged`).
   let served = servedTools(kernel, mounts, toolNames);
@@ -215,14 +234,19 @@ export function createMcpServer({
     let outcome = await run();
     const approvalId = outcome.ok ? null : pendingApproval(outcome);
     if (approvalId && !resumed && base.agent) {
-      const offered = await offerApproval(server, ctx, kernel, seal, {
-        approvalId,
-        agent: base.agent,
-        tool: name,
-      });
+      const offered = await offerApproval(
+        server,
+        ctx,
+        kernel,
+        seal,
+        { approvalId, agent: base.agent, tool: name },
+        { link: approvalLink, waitMs: approvalWaitMs },
+      );
       if (offered === 'retry') outcome = await run();
       else if (offered) return offered as never;
     }
+    // Every ask carries its card's link, whatever the client can show.
+    if (!outcome.ok) outcome = await withApprovalLink(outcome, approvalLink, noInbox);
     const presented = presentOutcome(
       mcp?.presenter,
       kernel.tool(entry.mount, name) ?? name,
@@ -293,7 +317,10 @@ function sealFor(kernel: ServingKernel): ApprovalStateSeal {
  * Shows a pending approval to a client that declared URL-mode elicitation
  * (approval-delivery.ts): 2026-era → an input_required result to return;
  * 2025-era → the link, then a bounded wait for the owner ('retry' once
- * decided). Null when the client cannot show a link.
+ * decided). Null when the client cannot show a link, declined or cancelled
+ * it (a client's answer is never the owner's decision: the call answers at
+ * once with the link and the card stays), or the owner did not decide in
+ * time.
  */
 async function offerApproval(
   server: Server,
@@ -301,27 +328,46 @@ async function offerApproval(
   kernel: ServingKernel,
   seal: ApprovalStateSeal,
   state: ApprovalState,
+  options: {
+    link: ((approvalId: string) => Promise<string | undefined>) | undefined;
+    waitMs: number;
+  },
 ): Promise<InputRequiredResult | 'retry' | null> {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const declared = (envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? server.getClientCapabilities()) as
     { elicitation?: { url?: unknown } } | undefined;
+  if (declared?.elicitation?.url === undefined) return null;
   const host = ctx.http?.req?.headers.get('host');
-  if (declared?.elicitation?.url === undefined || !host) return null;
-  const url = approvalUrl(`http://${host}`, state.approvalId);
+  const url =
+    (await options.link?.(state.approvalId).catch(() => undefined)) ??
+    (host ? approvalUrl(`http://${host}`, state.approvalId) : undefined);
+  if (!url) return null;
   const message = approvalMessage(state.approvalId);
   if (envelope !== undefined)
     return inputRequired({
       inputRequests: { approval: inputRequired.elicitUrl({ message, url }) },
       requestState: await seal.seal(state),
     });
-  const shown = ctx.mcpReq
+  const waitMs = Math.min(options.waitMs, MAX_APPROVAL_WAIT_MS);
+  const stop = new AbortController();
+  const answered = ctx.mcpReq
     .elicitInput(
       { mode: 'url', message, url, elicitationId: state.approvalId },
-      { timeout: APPROVAL_WAIT_MS },
+      { timeout: waitMs, signal: stop.signal },
     )
-    .catch(() => undefined);
-  const inTime = await decided(kernel, state.approvalId, APPROVAL_WAIT_MS);
-  void shown;
+    .then(
+      (result) => result.action,
+      () => 'error' as const,
+    );
+  // `accept` means the client opened the link: keep waiting for the owner.
+  const declined = answered.then((action) =>
+    action === 'decline' || action === 'cancel' ? true : new Promise<never>(() => undefined),
+  );
+  const inTime = await Promise.race([
+    decided(kernel, state.approvalId, waitMs, stop.signal),
+    declined.then(() => false),
+  ]);
+  stop.abort();
   if (!inTime) return null;
   await server
     .createElicitationCompletionNotifier(state.approvalId)()

@@ -7,12 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { createMcpServer } from './mcp-server.js';
+import { createMcpServer, type McpServing } from './mcp-server.js';
 import { withTaskListen } from './mcp-task-listen-stdio.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
 import { agentPart } from '../kernel/connection.js';
-import type { ToolNames } from './tool-names.js';
 
 export async function serveOverStdio(
   kernel: ServingKernel,
@@ -20,7 +19,7 @@ export async function serveOverStdio(
   mounts: string[],
   logger: Logger,
   until: Promise<void>,
-  toolNames: ToolNames = 'exact',
+  serving: McpServing = {},
 ): Promise<void> {
   // stdio has one client per process: the agent is `stdio:<clientInfo.name>` (authority.md §1).
   const processId = randomUUID();
@@ -30,7 +29,7 @@ export async function serveOverStdio(
       createMcpServer({
         kernel,
         mounts,
-        toolNames,
+        ...serving,
         identify: ({ clientName }) => {
           lastClient.name = clientName ?? 'client';
           return stdioConnection(processId, clientName);

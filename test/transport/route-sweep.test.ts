@@ -21,6 +21,7 @@ import type { ServedDoor } from '../../src/transport/surface.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
 import { waitFor } from '../helpers/wait.js';
+import { connectClient } from '../helpers/mcp-client.js';
 import { comicPage, tempDir } from '../doors/scene/helpers.js';
 import { fakeLlm, type FakeLlm } from '../doors/scene/server.js';
 import { serverBin } from '../doors/mcp/helpers.js';
@@ -612,11 +613,34 @@ describe('deleting a project is destructive', () => {
     expect(await listed()).toBe(false);
   });
 
-  it('the restOnly tools are not in MCP tools/list', () => {
-    const listed = tk.kernel.tools('scene').map((t) => t.name);
-    expect(listed).not.toContain('koharu.delete_project');
-    expect(listed).not.toContain('koharu.upload_pages');
-    expect(tk.kernel.tool('scene', 'koharu.delete_project')).toBeDefined();
+  it('the restOnly tools are neither listed nor callable over MCP; the kernel runs them for their routes', async () => {
+    const id = await spareProject();
+    const client = await connectClient(`${base}/mcp`, { token: tokenOf(alice) });
+    try {
+      const { tools } = await client.listTools();
+      const names = tools.map((t) => t.name);
+      expect(names).toContain('koharu.apply');
+      for (const hidden of [
+        'koharu.create_project',
+        'koharu.delete_project',
+        'koharu.upload_pages',
+        'koharu.import_project',
+      ]) {
+        expect(names).not.toContain(hidden);
+        expect(tk.kernel.tool('scene', hidden)).toBeDefined();
+      }
+      const called = await client
+        .callTool({ name: 'koharu.delete_project', arguments: { id } })
+        .then(
+          (r) => JSON.stringify(r),
+          (e: unknown) => String(e),
+        );
+      expect(called).toContain("Unknown tool 'koharu.delete_project'");
+    } finally {
+      await client.close();
+    }
+    const projects = (await must(owner, 'GET', 'projects')).projects as Json[];
+    expect(projects.map((p) => p.id)).toContain(id);
   });
 });
 

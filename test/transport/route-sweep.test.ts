@@ -661,7 +661,7 @@ const AGENT_READS: Record<string, 'workspace' | 'own'> = {
   'GET /api/v1/projects/current/texts': 'workspace',
   'GET /api/v1/operations': 'own',
   'GET /api/v1/operations/{id}': 'own',
-  // Agent streams: the agentown helper's (issue 24, finding 6).
+  // An agent's stream: its own calls and jobs, scene epochs without labels (finding 6).
   'GET /api/v1/events': 'own',
 };
 
@@ -674,19 +674,14 @@ describe("an agent's reads", () => {
     expect(reads).toEqual(Object.keys(AGENT_READS).sort());
   });
 
-  // Pending on the agentown helper's work (issue 24, finding 4: jobs belong to the agent that
-  // started them). `it.fails` passes while bob still sees alice's job and fails once he does
-  // not: then drop `.fails`.
-  it.fails(
-    "a second agent neither lists, reads nor cancels the first agent's pipeline",
-    async () => {
-      const job = await runningJob(alice);
-      const listed = (await must(bob, 'GET', 'operations')).operations as Json[];
-      expect(listed.map((j) => j.id)).not.toContain(job);
-      expect((await call(bob, 'GET', `operations/${job}`)).status).toBe(404);
-      expect((await call(bob, 'DELETE', `operations/${job}`)).status).toBe(404);
-      expect(((await must(owner, 'GET', `operations/${job}`)) as Json).status).toBe('running');
-      await must(alice, 'DELETE', `operations/${job}`);
-    },
-  );
+  // Jobs belong to the agent that started them (issue 24, finding 4).
+  it("a second agent neither lists, reads nor cancels the first agent's pipeline", async () => {
+    const job = await runningJob(alice);
+    const listed = (await must(bob, 'GET', 'operations')).operations as Json[];
+    expect(listed.map((j) => j.id)).not.toContain(job);
+    expect((await call(bob, 'GET', `operations/${job}`)).status).toBe(404);
+    expect((await call(bob, 'DELETE', `operations/${job}`)).status).toBe(404);
+    expect(((await must(owner, 'GET', `operations/${job}`)) as Json).status).toBe('running');
+    await must(alice, 'DELETE', `operations/${job}`);
+  });
 });

@@ -227,6 +227,23 @@ const pdfBody = async (): Promise<Body> => ({
   type: 'application/pdf',
 });
 
+/** What a refused scene write must leave as it was: the projects, the open one, its history, which jobs exist. */
+async function workspaceState() {
+  const meta = await must(owner, 'GET', 'meta');
+  const jobs = (await must(owner, 'GET', 'operations')).operations as Json[];
+  return {
+    projects: (await must(owner, 'GET', 'projects')).projects as Json[],
+    open: {
+      project: meta.project,
+      epoch: meta.epoch,
+      canUndo: meta.canUndo,
+      canRedo: meta.canRedo,
+    },
+    // Ids only: an earlier case's cancelled job may still be finishing.
+    jobs: jobs.map((j) => j.id),
+  };
+}
+
 // --- the cases: one per non-GET route ------------------------------------------------------------
 
 interface Request {
@@ -544,11 +561,13 @@ describe('every non-GET route enters through the kernel', () => {
           ).toBeDefined();
           // Made first: under readOnly the owner's own writes are refused too (authority.md §3).
           const req = await c.request();
+          const before = await workspaceState();
           await setReadOnly([c.door!]);
           try {
             const refused = await call(alice, method, req.path, req.body);
             expect(refused.status, JSON.stringify(refused.body)).toBe(403);
             expect(refused.body).toMatchObject({ code: 'notAuthorized', rule: 'readOnly' });
+            expect(await workspaceState()).toEqual(before);
           } finally {
             await setReadOnly(false);
           }

@@ -82,8 +82,9 @@ export interface Kernel<D extends Door = Door> extends KernelServices {
   doors(): D[];
   door(mount: string): D | undefined;
   /**
-   * The published descriptors of a mount's tools: the same array (not to be
-   * changed) until `refreshTools`, so a transport may share what it derives.
+   * The published descriptors of a mount's tools (its `restOnly` tools left
+   * out): the same array (not to be changed) until `refreshTools`, so a
+   * transport may share what it derives.
    */
   tools(mount: string): readonly ToolDescriptor[];
   /**
@@ -202,6 +203,10 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     return d;
   };
 
+  // A REST route's own tool is called by name through `call`, never offered over MCP.
+  const published = (tools: readonly AnyToolDef[]) =>
+    tools.filter((t) => t.restOnly !== true).map(describe);
+
   const scopesOf = (door: D, name: string, limits: Limits): Map<string, CallScope> => {
     const gate = gates.get(name)!;
     const resources = door.resources?.bind(door);
@@ -227,7 +232,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
         tools,
         scopes: scopesOf(door, name, limits),
         limits,
-        descriptors: door.tools.map(describe),
+        descriptors: published(door.tools),
       });
     },
     doors: () => [...mounted.values()].map((m) => m.door),
@@ -238,7 +243,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       if (!m) throw new Error(`no door mounted as '${name}'`);
       m.tools = new Map(m.door.tools.map((t) => [t.name, t]));
       m.scopes = scopesOf(m.door, name, m.limits);
-      m.descriptors = m.door.tools.map(describe);
+      m.descriptors = published(m.door.tools);
       events.publish({ event: 'toolsChanged', door: name });
     },
 

@@ -233,6 +233,15 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
    * rule decided and that succeeded are not audited.
    */
   auditEveryCall?: boolean;
+  /**
+   * true: the kernel entrance of a REST route that has no MCP tool in the
+   * door's reference (deleting a Koharu project, an upload): not published
+   * in `tools/list` and not callable over MCP, so the seeds' tool lists stay
+   * as they are, while the route still passes every stage — policy,
+   * `readOnly`, rates, limits, journal, audit — as a call of this tool
+   * (issue 24: one entrance). Default false.
+   */
+  restOnly?: boolean;
   /** Targets and preview for the owner's policy. */
   policy?: CallPolicySpec<z.output<S>>;
   /** Capability a grant must cover before the handler runs (kernel §5). */

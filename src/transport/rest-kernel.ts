@@ -224,7 +224,9 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       path: 'jobs/{id}',
       summary: 'Cancel a running job',
       handler: async ({ params }) =>
-        (await kernel.jobs.cancel(params.id!))
+        (await audited('jobs.cancel', 'airlock', { id: params.id }, () =>
+          kernel.jobs.cancel(params.id!),
+        ))
           ? { status: 200, body: { cancelled: params.id } }
           : failure('notFound', `No running job ${params.id}; list jobs to see the running ones.`),
     },

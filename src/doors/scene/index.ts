@@ -28,6 +28,8 @@ import { sceneRoutes } from './routes.js';
 import { createSceneSession, type SceneSession } from './session.js';
 import { createLocalShelf, createSharedShelf } from './shelf.js';
 import { sceneTools, toolNames } from './tools.js';
+import { restToolNames, sceneRestTools } from './tools-rest.js';
+import { createStaging } from './staging.js';
 
 export const SceneConfig = z.object({
   projectRoots: z.array(z.string().min(1)).min(1).optional(),
@@ -85,10 +87,15 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
   ];
   const registry = new Map(engines.map((e) => [e.id, e]));
   const names = toolNames(config.prefix ?? 'koharu');
+  const restNames = restToolNames(config.prefix ?? 'koharu');
+  const staging = createStaging();
 
   const door: ServedDoor = {
     name: 'scene',
-    tools: sceneTools(names, session, registry).map((tool) => followingShared(session, tool)),
+    tools: [
+      ...sceneTools(names, session, registry),
+      ...sceneRestTools(restNames, session, staging),
+    ].map((tool) => followingShared(session, tool)),
     limits: { requestBytes: 8 * 1024 * 1024, timeoutMs: 120_000 },
     mcp: {
       presenter: scenePresenter(names.export),
@@ -105,6 +112,8 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
         registry,
         kernel: started,
         names,
+        restNames,
+        staging,
         version: AIRLOCK_VERSION,
       }).map(followingSharedRoute(session)),
       async snapshot({ agent }) {

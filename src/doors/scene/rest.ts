@@ -9,6 +9,7 @@ import {
   AirlockError,
   connection,
   validateInput,
+  type CallOutcome,
   type Failure,
   type Kernel,
 } from '../../kernel/index.js';
@@ -16,6 +17,8 @@ import type { RestRequest, RestResponse, RestRoute } from '../../transport/surfa
 import type { EngineRegistry } from './engines/registry.js';
 import type { SceneSession } from './session.js';
 import type { ToolNames } from './tools.js';
+import type { RestToolNames } from './tools-rest.js';
+import type { Staging } from './staging.js';
 
 export interface RouteDeps {
   session: SceneSession;
@@ -23,6 +26,10 @@ export interface RouteDeps {
   kernel: () => Kernel;
   /** Tool names, for the REST writes that run as tool calls. */
   names: ToolNames;
+  /** The REST-only tools' names (tools-rest.ts). */
+  restNames: RestToolNames;
+  /** Where uploads wait for their tool (staging.ts). */
+  staging: Staging;
   version: string;
 }
 
@@ -85,9 +92,21 @@ export const file = (f: {
 });
 
 /**
- * State changes over REST run as the matching MCP tool through the kernel
- * pipeline, so they are validated, limited and audited exactly alike.
+ * Every state change over REST runs as a tool call through the kernel
+ * pipeline (issue 24: one entrance) — the matching MCP tool, or the route's
+ * own REST-only tool (tools-rest.ts) — so policy, `readOnly`, rates, limits
+ * and audit decide it exactly as they decide an MCP call. The outcome as
+ * the kernel gave it, for routes that answer with more than the tool's value.
  */
+export const callTool = (
+  deps: Pick<RouteDeps, 'kernel'>,
+  req: RestRequest,
+  tool: string,
+  args: unknown,
+): Promise<CallOutcome> =>
+  deps.kernel().call('scene', tool, args, { connection: restConnection(req) });
+
+/** A state change run as `tool` (see `callTool`), answered with the tool's value. */
 export async function asTool(
   deps: Pick<RouteDeps, 'kernel'>,
   req: RestRequest,
@@ -95,9 +114,7 @@ export async function asTool(
   args: unknown,
   status = 200,
 ): Promise<RestResponse | Failure> {
-  const outcome = await deps
-    .kernel()
-    .call('scene', tool, args, { connection: restConnection(req) });
+  const outcome = await callTool(deps, req, tool, args);
   return outcome.ok ? ok(outcome.value, status) : outcome;
 }
 

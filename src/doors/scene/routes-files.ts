@@ -9,10 +9,10 @@ import { AirlockError, isBlobHash } from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
 import { bestImage, blobBytes, blobsOf, thumbnail } from './images.js';
 import { parseMultipart } from './multipart.js';
-import { bytesAsBuffer, file, header, ok, route, type RouteDeps } from './rest.js';
-import { addPages } from './uploads.js';
+import { asTool, bytesAsBuffer, file, header, route, type RouteDeps } from './rest.js';
 
-export function fileRoutes({ session }: RouteDeps): RestRoute[] {
+export function fileRoutes(deps: RouteDeps): RestRoute[] {
+  const { session, restNames, staging } = deps;
   return [
     route(
       'GET',
@@ -71,13 +71,26 @@ export function fileRoutes({ session }: RouteDeps): RestRoute[] {
     route('POST', 'pages', 'Upload page images (multipart/form-data), one batch', async (req) => {
       session.require();
       const parts = parseMultipart(bytesAsBuffer(req.body), header(req, 'content-type'));
-      const files = parts
-        .filter((part) => part.filename !== undefined || part.contentType?.startsWith('image/'))
-        .map((part) => ({
-          filename: part.filename ?? part.name,
-          bytes: new Uint8Array(part.data),
-        }));
-      return ok(await addPages(session, files), 201);
+      const images = parts.filter(
+        (part) => part.filename !== undefined || part.contentType?.startsWith('image/'),
+      );
+      const bytes = images.map((part) => new Uint8Array(part.data));
+      if (!bytes.length)
+        throw new AirlockError(
+          'malformedRequest',
+          'No image in the upload; send at least one file part.',
+        );
+      return staging.hold(bytes, (refs) =>
+        asTool(
+          deps,
+          req,
+          restNames.uploadPages,
+          {
+            files: refs.map((ref, i) => ({ name: images[i]!.filename ?? images[i]!.name, ...ref })),
+          },
+          201,
+        ),
+      );
     }),
   ];
 }

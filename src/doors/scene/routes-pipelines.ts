@@ -2,11 +2,13 @@
  * Pipelines over REST: the engines and fonts available, starting a pipeline (as the
  * MCP tool, answered 202 with its job id), and the jobs it leaves behind.
  */
-import { AirlockError } from '../../kernel/index.js';
+import { AirlockError, uuidString } from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
 import { infoOf } from './engines/registry.js';
 import { defaultFont, fontFamilies } from './images.js';
-import { asTool, jobsSeenBy, ok, route, type RouteDeps } from './rest.js';
+import { asTool, callTool, jobsSeenBy, ok, route, type RouteDeps } from './rest.js';
+
+const isJobId = (id: string) => uuidString().safeParse(id).success;
 
 export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
   const { registry, names } = deps;
@@ -41,15 +43,16 @@ export function pipelineRoutes(deps: RouteDeps): RestRoute[] {
       return ok(job);
     }),
     route('DELETE', 'operations/{id}', 'Cancel a pipeline job (404 when unknown)', async (req) => {
-      const jobs = jobsSeenBy(deps, req);
-      const job = await jobs.get(req.params.id ?? '');
-      if (!job)
-        throw new AirlockError(
-          'notFound',
-          `No operation ${req.params.id}; GET /api/v1/operations lists them.`,
-        );
-      const cancelled = await jobs.cancel(job.id);
-      return ok({ id: job.id, cancelled, status: cancelled ? 'cancelling' : job.status });
+      const id = req.params.id ?? '';
+      const unknown = () =>
+        new AirlockError('notFound', `No operation ${id}; GET /api/v1/operations lists them.`);
+      // Job ids are UUIDs: any other id names no job (404, as before it ran as a tool).
+      if (!isJobId(id)) throw unknown();
+      // Koharu's cancel_job, so the policy and the audit see the cancellation.
+      const cancelled = await callTool(deps, req, names.cancelJob, { jobId: id });
+      if (!cancelled.ok) return cancelled.code === 'notFound' ? unknown().toFailure() : cancelled;
+      const { jobId, ...rest } = cancelled.value as { jobId: string };
+      return ok({ id: jobId, ...rest });
     }),
   ];
 }

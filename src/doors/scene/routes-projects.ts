@@ -5,10 +5,21 @@
 import { z } from 'zod';
 import { AirlockError, uuidString } from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
-import { exportProject, ExportFormat } from './exports.js';
+import { ExportFormat } from './exports.js';
 import { parseMultipart } from './multipart.js';
-import { deleteProject, importProject, listProjects } from './project-files.js';
-import { bytesAsBuffer, bytesOf, file, header, ok, parse, route, type RouteDeps } from './rest.js';
+import { listProjects } from './project-files.js';
+import {
+  asTool,
+  bytesAsBuffer,
+  bytesOf,
+  callTool,
+  file,
+  header,
+  ok,
+  parse,
+  route,
+  type RouteDeps,
+} from './rest.js';
 import type { SceneSession } from './session.js';
 
 const ExportBody = z
@@ -27,14 +38,15 @@ const OpenBody = z
   })
   .strict();
 
-export function projectRoutes({ session }: RouteDeps): RestRoute[] {
+export function projectRoutes(deps: RouteDeps): RestRoute[] {
+  const { session, names, restNames, staging } = deps;
   return [
     route('GET', 'projects', 'Projects in the project roots', async () =>
       ok(await listProjects(session)),
     ),
     route('POST', 'projects', 'Create a project {name} and open it', async (req) => {
       const { name } = parse(z.object({ name: z.string().min(1).max(200) }).strict(), req.body);
-      return ok(await session.create(name), 201);
+      return asTool(deps, req, restNames.createProject, { name }, 201);
     }),
     route('GET', 'projects/current', 'The active project', async () => ok(infoOrThrow(session))),
     route('PUT', 'projects/current', 'Open a project {id}', async (req) => {
@@ -42,17 +54,25 @@ export function projectRoutes({ session }: RouteDeps): RestRoute[] {
       const found = (await session.projects()).find((p) => p.id === id);
       if (!found)
         throw new AirlockError('notFound', `No project '${id}'; GET /api/v1/projects lists them.`);
-      return ok(await session.open(found.path));
+      // Koharu's open_project, on the project's path.
+      const opened = await callTool(deps, req, names.openProject, { path: found.path });
+      return opened.ok ? ok(infoOrThrow(session)) : opened;
     }),
-    route('DELETE', 'projects/current', 'Close the active project', async () => {
-      session.require();
-      await session.close();
-      return { status: 204 };
+    route('DELETE', 'projects/current', 'Close the active project', async (req) => {
+      const closed = await callTool(deps, req, names.closeProject, {});
+      return closed.ok ? { status: 204 } : closed;
     }),
-    route('DELETE', 'projects/{id}', 'Delete a project folder', async (req) => {
-      await deleteProject(session, req.params.id ?? '');
-      return { status: 204 };
-    }),
+    route(
+      'DELETE',
+      'projects/{id}',
+      'Delete a project folder (destructive: an agent waits for the owner unless the policy says otherwise)',
+      async (req) => {
+        const deleted = await callTool(deps, req, restNames.deleteProject, {
+          id: req.params.id ?? '',
+        });
+        return deleted.ok ? { status: 204 } : deleted;
+      },
+    ),
     route(
       'POST',
       'projects/import',
@@ -65,7 +85,7 @@ export function projectRoutes({ session }: RouteDeps): RestRoute[] {
               parseMultipart(bytesAsBuffer(req.body), type).find((p) => p.data.length)?.data ?? [],
             )
           : bytesOf(req.body);
-        return ok(await importProject(session, zip), 201);
+        return staging.hold([zip], ([ref]) => asTool(deps, req, restNames.importProject, ref, 201));
       },
     ),
     route(
@@ -73,8 +93,18 @@ export function projectRoutes({ session }: RouteDeps): RestRoute[] {
       'projects/current/export',
       'Export {format: khr|rendered|inpainted|pdf, pages?}',
       async (req) => {
-        const { format, pages } = parse(ExportBody, req.body);
-        return file(await exportProject(session.require(), format, pages, session.shared));
+        const args = parse(ExportBody, req.body);
+        // Koharu's export keeps the file; the answer is its bytes.
+        const exported = await callTool(deps, req, names.export, args);
+        if (!exported.ok) return exported;
+        const { url } = exported.value as { url: string };
+        const kept = await session.require().exports.find(url.slice(url.lastIndexOf('/') + 1));
+        if (!kept)
+          throw new AirlockError(
+            'notFound',
+            'The export was closed with its project before it could be sent; open the project and export again.',
+          );
+        return file(kept);
       },
     ),
   ];

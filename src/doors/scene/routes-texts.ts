@@ -3,11 +3,12 @@
  * table out, and the same table back in as one undoable batch.
  */
 import type { RestRoute } from '../../transport/surface.js';
-import { bytesOf, file, header, ok, parse, route, type RouteDeps } from './rest.js';
+import { bytesOf, callTool, file, header, ok, parse, route, type RouteDeps } from './rest.js';
 import { projectIdOf } from './session.js';
 import { importOps, rowsFromCsv, textRows, TextsBody, toCsv } from './texts.js';
 
-export function textRoutes({ session }: RouteDeps): RestRoute[] {
+export function textRoutes(deps: RouteDeps): RestRoute[] {
+  const { session, names } = deps;
   return [
     route(
       'GET',
@@ -38,11 +39,12 @@ export function textRoutes({ session }: RouteDeps): RestRoute[] {
           : parse(TextsBody, req.body).texts;
         const ops = importOps(p.history.state, rows);
         if (!ops.length) return ok({ epoch: p.history.epoch, updated: 0 });
-        const epoch = await session.applyOn(
-          p,
-          [{ batch: { ops, label: 'import texts' } }],
-          'import texts',
-        );
+        // One batch through Koharu's apply: the policy sees its op kinds, as for an agent's batch.
+        const applied = await callTool(deps, req, names.apply, {
+          op: { batch: { ops, label: 'import texts' } },
+        });
+        if (!applied.ok) return applied;
+        const { epoch } = applied.value as { epoch: number };
         return ok({ epoch, updated: ops.length });
       },
     ),

@@ -182,9 +182,15 @@ describe('scene REST API', () => {
     );
     const switched = await post(s, 'projects/current', { id: 'alpha-book' }, 'PUT');
     expect(await json(switched)).toMatchObject({ name: 'Alpha Book' });
-    expect((await s.fetch(`${s.base}/api/v1/projects/beta`, { method: 'DELETE' })).status).toBe(
-      204,
-    );
+    // Deleting is destructive: the agent waits for the owner; the owner's own call runs unasked.
+    const asked = await s.fetch(`${s.base}/api/v1/projects/beta`, { method: 'DELETE' });
+    expect(await json(asked)).toMatchObject({ code: 'approvalRequired' });
+    expect(existsSync(String(b.path))).toBe(true);
+    const deleted = await fetch(`${s.base}/api/v1/projects/beta`, {
+      method: 'DELETE',
+      headers: s.owner,
+    });
+    expect(deleted.status).toBe(204);
     expect(existsSync(String(b.path))).toBe(false);
     expect((await s.fetch(`${s.base}/api/v1/projects/current`, { method: 'DELETE' })).status).toBe(
       204,

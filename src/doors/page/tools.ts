@@ -37,6 +37,8 @@ const storePath = (schema: z.ZodString) =>
       "a path segment may not be '__proto__', 'constructor' or 'prototype'; name the page's own data",
   });
 const json = z.unknown();
+/** Commands that answer from what the page shows, which it may keep from some agents (spec/page.md "Tools"). */
+const CALLER_COMMANDS = new Set(['snapshot', 'screenshot', 'click', 'type', 'execute_action']);
 /** Every page tool reaches a page outside the server. */
 const OPEN_WORLD = { openWorldHint: true } as const;
 
@@ -95,7 +97,14 @@ function forward<S extends z.ZodType>(
     handler: async (input: z.output<S>, ctx: ToolContext) => {
       const refused = def.command?.(input) ?? null;
       if (refused) return refused;
-      const params = def.params ? def.params(input, ctx) : input;
+      // The page is told which agent calls, so it can keep other agents' parts of it
+      // (data-wu-agent) from this one; the schemas are strict, so an agent cannot name itself.
+      const params = {
+        ...(def.params ? def.params(input, ctx) : (input as Record<string, unknown>)),
+        ...(ctx.connection.agent && CALLER_COMMANDS.has(command)
+          ? { caller: ctx.connection.agent }
+          : {}),
+      };
       return sendCommand(options.relay(), options.config, command, params, ctx.signal);
     },
   });

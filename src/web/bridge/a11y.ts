@@ -112,8 +112,16 @@ export function isEditable(el: Element): boolean {
 const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
 const cap = (s: string) => (s.length > 200 ? `${s.slice(0, 199)}…` : s);
 
+/** Controls whose content is a value, not text: never part of another element's name. */
+const VALUE_HOLDERS = 'select, textarea, [contenteditable]';
+
 function textOf(el: Element): string {
-  return collapse((el as HTMLElement).innerText ?? el.textContent ?? '');
+  if (!el.querySelector(VALUE_HOLDERS))
+    return collapse((el as HTMLElement).innerText ?? el.textContent ?? '');
+  // A label wrapping a select or an editable region would otherwise be named by its value.
+  const copy = el.cloneNode(true) as Element;
+  for (const holder of copy.querySelectorAll(VALUE_HOLDERS)) holder.remove();
+  return collapse(copy.textContent ?? '');
 }
 
 const NAME_FROM_CONTENT = new Set([
@@ -333,7 +341,9 @@ export function snapshot(
     const described = describe(node, role);
     if (!admit(described)) return;
     let kids: A11yNode[] = [];
-    for (const c of childNodesOf(node)) walk(c, kids);
+    // A secret field's content is its value: never walked into (options, text, markup).
+    if (!(described.value === REDACTED && isSecretField(node)))
+      for (const c of childNodesOf(node)) walk(c, kids);
     // The name already carries the text; keep only element children (links in a list item…).
     if (described.name && TEXT_IN_NAME.has(role)) kids = kids.filter((k) => k.role !== 'text');
     if (kids.length > 0) described.children = kids;

@@ -95,14 +95,14 @@ describe('secrets by meaning, wherever they are reached', () => {
       <label>Card <input autocomplete="cc-number" value="${SECRET}-c"></label>
       <label>CVC <input autocomplete="billing cc-csc" value="${SECRET}-d"></label>
       <label>Code <input autocomplete="one-time-code" value="${SECRET}-e"></label>
-      <label>Notes <textarea id="secret">${SECRET}-f</textarea></label>
+      <textarea id="secret">${SECRET}-f</textarea>
       <label>Pick <select name="session"><option value="${SECRET}-g" selected>${SECRET}-g</option></select></label>
-      <div contenteditable="true" aria-label="Password">${SECRET}-h</div>
+      <div contenteditable="true" aria-label="Password"><b>${SECRET}-h</b> and ${SECRET}-i</div>
       <label>City <input id="city" value="Lisbon"></label>`);
     const snap = await call('wu_snapshot', { selector: '#probe' });
     expect(snap.isError).toBeFalsy();
     const text = JSON.stringify(toolJson(snap));
-    for (const suffix of 'abcdefh') expect(text, suffix).not.toContain(`${SECRET}-${suffix}`);
+    for (const suffix of 'abcdefghi') expect(text, suffix).not.toContain(`${SECRET}-${suffix}`);
     expect(text).toContain('Lisbon');
     expect(text.match(/\[REDACTED\]/g)?.length).toBeGreaterThanOrEqual(7);
   });

@@ -60,6 +60,8 @@ function forward<S extends z.ZodType>(
     target?: (input: z.output<S>) => string;
     /** A second target, the name as the caller gave it, when it differs from `target`. */
     targetAsGiven?: (input: z.output<S>) => string;
+    /** The door's own refusal before the owner is asked (CallPolicySpec.check). */
+    check?: () => Failure | null;
     /** See ToolDef.sameAs. */
     sameAs?: (args: unknown) => { tool: string; args: unknown } | null;
     /** The parameters sent to the page (default: the input as it is). */
@@ -83,6 +85,7 @@ function forward<S extends z.ZodType>(
         const given = def.targetAsGiven ? `${origin()}:${def.targetAsGiven(input)}` : first;
         return given === first ? [first] : [first, given];
       },
+      ...(def.check ? { check: def.check } : {}),
       preview: (input: z.output<S>) => ({
         summary: `${def.name}${def.target ? ` ${def.target(input)}` : ''} on ${origin()}`,
         page: origin(),
@@ -256,6 +259,13 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       }),
       mayDestroy: true,
       sameAs: builtInTool,
+      // The owner never judges a call no page is there to run.
+      check: () =>
+        options.relay()?.conectado()
+          ? null
+          : failure('unavailable', 'No page is connected to the relay; open the page and retry.', {
+              code: 'WU_MCP_NOT_CONNECTED',
+            }),
     }),
     forward(options, {
       name: 'wu_status',

@@ -114,6 +114,17 @@ describe('an action whose effect the page cannot tell', () => {
     expect(page.ran()).toEqual([]);
   });
 
+  it('with no page connected the call is refused, and the owner is not asked about it', async () => {
+    const page = scriptedPage([{ name: 'delete_everything', confirm: true }]);
+    page.relay.conectado = () => false;
+    const call = await mount(page);
+    const out = await call('wu_execute_action', { action: 'delete_everything' });
+    expect(out.ok).toBe(false);
+    expect(!out.ok && [out.code, out.data?.code]).toEqual(['unavailable', 'WU_MCP_NOT_CONNECTED']);
+    expect(await tk!.kernel.consent.pending()).toEqual([]);
+    expect(page.sent).toEqual([]);
+  });
+
   it('an action the page lists without confirm still runs as a write', async () => {
     const page = scriptedPage([{ name: 'add_todo', confirm: false }]);
     const call = await mount(page);

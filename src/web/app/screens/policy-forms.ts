@@ -192,7 +192,7 @@ export function testerForm(rules: () => readonly ListedRule[]): HTMLFormElement 
     result,
     problem,
   );
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     problem.textContent = '';
     const fields: Record<string, string> = {};

@@ -150,6 +150,7 @@ const CONTROLS: [screen: string, heading: string, controls: [string, (ui: UiPage
       'settings',
       'Settings',
       [
+        ['Let agents drive this page', (u) => u.page.getByLabel('Let agents drive this page')],
         ['Also let them click and type', (u) => u.page.getByLabel('Also let them click and type')],
         ['Sign out', (u) => u.page.getByRole('button', { name: 'Sign out' })],
       ],

@@ -253,7 +253,11 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     async call(name, toolName, args, callOptions) {
       const m = mounted.get(name);
       if (!m) throw new Error(`no door mounted as '${name}'`);
-      const scope = m.scopes.get(toolName);
+      const named = m.scopes.get(toolName);
+      // A call that is another tool's is run as that tool (ToolDef.sameAs).
+      const same = named?.tool.sameAs?.(args ?? {}) ?? null;
+      const scope = same ? (m.scopes.get(same.tool) ?? named) : named;
+      if (same && scope !== named) args = same.args;
       if (!scope) {
         const known = [...m.tools.keys()].join(', ');
         return failure(

@@ -16,6 +16,9 @@
  * | audit    | audit.ts      | — (every non-read call, every refusal, and every     |
  * |          |               |   call of a tool with auditEveryCall)                |
  * | events   | events.ts     | — (publishes `toolCalled`)                           |
+ *
+ * Before the first stage, `kernel.call` runs a call that is another tool's
+ * (`ToolDef.sameAs`) as that tool, so every stage sees the one capability.
  */
 import { AirlockError, failure, internalFailure, isFailure, type Failure } from './errors.js';
 import { callDigest } from './digest.js';

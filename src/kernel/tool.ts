@@ -258,6 +258,16 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
    * screenshot); `responseBytes` still bounds it.
    */
   tokenBudget?: false;
+  /**
+   * One name for one capability: when a call of this tool *is* a call of
+   * another tool of the same door (the page door's `wu_execute_action
+   * {action: "getState"}` is `wu_get_state`), the other tool and its
+   * arguments. The kernel then runs the call as that tool — validated,
+   * decided, rated, limited, audited and answered as it — so a rule on the
+   * tool cannot be stepped around by the other name. Gets the raw arguments;
+   * null for a call that is its own.
+   */
+  sameAs?: (args: unknown) => { tool: string; args: unknown } | null;
   handler: (input: z.output<S>, ctx: ToolContext) => Promise<R | Failure>;
 }
 

@@ -84,10 +84,13 @@ describe('web UI: the page bridge', () => {
     await go(ui, 'approvals', 'Approvals');
     const card = page.locator(`[data-approval-id="${String(asked.body.approvalID)}"]`);
     await card.waitFor();
+    // Both clients are the agent `default`: it sees its own request, and cannot decide it.
     const clicked = await pageAgent.call('wu_click', {
       selector: `[data-approval-id="${String(asked.body.approvalID)}"] button.primary`,
     });
-    expect(clicked.isError).toBe(false);
+    expect(clicked.body.code).toBe('WU_PERMISSION_DENIED');
+    // A script's click, past the bridge, is refused by the page itself.
+    await card.locator('button.primary').evaluate((b: HTMLElement) => b.click());
     await expect
       .poll(() => card.locator('[role="alert"]').textContent())
       .toContain('your own click');

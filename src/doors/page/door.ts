@@ -18,6 +18,8 @@ export interface PageDoorOptions {
   logger?: PuenteLogger & { info?(...args: unknown[]): void };
   /** Serve `/bridge.js`, the demo page and the bridge-token route (the workspace does; stdio does not need them). */
   web?: boolean;
+  /** How long to wait for the page's action list to learn an action's effect (default 2 s; tests shorten it). */
+  effectTimeoutMs?: number;
 }
 
 /** The relay's WebSocket URL as a page should dial it. */
@@ -49,7 +51,11 @@ export function createPageDoor(options: PageDoorOptions): ServedDoor & { relay()
   const { config } = options;
   let puente: Puente | null = options.puente ?? null;
   const owned = !options.puente;
-  const tools = createPageTools({ config, relay: () => puente });
+  const tools = createPageTools({
+    config,
+    relay: () => puente,
+    ...(options.effectTimeoutMs === undefined ? {} : { effectTimeoutMs: options.effectTimeoutMs }),
+  });
 
   const tokenRoute = {
     method: 'GET' as const,

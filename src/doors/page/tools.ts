@@ -17,11 +17,14 @@ import {
 import { isReservedEvent } from './auth.js';
 import type { RelayConfig } from './config.js';
 import { sendCommand, type CommandSender } from './command.js';
+import { foldName } from './action-name.js';
 
 export interface PageToolsOptions {
   /** The relay; null while it is not listening. */
   relay: () => CommandSender | null;
   config: RelayConfig;
+  /** How long the door waits for the page's action list to learn an action's effect (default 2 s). */
+  effectTimeoutMs?: number;
 }
 
 const name = (max: number) => z.string().min(1).max(max);
@@ -34,6 +37,8 @@ const storePath = (schema: z.ZodString) =>
       "a path segment may not be '__proto__', 'constructor' or 'prototype'; name the page's own data",
   });
 const json = z.unknown();
+/** Commands that answer from what the page shows, which it may keep from some agents (spec/page.md "Tools"). */
+const CALLER_COMMANDS = new Set(['snapshot', 'screenshot', 'click', 'type', 'execute_action']);
 /** Every page tool reaches a page outside the server. */
 const OPEN_WORLD = { openWorldHint: true } as const;
 
@@ -53,6 +58,12 @@ function forward<S extends z.ZodType>(
     about?: (input: z.output<S>) => Record<string, unknown>;
     /** The policy target after the origin (default: the tool's name). */
     target?: (input: z.output<S>) => string;
+    /** A second target, the name as the caller gave it, when it differs from `target`. */
+    targetAsGiven?: (input: z.output<S>) => string;
+    /** The door's own refusal before the owner is asked (CallPolicySpec.check). */
+    check?: () => Failure | null;
+    /** See ToolDef.sameAs. */
+    sameAs?: (args: unknown) => { tool: string; args: unknown } | null;
     /** The parameters sent to the page (default: the input as it is). */
     params?: (input: z.output<S>, ctx: ToolContext) => Record<string, unknown>;
   },
@@ -69,7 +80,12 @@ function forward<S extends z.ZodType>(
     ...(IMAGE_TOOLS.has(def.name) ? { tokenBudget: false as const } : {}),
     policy: {
       // authority.md §3: `<page origin>:<action name>`; other tools `<origin>:<tool>`.
-      targets: (input: z.output<S>) => [`${origin()}:${def.target?.(input) ?? def.name}`],
+      targets: (input: z.output<S>) => {
+        const first = `${origin()}:${def.target?.(input) ?? def.name}`;
+        const given = def.targetAsGiven ? `${origin()}:${def.targetAsGiven(input)}` : first;
+        return given === first ? [first] : [first, given];
+      },
+      ...(def.check ? { check: def.check } : {}),
       preview: (input: z.output<S>) => ({
         summary: `${def.name}${def.target ? ` ${def.target(input)}` : ''} on ${origin()}`,
         page: origin(),
@@ -80,39 +96,90 @@ function forward<S extends z.ZodType>(
     // MCP's default (true).
     ...(def.mayDestroy ? { statedHints: ['readOnlyHint'] as const } : {}),
     annotations: OPEN_WORLD,
+    ...(def.sameAs ? { sameAs: def.sameAs } : {}),
     handler: async (input: z.output<S>, ctx: ToolContext) => {
       const refused = def.command?.(input) ?? null;
       if (refused) return refused;
-      const params = def.params ? def.params(input, ctx) : input;
+      // The page is told which agent calls, so it can keep other agents' parts of it
+      // (data-wu-agent) from this one; the schemas are strict, so an agent cannot name itself.
+      const params = {
+        ...(def.params ? def.params(input, ctx) : (input as Record<string, unknown>)),
+        ...(ctx.connection.agent && CALLER_COMMANDS.has(command)
+          ? { caller: ctx.connection.agent }
+          : {}),
+      };
       return sendCommand(options.relay(), options.config, command, params, ctx.signal);
     },
   });
 }
 
 /**
- * What the page says of one of its actions (name, confirm, …), or null when
- * no page answers or it has no such action. Bounded: a page that does not
- * answer in 2 s is treated as having no such action.
+ * What the page says of one of its actions: listed (with its `confirm`),
+ * absent from a list the page gave, or unknown — no page, no answer within
+ * the time allowed, an error. Unknown is never read as harmless.
  */
-async function actionInfo(
-  options: PageToolsOptions,
-  action: string,
-): Promise<{ name: string; confirm?: boolean } | null> {
+type ActionInfo =
+  | { known: true; confirm: boolean }
+  | { known: false; why: 'absent' }
+  | { known: false; why: 'unknown'; reason: string };
+
+async function actionInfo(options: PageToolsOptions, action: string): Promise<ActionInfo> {
   const relay = options.relay();
-  if (!relay?.conectado()) return null;
+  if (!relay?.conectado())
+    return { known: false, why: 'unknown', reason: 'no page is connected to say' };
+  const ms = options.effectTimeoutMs ?? 2000;
   try {
     const listed = (await relay.enviar(
       'list_actions',
       {},
-      { signal: AbortSignal.timeout(2000) },
+      { signal: AbortSignal.timeout(ms) },
     )) as {
       actions?: Array<{ name?: unknown; confirm?: unknown }>;
     } | null;
-    const found = listed?.actions?.find((a) => a.name === action);
-    return found ? { name: action, confirm: found.confirm === true } : null;
+    if (!Array.isArray(listed?.actions))
+      return { known: false, why: 'unknown', reason: 'the page answered no action list' };
+    const wanted = foldName(action);
+    const found = listed.actions.find(
+      (a) => typeof a.name === 'string' && foldName(a.name) === wanted,
+    );
+    return found
+      ? { known: true, confirm: found.confirm === true }
+      : { known: false, why: 'absent' };
   } catch {
-    return null;
+    return {
+      known: false,
+      why: 'unknown',
+      reason: `the page did not answer within ${ms} ms (busy, failing or gone)`,
+    };
   }
+}
+
+/**
+ * The bridge's built-in actions, by folded name, and the tool each one is
+ * (one name for one capability): reached through `wu_execute_action`, the
+ * call is decided, rated, audited and answered as that tool.
+ */
+const BUILT_IN_ACTIONS: Record<string, string> = {
+  getstate: 'wu_get_state',
+  setstate: 'wu_set_state',
+  snapshot: 'wu_snapshot',
+  click: 'wu_click',
+  readevents: 'wu_list_events',
+  readconsole: 'wu_console',
+  navigate: 'wu_navigate',
+  emitevent: 'wu_emit_event',
+};
+
+/** `wu_execute_action {action: "getState", params}` as the tool it is, or null. */
+export function builtInTool(args: unknown): { tool: string; args: unknown } | null {
+  if (args === null || typeof args !== 'object') return null;
+  const { action, params } = args as { action?: unknown; params?: unknown };
+  if (typeof action !== 'string') return null;
+  const tool = Object.hasOwn(BUILT_IN_ACTIONS, foldName(action))
+    ? BUILT_IN_ACTIONS[foldName(action)]
+    : undefined;
+  if (!tool) return null;
+  return { tool, args: params === undefined ? {} : params };
 }
 
 /** Tools whose result carries a PNG (shown as MCP image content). */
@@ -120,6 +187,8 @@ export const IMAGE_TOOLS = new Set(['wu_screenshot']);
 
 export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
   const { config } = options;
+  /** Calls whose effect the page could not tell, with why (for the owner's preview). */
+  const unknownEffects = new WeakMap<object, string>();
   const conexion = defineTool({
     name: 'wu_conexion',
     description: 'Relay state: port, host, whether a token is required and a page connected.',
@@ -161,12 +230,42 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       // authority.md §3: an action registered with `confirm` is destructive. Only the
       // page knows which actions ask, so the door looks it up (list_actions) per call;
       // tools/list publishes the worst case.
+      // When the page cannot say (busy, failing, gone), the call is destructive: asked,
+      // never sent as a write on a guess. Decided once per call; a late answer changes nothing.
       effect: 'destructive',
-      effectOf: async ({ action }) =>
-        (await actionInfo(options, action))?.confirm ? 'destructive' : 'write',
-      target: ({ action }) => action,
-      about: ({ action, params }) => ({ action, parameters: redact(params ?? {}) }),
+      effectOf: async (input) => {
+        const info = await actionInfo(options, input.action);
+        if (!info.known && info.why === 'unknown') unknownEffects.set(input, info.reason);
+        return info.known
+          ? info.confirm
+            ? 'destructive'
+            : 'write'
+          : info.why === 'unknown'
+            ? 'destructive'
+            : 'write';
+      },
+      // authority.md §3: the target is the action's folded name (look-alikes meet the
+      // owner's rule), and the name as the page spelled it when that differs.
+      target: ({ action }) => foldName(action),
+      targetAsGiven: ({ action }) => action,
+      about: (input) => ({
+        action: input.action,
+        parameters: redact(input.params ?? {}),
+        ...(unknownEffects.has(input)
+          ? {
+              effectUnknown: `The page did not say whether '${input.action}' asks to confirm (${unknownEffects.get(input)}); it is treated as destructive.`,
+            }
+          : {}),
+      }),
       mayDestroy: true,
+      sameAs: builtInTool,
+      // The owner never judges a call no page is there to run.
+      check: () =>
+        options.relay()?.conectado()
+          ? null
+          : failure('unavailable', 'No page is connected to the relay; open the page and retry.', {
+              code: 'WU_MCP_NOT_CONNECTED',
+            }),
     }),
     forward(options, {
       name: 'wu_status',

@@ -7,12 +7,14 @@
  *
  * What an agent may do is the page's permission flags: the bridge defaults
  * plus `readDOM` (so it can see the screens); clicking and typing
- * (`modifyDOM`) is a second, separate switch. Approving a consent request
- * always needs the owner's own click (see screens/approvals.ts).
+ * (`modifyDOM`) is a second, separate switch. Whatever the switches, the
+ * owner's controls act only on the owner's own gesture and are marked so the
+ * bridge refuses them (dom.ts `onOwner`), and each agent sees only its own
+ * requests (dom.ts `forAgent`; the relay names the calling agent).
  */
 import type * as Bridge from '../bridge/index.js';
 import { get } from './api.js';
-import { h } from './dom.js';
+import { h, onOwner } from './dom.js';
 import { live, subscribe } from './live.js';
 import { parseRoute } from './router.js';
 
@@ -38,12 +40,15 @@ function permissions(b: BridgeModule) {
   b.setPermissions({ ...b.DEFAULT_PERMISSIONS, readDOM: true, modifyDOM: modifyWanted() });
 }
 
-/** What the agent can read with wu_get_state: where the owner is and what is waiting. */
+/**
+ * What any agent can read with wu_get_state: where the owner is and the
+ * recent jobs. Pending requests are per agent: `workspace_status` answers
+ * each agent its own.
+ */
 function stateOf() {
-  const { approvals, jobs } = live();
+  const { jobs } = live();
   return {
     screen: parseRoute(location.hash).screen,
-    pendingApprovals: approvals.map((a) => ({ id: a.id, door: a.door, capability: a.capability })),
     jobs: [...jobs.values()].slice(0, 20).map((j) => ({
       id: j.id,
       door: j.door,
@@ -89,9 +94,14 @@ function install(b: BridgeModule): void {
       handler: ({ screen }) => ({ navigated: go(String(screen)), screen }),
     }),
     b.action('workspace_status', {
-      description: 'The screen the owner sees, pending approval requests and recent jobs.',
+      description: 'The screen the owner sees, your own pending approval requests and recent jobs.',
       parameters: { type: 'object', properties: {}, additionalProperties: false },
-      handler: () => stateOf(),
+      handler: (_p, a) => ({
+        ...stateOf(),
+        pendingApprovals: live()
+          .approvals.filter((x) => a.caller !== null && x.agent === a.caller)
+          .map((x) => ({ id: x.id, door: x.door, capability: x.capability })),
+      }),
     }),
     b.onStatus((state, detail) => setStatus(state, detail)),
   ];
@@ -141,12 +151,13 @@ export function bridgeSection(pageDoor: boolean): HTMLElement {
   };
   render();
   statusListeners.add(render);
-  box.addEventListener('change', () => {
+  // On click, not change: a refused click leaves the box as it was.
+  onOwner(box, 'click', () => {
     localStorage.setItem(KEY, box.checked ? 'on' : 'off');
     if (box.checked) void startBridge();
     else stopBridge();
   });
-  modify.addEventListener('change', () => {
+  onOwner(modify, 'click', () => {
     localStorage.setItem(MODIFY_KEY, modify.checked ? 'on' : 'off');
     if (bridge && cleanup.length) permissions(bridge);
   });
@@ -174,7 +185,7 @@ export function bridgeSection(pageDoor: boolean): HTMLElement {
     h(
       'p',
       { class: 'meta' },
-      'Approving a request always needs your own click or key press; an agent’s click on Approve is refused.',
+      'Your controls (policy, read-only, approvals, grants, upstreams, these switches, Sign out) always need your own click or key press: an agent’s click on them is refused, and an agent sees only its own requests.',
     ),
     line,
   );

@@ -98,3 +98,100 @@ export function labelCells(
   });
   return row;
 }
+
+/**
+ * The owner's own hand (issue 34). An agent may drive this page through the
+ * page bridge, but every control that changes the owner's state acts only on
+ * the owner's own gesture: `event.isTrusted`, and for the events a browser
+ * fires on a script's behalf (the `change` of a checkbox a script clicked,
+ * the `submit` of a form a script submitted) the gesture that caused them.
+ * Controls made with `onOwner` are also marked `data-wu-owner`, which the
+ * bridge refuses to click or type into.
+ */
+export const OWNER_CONTROL = 'data-wu-owner';
+
+/** Whether the input being handled now came from a person; reset once its task ends. */
+let personInput = false;
+let watching = false;
+const INPUT_EVENTS = [
+  'pointerdown',
+  'pointerup',
+  'mousedown',
+  'mouseup',
+  'click',
+  'keydown',
+  'keyup',
+  'input',
+  'change',
+];
+
+function watchInput(): void {
+  if (watching) return;
+  watching = true;
+  const seen = (e: Event) => {
+    // The browser's own input/change after a script's click() is trusted, yet its
+    // cause was not: only clicks, keys and untrusted events decide.
+    if (e.isTrusted && (e.type === 'input' || e.type === 'change')) return;
+    personInput = e.isTrusted;
+    setTimeout(() => (personInput = false), 0);
+  };
+  for (const type of INPUT_EVENTS) window.addEventListener(type, seen, { capture: true });
+}
+
+/**
+ * Whether `e` is the owner's own gesture (never a script's, nor an agent's
+ * through the bridge). The browser fires a trusted `submit` for a script's
+ * `requestSubmit()` or button `click()`, and a trusted `change` for a
+ * script's click on a checkbox or radio: those count only when a person's
+ * click or key press caused them. A select's trusted `change` comes only
+ * from a person (a script setting its value fires nothing).
+ */
+export function byOwner(e: Event): boolean {
+  if (!e.isTrusted) return false;
+  if (e.type === 'submit') return personInput;
+  const t = e.target;
+  const toggled = t instanceof HTMLInputElement && (t.type === 'checkbox' || t.type === 'radio');
+  return (e.type === 'change' || e.type === 'input') && toggled ? personInput : true;
+}
+
+/**
+ * Makes `el` one of the owner's controls: `act` runs only for the owner's own
+ * gesture; any other event is cancelled (a checkbox stays as it was, a form
+ * is not sent) and `refused` may say so.
+ *
+ * @example
+ * onOwner(signOutButton, 'click', () => signOut());
+ */
+export function onOwner<K extends keyof HTMLElementEventMap>(
+  el: HTMLElement,
+  type: K,
+  act: (e: HTMLElementEventMap[K]) => unknown,
+  refused?: (e: HTMLElementEventMap[K]) => void,
+): void {
+  watchInput();
+  markOwner(el);
+  el.addEventListener(type, (e) => {
+    if (byOwner(e)) {
+      void act(e);
+      return;
+    }
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    refused?.(e);
+  });
+}
+
+/** Marks a part of the page (an input a decision reads) as the owner's: the bridge never types or clicks there. */
+export function markOwner(el: HTMLElement): void {
+  el.setAttribute(OWNER_CONTROL, '');
+}
+
+/**
+ * Keeps a part of the page that belongs to one agent (its request, its grant)
+ * from every other agent driving the page; null keeps it from all of them.
+ */
+export function forAgent<E extends HTMLElement>(el: E, agent: string | null): E {
+  if (agent) el.setAttribute('data-wu-agent', agent);
+  else el.setAttribute('data-wu-private', '');
+  return el;
+}

@@ -112,8 +112,16 @@ export function isEditable(el: Element): boolean {
 const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
 const cap = (s: string) => (s.length > 200 ? `${s.slice(0, 199)}…` : s);
 
+/** Controls whose content is a value, not text: never part of another element's name. */
+const VALUE_HOLDERS = 'select, textarea, [contenteditable]';
+
 function textOf(el: Element): string {
-  return collapse((el as HTMLElement).innerText ?? el.textContent ?? '');
+  if (!el.querySelector(VALUE_HOLDERS))
+    return collapse((el as HTMLElement).innerText ?? el.textContent ?? '');
+  // A label wrapping a select or an editable region would otherwise be named by its value.
+  const copy = el.cloneNode(true) as Element;
+  for (const holder of copy.querySelectorAll(VALUE_HOLDERS)) holder.remove();
+  return collapse(copy.textContent ?? '');
 }
 
 const NAME_FROM_CONTENT = new Set([
@@ -188,19 +196,46 @@ function deepActive(): Element | null {
   return a;
 }
 
+/** `autocomplete` tokens that name a secret: any password, a payment card's fields, a one-time code. */
+const SECRET_AUTOCOMPLETE = /(^|\s)(\S*password|cc-\S+|one-time-code)(\s|$)/i;
+
+/**
+ * Whether a form control or editable region holds a secret, by what it means
+ * rather than how it shows: `type=password`, a secret `autocomplete`, a
+ * secret-named `name` or `id`, or a label that names a secret ("Password").
+ */
+export function isSecretField(el: Element): boolean {
+  if (el instanceof HTMLInputElement && el.type === 'password') return true;
+  const autocomplete = el.getAttribute('autocomplete');
+  if (autocomplete && SECRET_AUTOCOMPLETE.test(autocomplete)) return true;
+  const name = el.getAttribute('name');
+  if ((name && isSecretName(name)) || (el.id && isSecretName(el.id))) return true;
+  const label = nameOf(el);
+  return label !== '' && isSecretName(label.replace(/\s+/g, '_'));
+}
+
 function valueOf(el: Element): string | undefined {
+  let value: string | undefined;
   if (el instanceof HTMLInputElement) {
     if (['checkbox', 'radio', 'button', 'submit', 'reset', 'image'].includes(el.type))
       return undefined;
-    if (el.type === 'password' || isSecretName(el.name) || isSecretName(el.id))
-      return el.value ? REDACTED : '';
-    return el.value;
-  }
-  if (el instanceof HTMLTextAreaElement) return isSecretName(el.name) ? REDACTED : el.value;
-  if (el instanceof HTMLSelectElement) return el.value;
-  if (el instanceof HTMLElement && el.isContentEditable && isEditable(el))
-    return collapse(el.innerText);
-  return undefined;
+    value = el.value;
+  } else if (el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) value = el.value;
+  else if (el instanceof HTMLElement && el.isContentEditable && isEditable(el))
+    value = collapse(el.innerText);
+  if (value === undefined) return undefined;
+  return value !== '' && isSecretField(el) ? REDACTED : value;
+}
+
+/**
+ * Whether the page keeps an element from the calling agent: inside
+ * `data-wu-private`, or inside `data-wu-agent` naming another agent (the
+ * relay names the caller; an unnamed caller sees no agent's own parts).
+ */
+export function hiddenFromAgent(el: Element, caller: string | null): boolean {
+  if (el.closest('[data-wu-private]')) return true;
+  const mine = el.closest('[data-wu-agent]');
+  return mine !== null && (caller === null || mine.getAttribute('data-wu-agent') !== caller);
 }
 
 function describe(el: Element, role: string): A11yNode {
@@ -260,7 +295,12 @@ const sizeOf = (node: A11yNode) => JSON.stringify({ ...node, children: undefined
  * The accessibility tree under `root`, at most `maxNodes` nodes and about
  * `maxChars` characters of JSON (then `truncated: true`), in document order.
  */
-export function snapshot(root: Element, maxNodes = 1500, maxChars = Infinity): SnapshotResult {
+export function snapshot(
+  root: Element,
+  maxNodes = 1500,
+  maxChars = Infinity,
+  caller: string | null = null,
+): SnapshotResult {
   let count = 0;
   let chars = 0;
   let truncated = false;
@@ -292,6 +332,7 @@ export function snapshot(root: Element, maxNodes = 1500, maxChars = Infinity): S
       return;
     }
     if (!(node instanceof Element) || SKIP.has(node.tagName) || hidden(node)) return;
+    if (hiddenFromAgent(node, caller)) return;
     const role = roleOf(node);
     if (role === null || role === 'presentation' || role === 'generic' || role === 'none') {
       for (const c of childNodesOf(node)) walk(c, out);
@@ -300,7 +341,9 @@ export function snapshot(root: Element, maxNodes = 1500, maxChars = Infinity): S
     const described = describe(node, role);
     if (!admit(described)) return;
     let kids: A11yNode[] = [];
-    for (const c of childNodesOf(node)) walk(c, kids);
+    // A secret field's content is its value: never walked into (options, text, markup).
+    if (!(described.value === REDACTED && isSecretField(node)))
+      for (const c of childNodesOf(node)) walk(c, kids);
     // The name already carries the text; keep only element children (links in a list item…).
     if (described.name && TEXT_IN_NAME.has(role)) kids = kids.filter((k) => k.role !== 'text');
     if (kids.length > 0) described.children = kids;
@@ -335,13 +378,14 @@ const CLICKABLE =
   'a[href],button,input[type=button],input[type=submit],input[type=reset],input[type=checkbox],input[type=radio],summary,[role=button],[role=link],[role=menuitem],[role=tab],[role=checkbox],[onclick]';
 
 /** The element whose accessible name or text matches `text`: exact first, then containing; clickable ones preferred. */
-export function elementByText(text: string): Element | null {
+export function elementByText(text: string, caller: string | null = null): Element | null {
   const wanted = collapse(text).toLowerCase();
   let exact: Element | null = null;
   let partial: Element | null = null;
   let exactAny: Element | null = null;
   for (const el of allElements()) {
     if (SKIP.has(el.tagName) || !(el instanceof HTMLElement)) continue;
+    if (hiddenFromAgent(el, caller)) continue;
     const clickable = el.matches(CLICKABLE);
     const name = (nameOf(el) || textOf(el)).toLowerCase();
     if (!name) continue;

@@ -8,7 +8,8 @@
 import { BridgeError } from './errors.js';
 import { checkSchema, type JsonSchema } from './json-schema.js';
 import { isPermissionFlag, requirePermission, type PermissionFlag } from './permissions.js';
-import { redactValue } from './redact.js';
+import { redactAt, redactValue } from './redact.js';
+import { foldName, mixesScripts } from './action-name.js';
 import { emit, recentEvents } from './events.js';
 import { pageStore } from './store.js';
 import { snapshot } from './a11y.js';
@@ -22,6 +23,8 @@ export interface ActionApi {
   snapshot(root?: Element): ReturnType<typeof snapshot>;
   click(target: Target): ReturnType<typeof click>;
   type(options: TypeOptions): ReturnType<typeof typeText>;
+  /** The agent the relay names as calling this action, or null (the page's own calls, older relays). */
+  caller: string | null;
 }
 
 export interface ActionDefinition {
@@ -82,9 +85,12 @@ export const api: ActionApi = {
   snapshot: (root) => (requirePermission('readDOM'), snapshot(root ?? document.body)),
   click: (target) => (requirePermission('modifyDOM'), click(target)),
   type: (options) => (requirePermission('modifyDOM'), typeText(options)),
+  caller: null,
 };
 
 const actions = new Map<string, ActionDefinition>();
+/** Registered names by folded name (action-name.ts): one name for one action. */
+const byFolded = new Map<string, string>();
 let confirmHandler: ConfirmHandler | null = null;
 
 /** Registers (or replaces) an action; returns a function that removes it. */
@@ -99,10 +105,30 @@ export function action(name: string, def: ActionDefinition): () => void {
         'WU_INVALID_ACTION',
         `Unknown permission '${String(p)}' in action '${name}'.`,
       );
+  if (mixesScripts(name))
+    throw new BridgeError(
+      'WU_INVALID_ACTION',
+      `Action name '${name}' mixes Latin letters with look-alike letters of another script; spell it in one script.`,
+    );
+  const folded = foldName(name);
+  const twin = byFolded.get(folded);
+  if (twin !== undefined && twin !== name)
+    throw new BridgeError(
+      'WU_INVALID_ACTION',
+      `Action name '${name}' is the same as the registered '${twin}' once case, width and invisible characters are set aside; pick a distinct name.`,
+    );
   actions.set(name, def);
+  byFolded.set(folded, name);
   return () => {
-    if (actions.get(name) === def) actions.delete(name);
+    if (actions.get(name) === def) removeAction(name);
   };
+}
+
+/** The registered action an agent's name means (compared folded), if any. */
+function registered(name: string): [string, ActionDefinition] | null {
+  const actual = byFolded.get(foldName(name));
+  const def = actual === undefined ? undefined : actions.get(actual);
+  return actual !== undefined && def ? [actual, def] : null;
 }
 
 export function setConfirmHandler(handler: ConfirmHandler | null): void {
@@ -128,17 +154,19 @@ export const actionCount = () => actions.size;
  * the call itself is refused (unknown action, permission, invalid params).
  */
 export async function execute(
-  name: string,
+  asked: string,
   params: Record<string, unknown> = {},
   signal: AbortSignal = new AbortController().signal,
+  caller: string | null = null,
 ) {
   requirePermission('executeActions');
-  const def = actions.get(name);
-  if (!def)
+  const found = registered(asked);
+  if (!found)
     throw new BridgeError(
       'WU_ACTION_NOT_FOUND',
-      `No action '${name}' is registered; call wu_list_actions for the names.`,
+      `No action '${asked}' is registered; call wu_list_actions for the names.`,
     );
+  const [name, def] = found;
   for (const flag of def.permissions ?? []) requirePermission(flag);
   const problem = checkSchema(def.parameters, params);
   if (problem)
@@ -152,7 +180,7 @@ export async function execute(
       return { action: name, success: false, reason: 'The page did not confirm this action.' };
   }
   try {
-    const out = await def.handler(params, api, signal);
+    const out = await def.handler(params, { ...api, caller }, signal);
     if (signal.aborted) return { action: name, success: false, reason: 'cancelled' };
     if (out && typeof out === 'object' && (out as { success?: unknown }).success === false) {
       const o = out as { reason?: unknown; error?: unknown };
@@ -192,7 +220,10 @@ export function registerBuiltins(): void {
     description: 'Read the store at a dot path.',
     parameters: { type: 'object', properties: { path: { type: 'string' } } },
     permissions: ['readStore'],
-    handler: (p, a) => ({ path: p.path ?? '', value: a.store.get(String(p.path ?? '')) }),
+    handler: (p, a) => {
+      const path = String(p.path ?? '');
+      return { path, value: redactAt(path, a.store.get(path)) ?? null };
+    },
   });
   action('setState', {
     description: 'Write a value at a dot path of the store.',
@@ -258,5 +289,8 @@ export function registerBuiltins(): void {
 
 /** Removes an action by name (built-ins included). */
 export function removeAction(name: string): boolean {
-  return actions.delete(name);
+  const found = registered(name);
+  if (!found) return false;
+  byFolded.delete(foldName(found[0]));
+  return actions.delete(found[0]);
 }

@@ -6,19 +6,21 @@
 import { BridgeError } from './errors.js';
 import { getPermissions, requirePermission } from './permissions.js';
 import { actionCount, emitChecked, execute, listActions, navigate } from './actions.js';
-import { eventCount, recentEvents } from './events.js';
+import { eventCount, recentEvents, redactEventData } from './events.js';
 import { forbiddenSegment, pageStore } from './store.js';
 import { listApps, mountApp, mountedContainer, unmountApp } from './apps.js';
-import { snapshot, type SnapshotResult } from './a11y.js';
+import { hiddenFromAgent, snapshot, type SnapshotResult } from './a11y.js';
 import { diffAndRemember, type SnapshotDelta } from './snapshot-delta.js';
 import { click, screenshot, type } from './dom.js';
 import { consoleEntries, networkEntries } from './diagnostics.js';
-import { redactUrl, redactValue } from './redact.js';
+import { redactAt, redactUrl } from './redact.js';
 
 export const FRAMEWORK = { name: 'airlock-bridge', version: '1.0.0' };
 
 type Params = Record<string, unknown>;
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** The agent the relay names as calling (spec/page.md "Tools"), or null. */
+const callerOf = (p: Params): string | null => str(p.caller) ?? null;
 const int = (v: unknown, fallback: number, min: number, max: number) =>
   typeof v === 'number' && Number.isInteger(v) ? Math.min(max, Math.max(min, v)) : fallback;
 
@@ -31,7 +33,7 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
       p.params && typeof p.params === 'object' && !Array.isArray(p.params)
         ? (p.params as Params)
         : {};
-    return execute(action, params, signal);
+    return execute(action, params, signal, callerOf(p));
   },
   status: () => {
     const readable = getPermissions().readStore;
@@ -66,21 +68,21 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
               .map((k) => [k, pageStore().get(k)]),
           )
         : pageStore().get(path);
-    return { path, value: redactValue(value) ?? null };
+    return { path, value: redactAt(path, value) ?? null };
   },
   set_state: (p) => {
     requirePermission('writeStore');
     const path = str(p.path);
     if (!path) throw new BridgeError('WU_INVALID_PARAMS', 'Give a non-empty path to write.');
     pageStore().set(checkedPath(path), p.value);
-    return { path, value: redactValue(p.value) ?? null, updated: true };
+    return { path, value: redactAt(path, p.value) ?? null, updated: true };
   },
   emit_event: (p) => {
     const event = str(p.event);
     if (!event || event.length > 200)
       throw new BridgeError('WU_INVALID_PARAMS', 'Give an event name of 1 to 200 characters.');
     emitChecked(event, p.data);
-    return { emitted: event, data: redactValue(p.data) ?? null };
+    return { emitted: event, data: redactEventData(event, p.data) };
   },
   navigate: (p) => {
     const route = str(p.route);
@@ -101,7 +103,7 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
       } catch {
         throw new BridgeError('WU_INVALID_SELECTOR', `'${selector}' is not a valid CSS selector.`);
       }
-      if (!found)
+      if (!found || hiddenFromAgent(found, callerOf(p)))
         throw new BridgeError(
           'WU_ELEMENT_NOT_FOUND',
           `No element matches selector '${selector}'; take a wu_snapshot without selector to see the page.`,
@@ -111,11 +113,11 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
     const url = redactUrl(location.href);
     const scope = `${appName ?? ''}\u0000${selector ?? ''}`;
     if (p.delta === true) {
-      const whole = snapshot(root, 1500);
+      const whole = snapshot(root, 1500, Infinity, callerOf(p));
       const diff = diffAndRemember(scope, location.href, whole.tree);
       if (diff) return deltaAnswer(diff, { appName, selector, url, maxChars, whole });
     }
-    const tree = snapshot(root, 1500, maxChars);
+    const tree = snapshot(root, 1500, maxChars, callerOf(p));
     if (p.delta !== true) diffAndRemember(scope, location.href, tree.tree);
     return {
       app: appName ?? null,
@@ -142,17 +144,18 @@ const COMMANDS: Record<string, (p: Params, signal: AbortSignal) => unknown> = {
     requirePermission('readDOM');
     const quality =
       typeof p.quality === 'number' && p.quality >= 0 && p.quality <= 1 ? p.quality : 0.8;
-    return screenshot({ selector: str(p.selector), quality });
+    return screenshot({ selector: str(p.selector), quality, caller: callerOf(p) });
   },
   click: (p) => (
     requirePermission('modifyDOM'),
-    click({ selector: str(p.selector), text: str(p.text), ref: str(p.ref) })
+    click({ selector: str(p.selector), text: str(p.text), ref: str(p.ref), caller: callerOf(p) })
   ),
   type: (p) => {
     requirePermission('modifyDOM');
     return type({
       selector: str(p.selector),
       ref: str(p.ref),
+      caller: callerOf(p),
       text: str(p.text) ?? '',
       clear: p.clear === true,
       submit: p.submit === true,

@@ -4,14 +4,27 @@
  * screenshot rendered through SVG foreignObject into a PNG.
  */
 import { BridgeError } from './errors.js';
-import { brief, elementByRef, elementByText, isEditable } from './a11y.js';
-import { REDACTED, isSecretName } from './redact.js';
+import {
+  brief,
+  elementByRef,
+  elementByText,
+  hiddenFromAgent,
+  isEditable,
+  isSecretField,
+} from './a11y.js';
+import { REDACTED } from './redact.js';
+import { getPermissions } from './permissions.js';
 
 export interface Target {
   selector?: string | undefined;
   text?: string | undefined;
   ref?: string | undefined;
+  /** The agent the relay says is calling (null: none named); parts kept from it are not found. */
+  caller?: string | null | undefined;
 }
+
+/** Marks a control the page's owner keeps for themselves: an agent never clicks or types into it. */
+const OWNER_CONTROL = '[data-wu-owner]';
 
 function query(selector: string): Element | null {
   try {
@@ -21,29 +34,50 @@ function query(selector: string): Element | null {
   }
 }
 
+function notFound(target: Target): BridgeError {
+  return new BridgeError(
+    'WU_ELEMENT_NOT_FOUND',
+    target.ref !== undefined
+      ? `No element has ref '${target.ref}' any more; take a new wu_snapshot.`
+      : `No element matches ${target.selector !== undefined ? `selector '${target.selector}'` : `text '${target.text ?? ''}'`}; take a wu_snapshot and use a ref.`,
+  );
+}
+
 export function findElement(target: Target): Element {
+  const caller = target.caller ?? null;
   let el: Element | null = null;
-  if (target.ref !== undefined) {
-    el = elementByRef(target.ref);
-    if (!el)
+  if (target.ref !== undefined) el = elementByRef(target.ref);
+  else if (target.selector !== undefined) el = query(target.selector);
+  else if (target.text !== undefined) {
+    // Finding by text reads the page: without readDOM it would tell whether a text exists.
+    if (!getPermissions().readDOM)
       throw new BridgeError(
-        'WU_ELEMENT_NOT_FOUND',
-        `No element has ref '${target.ref}' any more; take a new wu_snapshot.`,
+        'WU_PERMISSION_DENIED',
+        'Finding an element by its text reads the page, which needs readDOM; use a selector.',
       );
-    return el;
+    el = elementByText(target.text, caller);
   }
-  if (target.selector !== undefined) el = query(target.selector);
-  else if (target.text !== undefined) el = elementByText(target.text);
-  if (!el)
+  // What the page keeps from this agent is answered as absent.
+  if (!el || hiddenFromAgent(el, caller)) throw notFound(target);
+  return el;
+}
+
+/** The element, when an agent may act on it: never a control the owner keeps for themselves. */
+function actionable(target: Target): Element {
+  const el = findElement(target);
+  if (el.closest(OWNER_CONTROL))
     throw new BridgeError(
-      'WU_ELEMENT_NOT_FOUND',
-      `No element matches ${target.selector !== undefined ? `selector '${target.selector}'` : `text '${target.text ?? ''}'`}; take a wu_snapshot and use a ref.`,
+      'WU_PERMISSION_DENIED',
+      "This control is the page owner's own: an agent cannot click or type into it. Ask the owner to do it.",
     );
   return el;
 }
 
+/** What a click or typing answers about the element: only with readDOM (else success or failure only). */
+const described = (el: Element) => (getPermissions().readDOM ? { element: brief(el) } : {});
+
 export function click(target: Target) {
-  const el = findElement(target);
+  const el = actionable(target);
   if ((el as HTMLButtonElement).disabled === true || el.getAttribute('aria-disabled') === 'true')
     throw new BridgeError(
       'WU_ELEMENT_DISABLED',
@@ -61,7 +95,7 @@ export function click(target: Target) {
   } else {
     el.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, composed: true }));
   }
-  return { clicked: true, element: brief(el) };
+  return { clicked: true, ...described(el) };
 }
 
 const TEXT_INPUTS = new Set(['text', 'search', 'email', 'url', 'tel', 'password', 'number', '']);
@@ -86,7 +120,7 @@ export interface TypeOptions extends Target {
 }
 
 export function type(options: TypeOptions) {
-  const el = findElement({ selector: options.selector, ref: options.ref });
+  const el = actionable({ selector: options.selector, ref: options.ref, caller: options.caller });
   const isField =
     el instanceof HTMLTextAreaElement ||
     (el instanceof HTMLInputElement && TEXT_INPUTS.has(el.type));
@@ -100,11 +134,9 @@ export function type(options: TypeOptions) {
     throw new BridgeError('WU_ELEMENT_DISABLED', 'The field is disabled or read-only.');
   const html = el as HTMLElement;
   html.focus();
-  let secret = false;
+  const secret = isSecretField(el);
   if (isField) {
     const field = el;
-    secret =
-      (field instanceof HTMLInputElement && field.type === 'password') || isSecretName(field.name);
     if (options.clear && field.value !== '') {
       setNativeValue(field, '');
       field.dispatchEvent(
@@ -166,14 +198,10 @@ export function type(options: TypeOptions) {
       key(el, 'keyup', 'Enter');
     }
   }
+  const answer = { typed: options.text.length, cleared: options.clear, submitted };
+  if (!getPermissions().readDOM) return answer;
   const value = isField ? el.value : (el as HTMLElement).innerText;
-  return {
-    typed: options.text.length,
-    cleared: options.clear,
-    submitted,
-    value: secret ? REDACTED : value,
-    element: brief(el),
-  };
+  return { ...answer, value: secret ? REDACTED : value, element: brief(el) };
 }
 
 const MAX_SIDE = 4096;
@@ -197,9 +225,10 @@ function inlineStyle(src: Element, copy: Element) {
  * filled, custom elements as plain boxes (no constructors run), form values
  * kept (never a password), canvases as images.
  */
-function renderCopy(src: Node, budget: { left: number }): Node | null {
+function renderCopy(src: Node, budget: { left: number; caller: string | null }): Node | null {
   if (src.nodeType === Node.TEXT_NODE) return document.createTextNode(src.textContent ?? '');
   if (!(src instanceof Element) || NOT_RENDERED.has(src.tagName)) return null;
+  if (hiddenFromAgent(src, budget.caller)) return null;
   if (src instanceof HTMLSlotElement) {
     const fragment = document.createDocumentFragment();
     const assigned = src.assignedNodes({ flatten: true });
@@ -221,13 +250,14 @@ function renderCopy(src: Node, budget: { left: number }): Node | null {
   else copy = src.cloneNode(false) as Element;
   if (budget.left-- > 0) inlineStyle(src, copy);
   if (src instanceof HTMLInputElement) {
-    copy.setAttribute('value', src.type === 'password' ? '' : src.value);
+    copy.setAttribute('value', isSecretField(src) ? '' : src.value);
     if (src.checked) copy.setAttribute('checked', '');
   }
   if (src instanceof HTMLTextAreaElement) {
-    copy.textContent = src.value;
+    copy.textContent = isSecretField(src) ? '' : src.value;
     return copy;
   }
+  if (src instanceof HTMLElement && isEditable(src) && isSecretField(src)) return copy;
   for (const child of src.shadowRoot ? src.shadowRoot.childNodes : src.childNodes) {
     const r = renderCopy(child, budget);
     if (r) copy.appendChild(r);
@@ -235,10 +265,15 @@ function renderCopy(src: Node, budget: { left: number }): Node | null {
   return copy;
 }
 
-export async function screenshot(options: { selector?: string | undefined; quality: number }) {
+export async function screenshot(options: {
+  selector?: string | undefined;
+  quality: number;
+  caller?: string | null | undefined;
+}) {
+  const caller = options.caller ?? null;
   const el =
     options.selector !== undefined
-      ? findElement({ selector: options.selector })
+      ? findElement({ selector: options.selector, caller })
       : document.documentElement;
   const rect = el.getBoundingClientRect();
   const isRoot = el === document.documentElement;
@@ -250,7 +285,7 @@ export async function screenshot(options: { selector?: string | undefined; quali
     MAX_SIDE,
     Math.max(1, Math.ceil(isRoot ? document.documentElement.clientHeight : rect.height)),
   );
-  const clone = renderCopy(isRoot ? document.body : el, { left: MAX_STYLED }) as Element;
+  const clone = renderCopy(isRoot ? document.body : el, { left: MAX_STYLED, caller }) as Element;
   const xhtml = new XMLSerializer().serializeToString(clone);
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +

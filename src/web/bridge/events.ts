@@ -2,7 +2,7 @@
  * The page's event bus, with a ring of the last 200 events (redacted when
  * read). `*` listeners see every event.
  */
-import { redactValue } from './redact.js';
+import { isSecretName, REDACTED, redactValue } from './redact.js';
 
 export type EventListener = (data: unknown, event: string) => void;
 
@@ -46,8 +46,14 @@ export function emit(event: string, data?: unknown, source: 'page' | 'agent' = '
 }
 
 export function recentEvents(limit: number): { events: unknown[]; count: number; total: number } {
-  const events = ring.slice(-limit).map((r) => ({ ...r, data: redactValue(r.data) ?? null }));
+  const events = ring.slice(-limit).map((r) => ({ ...r, data: redactEventData(r.event, r.data) }));
   return { events, count: events.length, total };
+}
+
+/** An event's data as an agent may see it: all of it hidden when the event's name is a secret name. */
+export function redactEventData(event: string, data: unknown): unknown {
+  if (isSecretName(event)) return data === undefined ? null : REDACTED;
+  return redactValue(data) ?? null;
 }
 
 export const eventCount = () => total;

@@ -31,6 +31,17 @@ export function redactValue(value: unknown, depth = 0, seen = new WeakSet<object
   return out;
 }
 
+/**
+ * A value read at a dot path: `[REDACTED]` when any segment of the path is a
+ * secret name (`user.apiToken`, `auth.password.hash`), so a secret reached by
+ * its own path is as hidden as one reached by walking its parent.
+ */
+export function redactAt(path: string, value: unknown): unknown {
+  if (path.split('.').some((segment) => isSecretName(segment)))
+    return value === undefined ? undefined : REDACTED;
+  return redactValue(value);
+}
+
 /** A URL with secret-named query (and fragment) parameters and credentials replaced. */
 export function redactUrl(raw: string): string {
   let url: URL;

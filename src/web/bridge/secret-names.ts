@@ -23,6 +23,8 @@ export const SECRET_WORDS = [
   'cookie',
   'session',
   'credential',
+  'csrf',
+  'xsrf',
 ] as const;
 
 /** What stands where a secret was. */

@@ -21,12 +21,15 @@ export interface Workspace {
   close(): Promise<void>;
 }
 
-export async function startWorkspace(env: Record<string, string> = {}): Promise<Workspace> {
+export async function startWorkspace(
+  env: Record<string, string> = {},
+  options: { effectTimeoutMs?: number } = {},
+): Promise<Workspace> {
   const config = Object.freeze({
     ...loadConfig({ WU_MCP_TOKEN: BRIDGE_TOKEN, WU_MCP_TIMEOUT: '5000', ...env }),
     port: 0,
   });
-  const door = createPageDoor({ config });
+  const door = createPageDoor({ config, ...options });
   const tk = await testKernel([door]);
   const app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
   const addr = await app.listen(0, '127.0.0.1');

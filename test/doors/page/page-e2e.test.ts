@@ -40,6 +40,15 @@ type Win = {
 
 const call = async (name: string, args: Record<string, unknown> = {}) =>
   (await client.callTool({ name, arguments: args })) as unknown as CallResult;
+/** Runs one of the page's actions in the page itself (`wu.ai.execute`), past the relay. */
+const pageExecute = (action: string, params: Record<string, unknown>) =>
+  page.evaluate(
+    ({ action, params }) =>
+      (
+        window as unknown as { wu: { ai: { execute(a: string, p: unknown): Promise<unknown> } } }
+      ).wu.ai.execute(action, params),
+    { action, params },
+  );
 const permit = (flags: Record<string, boolean>) =>
   page.evaluate((f) => (window as unknown as Win).bridge.setPermissions(f), flags);
 
@@ -161,12 +170,14 @@ describe('the page door end to end', () => {
       expect(r.isError).toBe(true);
       expect(toolJson(r).code).toBe('WU_RESERVED_EVENT');
     }
-    // The bridge refuses it too, through its built-in action.
+    // Through wu_execute_action the built-in action is the tool, refused alike.
     const viaAction = await call('wu_execute_action', {
       action: 'emitEvent',
       params: { event: 'wu:boot' },
     });
-    expect(toolJson(viaAction)).toMatchObject({ success: false });
+    expect(toolJson(viaAction).code).toBe('WU_RESERVED_EVENT');
+    // The bridge refuses it too, through its built-in action.
+    expect(await pageExecute('emitEvent', { event: 'wu:boot' })).toMatchObject({ success: false });
     const events = toolJson(await call('wu_list_events', { limit: 200 }));
     expect((events.events as { event: string }[]).some((e) => e.event === 'wu:boot')).toBe(false);
   });
@@ -181,12 +192,17 @@ describe('the page door end to end', () => {
       expect(r.isError, path).toBe(true);
       expect(JSON.stringify(toolJson(r))).toContain('__proto__');
     }
-    // Past the tool's schema, the bridge refuses them itself (its own action and command).
+    // Through wu_execute_action the built-in action is the tool, refused alike.
     const viaAction = await call('wu_execute_action', {
       action: 'setState',
       params: { path: '__proto__.polluted', value: 'yes' },
     });
-    expect(toolJson(viaAction)).toMatchObject({ success: false });
+    expect(viaAction.isError).toBe(true);
+    expect(JSON.stringify(toolJson(viaAction))).toContain('__proto__');
+    // Past the tool's schema, the bridge refuses them itself (its own action).
+    expect(
+      await pageExecute('setState', { path: '__proto__.polluted', value: 'yes' }),
+    ).toMatchObject({ success: false });
     const polluted = await page.evaluate(() => ({
       plain: ({} as Record<string, unknown>).polluted,
       proto: (Object.prototype as unknown as Record<string, unknown>).polluted,
@@ -211,7 +227,10 @@ describe('the page door end to end', () => {
       action: 'emitEvent',
       params: { event: ' WU:boot' },
     });
-    expect(toolJson(viaAction)).toMatchObject({ success: false });
+    expect(toolJson(viaAction).code).toBe('WU_RESERVED_EVENT');
+    expect(await pageExecute('emitEvent', { event: ' WU:boot' })).toMatchObject({
+      success: false,
+    });
   });
 
   it('navigates by emitting shell:navigate and updating currentPath only with writeStore', async () => {

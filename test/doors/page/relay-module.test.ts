@@ -110,8 +110,9 @@ describe('createMcpServer and createCommandRunner', () => {
       { limit: 20 },
       { level: 'all', limit: 50 },
       { limit: 50 },
-      { quality: 0.8 },
-      { selector: '#a', text: 'x', clear: false, submit: false },
+      // The page is told who calls where it may keep parts of itself from some agents.
+      { quality: 0.8, caller: 'stdio:module-test' },
+      { selector: '#a', text: 'x', clear: false, submit: false, caller: 'stdio:module-test' },
       { path: '' },
     ]);
   });

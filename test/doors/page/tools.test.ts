@@ -330,18 +330,19 @@ describe('wu_* tool schemas', () => {
       effectOf(execute, execute.input.parse({ action, params: {} }));
     expect(await effect('deleteAllTodos')).toBe('destructive');
     expect(await effect('addTodo')).toBe('write');
-    // An action the page does not list (or no page at all) runs as a write; the page refuses it.
+    // An action the page does not list runs as a write: the page refuses it.
     expect(await effect('unknown')).toBe('write');
+    // With no page to say, the action is destructive (asked), never a guessed write.
     const offline = createPageTools({
       config: loadConfig({ WU_MCP_TOKEN: 'x'.repeat(20) }),
       relay: () => null,
     }).find((t) => t.name === 'wu_execute_action')!;
     expect(await effectOf(offline, offline.input.parse({ action: 'deleteAllTodos' }))).toBe(
-      'write',
+      'destructive',
     );
     expect(
       await execute.policy!.targets!(execute.input.parse({ action: 'addTodo' }), {} as never),
-    ).toEqual(['http://127.0.0.1:5173:addTodo']);
+    ).toEqual(['http://127.0.0.1:5173:addtodo', 'http://127.0.0.1:5173:addTodo']);
     expect(annotationsOf(execute)).toEqual({ readOnlyHint: false, openWorldHint: true });
   });
 });

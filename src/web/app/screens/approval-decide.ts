@@ -1,12 +1,12 @@
 /**
  * One decision on a pending approval, shared by consent requests and policy
- * asks: approving needs the owner's own click or key press (a click the page
- * bridge synthesises for an agent is untrusted, so an agent can never
- * approve itself), the button is busy meanwhile, a refusal is shown on the
- * card, and focus moves on once the request left the inbox.
+ * asks: approving or denying needs the owner's own click or key press (a
+ * click the page bridge synthesises for an agent is untrusted, so an agent
+ * can never decide a request), the button is busy meanwhile, a refusal is
+ * shown on the card, and focus moves on once the request left the inbox.
  */
 import { post } from '../api.js';
-import { busy } from '../dom.js';
+import { busy, onOwner } from '../dom.js';
 import { refreshConsent } from '../live.js';
 
 /**
@@ -15,20 +15,16 @@ import { refreshConsent } from '../live.js';
  */
 export type DecisionBody = () => Promise<Record<string, unknown> | string>;
 
+/** Makes `button` decide the request (`approve` or `deny`) on the owner's own click only. */
 export type Decide = (
   button: HTMLButtonElement,
   action: 'approve' | 'deny',
-  trusted: boolean,
   body: DecisionBody,
-) => Promise<void>;
+) => void;
 
 export function decider(id: string, problem: HTMLElement, decided: () => void): Decide {
-  return async (button, action, trusted, body) => {
+  const run = async (button: HTMLButtonElement, action: string, body: DecisionBody) => {
     problem.textContent = '';
-    if (action === 'approve' && !trusted) {
-      problem.textContent = 'Approving needs your own click or key press.';
-      return;
-    }
     await busy(button, async () => {
       try {
         const sent = await body();
@@ -44,4 +40,13 @@ export function decider(id: string, problem: HTMLElement, decided: () => void): 
       }
     });
   };
+  return (button, action, body) =>
+    onOwner(
+      button,
+      'click',
+      () => run(button, action, body),
+      () => {
+        problem.textContent = `${action === 'approve' ? 'Approving' : 'Denying'} needs your own click or key press.`;
+      },
+    );
 }

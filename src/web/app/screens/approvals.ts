@@ -7,7 +7,7 @@
  */
 import type { Approval, Grant } from '../../../kernel/records.js';
 import { del } from '../api.js';
-import { busy, fill, h, keyed, labelCells } from '../dom.js';
+import { busy, fill, h, keyed, labelCells, onOwner } from '../dom.js';
 import { remaining, shortConnection } from '../format.js';
 import { live, refreshConsent, subscribe } from '../live.js';
 import { grantCapabilityText } from '../policy-text.js';
@@ -34,7 +34,8 @@ function grantRow(g: Grant): HTMLElement {
     'Revoke',
   );
   const problem = h('span', { class: 'result-err', role: 'alert' });
-  revoke.addEventListener(
+  onOwner(
+    revoke,
     'click',
     () =>
       void busy(revoke, async () => {
@@ -46,10 +47,11 @@ function grantRow(g: Grant): HTMLElement {
         }
       }),
   );
+  // Grants name no agent by itself: kept from every agent driving the page.
   return labelCells(
     h(
       'tr',
-      { 'data-grant-id': g.id },
+      { 'data-grant-id': g.id, 'data-wu-private': true },
       h('td', {}, g.door),
       h('td', {}, grantCapabilityText(g.capability)),
       h('td', {}, g.resource?.name ?? '—'),

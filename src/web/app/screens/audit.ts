@@ -122,7 +122,8 @@ export const auditScreen: Screen = (root, route) => {
         labelCells(
           h(
             'tr',
-            { 'data-audit-id': e.id },
+            // Every agent's calls: kept from the agents driving the page.
+            { 'data-audit-id': e.id, 'data-wu-private': true },
             h('td', {}, time(e.at)),
             h('td', {}, e.door),
             h('td', { class: 'code' }, e.tool),

@@ -5,7 +5,7 @@
  */
 import type { Approval } from '../../../kernel/records.js';
 import { get, post } from '../api.js';
-import { fill, h } from '../dom.js';
+import { fill, forAgent, h, markOwner } from '../dom.js';
 import { remaining, shortConnection, time } from '../format.js';
 import { decider } from './approval-decide.js';
 
@@ -113,37 +113,39 @@ export function consentCard(a: Approval, focusNext: (from: HTMLElement) => void)
   const decide = decider(a.id, problem, () => focusNext(card));
   const approve = h('button', { type: 'button', class: 'primary' }, 'Approve');
   const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
-  approve.addEventListener(
-    'click',
-    (e) =>
-      void decide(approve, 'approve', e.isTrusted, async () => {
-        const resource = await picker.value();
-        if (a.door === 'notes' && !resource) return 'Choose the project this grant covers first.';
-        return resource ? { resource } : {};
-      }),
-  );
-  deny.addEventListener('click', (e) => void decide(deny, 'deny', e.isTrusted, async () => ({})));
+  decide(approve, 'approve', async () => {
+    const resource = await picker.value();
+    if (a.door === 'notes' && !resource) return 'Choose the project this grant covers first.';
+    return resource ? { resource } : {};
+  });
+  decide(deny, 'deny', async () => ({}));
+  markOwner(picker.control);
   const client = clientOf(a);
-  const card = h(
-    'li',
-    {
-      class: 'card approval',
-      'aria-labelledby': headingId,
-      'data-approval-id': a.id,
-      'data-kind': 'consent',
-    },
-    h('h3', { id: headingId }, `${a.door}: ${a.capability} access`),
-    a.summary === `${a.door}: ${a.capability} access` ? null : h('p', { class: 'meta' }, a.summary),
+  const card = forAgent(
     h(
-      'p',
-      { class: 'meta' },
-      client ? `Client ${client} · ` : '',
-      'Connection ',
-      h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
-      ` · asked ${time(a.createdAt)} · grant lasts ${remaining(a.lifetimeMs)}`,
+      'li',
+      {
+        class: 'card approval',
+        'aria-labelledby': headingId,
+        'data-approval-id': a.id,
+        'data-kind': 'consent',
+      },
+      h('h3', { id: headingId }, `${a.door}: ${a.capability} access`),
+      a.summary === `${a.door}: ${a.capability} access`
+        ? null
+        : h('p', { class: 'meta' }, a.summary),
+      h(
+        'p',
+        { class: 'meta' },
+        client ? `Client ${client} · ` : '',
+        'Connection ',
+        h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
+        ` · asked ${time(a.createdAt)} · grant lasts ${remaining(a.lifetimeMs)}`,
+      ),
+      h('div', { class: 'row' }, picker.control, approve, deny),
+      problem,
     ),
-    h('div', { class: 'row' }, picker.control, approve, deny),
-    problem,
+    a.agent,
   );
   return card;
 }

@@ -4,7 +4,7 @@
  */
 import type { Job } from '../../../kernel/records.js';
 import { del } from '../api.js';
-import { busy, fill, h, keyed } from '../dom.js';
+import { busy, fill, h, keyed, onOwner } from '../dom.js';
 import { percent, time } from '../format.js';
 import { live, subscribe } from '../live.js';
 import type { Screen } from './screen.js';
@@ -106,7 +106,8 @@ export function updateJobCard(el: HTMLElement, job: Job): void {
       { type: 'button', class: 'danger', 'aria-label': `Cancel job ${job.kind}` },
       'Cancel',
     );
-    button.addEventListener(
+    onOwner(
+      button,
       'click',
       () =>
         void busy(button, async () => {

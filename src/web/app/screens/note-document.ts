@@ -5,7 +5,7 @@
  * receipt verification. Agent writes arrive live (audit events).
  */
 import { download, get, post, request } from '../api.js';
-import { busy, fill, h } from '../dom.js';
+import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { time } from '../format.js';
 import { live, subscribe } from '../live.js';
@@ -158,7 +158,7 @@ export const documentScreen: Screen = (root, route) => {
     h('div', { class: 'row' }, add),
     addProblem,
   );
-  addForm.addEventListener('submit', (e) => {
+  onOwner(addForm, 'submit', (e) => {
     e.preventDefault();
     addProblem.textContent = '';
     void busy(add, async () => {
@@ -187,7 +187,7 @@ export const documentScreen: Screen = (root, route) => {
     h('label', { for: 'pdf-file' }, 'PDF file', file),
     upload,
   );
-  uploadForm.addEventListener('submit', (e) => {
+  onOwner(uploadForm, 'submit', (e) => {
     e.preventDefault();
     const chosen = file.files?.[0];
     if (!chosen) {
@@ -223,7 +223,7 @@ export const documentScreen: Screen = (root, route) => {
     h('div', { class: 'row' }, verify),
     result,
   );
-  verifyForm.addEventListener('submit', (e) => {
+  onOwner(verifyForm, 'submit', (e) => {
     e.preventDefault();
     void busy(verify, async () => {
       let parsed: unknown;

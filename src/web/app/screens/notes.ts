@@ -4,7 +4,7 @@
  * `#/notes/pdf/<documentID>/<surfaceID>?page=N`.
  */
 import { get, post } from '../api.js';
-import { busy, fill, h } from '../dom.js';
+import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { href } from '../router.js';
 import { documentScreen } from './note-document.js';
@@ -40,7 +40,7 @@ function createForm(
   const problem = h('p', { class: 'result-err', role: 'alert' });
   const go = h('button', { type: 'submit' }, button);
   const form = h('form', { class: 'row' }, h('label', { for: id }, label, input), go, problem);
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     problem.textContent = '';
     void busy(go, async () => {

@@ -6,7 +6,7 @@
  * and target for 15 minutes, or denies with a reason the agent sees.
  */
 import type { Approval } from '../../../kernel/records.js';
-import { h } from '../dom.js';
+import { forAgent, h, markOwner } from '../dom.js';
 import { shortConnection, time } from '../format.js';
 import { decidedBy, isRuleId } from '../policy-text.js';
 import { readablePreview } from '../preview.js';
@@ -48,63 +48,57 @@ export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => voi
   const once = h('button', { type: 'button', class: 'primary' }, 'Approve once');
   const quarter = h('button', { type: 'button' }, 'Approve 15 minutes');
   const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
-  once.addEventListener(
-    'click',
-    (e) => void decide(once, 'approve', e.isTrusted, async () => ({ scope: 'once' })),
-  );
-  quarter.addEventListener(
-    'click',
-    (e) => void decide(quarter, 'approve', e.isTrusted, async () => ({ scope: '15m' })),
-  );
-  deny.addEventListener(
-    'click',
-    (e) =>
-      void decide(deny, 'deny', e.isTrusted, async () => {
-        const why = reason.value.trim();
-        return why ? { reason: why } : {};
-      }),
-  );
+  decide(once, 'approve', async () => ({ scope: 'once' }));
+  decide(quarter, 'approve', async () => ({ scope: '15m' }));
+  decide(deny, 'deny', async () => {
+    const why = reason.value.trim();
+    return why ? { reason: why } : {};
+  });
+  markOwner(reason);
   const rule = isRuleId(a.rule)
     ? h('a', { href: href('policy', a.rule), class: 'rule' }, decidedBy(a.rule))
     : h('span', { class: 'rule' }, decidedBy(a.rule));
-  const card = h(
-    'li',
-    {
-      class: 'card approval ask',
-      'aria-labelledby': headingId,
-      'data-approval-id': a.id,
-      'data-kind': 'policy',
-    },
-    h('h3', { id: headingId }, `Policy ask: ${a.tool ?? 'a call'} on ${a.door}`),
+  const card = forAgent(
     h(
-      'p',
-      { class: 'meta' },
-      'Agent ',
-      h('strong', { class: 'agent' }, a.agent ?? 'none'),
-      ' · door ',
-      a.door,
-      ' · tool ',
-      h('code', {}, a.tool ?? '—'),
-      ' · asked by ',
-      rule,
+      'li',
+      {
+        class: 'card approval ask',
+        'aria-labelledby': headingId,
+        'data-approval-id': a.id,
+        'data-kind': 'policy',
+      },
+      h('h3', { id: headingId }, `Policy ask: ${a.tool ?? 'a call'} on ${a.door}`),
+      h(
+        'p',
+        { class: 'meta' },
+        'Agent ',
+        h('strong', { class: 'agent' }, a.agent ?? 'none'),
+        ' · door ',
+        a.door,
+        ' · tool ',
+        h('code', {}, a.tool ?? '—'),
+        ' · asked by ',
+        rule,
+      ),
+      h(
+        'p',
+        { class: 'meta' },
+        'Connection ',
+        h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
+        ` · asked ${time(a.createdAt)}`,
+      ),
+      previewView(a.preview, a.summary),
+      h(
+        'div',
+        { class: 'row' },
+        once,
+        quarter,
+        h('label', { for: reasonId }, 'Reason if you deny (the agent sees it)', reason),
+        deny,
+      ),
+      problem,
     ),
-    h(
-      'p',
-      { class: 'meta' },
-      'Connection ',
-      h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
-      ` · asked ${time(a.createdAt)}`,
-    ),
-    previewView(a.preview, a.summary),
-    h(
-      'div',
-      { class: 'row' },
-      once,
-      quarter,
-      h('label', { for: reasonId }, 'Reason if you deny (the agent sees it)', reason),
-      deny,
-    ),
-    problem,
+    a.agent,
   );
   return card;
 }

@@ -5,7 +5,7 @@
  */
 import type { ListedRule } from '../../../kernel/policy.js';
 import { post } from '../api.js';
-import { busy, fill, h } from '../dom.js';
+import { busy, fill, h, onOwner } from '../dom.js';
 import { ruleBody, verdictWhy, type RuleFields } from '../policy-text.js';
 
 /** The datalist of mounted doors the door fields suggest (the screen renders it once). */
@@ -123,7 +123,7 @@ export function ruleForm(o: RuleFormOptions): HTMLFormElement {
     status,
     problem,
   );
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     status.textContent = '';
     problem.textContent = '';
@@ -192,7 +192,7 @@ export function testerForm(rules: () => readonly ListedRule[]): HTMLFormElement 
     result,
     problem,
   );
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     problem.textContent = '';
     const fields: Record<string, string> = {};

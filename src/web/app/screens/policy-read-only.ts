@@ -7,7 +7,7 @@
  */
 import type { PolicyView } from '../../../kernel/policy.js';
 import { put } from '../api.js';
-import { busy, h } from '../dom.js';
+import { busy, h, onOwner } from '../dom.js';
 import { readOnlyDoors, readOnlyText, readOnlyValue } from '../policy-text.js';
 import { messageOf } from './policy-forms.js';
 
@@ -78,7 +78,7 @@ export function readOnlyForm(
     status,
     problem,
   );
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     status.textContent = '';
     problem.textContent = '';

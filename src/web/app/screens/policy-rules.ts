@@ -8,7 +8,7 @@
 import type { ListedRule, PolicyView } from '../../../kernel/policy.js';
 import type { AuditEntry } from '../../../kernel/records.js';
 import { del, get, post, put } from '../api.js';
-import { busy, fill, h, type Child } from '../dom.js';
+import { busy, fill, h, onOwner, type Child } from '../dom.js';
 import { shortConnection, time } from '../format.js';
 import { matchText, ruleFields } from '../policy-text.js';
 import { href } from '../router.js';
@@ -158,10 +158,10 @@ function actions(
         (again && !again.disabled ? again : el.querySelector<HTMLElement>('h3'))?.focus();
       },
     );
-  up.addEventListener('click', () => move(up, n - 1));
-  down.addEventListener('click', () => move(down, n + 1));
+  onOwner(up, 'click', () => move(up, n - 1));
+  onOwner(down, 'click', () => move(down, n + 1));
 
-  edit.addEventListener('click', () => {
+  onOwner(edit, 'click', () => {
     el.dataset.editing = 'true';
     const stop = (latest: ListedRule) => {
       delete el.dataset.editing;
@@ -186,7 +186,7 @@ function actions(
     el.querySelector<HTMLElement>('select, input')?.focus();
   });
 
-  remove.addEventListener('click', () => {
+  onOwner(remove, 'click', () => {
     const sure = h('button', { type: 'button', class: 'danger' }, `Delete rule ${n}`);
     const keep = h('button', { type: 'button' }, 'Keep it');
     fill(
@@ -196,8 +196,8 @@ function actions(
       keep,
     );
     sure.focus();
-    keep.addEventListener('click', () => renderRule(el, rule, ctx));
-    sure.addEventListener('click', () =>
+    onOwner(keep, 'click', () => renderRule(el, rule, ctx));
+    onOwner(sure, 'click', () =>
       act(sure, () => del(`policy/rules/${encodeURIComponent(rule.id)}`)),
     );
   });

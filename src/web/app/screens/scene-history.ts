@@ -1,6 +1,6 @@
 /** Undo and redo for the open scene, saying the epoch (spec/kernel.md §7); used by the project and page views. */
 import { post } from '../api.js';
-import { busy, h } from '../dom.js';
+import { busy, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 
 export interface HistoryMeta {
@@ -27,8 +27,8 @@ export function historyControls(onChange: () => void): {
         showError(err, `Could not ${what}`);
       }
     });
-  undo.addEventListener('click', () => act(undo, 'undo'));
-  redo.addEventListener('click', () => act(redo, 'redo'));
+  onOwner(undo, 'click', () => act(undo, 'undo'));
+  onOwner(redo, 'click', () => act(redo, 'redo'));
   return {
     el: h('div', { class: 'row', role: 'group', 'aria-label': 'History' }, undo, redo, epoch),
     update(m) {

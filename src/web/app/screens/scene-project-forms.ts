@@ -4,7 +4,7 @@
  * overview shows calls `reload` when it succeeds.
  */
 import { del, get, post, request, saveUrl } from '../api.js';
-import { busy, fill, h } from '../dom.js';
+import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 
 type Reload = () => Promise<void>;
@@ -24,7 +24,7 @@ export function createProjectForm(reload: Reload): HTMLFormElement {
     h('label', { for: 'scene-new-name' }, 'New project name', name),
     create,
   );
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     void busy(create, async () => {
       try {
@@ -53,7 +53,7 @@ export function uploadPagesForm(reload: Reload): HTMLFormElement {
     h('label', { for: 'scene-pages' }, 'Page images', files),
     upload,
   );
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     const chosen = Array.from(files.files ?? []);
     if (!chosen.length) return showError('Choose one or more images first.', 'Add pages');
@@ -144,7 +144,7 @@ export function pipelineForm(pageIds: () => string[] = () => []): {
     h('label', { for: 'pipeline-system' }, 'System prompt (optional)', system),
     h('div', { class: 'row' }, run),
   );
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     const chosen = Array.from(steps.querySelectorAll<HTMLInputElement>('input:checked')).map(
       (c) => c.value,
@@ -191,7 +191,7 @@ export function exportForm(): HTMLFormElement {
     h('label', { for: 'export-format' }, 'Format', format),
     exportButton,
   );
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     void busy(exportButton, async () => {
       try {
@@ -214,7 +214,8 @@ export function exportForm(): HTMLFormElement {
 
 export function closeProjectButton(reload: Reload): HTMLButtonElement {
   const button = h('button', { type: 'button' }, 'Close project');
-  button.addEventListener(
+  onOwner(
+    button,
     'click',
     () =>
       void busy(button, async () => {

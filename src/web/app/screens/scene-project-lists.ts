@@ -1,7 +1,7 @@
 /** The lists the scenes overview renders from fetched data: engines, pipeline steps, project cards, page thumbnails. */
 import type { Scene } from '../../../doors/scene/model.js';
 import { objectUrl, request } from '../api.js';
-import { busy, h } from '../dom.js';
+import { busy, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { href } from '../router.js';
 import type { Engine, ProjectEntry } from './scene-project-data.js';
@@ -42,7 +42,8 @@ export function projectCards(projects: ProjectEntry[], reload: () => Promise<voi
     );
     if (p.current) open.setAttribute('aria-disabled', 'true');
     else
-      open.addEventListener(
+      onOwner(
+        open,
         'click',
         () =>
           void busy(open, async () => {

@@ -1,6 +1,6 @@
 /** Settings: the owner session (sign out) and the page bridge switch. */
 import { doors } from '../api.js';
-import { busy, fill, h } from '../dom.js';
+import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { bridgeSection } from '../bridge.js';
 import { signOut } from '../session.js';
@@ -9,7 +9,7 @@ import type { Screen } from './screen.js';
 export const settingsScreen: Screen = (root) => {
   const bridgeSlot = h('section', {});
   const out = h('button', { type: 'button' }, 'Sign out');
-  out.addEventListener('click', () => {
+  onOwner(out, 'click', () => {
     void busy(out, () => signOut().catch((e: unknown) => showError(e, 'Could not sign out')));
   });
   fill(

@@ -8,7 +8,7 @@
  * tool list changes.
  */
 import { ApiError, get, put } from '../api.js';
-import { fill, h } from '../dom.js';
+import { fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { live, subscribe } from '../live.js';
 import type { Screen } from './screen.js';
@@ -46,17 +46,22 @@ function effectSelect(u: UpstreamView, t: ToolView, reload: () => Promise<void>)
     ...EFFECTS.map((e) => h('option', { value: e }, e)),
   );
   select.value = t.source === 'override' ? t.effect : '';
-  select.addEventListener('change', () => {
-    select.disabled = true;
-    const effect = select.value === '' ? null : select.value;
-    void put(
-      `upstreams/${encodeURIComponent(u.name)}/tools/${encodeURIComponent(t.upstreamTool)}/effect`,
-      { effect },
-    )
-      .then(reload)
-      .catch((e: unknown) => showError(e, `Could not change the effect of ${t.name}`))
-      .finally(() => (select.disabled = false));
-  });
+  onOwner(
+    select,
+    'change',
+    () => {
+      select.disabled = true;
+      const effect = select.value === '' ? null : select.value;
+      void put(
+        `upstreams/${encodeURIComponent(u.name)}/tools/${encodeURIComponent(t.upstreamTool)}/effect`,
+        { effect },
+      )
+        .then(reload)
+        .catch((e: unknown) => showError(e, `Could not change the effect of ${t.name}`))
+        .finally(() => (select.disabled = false));
+    },
+    () => (select.value = t.source === 'override' ? t.effect : ''),
+  );
   return select;
 }
 

@@ -1,0 +1,42 @@
+/**
+ * Every owner control of the web UI goes through the one helper that demands
+ * the owner's own gesture (src/web/app/dom.ts `onOwner`): a screen that writes
+ * to the server does so from an `onOwner` (or a `decider`, which uses it), and
+ * no form is submitted any other way. The Chromium sweep that clicks each
+ * control is test/web/owner-controls.test.ts; this keeps new screens honest.
+ */
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+
+const dir = new URL('../../src/web/app/', import.meta.url);
+const sources = [
+  ...readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => [f, readFileSync(new URL(f, dir), 'utf8')] as const),
+  ...readdirSync(new URL('screens/', dir))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => [`screens/${f}`, readFileSync(new URL(`screens/${f}`, dir), 'utf8')] as const),
+];
+/** Files that write to the server but are not controls: the API client, the session, sign-in. */
+const NOT_CONTROLS = new Set(['api.ts', 'session.ts', 'screens/sign-in.ts', 'dom.ts']);
+
+describe("the owner's controls", () => {
+  it('every screen that writes to the server does it from onOwner', () => {
+    const writes =
+      /\b(post|put|del)(<[^>]*>)?\(|request\('(PUT|POST|DELETE)'|signOut\(\)|localStorage\.setItem/;
+    const bare = sources
+      .filter(([f, s]) => !NOT_CONTROLS.has(f) && writes.test(s))
+      // ruleForm (policy-forms.ts) submits through onOwner.
+      .filter(([, s]) => !/\bonOwner\(|\bdecider\(|\bruleForm\(/.test(s))
+      .map(([f]) => f);
+    expect(bare).toEqual([]);
+  });
+
+  it('no form is submitted except through onOwner', () => {
+    const bare = sources
+      .filter(([f]) => !NOT_CONTROLS.has(f))
+      .filter(([, s]) => /addEventListener\('submit'/.test(s))
+      .map(([f]) => f);
+    expect(bare).toEqual([]);
+  });
+});

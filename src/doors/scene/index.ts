@@ -11,7 +11,6 @@
  * AIRLOCK_LLM_MODEL (then OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL).
  */
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
 import type { DoorContext } from '../context.js';
 import type { RestRoute, ServedDoor } from '../../transport/surface.js';
 import { AIRLOCK_VERSION, type AnyToolDef, type Kernel } from '../../kernel/index.js';
@@ -28,25 +27,9 @@ import { sceneRoutes } from './routes.js';
 import { createSceneSession, type SceneSession } from './session.js';
 import { createLocalShelf, createSharedShelf } from './shelf.js';
 import { sceneTools, toolNames } from './tools.js';
+import { SceneConfig } from './config.js';
 
-export const SceneConfig = z.object({
-  projectRoots: z.array(z.string().min(1)).min(1).optional(),
-  prefix: z
-    .string()
-    .regex(/^[A-Za-z][\w-]*$/)
-    .optional(),
-  llm: z
-    .object({
-      baseUrl: z.string().optional(),
-      apiKey: z.string().optional(),
-      model: z.string().optional(),
-      timeoutMs: z.number().int().positive().optional(),
-    })
-    .optional(),
-  /** Compact each project's op log after this many entries. */
-  compactEvery: z.number().int().positive().optional(),
-});
-export type SceneConfig = z.infer<typeof SceneConfig>;
+export { SceneConfig } from './config.js';
 
 export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> {
   const parsed = SceneConfig.safeParse(ctx.config.scene ?? {});

@@ -95,6 +95,32 @@ describe('airlock command line', () => {
     expect(r.stdout).not.toContain('Airlock is serving');
   });
 
+  it('exits 2 on a config rule that names a mounted door but can never match its calls', async () => {
+    const d = tempDir();
+    const file = join(d, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        policy: { rules: [{ door: 'ledger', tool: 'ledger_apend', decision: 'deny' }] },
+      }),
+    );
+    const r = await run([
+      'serve',
+      '--doors',
+      'ledger',
+      '--config',
+      file,
+      '--data',
+      d,
+      '--port',
+      '0',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'policy.rules.0: No tool of ledger is named like `ledger_apend`; did you mean `ledger_append`?',
+    );
+  });
+
   it('airlock mcp exits 2 on a misspelt upstream key in --config', async () => {
     const d = tempDir();
     const file = join(d, 'config.json');

@@ -82,6 +82,8 @@ export function createNotesDoor(options: NotesDoorOptions = {}): ServedDoor {
   return {
     name: 'notes',
     tools: wrapped,
+    // The capability a call needs and the project of the grant it would use (name or id).
+    targetForms: ['read:<project>', 'write:<project>', 'pdfAnnotate:<project>'],
     limits: NOTES_LIMITS,
     mcp: {
       presenter: notesPresenter,

@@ -28,6 +28,7 @@ import { createSceneSession, type SceneSession } from './session.js';
 import { createLocalShelf, createSharedShelf } from './shelf.js';
 import { sceneTools, toolNames } from './tools.js';
 import { SceneConfig } from './config.js';
+import { OP_KINDS } from './ops.js';
 
 export { SceneConfig } from './config.js';
 
@@ -72,6 +73,8 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
   const door: ServedDoor = {
     name: 'scene',
     tools: sceneTools(names, session, registry).map((tool) => followingShared(session, tool)),
+    // authority.md §3: the op kinds an apply, undo or redo acts on, one target per pipeline step.
+    targetForms: [...OP_KINDS, 'pipeline:<step>', 'export:<format>', 'import:<source>'],
     limits: { requestBytes: 8 * 1024 * 1024, timeoutMs: 120_000 },
     mcp: {
       presenter: scenePresenter(names.export),

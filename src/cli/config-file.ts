@@ -1,7 +1,7 @@
 /**
- * The config file (`--config FILE`): reading it, and its `policy` section.
- * Light on imports, so owner commands (`airlock approvals`, `airlock policy`)
- * load fast.
+ * The config file (`--config FILE`): reading it (every key checked, see
+ * config-check.ts), and its `policy` section. Light on imports, so owner
+ * commands (`airlock approvals`, `airlock policy`) load fast.
  */
 import { readFileSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
@@ -13,6 +13,7 @@ import {
   type RetentionOptions,
 } from '../kernel/retention.js';
 import { UsageError } from './args.js';
+import { checkConfigFile } from './config-check.js';
 
 export function readConfig(path: string | undefined): Record<string, unknown> {
   if (!path) return {};
@@ -22,14 +23,17 @@ export function readConfig(path: string | undefined): Record<string, unknown> {
   } catch {
     throw new UsageError(`--config: cannot read '${path}'`);
   }
+  let value: unknown;
   try {
-    const value = JSON.parse(text) as unknown;
-    if (value === null || typeof value !== 'object' || Array.isArray(value))
-      throw new Error('not an object');
-    return value as Record<string, unknown>;
+    value = JSON.parse(text) as unknown;
   } catch {
-    throw new UsageError(`--config: '${path}' is not a JSON object`);
+    value = undefined;
   }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError(`--config: '${path}' is not a JSON object`);
+  const config = value as Record<string, unknown>;
+  checkConfigFile(config, path);
+  return config;
 }
 
 /** The config file's `policy` section (authority.md §3); a bad one is a usage error naming the field. */

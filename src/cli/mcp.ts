@@ -10,6 +10,7 @@ import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
 import { readConfig } from './config-file.js';
+import { configLimits } from './config-check.js';
 import { ensureOwner } from './credentials.js';
 import { serveHttpUntilSignal } from './http-serve.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
@@ -139,11 +140,17 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     throw new UsageError(
       `--allow-anonymous is for loopback binds only; --host ${host} is reachable beyond this machine, so every agent needs its token`,
     );
+  // The door mounts once per upstream, under its name.
+  const limits = configLimits(config, [
+    ...Object.keys((config.upstreams as Record<string, unknown> | undefined) ?? {}),
+    ...Object.keys(upstreams ?? {}),
+  ]);
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? './.airlock',
     doors: ['mcp'],
     logger,
+    limits,
     config,
     ...(upstreams ? { upstreams } : {}),
   });

@@ -4,28 +4,46 @@
  *
  *   airlock policy list [--json]
  *   airlock policy add DECISION [DOOR[:TARGET]] [--tool T] [--agent A] [--effect E]
- *                      [--target X] [--reason R] [--rate N/minute] [--position N]
+ *                      [--target X] [--reason R] [--rate N/minute] [--position N] [--force]
  *   airlock policy remove N|ID
- *   airlock policy test --door D [--tool T] [--agent A] [--target X] [--effect E]
+ *   airlock policy test --door D [--tool T] [--agent A] [--args JSON] [--target X] [--effect E]
  *   airlock policy read-only (on|off|DOOR,…)
  */
 import { parse, UsageError } from './args.js';
 import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from './owner-client.js';
+import { readShorthand } from '../kernel/rule-targets.js';
+
+/** A mounted door and its target forms, as `GET /api/v1/policy/targets` lists them. */
+interface ServedTargets {
+  door: string;
+  mount: string;
+  targets: string[];
+  tools: string[];
+}
 
 export const POLICY_HELP = `Usage:
   airlock policy list [--json]                 the rules in evaluation order (first match wins), then the defaults
   airlock policy add DECISION [DOOR[:TARGET]]  add a rule: DECISION is allow, ask or deny; e.g.
                                                airlock policy add deny page:*:submit_order --reason "never order"
+                                               airlock policy add deny fs:write_file   (fs an mcp upstream: door mcp,
+                                               target fs:write_file, since the upstream's targets are fs:<tool>)
       [--door D] [--tool T] [--agent A] [--effect read|write|destructive] [--target X]
-      [--reason R] [--rate N/second|N/minute|N/hour] [--position N]
-                                               match fields are globs (* and ?); a left-out one matches anything
+      [--reason R] [--rate N/second|N/minute|N/hour] [--position N] [--force]
+                                               match fields are globs (* and ?); a left-out one matches anything.
+                                               A rule whose tool or target can match no call of a mounted door it
+                                               names is refused with that door's target forms; --force keeps it
+                                               anyway, with a warning
   airlock policy remove N|ID                   remove the rule at position N (as listed) or with that id
-  airlock policy test --door D [--tool T] [--agent A] [--target X] [--effect E]
-                                               print the decision (allow, ask or deny) and the rule that makes it
+  airlock policy test --door D [--tool T] [--agent A] [--args JSON] [--target X] [--effect E]
+                                               print the decision (allow, ask or deny), the rule that makes it and
+                                               the call's effect and targets; for a mounted tool they are the
+                                               tool's own for --args (e.g. --args '{"path": "/etc/passwd"}'),
+                                               unless --effect / --target say them
   airlock policy read-only on|off|DOOR,…       make the workspace or some doors read-only (off lifts it)
 
 Targets (docs/spec/authority.md §3): openapi <prefix>:<resource>.<method> and "<METHOD> <path>", page <origin>:<action>,
-scene <op kind>, pipeline:<steps> or export:<format>, notes <capability>:<project>, mcp <upstream>:<tool>.
+scene <op kind> (add_page, remove_node, …), pipeline:<step> or export:<format>, notes <capability>:<project>,
+mcp <upstream>:<tool>. GET /api/v1/policy/targets lists the mounted doors' forms.
 Defaults: read → allow, write → allow, destructive → ask.
 
 ${OWNER_OPTIONS_HELP}`;
@@ -75,6 +93,8 @@ export async function policyCommand(argv: string[]): Promise<number> {
       reason: { type: 'string' },
       rate: { type: 'string' },
       position: { type: 'string' },
+      force: { type: 'boolean' },
+      args: { type: 'string' },
       ...OWNER_OPTIONS,
     },
   });
@@ -116,20 +136,26 @@ export async function policyCommand(argv: string[]): Promise<number> {
         if (!decision) throw new UsageError('policy add: give the decision (allow, ask or deny)');
         const body: Record<string, unknown> = { decision, ...matchFields() };
         if (where) {
-          // `page:*:submit_order` → door page, target `*:submit_order`.
-          const colon = where.indexOf(':');
-          const door = colon < 0 ? where : where.slice(0, colon);
-          if (values.door && values.door !== door)
+          // `page:*:submit_order` → door page, target `*:submit_order`; `fs:write_file`, with
+          // an upstream fs → door mcp, target `fs:write_file` (the reading that can match).
+          const targets = await api.call('GET', 'policy/targets');
+          const doors = targets.status === 200 ? (targets.body.doors as ServedTargets[]) : [];
+          const read = readShorthand(
+            where,
+            doors.map((d) => ({ ...d, name: d.door, targetForms: d.targets })),
+          );
+          if (values.door && values.door !== read.door && !where.startsWith(`${values.door}:`))
             throw new UsageError(
-              `policy add: '${where}' names door ${door} but --door is ${values.door}`,
+              `policy add: '${where}' names door ${read.door} but --door is ${values.door}`,
             );
-          body.door = door;
-          if (colon >= 0) {
+          body.door = read.door;
+          if (read.target !== undefined) {
             if (values.target !== undefined)
               throw new UsageError(`policy add: give the target once ('${where}' or --target)`);
-            body.target = where.slice(colon + 1);
+            body.target = read.target;
           }
         }
+        if (values.force) body.force = true;
         if (values.reason !== undefined) body.reason = values.reason;
         if (values.rate !== undefined) body.rate = values.rate;
         if (values.position !== undefined) {
@@ -141,6 +167,8 @@ export async function policyCommand(argv: string[]): Promise<number> {
         const r = await api.call('POST', 'policy/rules', body);
         if (r.status !== 201) return fail(r);
         process.stdout.write(`Added ${formatRule(r.body as unknown as Rule)}\n`);
+        if (typeof r.body.warning === 'string')
+          process.stderr.write(`airlock: warning: ${r.body.warning}\n`);
         return 0;
       }
       case 'remove': {
@@ -168,8 +196,23 @@ export async function policyCommand(argv: string[]): Promise<number> {
       }
       case 'test': {
         if (!values.door)
-          throw new UsageError('policy test: give --door (and --tool, --agent, --target)');
-        const r = await api.call('POST', 'policy/test', matchFields());
+          throw new UsageError('policy test: give --door (and --tool, --agent, --args, --target)');
+        let callArgs: unknown;
+        if (values.args !== undefined) {
+          try {
+            callArgs = JSON.parse(values.args) as unknown;
+          } catch {
+            callArgs = undefined;
+          }
+          if (callArgs === null || typeof callArgs !== 'object' || Array.isArray(callArgs))
+            throw new UsageError(
+              `--args must be a JSON object of the call's arguments, e.g. '{"path": "/tmp/x"}'; got '${values.args}'`,
+            );
+        }
+        const r = await api.call('POST', 'policy/test', {
+          ...matchFields(),
+          ...(callArgs !== undefined ? { args: callArgs } : {}),
+        });
         if (r.status !== 200) return fail(r);
         if (values.json) {
           process.stdout.write(JSON.stringify(r.body, null, 2) + '\n');
@@ -178,7 +221,9 @@ export async function policyCommand(argv: string[]): Promise<number> {
         const matched = r.body.matched as Rule | null;
         const by = matched ? formatRule(matched) : String(r.body.rule);
         const reason = r.body.reason ? ` (${String(r.body.reason)})` : '';
-        process.stdout.write(`${String(r.body.decision)}  by ${by}${reason}\n`);
+        const targets = (r.body.targets as string[] | undefined) ?? [];
+        const call = `${String(r.body.effect)}${targets.length ? ` on ${targets.join(', ')}` : ''}`;
+        process.stdout.write(`${String(r.body.decision)}  by ${by}${reason}  [${call}]\n`);
         return 0;
       }
       case 'read-only': {

@@ -1,5 +1,4 @@
 /** `airlock serve` and `airlock stdio`. */
-import { z } from 'zod';
 import { intOption, listOption, parse, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
@@ -7,15 +6,23 @@ import { openWorkspace, type Workspace } from './workspace.js';
 import { servedTools } from '../transport/mcp-server.js';
 import { TOOL_NAME_MODES, type ToolNames } from '../transport/tool-names.js';
 import { readConfig } from './config-file.js';
+import {
+  ApprovalsSchema,
+  configLimits,
+  HttpSchema,
+  JobsSchema,
+  OpenApiMountsSchema,
+} from './config-check.js';
 import { ensureOwner } from './credentials.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
 import { serveHttpUntilSignal } from './http-serve.js';
 import { createWebUi } from '../web/web-ui.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
-import { approvalUrl, MAX_APPROVAL_WAIT_MS } from '../transport/approval-delivery.js';
+import { approvalUrl } from '../transport/approval-delivery.js';
 import { readServerRecord } from './server-record.js';
 import type { OpenApiMount } from '../doors/context.js';
+import { DEFAULT_PREFIX } from '../doors/openapi/door.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
@@ -63,7 +70,9 @@ ${UPSTREAM_HELP}
                      and retention: {"retention": {"journalHours": 24, "auditDays": 90,
                      "auditArchive": "audit-archive.jsonl", "sweepMinutes": 10}}
                      (auditDays 0 keeps the audit forever; pruned entries are
-                     appended to the archive, in the data folder, first)
+                     appended to the archive, in the data folder, first).
+                     Every key is checked before anything starts: an unknown
+                     one, at any level, exits 2 naming it and the key meant
   -h, --help         this help
 
 Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 2 bad arguments, 1 other errors.`;
@@ -88,7 +97,7 @@ Options:
   --store URL        postgres://… (default: SQLite in --data)
   --bus URL          redis://… to share events with other instances
   --tool-names M     exact (default) or portable, as for \`airlock serve\`
-  --config FILE      the same JSON config file as \`airlock serve\`
+  --config FILE      the same JSON config file as \`airlock serve\` (unknown keys exit 2)
   --upstream NAME=COMMAND|URL, --upstream-header NAME:'Header: value'
                      MCP servers behind the mcp door (as for \`airlock serve\`)
   -h, --help         this help`;
@@ -129,83 +138,40 @@ async function checkToolNames(workspace: Workspace, names: ToolNames): Promise<v
   }
 }
 
-const ApprovalsSchema = z
-  .object({
-    // Below 60 s: most clients give up on a request after 60 s.
-    waitSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_APPROVAL_WAIT_MS / 1000),
-  })
-  .partial()
-  .strict();
-
 /**
  * The config file's `approvals` section: `{"waitSeconds": 45}`, how long a
  * 2025-era call that showed its card's link waits for the owner.
  */
 function configApprovalWait(config: Record<string, unknown>): number | undefined {
-  if (config.approvals === undefined) return undefined;
-  const parsed = ApprovalsSchema.safeParse(config.approvals);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UsageError(
-      `--config: approvals.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  return parsed.data.waitSeconds === undefined ? undefined : parsed.data.waitSeconds * 1000;
+  const seconds =
+    config.approvals === undefined
+      ? undefined
+      : ApprovalsSchema.parse(config.approvals).waitSeconds;
+  return seconds === undefined ? undefined : seconds * 1000;
 }
 
-const LimitsSchema = z.record(
-  z.string(),
-  z
-    .object({
-      requestBytes: z.number().int().positive(),
-      responseBytes: z.number().int().positive(),
-      concurrentCalls: z.number().int().positive(),
-      timeoutMs: z.number().int().positive(),
-      resultTokens: z.number().int().min(256),
-    })
-    .partial()
-    .strict(),
-);
-
-/** `limits` from the config file: `{ "<door>": { "timeoutMs": 8000, … } }`. */
-function configLimits(config: Record<string, unknown>) {
-  if (config.limits === undefined) return undefined;
-  const parsed = LimitsSchema.safeParse(config.limits);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UsageError(
-      `--config: limits.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  return parsed.data;
+/**
+ * Names a `limits` key may have: the mount of a door of this build (the
+ * openapi and mcp doors mount under their prefixes and upstream names).
+ */
+function mountNames(
+  config: Record<string, unknown>,
+  openapi: readonly OpenApiMount[],
+  upstreams: Record<string, unknown> | undefined,
+): string[] {
+  const fromConfig = config.openapi === undefined ? [] : OpenApiMountsSchema.parse(config.openapi);
+  return [
+    ...availableDoors().filter((d) => d !== 'openapi' && d !== 'mcp'),
+    ...[...openapi, ...fromConfig].map((m) => m.prefix ?? DEFAULT_PREFIX),
+    ...Object.keys((config.upstreams as Record<string, unknown> | undefined) ?? {}),
+    ...Object.keys(upstreams ?? {}),
+  ];
 }
-
-const HttpSchema = z
-  .object({
-    headersTimeoutMs: z.number().int().min(100).max(600_000).optional(),
-    requestTimeoutMs: z.number().int().min(100).max(3_600_000).optional(),
-    maxConnectionsPerAddress: z.number().int().min(1).max(100_000).optional(),
-  })
-  .strict();
 
 /** The config file's `http` section: connection timeouts and the per-address connection cap. */
 function configHttp(config: Record<string, unknown>) {
-  if (config.http === undefined) return undefined;
-  const parsed = HttpSchema.safeParse(config.http);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UsageError(
-      `--config: http.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  return parsed.data;
+  return config.http === undefined ? undefined : HttpSchema.parse(config.http);
 }
-
-const JobsSchema = z.object({ leaseMs: z.number().int().min(1_000).max(600_000) }).strict();
 
 /**
  * The config file's `jobs` section: `{"leaseMs": 30000}`, how long a job
@@ -213,15 +179,7 @@ const JobsSchema = z.object({ leaseMs: z.number().int().min(1_000).max(600_000) 
  * instance fails it `interrupted` (scale-out).
  */
 function configJobLease(config: Record<string, unknown>): number | undefined {
-  if (config.jobs === undefined) return undefined;
-  const parsed = JobsSchema.safeParse(config.jobs);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UsageError(
-      `--config: jobs.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  return parsed.data.leaseMs;
+  return config.jobs === undefined ? undefined : JobsSchema.parse(config.jobs).leaseMs;
 }
 
 /**
@@ -242,31 +200,9 @@ function openapiMounts(
   if (prefixes.length > specs.length)
     throw new UsageError('--prefix given more often than --openapi; pair each with one --openapi');
   const fromFlags = specs.map((spec, i) => ({ spec, baseUrl: baseUrls[i], prefix: prefixes[i] }));
-  const fromConfig =
-    config.openapi === undefined ? [] : OpenApiMountsSchema.safeParse(config.openapi);
-  if (!Array.isArray(fromConfig) && !fromConfig.success) {
-    const issue = fromConfig.error.issues[0];
-    throw new UsageError(
-      `--config: openapi.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  return [...fromFlags, ...(Array.isArray(fromConfig) ? [] : fromConfig.data)];
+  const fromConfig = config.openapi === undefined ? [] : OpenApiMountsSchema.parse(config.openapi);
+  return [...fromFlags, ...fromConfig];
 }
-
-const OpenApiMountsSchema = z.array(
-  z
-    .object({
-      spec: z.string().min(1),
-      baseUrl: z.string().url().optional(),
-      prefix: z
-        .string()
-        .regex(/^[a-zA-Z][a-zA-Z0-9_]*$/)
-        .optional(),
-      headers: z.record(z.string(), z.string()).optional(),
-      defaults: z.record(z.string(), z.string()).optional(),
-    })
-    .strict(),
-);
 
 const str = (v: unknown) =>
   typeof v === 'string'
@@ -339,13 +275,16 @@ export async function serve(argv: string[]): Promise<number> {
   if (openapi.length > 0 && !doors.includes('openapi')) doors.push('openapi');
   const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
   if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
+  // Everything the flags and the file say is checked before anything starts.
+  const limits = configLimits(config, mountNames(config, openapi, upstreams));
+  const http = configHttp(config);
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
     doors,
     store: values.store ?? str(config.store),
     bus: values.bus ?? str(config.bus),
-    limits: configLimits(config),
+    limits,
     jobLeaseMs: configJobLease(config),
     logger,
     relayPort,
@@ -382,7 +321,7 @@ export async function serve(argv: string[]): Promise<number> {
       ['Health', '/healthz'],
     ],
     staticHandler: createWebUi(),
-    http: configHttp(config),
+    http,
     selfTargets: {
       mounts: openapi,
       allowSelf: values['allow-self'] === true || config.allowSelf === true,
@@ -412,13 +351,14 @@ export async function stdio(argv: string[]): Promise<number> {
   const doors = listOption(values.doors ?? str(config.doors)) ?? stdioDoors(defaultDoors());
   const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
   if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
+  const limits = configLimits(config, mountNames(config, [], upstreams));
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
     doors,
     store: values.store ?? str(config.store),
     bus: values.bus ?? str(config.bus),
-    limits: configLimits(config),
+    limits,
     jobLeaseMs: configJobLease(config),
     logger,
     relayPort,

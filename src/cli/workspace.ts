@@ -6,6 +6,8 @@ import { mkdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createKernel, mountOf } from '../kernel/kernel.js';
+import { unmatchableRule } from '../kernel/rule-targets.js';
+import type { PolicyRule } from '../kernel/policy.js';
 import { createEventBus } from '../kernel/events.js';
 import { storeEventLog } from '../kernel/event-log.js';
 import type { Logger } from '../kernel/logger.js';
@@ -136,6 +138,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     }
     for (const door of doors) kernel.mount(door);
   }
+  checkConfigRules(policy?.rules ?? [], kernel.doors());
   await kernel.start();
   return {
     kernel,
@@ -148,4 +151,22 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
       await store.close();
     },
   };
+}
+
+/**
+ * The config file's rules pass the check the owner's edits pass (issue 24):
+ * one naming a mounted door that can never match its calls is a usage error,
+ * since it would protect nothing while the owner believes it does.
+ */
+function checkConfigRules(rules: readonly PolicyRule[], doors: readonly ServedDoor[]): void {
+  const targets = doors.map((d) => ({
+    name: d.name,
+    mount: mountOf(d),
+    targetForms: d.targetForms ?? [],
+    tools: d.tools.map((t) => t.name),
+  }));
+  rules.forEach((rule, i) => {
+    const why = unmatchableRule(rule, targets);
+    if (why) throw new UsageError(`--config: policy.rules.${i}: ${why}; fix the rule or remove it`);
+  });
 }

@@ -18,6 +18,14 @@ export interface Door {
   /** Mount name when a door is mounted several times (openapi prefixes); defaults to `name`. */
   readonly mount?: string;
   readonly tools: readonly AnyToolDef[];
+  /**
+   * The forms of the target strings its calls carry (authority.md §3), text
+   * with `<placeholders>`: `fs:<tool>`, `<prefix>:<resource>.<method>`,
+   * `remove_page`, `pipeline:<step>`. A policy rule naming this door whose
+   * target can match none of them is refused (rule-targets.ts). Absent: its
+   * calls carry no targets.
+   */
+  readonly targetForms?: readonly string[];
   readonly limits?: Partial<Limits>;
   /** Decide an operation left prepared or uncertain (default: a store write that never committed). */
   resolveOperation?(entry: JournalEntry): Promise<Resolution>;

@@ -45,6 +45,7 @@ export { checkResponseBytes } from './limits.js';
 export { wireForms, createScrubber, scrubValue, scrubbedLogger } from './scrub.js';
 export { isObject } from './objects.js';
 export { AIRLOCK_VERSION } from './version.js';
+export { closestWord } from './closest.js';
 export { blobHash, isBlobHash } from './blob-hash.js';
 
 // Identity and services

@@ -197,12 +197,20 @@ export function createJournal({
     const key = keyOf(req.scope, req.operationId);
     inFlight.add(key);
     // A prepared entry (left by a crashed run of an older release) is taken over, not replayed.
-    const settled = (existing: JournalEntry) => {
+    const outcomeOf = (existing: JournalEntry) => {
       if (existing.digest !== req.digest) return new OperationRaced(reused(req.operationId));
       if (existing.state === 'committed')
         return new OperationRaced({ ok: true, value: existing.receipt });
       if (existing.state === 'uncertain') return new OperationRaced(uncertain(req.operationId));
       return null;
+    };
+    // A settled operation is no longer this run's: the pipeline takes a raced
+    // write as committed and abandons nothing, so leaving it in flight would
+    // answer every later retry `busy` instead of its receipt or `malformedRequest`.
+    const settled = (existing: JournalEntry) => {
+      const raced = outcomeOf(existing);
+      if (raced) inFlight.delete(key);
+      return raced;
     };
     return {
       id: req.operationId,

@@ -11,6 +11,7 @@ import { createJobRegistry, type JobRegistry } from './jobs.js';
 import { createAudit, type Audit, type AuditTailOptions } from './audit.js';
 import { createPrincipals, type Principals } from './principals.js';
 import { createPolicy, type Policy, type PolicyConfig } from './policy.js';
+import { checkRule, type DoorTargets } from './rule-targets.js';
 import { createAsks, type Asks } from './asks.js';
 import { createConcurrencyGate, type ConcurrencyGate } from './limits.js';
 import { runPipeline, type CallOptions, type CallOutcome, type CallScope } from './pipeline.js';
@@ -157,7 +158,14 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
       logger.error({ err: error, count }, 'audit write failed: entries of reads lost'),
   });
   const principals = createPrincipals({ store, events, now });
-  const policy = createPolicy({ store, events, config: options.policy, now });
+  const policy = createPolicy({
+    store,
+    events,
+    config: options.policy,
+    // Rules are checked against the doors mounted when the owner edits them.
+    checkRule: (rule, force) => checkRule(rule, doorTargets(), force),
+    now,
+  });
   const asks = createAsks({ store, events, now });
   const services: KernelServices = {
     policy,
@@ -184,6 +192,13 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     }
   >();
   const gates = new Map<string, ConcurrencyGate>();
+  const doorTargets = (): DoorTargets[] =>
+    [...mounted].map(([mount, { door }]) => ({
+      name: door.name,
+      mount,
+      targetForms: door.targetForms ?? [],
+      tools: door.tools.map((t) => t.name),
+    }));
   let closing = false;
   const inFlight = new Set<Promise<unknown>>();
 

@@ -134,18 +134,35 @@ export interface Policy {
    */
   admit(verdict: PolicyVerdict, agent: string | null): Failure | null;
   view(): Promise<PolicyView>;
-  /** Adds an owner rule at `position` (1-based among all rules; default last). */
-  add(rule: PolicyRule, position?: number): Promise<ListedRule | Failure>;
-  update(id: string, rule: PolicyRule): Promise<ListedRule | Failure>;
+  /**
+   * Adds an owner rule at `position` (1-based among all rules; default last).
+   * A rule that can never match a mounted door's calls is refused, or with
+   * `force` kept and answered with a `warning`.
+   */
+  add(rule: PolicyRule, position?: number, options?: EditOptions): Promise<CheckedRule | Failure>;
+  update(id: string, rule: PolicyRule, options?: EditOptions): Promise<CheckedRule | Failure>;
   remove(id: string): Promise<ListedRule | Failure>;
   move(id: string, position: number): Promise<ListedRule | Failure>;
   setReadOnly(readOnly: ReadOnly): Promise<void>;
 }
 
+export interface EditOptions {
+  /** Keep a rule that can never match, with a warning (`--force`). */
+  force?: boolean | undefined;
+}
+
+/** A rule as added or changed: listed, with a warning when it was kept by force. */
+export type CheckedRule = ListedRule & { warning?: string };
+
+/** Whether a rule can match the mounted doors' calls (rule-targets.ts `checkRule`). */
+export type RuleCheck = (rule: PolicyRule, force: boolean) => { warning: string | null } | Failure;
+
 export interface PolicyOptions {
   store: Store;
   events: EventBus;
   config?: PolicyConfig | undefined;
+  /** The one check every added or changed owner rule passes; absent, every rule is kept. */
+  checkRule?: RuleCheck;
   now?: () => number;
 }
 
@@ -234,13 +251,22 @@ export function parseRate(rate: string): { count: number; windowMs: number } {
 const notFound = (id: string) =>
   failure('notFound', `No owner rule '${id}'; list the policy and use one of its rule ids.`);
 
+const withWarning = (rule: ListedRule | Failure, warning: string | null): CheckedRule | Failure =>
+  warning === null || 'ok' in rule ? rule : { ...rule, warning };
+
 const fromConfig = (id: string) =>
   failure(
     'malformedRequest',
     `Rule '${id}' comes from the config file; edit the file's policy section and restart to change it.`,
   );
 
-export function createPolicy({ store, events, config, now = Date.now }: PolicyOptions): Policy {
+export function createPolicy({
+  store,
+  events,
+  config,
+  checkRule = () => ({ warning: null }),
+  now = Date.now,
+}: PolicyOptions): Policy {
   const configRules: Array<PolicyRule & { id: string }> = (config?.rules ?? []).map((r, i) => ({
     ...r,
     id: `config-${i + 1}`,
@@ -354,8 +380,10 @@ export function createPolicy({ store, events, config, now = Date.now }: PolicyOp
 
     view,
 
-    add(rule, position) {
-      return edit((owner) => {
+    async add(rule, position, options = {}) {
+      const checked = checkRule(rule, options.force === true);
+      if ('ok' in checked) return checked;
+      const added = await edit((owner) => {
         const index = ownerIndex(position, owner.rules.length);
         if (typeof index !== 'number') return index;
         const id = `r-${randomBytes(4).toString('hex')}`;
@@ -364,10 +392,13 @@ export function createPolicy({ store, events, config, now = Date.now }: PolicyOp
         const next = { ...owner, rules };
         return { next, result: listed(next, id) };
       });
+      return withWarning(added, checked.warning);
     },
 
-    update(id, rule) {
-      return edit((owner) => {
+    async update(id, rule, options = {}) {
+      const checked = checkRule(rule, options.force === true);
+      if ('ok' in checked) return checked;
+      const updated = await edit((owner) => {
         if (configRules.some((r) => r.id === id)) return fromConfig(id);
         const index = owner.rules.findIndex((r) => r.id === id);
         if (index < 0) return notFound(id);
@@ -376,6 +407,7 @@ export function createPolicy({ store, events, config, now = Date.now }: PolicyOp
         const next = { ...owner, rules };
         return { next, result: listed(next, id) };
       });
+      return withWarning(updated, checked.warning);
     },
 
     remove(id) {

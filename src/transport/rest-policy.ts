@@ -7,16 +7,29 @@
 import { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.js';
 import type { RestRoute } from './surface.js';
-import { failure } from '../kernel/errors.js';
 import { validateInput } from '../kernel/validate.js';
-import { publishedEffectOf } from '../kernel/effect.js';
+import { effectOf } from '../kernel/effect.js';
+import { connection } from '../kernel/connection.js';
+import { failure, type Failure } from '../kernel/errors.js';
 import { EFFECTS, PolicyRuleSchema, ReadOnlySchema, evaluate } from '../kernel/policy.js';
-import type { Effect } from '../kernel/tool.js';
+import type { AnyToolDef, Effect } from '../kernel/tool.js';
+
+/** Each mounted door with the forms of its targets (`Door.targetForms`). */
+export const policyTargets = (kernel: Kernel) =>
+  kernel.doors().map((d) => ({
+    door: d.name,
+    mount: d.mount ?? d.name,
+    targets: d.targetForms ?? [],
+    tools: d.tools.map((t) => t.name),
+  }));
 
 type Audited = <T>(tool: string, door: string, args: unknown, run: () => Promise<T>) => Promise<T>;
 
 const position = z.number().int().min(1);
-const AddBody = PolicyRuleSchema.extend({ position: position.optional() }).strict();
+/** `force`: keep a rule that can never match a mounted door's calls, with a warning. */
+const force = z.boolean().optional();
+const AddBody = PolicyRuleSchema.extend({ position: position.optional(), force }).strict();
+const UpdateBody = PolicyRuleSchema.extend({ force }).strict();
 const MoveBody = z.object({ position }).strict();
 const ReadOnlyBody = z.object({ readOnly: ReadOnlySchema }).strict();
 export const PolicyTestBody = z
@@ -26,23 +39,31 @@ export const PolicyTestBody = z
     agent: z.string().min(1).optional(),
     target: z.string().optional(),
     effect: z.enum(EFFECTS).optional(),
+    /** The call's arguments: the tool's own effect and targets are derived from them. */
+    args: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 export type PolicyTest = z.infer<typeof PolicyTestBody>;
 
 /**
  * The decision the policy would make for a described call (no rate counted,
- * no approval looked up). The effect defaults to the tool's published one.
+ * no approval looked up). Given a mounted tool, its effect and targets are
+ * the tool's own for the arguments (`args`, default `{}`), as a real call
+ * would have them; `effect` and `target` say them for a call not mounted here.
  */
 export async function testPolicy(kernel: Kernel, test: PolicyTest) {
   const door = kernel
     .doors()
     .find((d) => (d.mount ?? d.name) === test.door || d.name === test.door);
   const mount = door ? (door.mount ?? door.name) : test.door;
+  const tool = test.tool ? kernel.tool(mount, test.tool) : undefined;
   let effect: Effect | undefined = test.effect;
-  if (!effect && test.tool) {
-    const tool = kernel.tool(mount, test.tool);
-    if (tool) effect = publishedEffectOf(tool);
+  let targets: readonly string[] = test.target !== undefined ? [test.target] : [];
+  if (tool && (!effect || test.target === undefined)) {
+    const derived = await derive(tool, test);
+    if ('ok' in derived) return derived;
+    effect ??= derived.effect;
+    if (test.target === undefined) targets = derived.targets;
   }
   if (!effect)
     return failure(
@@ -56,9 +77,36 @@ export async function testPolicy(kernel: Kernel, test: PolicyTest) {
     tool: test.tool ?? '',
     agent: test.agent ?? null,
     effect,
-    targets: test.target ? [test.target] : [],
+    targets,
   });
-  return { ...verdict, effect };
+  return { ...verdict, effect, targets };
+}
+
+/** A mounted tool's effect and targets for the test's arguments, as its calls have them. */
+async function derive(
+  tool: AnyToolDef,
+  test: PolicyTest,
+): Promise<{ effect: Effect; targets: readonly string[] } | Failure> {
+  const caller = connection(
+    `policy-test:${test.agent ?? 'owner'}`,
+    'internal',
+    undefined,
+    test.agent,
+  );
+  const parsed = validateInput(tool.input, test.args ?? {});
+  if (parsed.ok) {
+    const effect = await effectOf(tool, parsed.value);
+    const targets = (await tool.policy?.targets?.(parsed.value, caller)) ?? [];
+    return { effect, targets };
+  }
+  if (test.args !== undefined) return parsed;
+  // No arguments given: only a tool whose effect and targets cannot depend on them is answered.
+  const needArgs = failure(
+    'malformedRequest',
+    `${tool.name} decides its effect or targets from its arguments: give them as \`args\` (--args '{…}'), or say \`effect\` and \`target\`.`,
+  );
+  if (typeof tool.effect === 'function' || tool.policy?.targets) return needArgs;
+  return { effect: tool.effect, targets: [] };
 }
 
 export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
@@ -71,6 +119,13 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
       handler: async () => ({ status: 200, body: await kernel.policy.view() }),
     },
     {
+      method: 'GET',
+      path: 'policy/targets',
+      summary:
+        "The mounted doors and the forms of their calls' targets (what a rule's target can match)",
+      handler: async () => ({ status: 200, body: { doors: policyTargets(kernel) } }),
+    },
+    {
       method: 'POST',
       path: 'policy/rules',
       summary:
@@ -78,9 +133,9 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
       handler: async ({ body }) => {
         const parsed = validateInput(AddBody, body ?? {});
         if (!parsed.ok) return parsed;
-        const { position: at, ...rule } = parsed.value;
+        const { position: at, force: forced, ...rule } = parsed.value;
         const added = await audited('policy.add', 'airlock', parsed.value, () =>
-          kernel.policy.add(rule, at),
+          kernel.policy.add(rule, at, { force: forced }),
         );
         return 'ok' in added ? added : { status: 201, body: added };
       },
@@ -90,13 +145,14 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
       path: 'policy/rules/{id}',
       summary: 'Replace an owner rule (same fields as adding one, without position)',
       handler: async ({ params, body }) => {
-        const parsed = validateInput(PolicyRuleSchema, body ?? {});
+        const parsed = validateInput(UpdateBody, body ?? {});
         if (!parsed.ok) return parsed;
+        const { force: forced, ...rule } = parsed.value;
         const updated = await audited(
           'policy.update',
           'airlock',
           { id: params.id, ...parsed.value },
-          () => kernel.policy.update(params.id!, parsed.value),
+          () => kernel.policy.update(params.id!, rule, { force: forced }),
         );
         return 'ok' in updated ? updated : { status: 200, body: updated };
       },
@@ -146,7 +202,7 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
       method: 'POST',
       path: 'policy/test',
       summary:
-        'What would happen: the decision and the rule for a call {door, tool?, agent?, target?, effect?}',
+        "What would happen: the decision and the rule for a call {door, tool?, agent?, args?, target?, effect?} (a mounted tool's effect and targets come from args)",
       handler: async ({ body }) => {
         const parsed = validateInput(PolicyTestBody, body ?? {});
         if (!parsed.ok) return parsed;

@@ -65,6 +65,71 @@ describe('airlock command line', () => {
     expect(r.stderr).toContain('limits.ledger.timeoutMs');
   });
 
+  it('exits 2 on a misspelt top-level key, naming the key meant, instead of starting unprotected', async () => {
+    const d = tempDir();
+    const file = join(d, 'config.json');
+    writeFileSync(file, JSON.stringify({ polcy: { readOnly: ['scene'] } }));
+    const r = await run(
+      ['serve', '--config', file, '--data', d, '--port', '0', '--relay-port', '0'],
+      testEnv(),
+      10_000,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      `airlock: --config ${file}: unknown key \`polcy\` at the top level; did you mean \`policy\`?`,
+    );
+    expect(r.stdout).not.toContain('Airlock is serving');
+  });
+
+  it('exits 2 on a misspelt http key before serving anything', async () => {
+    const d = tempDir();
+    const file = join(d, 'config.json');
+    writeFileSync(file, JSON.stringify({ http: { headersTimeoutM: 5000 } }));
+    const r = await run(
+      ['serve', '--config', file, '--data', d, '--port', '0', '--relay-port', '0'],
+      testEnv(),
+      10_000,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('did you mean `headersTimeoutMs`?');
+    expect(r.stdout).not.toContain('Airlock is serving');
+  });
+
+  it('exits 2 on a config rule that names a mounted door but can never match its calls', async () => {
+    const d = tempDir();
+    const file = join(d, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        policy: { rules: [{ door: 'ledger', tool: 'ledger_apend', decision: 'deny' }] },
+      }),
+    );
+    const r = await run([
+      'serve',
+      '--doors',
+      'ledger',
+      '--config',
+      file,
+      '--data',
+      d,
+      '--port',
+      '0',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'policy.rules.0: No tool of ledger is named like `ledger_apend`; did you mean `ledger_append`?',
+    );
+  });
+
+  it('airlock mcp exits 2 on a misspelt upstream key in --config', async () => {
+    const d = tempDir();
+    const file = join(d, 'config.json');
+    writeFileSync(file, JSON.stringify({ upstreams: { fs: { command: 'node', arg: ['x'] } } }));
+    const r = await run(['mcp', '--config', file, '--data', d], testEnv(), 10_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown key `arg` in `upstreams.fs`; did you mean `args`?');
+  });
+
   it("exits 2 naming a door's bad environment setting", async () => {
     const r = await run(
       ['serve', '--doors', 'page', '--relay-port', '0', '--data', tempDir()],

@@ -210,6 +210,16 @@ describe('atomic operations: the journal entry commits with the write', () => {
     }
   });
 
+  it('a replayed atomic operation is no longer in flight: a retry with other arguments is malformedRequest', async () => {
+    tk = await grantedLedger();
+    const op = { operationID: randomUUID(), account: 'once', amount: 1, expectedVersion: null };
+    const receipt = await append(tk, op);
+    expect(await append(tk, op)).toEqual(receipt);
+    const reused = await append(tk, { ...op, amount: 2, expectedVersion: 1 });
+    expect(reused.code).toBe('malformedRequest');
+    expect(await read(tk, 'once')).toMatchObject({ version: 1, entries: [{ amount: 1 }] });
+  });
+
   it('an operation left uncertain answers mutationUncertain on retry and is not run again', async () => {
     tk = await grantedLedger();
     const op = { operationID: randomUUID(), account: 'u', amount: 1, expectedVersion: null };

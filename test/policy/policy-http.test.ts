@@ -357,8 +357,8 @@ describe('rules', () => {
   });
 
   it('owner rules can be moved and removed; bad rules say what to fix', async () => {
-    const a = await rest('POST', 'policy/rules', { decision: 'deny', tool: 'a*' });
-    const b = await rest('POST', 'policy/rules', { decision: 'allow', tool: 'b*' });
+    const a = await rest('POST', 'policy/rules', { decision: 'deny', tool: 'plane_r*' });
+    const b = await rest('POST', 'policy/rules', { decision: 'allow', tool: 'plane_d*' });
     const moved = await rest('POST', `policy/rules/${b.body.id}/move`, { position: 1 });
     expect(moved.body.position).toBe(1);
     const order = (await rest('GET', 'policy')).body.rules.map((r: { id: string }) => r.id);
@@ -385,8 +385,21 @@ describe('rules', () => {
       effect: 'read',
     });
     expect(t.body).toMatchObject({ decision: 'ask', rule: rule.body.id });
-    const d = await rest('POST', 'policy/test', { door: 'plane', tool: 'plane_call' });
-    expect(d.body).toMatchObject({ decision: 'ask', rule: 'default:destructive' });
+    // A mounted tool's effect and targets are its own for the arguments given.
+    const d = await rest('POST', 'policy/test', {
+      door: 'plane',
+      tool: 'plane_call',
+      args: { resource: 'items', method: 'list' },
+    });
+    expect(d.body).toMatchObject({
+      decision: 'ask',
+      rule: rule.body.id,
+      effect: 'read',
+      targets: expect.arrayContaining(['plane:items.list']),
+    });
+    const none = await rest('POST', 'policy/test', { door: 'plane', tool: 'plane_call' });
+    expect(none.status).toBe(400);
+    expect(none.body.message).toMatch(/give them as `args`/);
   });
 });
 

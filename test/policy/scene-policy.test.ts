@@ -35,6 +35,19 @@ afterEach(async () => {
 });
 
 describe('policy on the scene door', () => {
+  it('a rule on a scene target the door never produces is refused with its op kinds; per-kind and per-step targets are accepted', async () => {
+    const { policy } = s.tk.kernel;
+    const refused = await policy.add({ door: 'scene', target: 'batch', decision: 'deny' });
+    expect(refused).toMatchObject({ ok: false, code: 'malformedRequest' });
+    const message = 'message' in refused ? refused.message : '';
+    expect(message).toContain('`remove_page`');
+    expect(message).toContain('`pipeline:<step>`');
+    for (const target of ['remove_page', 'pipeline:fill', 'export:png', 'remove_*'])
+      expect(await policy.add({ door: 'scene', target, decision: 'deny' })).toMatchObject({
+        target,
+      });
+  });
+
   it('readOnly on scene refuses koharu.apply and REST writes alike, while get_scene works', async () => {
     await s.tk.kernel.policy.setReadOnly(['scene']);
     const before = await pages();

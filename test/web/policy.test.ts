@@ -100,7 +100,36 @@ describe('web UI: policy', () => {
     await expect
       .poll(() => result.textContent())
       .toBe('allow by default for read calls (a read call)');
+    // The call's arguments, when given, decide the tool's effect and targets as a real call's do.
+    await tester.getByLabel('Tool', { exact: true }).fill('ledger_echo');
+    await tester.getByLabel('Arguments').fill('{"text": "hi"}');
+    await tester.getByRole('button', { name: 'Test' }).click();
+    await expect.poll(() => result.getAttribute('data-decision')).toBe('ask');
+    await tester.getByLabel('Arguments').fill('not json');
+    await tester.getByRole('button', { name: 'Test' }).click();
+    await expect
+      .poll(() => tester.getByRole('alert').textContent())
+      .toMatch(/Arguments must be a JSON object/);
+    await tester.getByLabel('Arguments').fill('');
     await screenshots(ui, 'policy');
+  });
+
+  it('refuses on the Policy screen a rule that can never match, naming the tool meant', async () => {
+    const { page } = ui;
+    const add = page.getByRole('form', { name: 'Add a rule' });
+    await add.getByLabel('Decision').selectOption('deny');
+    await add.getByLabel('Door').fill('ledger');
+    await add.getByLabel('Tool').fill('ledger_apend');
+    await add.getByRole('button', { name: 'Add rule' }).click();
+    await expect
+      .poll(() => add.getByRole('alert').textContent())
+      .toMatch(/No tool of ledger is named like `ledger_apend`; did you mean `ledger_append`\?/);
+    await expect(page.locator('#policy-rules > li').count()).resolves.toBe(2);
+    await add.getByLabel('Tool').fill('');
+    // The browser logs the refused request (400); that one is expected here.
+    const refused = ui.errors.filter((e) => /\b400\b/.test(e));
+    expect(refused).toHaveLength(1);
+    ui.errors.splice(ui.errors.indexOf(refused[0]!), 1);
   });
 
   it("approves the agent's asked call once from the inbox link, and the retried call runs", async () => {

@@ -98,6 +98,7 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
   const doors = gateway.runtimes.map((rt, i): ServedDoor => ({
     name: 'mcp',
     mount: rt.name,
+    targetForms: [`${rt.name}:<tool>`],
     get tools() {
       return rt.defs;
     },

@@ -26,6 +26,7 @@ import { accessTools } from './tools-access.js';
 import { noteTools } from './tools-notes.js';
 import { pdfTools } from './tools-pdf.js';
 import { notesRoutes } from './routes.js';
+import { NotesConfig } from './config.js';
 
 /**
  * The reference's limits: 16,384-byte arguments and envelopes, 8 calls in
@@ -81,6 +82,8 @@ export function createNotesDoor(options: NotesDoorOptions = {}): ServedDoor {
   return {
     name: 'notes',
     tools: wrapped,
+    // The capability a call needs and the project of the grant it would use (name or id).
+    targetForms: ['read:<project>', 'write:<project>', 'pdfAnnotate:<project>'],
     limits: NOTES_LIMITS,
     mcp: {
       presenter: notesPresenter,
@@ -109,7 +112,10 @@ export function createNotesDoor(options: NotesDoorOptions = {}): ServedDoor {
 }
 
 export async function createNotesDoors(ctx: DoorContext): Promise<ServedDoor[]> {
-  const section = ctx.config.notes as { prefix?: unknown } | undefined;
-  const prefix = typeof section?.prefix === 'string' ? section.prefix : undefined;
+  // The CLI checked the section before the workspace opened; a library caller gets the same check here.
+  const parsed = NotesConfig.safeParse(ctx.config.notes ?? {});
+  if (!parsed.success)
+    throw new Error(`config file: notes: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const prefix = parsed.data.prefix;
   return [createNotesDoor(prefix ? { prefix } : {})];
 }

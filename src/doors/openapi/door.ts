@@ -61,6 +61,7 @@ export function createOpenapiDoor(options: OpenapiDoorOptions): ServedDoor {
     name: 'openapi',
     mount: prefix,
     tools: [resourcesTool(rt, probe), describeTool(rt), callTool(rt, probe)] as AnyToolDef[],
+    targetForms: [`${prefix}:<resource>.<method>`, '<METHOD> <path>'],
     limits: { timeoutMs: 120_000, responseBytes: 1024 * 1024 },
     mcp: {
       presenter: createPresenter(rt.scrub),

@@ -4,45 +4,20 @@
  * Plane-compatible (`plane_resources`, `plane_describe`, `plane_call`).
  * Every export here is a promise.
  */
-import { z } from 'zod';
 import type { DoorContext } from '../context.js';
 import type { ServedDoor } from '../../transport/surface.js';
 import { createOpenapiDoor, DEFAULT_PREFIX } from './door.js';
 import { loadCatalog } from './load-catalog.js';
 import { DocumentError } from './document/errors.js';
 import { ConfigError } from './config-error.js';
+import { MountOptionsSchema, type MountOptions } from './config.js';
 
 export { createOpenapiDoor, DEFAULT_PREFIX, type OpenapiDoorOptions } from './door.js';
 export { compileSpec, catalogJson } from './compile/compile.js';
 export { loadCatalog } from './load-catalog.js';
 export { DocumentError } from './document/errors.js';
 export type { Catalog } from './catalog.js';
-
-/**
- * Per-mount options beyond `--openapi/--base-url/--prefix`, from the config
- * file's `openapiOptions` section, keyed by prefix:
- * `{"openapiOptions": {"plane": {"probe": {"path": "/api/v1/users/me/", "typedTools": ["plane_list_projects"]}}}}`.
- */
-export const MountOptionsSchema = z
-  .object({
-    probe: z
-      .object({ path: z.string().min(1), typedTools: z.array(z.string()).default([]) })
-      .strict()
-      .optional(),
-    allowExternalRefs: z.boolean().optional(),
-    upstream: z
-      .object({
-        timeoutMs: z.number().int().positive(),
-        maxResponseBytes: z.number().int().positive(),
-        maxRetries: z.number().int().min(0).max(10),
-        maxRetryDelayMs: z.number().int().min(0),
-      })
-      .partial()
-      .strict()
-      .optional(),
-  })
-  .strict();
-export type MountOptions = z.infer<typeof MountOptionsSchema>;
+export { MountOptionsSchema, type MountOptions } from './config.js';
 
 function mountOptions(ctx: DoorContext, prefix: string): MountOptions {
   const section = ctx.config.openapiOptions;

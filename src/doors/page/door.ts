@@ -81,6 +81,8 @@ export function createPageDoor(options: PageDoorOptions): ServedDoor & { relay()
   return {
     name: 'page',
     tools,
+    // The page's origin, then the action (or, for the other tools, the tool's name).
+    targetForms: ['<origin>:<action>'],
 
     // The relay's own per-command timeout answers first, with a WU code.
     limits: {

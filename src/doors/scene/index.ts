@@ -11,7 +11,6 @@
  * AIRLOCK_LLM_MODEL (then OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_MODEL).
  */
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
 import type { DoorContext } from '../context.js';
 import type { RestRoute, ServedDoor } from '../../transport/surface.js';
 import { AIRLOCK_VERSION, type AnyToolDef, type Kernel } from '../../kernel/index.js';
@@ -30,25 +29,10 @@ import { createLocalShelf, createSharedShelf } from './shelf.js';
 import { sceneTools, toolNames } from './tools.js';
 import { restToolNames, sceneRestTools } from './tools-rest.js';
 import { createStaging } from './staging.js';
+import { SceneConfig } from './config.js';
+import { OP_KINDS } from './ops.js';
 
-export const SceneConfig = z.object({
-  projectRoots: z.array(z.string().min(1)).min(1).optional(),
-  prefix: z
-    .string()
-    .regex(/^[A-Za-z][\w-]*$/)
-    .optional(),
-  llm: z
-    .object({
-      baseUrl: z.string().optional(),
-      apiKey: z.string().optional(),
-      model: z.string().optional(),
-      timeoutMs: z.number().int().positive().optional(),
-    })
-    .optional(),
-  /** Compact each project's op log after this many entries. */
-  compactEvery: z.number().int().positive().optional(),
-});
-export type SceneConfig = z.infer<typeof SceneConfig>;
+export { SceneConfig } from './config.js';
 
 export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> {
   const parsed = SceneConfig.safeParse(ctx.config.scene ?? {});
@@ -96,6 +80,18 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
       ...sceneTools(names, session, registry),
       ...sceneRestTools(restNames, session, staging),
     ].map((tool) => followingShared(session, tool)),
+    // authority.md §3: the op kinds an apply, undo or redo acts on, one target per pipeline
+    // step, and the REST-only writes' own targets.
+    targetForms: [
+      ...OP_KINDS,
+      'pipeline:<step>',
+      'export:<format>',
+      'import:<source>',
+      'create_project:<name>',
+      'delete_project:<id>',
+      'upload:<file name>',
+      'import_project:<sha256>',
+    ],
     limits: { requestBytes: 8 * 1024 * 1024, timeoutMs: 120_000 },
     mcp: {
       presenter: scenePresenter(names.export),

@@ -123,6 +123,14 @@ export const OpSchema = tagged({ ...variants, batch: BatchBody }, 'op') as unkno
 
 export const opTag = (op: Op): OpTag => Object.keys(op)[0] as OpTag;
 
+/**
+ * Every single op kind as policy targets name it (`addNode` → `add_node`); a
+ * batch's targets are the kinds inside it (op-policy.ts), never `batch`.
+ */
+export const OP_KINDS: readonly string[] = Object.keys(variants).map((tag) =>
+  tag.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+);
+
 /** Short human label for a single op (history entries, events). */
 export function labelOf(op: Op): string {
   return 'batch' in op ? op.batch.label : opTag(op);

@@ -166,6 +166,8 @@ export function createLedgerDoor(): ServedDoor {
   return {
     name: 'ledger',
     tools: [echo, requestWrite, append, read, query, count] as AnyToolDef[],
+    // ledger_append's consent: the capability and the grant's resource.
+    targetForms: ['write:<resource>'],
     // ledger_count starts a job: as an MCP task it follows that job.
     mcp: {
       tasks: {

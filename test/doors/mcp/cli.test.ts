@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { BIN, run, testEnv } from '../../helpers/cli.js';
 import { serverBin } from './helpers.js';
 import { waitFor } from '../../helpers/wait.js';
+import { startServe } from '../../helpers/servers.js';
 
 let dir: string;
 let data: string;
@@ -64,6 +65,67 @@ describe('airlock mcp', () => {
     expect(env.code).toBe(2);
     expect(env.stderr).toContain('AIRLOCK_TEST_UNSET_VAR is not set');
   });
+
+  it('airlock policy add deny fs:write_file, fs an upstream, is door mcp and target fs:write_file, and policy test derives the target', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'airlock-mcp-policy-'));
+    const served = await startServe([
+      '--doors',
+      'notes',
+      '--data',
+      folder,
+      '--upstream',
+      `fs=${process.execPath} ${serverBin('filesystem')} ${dir}`,
+    ]);
+    try {
+      const owner = ['--url', served.url, '--data', folder];
+      const added = await run(['policy', 'add', 'deny', 'fs:write_file', ...owner]);
+      expect(added.code, added.stderr).toBe(0);
+      expect(added.stdout).toMatch(/Added\s+1\. deny\s+door=mcp target=fs:write_file/);
+      const args = JSON.stringify({ path: join(dir, 'x.txt'), content: 'x' });
+      const tested = await run([
+        'policy',
+        'test',
+        '--door',
+        'fs',
+        '--tool',
+        'fs_write_file',
+        '--args',
+        args,
+        ...owner,
+      ]);
+      expect(tested.code, tested.stderr).toBe(0);
+      expect(tested.stdout).toMatch(/^deny\s+by\s+1\. deny .*\[destructive on fs:write_file\]/);
+      const never = await run([
+        'policy',
+        'add',
+        'deny',
+        '--door',
+        'fs',
+        '--target',
+        'write_file',
+        ...owner,
+      ]);
+      expect(never.code).toBe(1);
+      expect(never.stderr).toContain('`fs:<tool>`');
+      const forced = await run([
+        'policy',
+        'add',
+        'deny',
+        '--door',
+        'fs',
+        '--target',
+        'write_file',
+        '--force',
+        ...owner,
+      ]);
+      expect(forced.code, forced.stderr).toBe(0);
+      expect(forced.stderr).toMatch(/warning: .*never matches/);
+    } finally {
+      served.child.kill('SIGTERM');
+      await served.exited;
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   it('serves a real upstream over stdio: only protocol on stdout, its stderr in Airlock’s structured log', async () => {
     const transport = new StdioClientTransport({

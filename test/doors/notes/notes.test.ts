@@ -96,6 +96,25 @@ describe('create and append', () => {
     expect(env.message).toMatch(/operationID .* already used/);
   });
 
+  it('a committed operationID retried with other arguments after a replay answers malformedRequest, not busy', async () => {
+    // Issue 24 finding 14: the replay left the operation marked in flight.
+    const { documentID } = await writable();
+    const opA = appendArgs(documentID, 'first', 0);
+    const first = await h.env('rooqi_append_text', opA);
+    expect(first.code).toBe('ready');
+    expect(await h.env('rooqi_append_text', opA)).toEqual(first);
+    expect((await h.env('rooqi_append_text', appendArgs(documentID, 'stale', 0))).code).toBe(
+      'versionConflict',
+    );
+    const reused = await h.env('rooqi_append_text', {
+      ...opA,
+      text: 'other text',
+      expectedVersion: 1,
+    });
+    expect(reused.code).toBe('malformedRequest');
+    expect(reused.message).toMatch(/operationID .* already used/);
+  });
+
   it('a stale expectedVersion answers versionConflict with the current revision and writes nothing', async () => {
     const { documentID } = await writable();
     await h.ok('rooqi_append_text', appendArgs(documentID, 'a', 0));

@@ -185,6 +185,7 @@ export function testerForm(rules: () => readonly ListedRule[]): HTMLFormElement 
       field('door', 'Door', { list: DOORS_LIST, required: 'true' }),
       field('tool', 'Tool'),
       field('agent', 'Agent', { placeholder: 'e.g. default' }),
+      field('args', 'Arguments', { placeholder: '{"path": "/tmp/x"} (JSON)' }),
       field('target', 'Target'),
       h('label', { for: 'policy-test-effect' }, 'Effect', effect),
       submit,
@@ -199,9 +200,27 @@ export function testerForm(rules: () => readonly ListedRule[]): HTMLFormElement 
     for (const el of Array.from(form.elements))
       if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement)
         fields[el.name] = el.value;
+    // A mounted tool's effect and targets come from the call's arguments.
+    const { args: argsText = '', ...rest } = fields;
+    let args: unknown;
+    if (argsText.trim()) {
+      try {
+        args = JSON.parse(argsText) as unknown;
+      } catch {
+        args = undefined;
+      }
+      if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+        problem.textContent =
+          'Arguments must be a JSON object of the call\'s arguments, e.g. {"path": "/tmp/x"}.';
+        return;
+      }
+    }
     void busy(submit, async () => {
       try {
-        const verdict = await post<TestVerdict>('policy/test', ruleBody(fields));
+        const verdict = await post<TestVerdict>('policy/test', {
+          ...ruleBody(rest),
+          ...(args === undefined ? {} : { args }),
+        });
         result.dataset.decision = verdict.decision;
         fill(result, decisionBadge(verdict.decision), ' ', verdictWhy(verdict, rules()));
       } catch (err) {

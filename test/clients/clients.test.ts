@@ -1,0 +1,226 @@
+/**
+ * The clients people use (issue 36 item 9): the v1 TypeScript SDK, the
+ * Vercel AI SDK's MCP client, LangChain's MCP adapters and mcp-remote, over
+ * HTTP and stdio, against a real `airlock serve`. For each: connect, list the
+ * tools (every schema accepted by that client), read, ask — the card's link
+ * visible to it — the owner approves over REST, and the retry runs exactly
+ * once (one audited run; the next identical call asks again).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { createMCPClient } from '@ai-sdk/mcp';
+import { Experimental_StdioMCPTransport as AiStdio } from '@ai-sdk/mcp/mcp-stdio';
+import { MultiServerMCPClient } from '@langchain/mcp-adapters';
+import { startServe, type Served } from '../helpers/servers.js';
+import { BIN, testEnv } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'airlock-clients-'));
+const data = join(dir, 'data');
+const config = join(dir, 'config.json');
+const MCP_REMOTE = fileURLToPath(
+  new URL('../../node_modules/mcp-remote/dist/proxy.js', import.meta.url),
+);
+/** The ledger for the ask, scene and notes so every client reads their schemas too. */
+const DOORS = 'ledger,scene,notes';
+let served: Served;
+
+beforeAll(async () => {
+  writeFileSync(
+    config,
+    JSON.stringify({ policy: { rules: [{ tool: 'ledger_echo', decision: 'ask' }] } }),
+  );
+  served = await startServe(['--data', data, '--doors', DOORS, '--config', config]);
+});
+afterAll(async () => {
+  served?.child.kill('SIGTERM');
+  await served?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What a client gives its user for one tool call: the result's text (or the error's message). */
+type CallText = (name: string, args: Record<string, unknown>) => Promise<string>;
+
+interface Driven {
+  tools: string[];
+  call: CallText;
+  close(): Promise<void>;
+}
+
+const stdioArgs = [BIN, 'stdio', '--doors', DOORS, '--data', data, '--config', config];
+const env = () => testEnv() as Record<string, string>;
+const owner = () => ({ authorization: `Bearer ${served.ownerToken}` });
+
+const textOf = (result: unknown): string => {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((c) => c.text ?? '').join('\n');
+};
+
+async function v1(transport: 'http' | 'stdio'): Promise<Driven> {
+  const client = new ClientV1({ name: `v1-${transport}`, version: '1.32' });
+  await client.connect(
+    transport === 'http'
+      ? new HttpV1(new URL(`${served.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${served.agentToken}` } },
+        })
+      : new StdioV1({ command: process.execPath, args: stdioArgs, env: env(), stderr: 'pipe' }),
+  );
+  return {
+    tools: (await client.listTools()).tools.map((t) => t.name),
+    call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
+    close: () => client.close(),
+  };
+}
+
+async function aiSdk(transport: 'http' | 'stdio'): Promise<Driven> {
+  const client = await createMCPClient({
+    clientName: `ai-sdk-${transport}`,
+    transport:
+      transport === 'http'
+        ? {
+            type: 'http',
+            url: `${served.url}/mcp`,
+            headers: { authorization: `Bearer ${served.agentToken}` },
+          }
+        : new AiStdio({ command: process.execPath, args: stdioArgs, env: env() }),
+  });
+  // The AI SDK turns every tool's schema into one of its own: a schema it cannot read throws here.
+  const tools = await client.tools();
+  return {
+    tools: Object.keys(tools),
+    call: async (name, args) => {
+      const tool = tools[name]!;
+      const result = await tool.execute!(args as never, { toolCallId: randomUUID(), messages: [] });
+      return textOf(result);
+    },
+    close: () => client.close(),
+  };
+}
+
+async function langchain(transport: 'http' | 'stdio'): Promise<Driven> {
+  const client = new MultiServerMCPClient({
+    throwOnLoadError: true,
+    mcpServers: {
+      airlock:
+        transport === 'http'
+          ? {
+              transport: 'http',
+              url: `${served.url}/mcp`,
+              headers: { authorization: `Bearer ${served.agentToken}` },
+            }
+          : { transport: 'stdio', command: process.execPath, args: stdioArgs, env: env() },
+    },
+  });
+  const tools = await client.getTools();
+  const byName = new Map(tools.map((t) => [t.name.replace(/^mcp__airlock__/, ''), t]));
+  return {
+    tools: [...byName.keys()],
+    call: async (name, args) => {
+      try {
+        const out = await byName.get(name)!.invoke(args);
+        return typeof out === 'string' ? out : JSON.stringify(out);
+      } catch (error) {
+        return (error as Error).message;
+      }
+    },
+    close: () => client.close(),
+  };
+}
+
+/** mcp-remote: the stdio bridge hosts use to reach an HTTP server, with the token as a header. */
+async function mcpRemote(): Promise<Driven> {
+  const client = new ClientV1({ name: 'mcp-remote-host', version: '1' });
+  await client.connect(
+    new StdioV1({
+      command: process.execPath,
+      args: [
+        MCP_REMOTE,
+        `${served.url}/mcp`,
+        '--transport',
+        'http-only',
+        '--header',
+        `Authorization:Bearer ${served.agentToken}`,
+        '--allow-http',
+      ],
+      env: { ...env(), MCP_REMOTE_CONFIG_DIR: join(dir, 'mcp-remote') },
+      stderr: 'pipe',
+    }),
+  );
+  return {
+    tools: (await client.listTools()).tools.map((t) => t.name),
+    call: async (name, args) => textOf(await client.callTool({ name, arguments: args })),
+    close: () => client.close(),
+  };
+}
+
+/** The audit's last id, and the `ledger_echo` calls that ran (`ok`) after an id. */
+async function auditAfter(afterId: number) {
+  const res = await fetch(`${served.url}/api/v1/audit?door=ledger&afterId=${afterId}&limit=10000`, {
+    headers: owner(),
+  });
+  const entries = (
+    (await res.json()) as { entries: { id: number; tool: string; result: string }[] }
+  ).entries;
+  return {
+    last: entries.reduce((max, e) => Math.max(max, e.id), afterId),
+    echoes: entries.filter((e) => e.tool === 'ledger_echo' && e.result === 'ok').length,
+  };
+}
+
+const drivers: [string, () => Promise<Driven>][] = [
+  ['v1 SDK over HTTP', () => v1('http')],
+  ['v1 SDK over stdio', () => v1('stdio')],
+  ['AI SDK 1 over HTTP', () => aiSdk('http')],
+  ['AI SDK 1 over stdio', () => aiSdk('stdio')],
+  ['LangChain adapters over HTTP', () => langchain('http')],
+  ['LangChain adapters over stdio', () => langchain('stdio')],
+  ['mcp-remote (stdio to HTTP)', () => mcpRemote()],
+];
+
+describe.sequential('the clients people use', () => {
+  for (const [label, drive] of drivers) {
+    it(`${label}: connect, list, read, ask with the card's link, approve, the retry runs once`, async () => {
+      const client = await drive();
+      try {
+        expect(client.tools).toEqual(
+          expect.arrayContaining(['ledger_echo', 'koharu.apply', 'rooqi_append_text']),
+        );
+        // A read the policy allows.
+        const read = await client.call('ledger_query_operation', { operationID: randomUUID() });
+        expect(read).toContain('not-found');
+        // An ask: the text the client shows carries the card's link.
+        const text = `hello from ${label}`;
+        const asked = await client.call('ledger_echo', { text });
+        expect(asked).toContain('approvalRequired');
+        const url = /"approvalUrl":\s*"([^"]+)"/.exec(asked)?.[1];
+        expect(url, asked).toMatch(new RegExp(`^${served.url}/#/approvals/`));
+        const id = decodeURIComponent(url!.split('/').pop()!);
+        const { last } = await auditAfter(0);
+        const approved = await fetch(`${served.url}/api/v1/approvals/${id}/approve`, {
+          method: 'POST',
+          headers: { ...owner(), 'content-type': 'application/json' },
+          body: JSON.stringify({ scope: 'once' }),
+        });
+        expect(approved.status).toBe(200);
+        const ran = await client.call('ledger_echo', { text });
+        expect(ran).toContain(text);
+        expect(ran).not.toContain('approvalRequired');
+        // Approved once: the same call asks again, and the approved call ran exactly once.
+        expect(await client.call('ledger_echo', { text })).toContain('approvalRequired');
+        await waitFor(async () => (await auditAfter(last)).echoes >= 1, {
+          message: 'the approved call in the audit',
+        });
+        expect((await auditAfter(last)).echoes).toBe(1);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});

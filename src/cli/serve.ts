@@ -32,7 +32,8 @@ Runs the workspace: one HTTP server with MCP at /mcp (all doors) and
 and the web UI at /. Data is kept in --data (SQLite, nothing to install).
 
 Options:
-  --port N           HTTP port (default 7300; 0 picks a free one)
+  --port N           HTTP port (default: AIRLOCK_PORT, else the config file's
+                     port, else 7300; 0 picks a free one)
   --host H           bind address (default 127.0.0.1)
   --data DIR         data folder (default ./.airlock)
   --doors a,b        doors to mount (default: scene,notes,page, those built)
@@ -247,7 +248,13 @@ export async function serve(argv: string[]): Promise<number> {
     return 0;
   }
   const config = readConfig(values.config);
-  const port = intOption('port', values.port ?? str(config.port), 7300, 0, 65535);
+  const port = intOption(
+    'port',
+    values.port ?? process.env.AIRLOCK_PORT ?? str(config.port),
+    7300,
+    0,
+    65535,
+  );
   const relayPort = intOption(
     'relay-port',
     values['relay-port'] ?? str(config.relayPort),

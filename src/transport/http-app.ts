@@ -19,7 +19,14 @@ import { createRestDispatch } from './http-rest.js';
 import { createMcpDispatch } from './http-mcp.js';
 import type { McpServing } from './mcp-server.js';
 import { checkHostAndOrigin, type GuardOptions } from './guards.js';
-import { admit, agentOf, identifyCaller, type AuthOptions, type Caller } from './auth.js';
+import {
+  admit,
+  agentKeyOfCaller,
+  agentOf,
+  identifyCaller,
+  type AuthOptions,
+  type Caller,
+} from './auth.js';
 import { sessionRoutes } from './rest-session.js';
 import { BodyTooLargeError, sendJson, sendJsonRpcError } from './http-util.js';
 import { sendFailure } from './http-errors.js';
@@ -157,7 +164,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     path: string,
     caller: Caller | null,
   ) {
-    const agent = caller ? agentOf(caller) : null;
+    const agent = caller ? agentKeyOfCaller(caller) : null;
     if (!caller || !agent) {
       const refused =
         caller?.kind === 'owner'

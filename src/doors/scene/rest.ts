@@ -40,7 +40,7 @@ export interface RouteDeps {
 const restConnection = (req: RestRequest) => {
   const caller = req.caller;
   if (caller?.kind === 'agent')
-    return connection(`agent:${caller.agent}/rest`, 'rest', undefined, caller.agent);
+    return connection(`agent:${caller.key}/rest`, 'rest', undefined, caller.agent);
   if (caller?.kind === 'anonymous')
     return connection('agent:anonymous/rest', 'rest', undefined, 'anonymous');
   return connection('owner/rest:scene', 'rest');

@@ -33,6 +33,7 @@ import type { Approval } from './records.js';
 
 const AGENTS = 'agents';
 const OWNER = 'owner';
+const CACHE_MS = 1000;
 /** The principals epoch (collection, key): bumped by every change to an agent or the owner's token. */
 const EPOCH = ['principals', 'epoch'] as const;
 const LOGIN_CODES = 'owner-login-codes';
@@ -177,8 +178,10 @@ async function endAgent(tx: StoreTx, key: string, at: number): Promise<Ended> {
 }
 
 export function createPrincipals({ store, events, now = Date.now }: PrincipalsOptions): Principals {
-  // Token hashes of the agents and the owner, as of one epoch.
-  let cache: { epoch: number; known: Promise<Known> } | null = null;
+  // Token hashes of the agents and the owner, as of one epoch (and read again
+  // every second anyway, for a writer that does not move the epoch: an older
+  // Airlock on the same store).
+  let cache: { epoch: number; at: number; known: Promise<Known> } | null = null;
 
   const readEpoch = () =>
     store
@@ -226,8 +229,8 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
   /** The agents and the owner as of the store's current epoch. */
   const known = async (): Promise<Known> => {
     const epoch = await freshEpoch();
-    if (cache?.epoch === epoch) return cache.known;
-    const fresh = { epoch, known: loadKnown() };
+    if (cache?.epoch === epoch && now() - cache.at < CACHE_MS) return cache.known;
+    const fresh = { epoch, at: now(), known: loadKnown() };
     cache = fresh;
     // A failed read is not remembered.
     fresh.known.catch(() => {

@@ -17,6 +17,7 @@ import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
 import { ownerHeaders } from '../helpers/principals.js';
+import { newToken, tokenHash } from '../../src/kernel/principals.js';
 
 let tk: TestKernel;
 let app: HttpApp;
@@ -182,4 +183,39 @@ it('a requestState sealed for a revoked agent does not open for a later agent of
     );
   expect(answer).toMatchObject({ code: -32602, data: { reason: 'invalid_request_state' } });
   await second.c.close();
+});
+
+it('an agent made before ids keeps what it was granted: its key is its name', async () => {
+  // As an older Airlock left it: an agent record without an id, and a grant keyed by its name.
+  const token = newToken('ak_');
+  const at = Date.now();
+  await tk.kernel.store.transaction(async (tx) => {
+    await tx.records.put('agents', 'olga', {
+      name: 'olga',
+      tokenHash: tokenHash(token),
+      createdAt: at,
+      revokedAt: null,
+    });
+    await tx.grants.insert({
+      id: randomUUID(),
+      connection: 'agent:olga',
+      door: 'ledger',
+      capability: 'write',
+      resource: { id: 'main', name: 'main' },
+      createdAt: at,
+      expiresAt: at + 15 * 60 * 1000,
+      revokedAt: null,
+    });
+  });
+  await makeAgent('olga-peer'); // a change the instance hears of (the epoch moves)
+  const c = await client(token);
+  const op = { operationID: randomUUID(), account: 'olga', amount: 1, expectedVersion: 0 };
+  expect(await c.callTool({ name: 'ledger_append', arguments: op }).then(toolJson)).toMatchObject({
+    committedVersion: 1,
+  });
+  await c.close();
+  // Revoked, it loses that grant too.
+  await tk.kernel.principals.revokeAgent('olga');
+  const ofOlga = (await tk.kernel.consent.grants()).filter((g) => g.connection === 'agent:olga');
+  expect(ofOlga).toEqual([]);
 });

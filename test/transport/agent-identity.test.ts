@@ -18,6 +18,7 @@ import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
 import { ownerHeaders } from '../helpers/principals.js';
 import { newToken, tokenHash } from '../../src/kernel/principals.js';
+import { agentKey } from '../../src/kernel/connection.js';
 
 let tk: TestKernel;
 let app: HttpApp;
@@ -218,4 +219,28 @@ it('an agent made before ids keeps what it was granted: its key is its name', as
   await tk.kernel.principals.revokeAgent('olga');
   const ofOlga = (await tk.kernel.consent.grants()).filter((g) => g.connection === 'agent:olga');
   expect(ofOlga).toEqual([]);
+});
+
+it('a job of a revoked agent is not found by a later agent of its name', async () => {
+  const first = await client(await makeAgent('jack'));
+  const started = await first
+    .callTool({ name: 'ledger_count', arguments: { to: 10_000 } })
+    .then(toolJson);
+  const jobId = String(started.jobId);
+  await first.close();
+  const keyOf = async () => {
+    const jack = (await tk.kernel.principals.listAgents()).find(
+      (a) => a.name === 'jack' && a.revokedAt === null,
+    );
+    return agentKey('jack', jack?.id);
+  };
+  const firstKey = await keyOf();
+  expect(await tk.kernel.jobs.seenBy(firstKey).get(jobId)).not.toBeNull();
+
+  await remake('jack');
+  const secondKey = await keyOf();
+  expect(secondKey).not.toBe(firstKey);
+  expect(await tk.kernel.jobs.seenBy(secondKey).get(jobId)).toBeNull();
+  expect(await tk.kernel.jobs.seenBy(secondKey).cancel(jobId)).toBe(false);
+  await tk.kernel.jobs.cancel(jobId);
 });

@@ -1,8 +1,9 @@
 /**
  * `airlock agents add|list|revoke` and `airlock owner rotate` (authority.md
- * §1). They act on the store directly (`--data DIR`, or `--store URL` for
- * PostgreSQL), so they work whether or not a server runs; a running server
- * sees the change within a second (and at once over a shared bus).
+ * §1). They act on the store directly (`--data DIR`: the store the folder
+ * notes, else its SQLite store; or `--store URL`), so they work whether or
+ * not a server runs; every server on the store sees the change at its next
+ * call (the principals epoch).
  */
 import { join, resolve } from 'node:path';
 import { createEventBus } from '../kernel/events.js';
@@ -17,12 +18,12 @@ export const AGENTS_HELP = `Usage:
   airlock agents list [--json] agents with when they were made or revoked (never tokens)
   airlock agents revoke NAME   revoke an agent: its token stops working, its sessions end
 
-Options: --data DIR (default ./.airlock), --store URL (postgres://…), -h/--help`;
+Options: --data DIR (default ./.airlock; its server's store when one ran there), --store URL (postgres://…), -h/--help`;
 
 export const OWNER_HELP = `Usage:
   airlock owner rotate   replace the owner token: writes DATA/owner.token and signs every browser out
 
-Options: --data DIR (default ./.airlock), --store URL (postgres://…), -h/--help`;
+Options: --data DIR (default ./.airlock; its server's store when one ran there), --store URL (postgres://…), -h/--help`;
 
 const OPTIONS = {
   data: { type: 'string' },

@@ -25,6 +25,7 @@ import {
 import type { Approval, ApprovalScope, Grant } from './records.js';
 import type { EventBus } from './events.js';
 import { ONE_STATEMENT, type Store } from './store.js';
+import { agentNameOf } from './connection.js';
 
 /** An approved-once call may run within this long of the approval; a 15-minute approval lasts this long. */
 export const ASK_LIFETIME_MS = 15 * 60 * 1000;
@@ -36,7 +37,10 @@ export interface Preview {
 }
 
 export interface AskedCall {
-  /** The connection id and its agent; calls of no agent (owner, internal) never wait. */
+  /**
+   * The connection id and its agent's key (connection.ts `agentKey`); calls
+   * of no agent (owner, internal) never wait.
+   */
   connection: string;
   agent: string | null;
   /** The door's mount. */
@@ -133,7 +137,7 @@ export function createAsks({
           scope: null,
           reason: null,
           usedAt: null,
-          summary: `${agent}: ${preview.summary}`,
+          summary: `${agentNameOf(agent)}: ${preview.summary}`,
           status: 'pending',
           lifetimeMs: ASK_LIFETIME_MS,
           createdAt: at,

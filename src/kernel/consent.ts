@@ -11,7 +11,7 @@ import { failure, type Failure } from './errors.js';
 import type { Approval, Grant, ResourceRef } from './records.js';
 import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from './store.js';
 import type { EventBus } from './events.js';
-import { agentOfConnectionId, connectionLabel } from './connection.js';
+import { agentKeyOfConnection, agentOfConnection, connectionLabel } from './connection.js';
 
 export const DEFAULT_GRANT_LIFETIME_MS = 15 * 60 * 1000;
 /** Undecided approvals expire after this long (authority.md §2). */
@@ -62,10 +62,8 @@ export function shown<T extends { connection: string }>(record: T): T & { agent:
   };
 }
 
-/** `agent:alice/session:…` → `alice`; null for connections that are no agent's. */
-export function agentOfConnection(id: string): string | null {
-  return agentOfConnectionId(id);
-}
+/** `agent:alice~3f9a…/session:…` → `alice`; null for connections that are no agent's. */
+export { agentOfConnection };
 
 export const isExpired = (a: Approval, at: number) => a.createdAt + PENDING_LIFETIME_MS <= at;
 export const closed = (status: 'expired' | 'cancelled', at: number) => ({
@@ -75,7 +73,11 @@ export const closed = (status: 'expired' | 'cancelled', at: number) => ({
   grantId: null,
 });
 
-/** The agent's undecided approvals of every kind (the cap counts them together). */
+/**
+ * The agent's undecided approvals of every kind (the cap counts them
+ * together). `agent` is the agent key (connection.ts `agentKey`): an
+ * approval's `agent` column holds it.
+ */
 export async function waitingFor(tx: StoreTx, agent: string | null, at: number) {
   // Rows from before approvals kept their agent have none; their connection names it.
   const own = await tx.approvals.listPendingOf(agent);
@@ -83,10 +85,10 @@ export async function waitingFor(tx: StoreTx, agent: string | null, at: number) 
     agent === null
       ? []
       : (await tx.approvals.listPendingOf(null)).filter(
-          (a) => agentOfConnection(a.connection) === agent,
+          (a) => agentKeyOfConnection(a.connection) === agent,
         );
   return [...own, ...unnamed].filter(
-    (a) => (a.agent ?? agentOfConnection(a.connection)) === agent && !isExpired(a, at),
+    (a) => (a.agent ?? agentKeyOfConnection(a.connection)) === agent && !isExpired(a, at),
   );
 }
 
@@ -123,7 +125,7 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
       // its requests take turns while other agents' run alongside.
       const filed = await store.transaction(async (tx) => {
         const at = now();
-        const agent = agentOfConnection(connection);
+        const agent = agentKeyOfConnection(connection);
         const waiting = await waitingFor(tx, agent, at);
         let latest = await tx.approvals.latest(connection, door, capability);
         if (latest?.status === 'pending' && isExpired(latest, at))

@@ -10,7 +10,7 @@ import { redact } from './redact.js';
 import type { Preview } from './asks.js';
 import type { PolicyVerdict } from './policy.js';
 import type { AnyToolDef, Effect } from './tool.js';
-import type { Connection } from './connection.js';
+import { agentKeyOf, type Connection } from './connection.js';
 import type { Grant } from './records.js';
 import type { KernelServices } from './kernel.js';
 
@@ -77,8 +77,16 @@ export async function decideCall(
     : tool.consent
       ? consentTargets(tool.consent.capability, grant ?? null)
       : [];
-  const agent = connection.agent ?? null;
-  const call = { door: scope.door, mount, tool: tool.name, agent, effect, targets };
+  // Rules match the agent's name; rates, asks and grants bind to its key (name and id).
+  const agent = agentKeyOf(connection);
+  const call = {
+    door: scope.door,
+    mount,
+    tool: tool.name,
+    agent: connection.agent ?? null,
+    effect,
+    targets,
+  };
   const verdicts =
     tool.policy?.targetsAre === 'parts' && targets.length > 1
       ? await Promise.all(targets.map((t) => services.policy.decide({ ...call, targets: [t] })))
@@ -98,7 +106,7 @@ export async function decideCall(
   // Every rule that decided a part counts the call against its rate, once.
   const ruled = new Map(verdicts.map((v) => [v.rule, v]));
   for (const v of ruled.values()) {
-    const overRate = services.policy.admit(v, agent);
+    const overRate = await services.policy.admit(v, agent);
     if (overRate) return { verdict, grant, refusal: overRate };
   }
   if (verdict.decision === 'allow') return { verdict, grant, refusal: null };

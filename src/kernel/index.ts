@@ -49,7 +49,16 @@ export { closestWord } from './closest.js';
 export { blobHash, isBlobHash } from './blob-hash.js';
 
 // Identity and services
-export { agentPart, connection, connectionLabel } from './connection.js';
+export {
+  agentKey,
+  agentKeyOf,
+  agentKeyOfConnection,
+  agentNameOf,
+  agentOfConnection,
+  agentPart,
+  connection,
+  connectionLabel,
+} from './connection.js';
 export type { Connection, ConnectionKind } from './connection.js';
 export { createEventBus } from './events.js';
 export { storeEventLog, EVENT_LOG_RETAIN } from './event-log.js';

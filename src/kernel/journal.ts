@@ -28,6 +28,7 @@
 import { failure, type Failure } from './errors.js';
 import type { JournalEntry, Provenance } from './records.js';
 import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from './store.js';
+import { agentKeyOf } from './connection.js';
 
 /** Journal transactions read and write entries by key only. */
 const KEYED: TransactionOptions = { isolation: 'keyed' };
@@ -44,7 +45,9 @@ export function journalKey(
   connection: { id: string; agent?: string | undefined },
   operationId: string,
 ): string {
-  return `${connection.agent !== undefined ? `agent:${connection.agent}` : connection.id}#${operationId}`;
+  // The agent's key carries its id: a later agent of the same name is another agent.
+  const agent = agentKeyOf(connection);
+  return `${agent !== null ? `agent:${agent}` : connection.id}#${operationId}`;
 }
 
 /** The operationID a journal key was made from (`journalKey`'s inverse). */

@@ -40,7 +40,7 @@ import {
   type Limits,
   type ToolContext,
 } from './tool.js';
-import { connectionLabel, type Connection } from './connection.js';
+import { agentKeyOf, connectionLabel, type Connection } from './connection.js';
 import { journalKey, OperationRaced, type OpenOperation } from './journal.js';
 import type { AuditEntry, Grant, Provenance, ResourceRef } from './records.js';
 import type { AuditRecord } from './audit.js';
@@ -420,7 +420,7 @@ function toolContext(
     operation: operation && { id: operation.id, digest: operation.digest },
     store: services.store,
     blobs: services.blobs,
-    jobs: services.jobs.seenBy(options.connection.agent ?? null),
+    jobs: services.jobs.seenBy(agentKeyOf(options.connection)),
     events: services.events,
     resultChars: resultCharsOf(scope.limits),
     progress: (p, total, message) => options.progress?.(p, total, message) ?? Promise.resolve(),

@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { failure, type Failure } from './errors.js';
 import type { EventBus } from './events.js';
-import { ONE_STATEMENT, type Store } from './store.js';
+import { ONE_STATEMENT, type Store, type TransactionOptions } from './store.js';
 import type { Effect } from './tool.js';
 
 export const DECISIONS = ['allow', 'ask', 'deny'] as const;
@@ -129,10 +129,11 @@ const DEFAULT_VERDICTS: Record<Effect, PolicyVerdict> = Object.fromEntries(
 export interface Policy {
   decide(call: PolicyCall): Promise<PolicyVerdict>;
   /**
-   * Counts a call against its rule's rate for this agent: null when within
-   * it, else `busy` with `retryAfterMs`. Counted per instance.
+   * Counts a call against its rule's rate for this agent (its key): null
+   * when within it, else `busy` with `retryAfterMs`. Counted in the store,
+   * so every instance on it shares one count.
    */
-  admit(verdict: PolicyVerdict, agent: string | null): Failure | null;
+  admit(verdict: PolicyVerdict, agent: string | null): Promise<Failure | null>;
   view(): Promise<PolicyView>;
   /**
    * Adds an owner rule at `position` (1-based among all rules; default last).
@@ -167,6 +168,12 @@ export interface PolicyOptions {
 }
 
 const COLLECTION = 'policy';
+/** Rate windows, one record per `rule|agent key` (authority.md §3). */
+const RATES = 'policy-rates';
+const KEYED: TransactionOptions = { isolation: 'keyed' };
+interface RateWindow {
+  times: number[];
+}
 const KEY = 'owner';
 const CACHE_MS = 1000;
 
@@ -273,8 +280,6 @@ export function createPolicy({
   }));
   const configReadOnly: ReadOnly = config?.readOnly ?? false;
   let cache: { at: number; view: Promise<PolicyView> } | null = null;
-  /** Sliding windows of call times per `rule|agent`. */
-  const windows = new Map<string, number[]>();
 
   events.subscribe((e) => {
     if (e.data.event === 'policyChanged') cache = null;
@@ -353,29 +358,28 @@ export function createPolicy({
       return evaluate(v.rules, v.readOnly, call);
     },
 
-    admit(verdict, agent) {
+    async admit(verdict, agent) {
       const rate = verdict.matched?.rate;
       if (!rate) return null;
       const { count, windowMs } = parseRate(rate);
-      const key = `${verdict.rule}|${agent ?? ''}`;
-      const at = now();
-      const times = (windows.get(key) ?? []).filter((t) => t > at - windowMs);
-      if (times.length >= count) {
-        windows.set(key, times);
-        const retryAfterMs = Math.max(1, times[0]! + windowMs - at);
-        return failure(
-          'busy',
-          `The owner's rule ${verdict.rule} allows ${rate} for this agent; wait ${Math.ceil(retryAfterMs / 1000)} s, then retry.`,
-          { retryAfterMs, rule: verdict.rule },
-        );
-      }
-      times.push(at);
-      windows.set(key, times);
-      if (windows.size > 10_000) {
-        for (const [k, ts] of windows)
-          if ((ts.at(-1) ?? 0) <= at - WINDOW_MS.hour) windows.delete(k);
-      }
-      return null;
+      // A sliding window of the last `count` call times per rule and agent, read
+      // and written by key in one transaction: instances take turns on it.
+      const retryAfterMs = await store.transaction(async (tx) => {
+        const key = `${verdict.rule}|${agent ?? ''}`;
+        const at = now();
+        const found = await tx.records.get<RateWindow>(RATES, key);
+        const times = (found?.value.times ?? []).filter((t) => t > at - windowMs);
+        if (times.length >= count) return Math.max(1, times[times.length - count]! + windowMs - at);
+        times.push(at);
+        await tx.records.put(RATES, key, { times: times.slice(-count) });
+        return 0;
+      }, KEYED);
+      if (retryAfterMs === 0) return null;
+      return failure(
+        'busy',
+        `The owner's rule ${verdict.rule} allows ${rate} for this agent; wait ${Math.ceil(retryAfterMs / 1000)} s, then retry.`,
+        { retryAfterMs, rule: verdict.rule },
+      );
     },
 
     view,

@@ -7,23 +7,40 @@
  * Tokens are random (32 bytes, base64url) and stored hashed; an agent's is
  * shown once, when it is made. The owner's hash is in the store so every
  * instance on one store knows it; the token itself lives in the owner's
- * `<data>/owner.token`. Changes are published (`agentsChanged`), so a
- * revocation takes effect at once on every instance sharing the bus.
+ * `<data>/owner.token`.
+ *
+ * Every agent gets an id when it is made; what it is granted is bound to its
+ * key (name and id, connection.ts `agentKey`), and revoking it cancels its
+ * pending asks and ends its grants in the same transaction. A name made
+ * again is a new agent that starts with nothing.
+ *
+ * Every change bumps the principals epoch in the store in its own
+ * transaction, and each authentication first reads that epoch (one
+ * statement; concurrent callers share one read begun after they arrived):
+ * a revoke, a rotation or a new agent holds on every instance from its next
+ * call, whether it came from this instance, another, or the CLI, with or
+ * without a bus. Changes are also published (`agentsChanged`,
+ * `ownerChanged`) for what listens (open sessions and event streams).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { failure, type Failure } from './errors.js';
 import type { EventBus } from './events.js';
-import { ONE_STATEMENT, type Store } from './store.js';
+import { ONE_STATEMENT, type Store, type StoreTx } from './store.js';
+import { agentKey, agentKeyOfConnection } from './connection.js';
+import { closed, shown } from './consent.js';
+import type { Approval } from './records.js';
 
 const AGENTS = 'agents';
 const OWNER = 'owner';
+const CACHE_MS = 1000;
+/** The principals epoch (collection, key): bumped by every change to an agent or the owner's token. */
+const EPOCH = ['principals', 'epoch'] as const;
 const LOGIN_CODES = 'owner-login-codes';
 const SESSIONS = 'owner-sessions';
 /** A sign-in link is good for 10 minutes (authority.md §1), an owner session for 12 hours. */
 export const LOGIN_CODE_TTL_MS = 10 * 60 * 1000;
 export const OWNER_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
-const CACHE_MS = 1000;
 
 /** Agent names: what the owner types and reads in the inbox and the audit trail. */
 export const AgentName = z
@@ -35,6 +52,8 @@ export const AgentName = z
 
 export const AgentRecordSchema = z.object({
   name: z.string(),
+  /** Made with the agent; absent on agents made before ids (their key is their name). */
+  id: z.string().optional(),
   tokenHash: z.string(),
   createdAt: z.number(),
   revokedAt: z.number().nullable(),
@@ -44,11 +63,14 @@ export type AgentRecord = z.infer<typeof AgentRecordSchema>;
 /** An agent as listed: never its token or hash. */
 export interface AgentInfo {
   name: string;
+  /** Made with the agent; null for an agent made before ids. */
+  id: string | null;
   createdAt: number;
   revokedAt: number | null;
 }
 
-export type Principal = { kind: 'owner' } | { kind: 'agent'; agent: string };
+/** `agent`: the name (what rules match and people read); `key`: name and id (what grants bind to). */
+export type Principal = { kind: 'owner' } | { kind: 'agent'; agent: string; key: string };
 
 export interface Principals {
   /** Who a bearer token belongs to, or null for an unknown or revoked one. */
@@ -58,7 +80,10 @@ export interface Principals {
   /** Sets an agent's token (creating the agent), e.g. `--token` for `default`. */
   setAgentToken(name: string, token: string): Promise<void>;
   listAgents(): Promise<AgentInfo[]>;
-  /** Revokes an agent: its token stops working on every instance. */
+  /**
+   * Revokes an agent: its token stops working on every instance, its pending
+   * asks are cancelled and its grants end.
+   */
   revokeAgent(name: string): Promise<AgentInfo | Failure>;
   /** True when the agent exists and is not revoked. */
   isActive(name: string): Promise<boolean>;
@@ -105,48 +130,115 @@ const sameHash = (a: string, b: string) =>
 
 const info = (r: AgentRecord): AgentInfo => ({
   name: r.name,
+  id: r.id ?? null,
   createdAt: r.createdAt,
   revokedAt: r.revokedAt,
 });
 
+/** An agent's id: 48 random bits, told apart only from earlier agents of the same name. */
+const newAgentId = () => randomBytes(6).toString('hex');
+
+/** Bumps the principals epoch inside a change's own transaction. */
+async function bumpEpoch(tx: StoreTx): Promise<void> {
+  const found = await tx.records.get<{ n: number }>(...EPOCH);
+  await tx.records.put(...EPOCH, { n: (found?.value.n ?? 0) + 1 });
+}
+
+interface Known {
+  /** Token hash → the agent's name and key. */
+  agents: Map<string, { name: string; key: string }>;
+  owner: string | null;
+}
+
+/** What a revoke ended, for the events that tell the inbox and the grant list. */
+interface Ended {
+  cancelled: Approval[];
+  grants: string[];
+}
+
+/** Cancels an agent's pending asks and ends its grants (authority.md §1: revoke). */
+async function endAgent(tx: StoreTx, key: string, at: number): Promise<Ended> {
+  const pending = [
+    ...(await tx.approvals.listPendingOf(key)),
+    // Rows from before approvals kept their agent: their connection names it.
+    ...(await tx.approvals.listPendingOf(null)).filter(
+      (a) => agentKeyOfConnection(a.connection) === key,
+    ),
+  ];
+  const cancelled: Approval[] = [];
+  for (const a of pending) {
+    const done = await tx.approvals.decide(a.id, closed('cancelled', at));
+    if (done) cancelled.push(done);
+  }
+  const grants: string[] = [];
+  for (const g of await tx.grants.listActive(at))
+    if (agentKeyOfConnection(g.connection) === key && (await tx.grants.revoke(g.id, at)))
+      grants.push(g.id);
+  return { cancelled, grants };
+}
+
 export function createPrincipals({ store, events, now = Date.now }: PrincipalsOptions): Principals {
-  // Token hash → agent and the owner's hash, reloaded after any change published
-  // here or by another instance, and at least every second so a change made
-  // straight in the store (the CLI with no server running) holds within a second.
-  let cache: {
-    at: number;
-    agents: Promise<Map<string, string>>;
-    owner: Promise<string | null>;
-  } | null = null;
-  const forget = () => {
-    cache = null;
+  // Token hashes of the agents and the owner, as of one epoch (and read again
+  // every second anyway, for a writer that does not move the epoch: an older
+  // Airlock on the same store).
+  let cache: { epoch: number; at: number; known: Promise<Known> } | null = null;
+
+  const readEpoch = () =>
+    store
+      .read((tx) => tx.records.get<{ n: number }>(...EPOCH), ONE_STATEMENT)
+      .then((r) => r?.value.n ?? 0);
+  // One epoch read at a time; a caller that arrives while one is under way
+  // waits for the next, so what it learns was read after it arrived.
+  let reading: Promise<number> | null = null;
+  let queued: Promise<number> | null = null;
+  const startRead = () => {
+    const read = readEpoch();
+    reading = read;
+    void read
+      .finally(() => {
+        if (reading === read) reading = null;
+      })
+      .catch(() => undefined);
+    return read;
   };
-  events.subscribe((e) => {
-    if (e.data.event === 'agentsChanged' || e.data.event === 'ownerChanged') forget();
-  });
-  const cached = () => {
-    if (cache && now() - cache.at < CACHE_MS) return cache;
-    const agents = store
-      .read((tx) => tx.records.list<AgentRecord>(AGENTS))
-      .then(
-        (rows) =>
-          new Map(
-            rows.filter((r) => r.value.revokedAt === null).map((r) => [r.value.tokenHash, r.key]),
-          ),
-      );
-    const owner = store
-      .read((tx) => tx.records.get<{ tokenHash: string }>(OWNER, 'token'))
-      .then((r) => r?.value.tokenHash ?? null);
-    const fresh = { at: now(), agents, owner };
+  const freshEpoch = (): Promise<number> => {
+    if (!reading) return startRead();
+    queued ??= reading
+      .catch(() => undefined)
+      .then(() => {
+        queued = null;
+        return startRead();
+      });
+    return queued;
+  };
+
+  const loadKnown = () =>
+    store.read(async (tx): Promise<Known> => {
+      const rows = await tx.records.list<AgentRecord>(AGENTS);
+      const owner = await tx.records.get<{ tokenHash: string }>(OWNER, 'token');
+      return {
+        agents: new Map(
+          rows
+            .filter((r) => r.value.revokedAt === null)
+            .map((r) => [r.value.tokenHash, { name: r.key, key: agentKey(r.key, r.value.id) }]),
+        ),
+        owner: owner?.value.tokenHash ?? null,
+      };
+    });
+
+  /** The agents and the owner as of the store's current epoch. */
+  const known = async (): Promise<Known> => {
+    const epoch = await freshEpoch();
+    if (cache?.epoch === epoch && now() - cache.at < CACHE_MS) return cache.known;
+    const fresh = { epoch, at: now(), known: loadKnown() };
     cache = fresh;
     // A failed read is not remembered.
-    Promise.all([agents, owner]).catch(() => {
+    fresh.known.catch(() => {
       if (cache === fresh) cache = null;
     });
-    return fresh;
+    return fresh.known;
   };
-  const load = () => cached().agents;
-  const owner = () => cached().owner;
+  const owner = async () => (await known()).owner;
 
   const isOwnerToken = async (token: string) => {
     const ownerIs = await owner();
@@ -154,33 +246,37 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
   };
 
   const changed = (event: 'agentsChanged' | 'ownerChanged', detail: Record<string, unknown>) => {
-    forget();
     events.publish({ event, ...detail });
   };
 
-  const put = async (name: string, token: string, replace: boolean) => {
-    const record: AgentRecord = {
-      name,
-      tokenHash: tokenHash(token),
-      createdAt: now(),
-      revokedAt: null,
-    };
-    return store.transaction(async (tx) => {
+  /** Sets an agent's token: a new agent (a new id) unless `replace` finds it active. */
+  const put = async (name: string, token: string, replace: boolean) =>
+    store.transaction(async (tx) => {
       const existing = await tx.records.get<AgentRecord>(AGENTS, name);
-      if (existing && existing.value.revokedAt === null && !replace) return false;
+      const active = existing && existing.value.revokedAt === null ? existing.value : null;
+      if (active && !replace) return false;
+      const record: AgentRecord = active
+        ? { ...active, tokenHash: tokenHash(token) }
+        : {
+            name,
+            id: newAgentId(),
+            tokenHash: tokenHash(token),
+            createdAt: now(),
+            revokedAt: null,
+          };
       await tx.records.put(AGENTS, name, record);
+      await bumpEpoch(tx);
       return true;
     });
-  };
 
   return {
     async authenticate(token) {
       if (!token) return null;
       const hash = tokenHash(token);
-      const ownerIs = await owner();
+      const { owner: ownerIs, agents } = await known();
       if (ownerIs && sameHash(ownerIs, hash)) return { kind: 'owner' };
-      const agent = (await load()).get(hash);
-      return agent === undefined ? null : { kind: 'agent', agent };
+      const agent = agents.get(hash);
+      return agent === undefined ? null : { kind: 'agent', agent: agent.name, key: agent.key };
     },
 
     async addAgent(name) {
@@ -214,14 +310,21 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
       const revoked = await store.transaction(async (tx) => {
         const existing = await tx.records.get<AgentRecord>(AGENTS, name);
         if (!existing || existing.value.revokedAt !== null) return null;
-        const record = { ...existing.value, revokedAt: now() };
+        const at = now();
+        const record = { ...existing.value, revokedAt: at };
         await tx.records.put(AGENTS, name, record);
-        return record;
+        await bumpEpoch(tx);
+        return { record, ended: await endAgent(tx, agentKey(name, record.id), at) };
       });
       if (!revoked)
         return failure('notFound', `No active agent '${name}'; 'airlock agents list' shows them.`);
-      changed('agentsChanged', { agent: name, change: 'revoked' });
-      return info(revoked);
+      const key = agentKey(name, revoked.record.id);
+      changed('agentsChanged', { agent: name, key, change: 'revoked' });
+      for (const a of revoked.ended.cancelled)
+        events.publish({ event: 'approvalDecided', approval: shown(a) });
+      for (const grantId of revoked.ended.grants)
+        events.publish({ event: 'grantRevoked', grantId });
+      return info(revoked.record);
     },
 
     async isActive(name) {
@@ -232,9 +335,10 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
     hasOwner: async () => (await owner()) !== null,
 
     async setOwnerToken(token) {
-      await store.transaction((tx) =>
-        tx.records.put(OWNER, 'token', { tokenHash: tokenHash(token) }),
-      );
+      await store.transaction(async (tx) => {
+        await tx.records.put(OWNER, 'token', { tokenHash: tokenHash(token) });
+        await bumpEpoch(tx);
+      });
       changed('ownerChanged', {});
     },
 

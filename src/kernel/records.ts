@@ -47,7 +47,10 @@ export const ApprovalSchema = z.object({
   id: z.string(),
   kind: z.enum(APPROVAL_KINDS),
   connection: z.string(),
-  /** The asking agent; null for connections that are no agent's. */
+  /**
+   * The asking agent's key (its name and id, connection.ts `agentKey`);
+   * null for connections that are no agent's. The inbox shows the name.
+   */
   agent: z.string().nullable(),
   door: z.string(),
   /** Consent: the capability asked for. Policy: `policy`. */

@@ -1,4 +1,4 @@
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { BlobStore, Store } from '../kernel/store.js';
 import { createPostgresBlobStore } from './blobs-postgres.js';
@@ -12,10 +12,21 @@ export interface OpenStoreOptions {
   /**
    * Where records live: absent, `sqlite:` (`<data>/airlock.db`),
    * `sqlite:<file>`, or a `postgres://` / `postgresql://` URL; a `schema`
-   * query parameter in the URL picks the PostgreSQL schema.
+   * query parameter in the URL picks the PostgreSQL schema. Absent: the
+   * store recorded in the data folder (`STORE_FILE`), else SQLite there.
    */
   store?: string;
 }
+
+/**
+ * The data folder's own note of the store it belongs to: written when a
+ * store other than the folder's SQLite is opened on it (`serve --store
+ * postgres://…`), read when a command gives no `--store`, so `airlock agents
+ * add --data DIR` on a cluster's folder acts on the cluster's store rather
+ * than making a SQLite store the servers never read. 0600 like the owner
+ * token beside it: the URL may carry a password.
+ */
+export const STORE_FILE = 'store.url';
 
 const ACCEPTED =
   'sqlite: (the default, <data>/airlock.db), sqlite:<file>, postgres://… or postgresql://…';
@@ -30,7 +41,39 @@ const ACCEPTED =
 export async function openStore(
   options: OpenStoreOptions,
 ): Promise<{ store: Store; blobs: BlobStore }> {
-  const spec = options.store ?? '';
+  const given = options.store ?? '';
+  const spec = given === '' ? await recordedStore(options.data) : given;
+  const opened = await openSpec(options.data, spec);
+  if (given !== '') await recordStore(options.data, spec);
+  return opened;
+}
+
+/** The store the data folder belongs to, or '' (its own SQLite store). */
+export async function recordedStore(data: string): Promise<string> {
+  try {
+    return (await readFile(join(data, STORE_FILE), 'utf8')).trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Notes the store in the data folder; its own SQLite store needs no note. */
+async function recordStore(data: string, spec: string): Promise<void> {
+  const file = join(data, STORE_FILE);
+  const own =
+    spec === 'sqlite' || spec === 'sqlite:' || spec === `sqlite:${join(data, 'airlock.db')}`;
+  const absolute = spec.startsWith('sqlite:') && !own ? `sqlite:${resolve(spec.slice(7))}` : spec;
+  if (own) {
+    await rm(file, { force: true });
+    return;
+  }
+  await privateFolder(data);
+  await writeFile(file, `${absolute}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+}
+
+async function openSpec(data: string, spec: string): Promise<{ store: Store; blobs: BlobStore }> {
+  const options = { data };
   if (spec === '' || spec === 'sqlite' || spec.startsWith('sqlite:')) {
     const file =
       spec.length > 'sqlite:'.length ? resolve(spec.slice(7)) : join(options.data, 'airlock.db');

@@ -15,7 +15,8 @@ import type { Audience } from './surface.js';
 export type Caller =
   | { kind: 'owner'; via: 'bearer' }
   | { kind: 'owner'; via: 'cookie'; session: OwnerSession }
-  | { kind: 'agent'; agent: string }
+  /** `agent`: the name; `key`: name and id, what its sessions, grants and tasks bind to. */
+  | { kind: 'agent'; agent: string; key: string }
   | { kind: 'anonymous' };
 
 export const ANONYMOUS_AGENT = 'anonymous';
@@ -31,6 +32,10 @@ export interface AuthOptions {
 /** The agent a caller acts as on MCP and agent routes (null for the owner). */
 export const agentOf = (caller: Caller): string | null =>
   caller.kind === 'agent' ? caller.agent : caller.kind === 'anonymous' ? ANONYMOUS_AGENT : null;
+
+/** The agent's key (connection.ts `agentKey`): what connections made for this caller carry. */
+export const agentKeyOfCaller = (caller: Caller): string | null =>
+  caller.kind === 'agent' ? caller.key : caller.kind === 'anonymous' ? ANONYMOUS_AGENT : null;
 
 const NEEDS_TOKEN =
   'Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
@@ -80,7 +85,7 @@ export async function identifyCaller(
       );
     return principal.kind === 'owner'
       ? { kind: 'owner', via: 'bearer' }
-      : { kind: 'agent', agent: principal.agent };
+      : { kind: 'agent', agent: principal.agent, key: principal.key };
   }
   const sid = cookie(req, SESSION_COOKIE);
   if (sid) {

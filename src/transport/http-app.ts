@@ -19,7 +19,7 @@ import { createRestDispatch } from './http-rest.js';
 import { createMcpDispatch } from './http-mcp.js';
 import type { McpServing } from './mcp-server.js';
 import { checkHostAndOrigin, type GuardOptions } from './guards.js';
-import { admit, agentOf, identifyCaller, type AuthOptions, type Caller } from './auth.js';
+import { admit, agentKeyOfCaller, identifyCaller, type AuthOptions, type Caller } from './auth.js';
 import { sessionRoutes } from './rest-session.js';
 import { BodyTooLargeError, sendJson, sendJsonRpcError } from './http-util.js';
 import { sendFailure } from './http-errors.js';
@@ -134,7 +134,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (refused) return refuse(res, refused);
     if (sub === 'events') {
       // An agent's stream carries its own calls, approvals and jobs, never another's or the owner's inbox.
-      const agent = agentOf(caller!);
+      // Its key (name and id): a later agent of the same name is another agent.
+      const agent = agentKeyOfCaller(caller!);
       await serveEvents(req, res, {
         bus: kernel.events,
         snapshot: () => snapshot(agent),
@@ -157,7 +158,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     path: string,
     caller: Caller | null,
   ) {
-    const agent = caller ? agentOf(caller) : null;
+    const agent = caller ? agentKeyOfCaller(caller) : null;
     if (!caller || !agent) {
       const refused =
         caller?.kind === 'owner'

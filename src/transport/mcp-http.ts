@@ -49,7 +49,7 @@ import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
 import { header, sendJson, sendJsonRpcError } from './http-util.js';
 import { HEADER_MISMATCH, paramHeaderMismatch } from './mcp-param-headers.js';
-import { isObject } from '../kernel/index.js';
+import { agentNameOf, isObject } from '../kernel/index.js';
 
 export interface McpEndpointOptions {
   kernel: ServingKernel;
@@ -68,7 +68,7 @@ export interface McpEndpointOptions {
 }
 
 export interface McpEndpoint {
-  /** `agent` is the authenticated agent the request acts as. */
+  /** `agent` is the authenticated agent's key (name and id) the request acts as. */
   handle(req: IncomingMessage, res: ServerResponse, body: unknown, agent: string): Promise<void>;
   readonly sessionCount: number;
   close(): Promise<void>;
@@ -109,10 +109,14 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       ? {
           id: `agent:${principal}/session:${sessionId}`,
           kind: 'http-session' as const,
-          agent: principal!,
+          agent: agentNameOf(principal!),
           session: sessionId,
         }
-      : { id: `agent:${principal}`, kind: 'http-principal' as const, agent: principal! };
+      : {
+          id: `agent:${principal}`,
+          kind: 'http-principal' as const,
+          agent: agentNameOf(principal!),
+        };
 
   const serving = options.serving ?? {};
   const toolNames = serving.toolNames ?? 'exact';
@@ -204,7 +208,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   // A revoked agent's open sessions end at once (its token already fails).
   const unsubscribe = kernel.events.subscribe(({ data }) => {
     if (data.event !== 'agentsChanged' || data.change !== 'revoked') return;
-    for (const [id, s] of sessions) if (s.agent === data.agent) void closeSession(id);
+    const revoked = data.key ?? data.agent;
+    for (const [id, s] of sessions) if (s.agent === revoked) void closeSession(id);
   });
 
   /** Makes room for one more session of `agent`: its least recently used goes past the cap. */

@@ -32,7 +32,7 @@ import type {
   ServerContext,
 } from '@modelcontextprotocol/server';
 import type { ToolDescriptor } from '../kernel/kernel.js';
-import type { Connection } from '../kernel/connection.js';
+import { agentKeyOf, type Connection } from '../kernel/connection.js';
 import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
 import { presentOutcome } from './present.js';
 import { answerAsTask, registerTaskMethods, TASKS_EXTENSION } from './mcp-tasks.js';
@@ -213,7 +213,9 @@ export function createMcpServer({
     // A retry carrying our approval state must carry it unaltered, for this agent and tool.
     const state = ctx.mcpReq.requestState();
     const resumed = isApprovalState(state);
-    if (resumed && !(await seal.open(state, { agent: base.agent ?? '', tool: name })))
+    // Sealed for the agent's key (name and id): a later agent of that name cannot open it.
+    const agent = agentKeyOf(base);
+    if (resumed && !(await seal.open(state, { agent: agent ?? '', tool: name })))
       throw new ProtocolError(
         -32602,
         'requestState failed its integrity check (altered, expired, or minted for another agent or tool); call the tool again without it.',
@@ -233,13 +235,13 @@ export function createMcpServer({
     }
     let outcome = await run();
     const approvalId = outcome.ok ? null : pendingApproval(outcome);
-    if (approvalId && !resumed && base.agent) {
+    if (approvalId && !resumed && agent) {
       const offered = await offerApproval(
         server,
         ctx,
         kernel,
         seal,
-        { approvalId, agent: base.agent, tool: name },
+        { approvalId, agent, tool: name },
         { link: approvalLink, waitMs: approvalWaitMs },
       );
       if (offered === 'retry') outcome = await run();
@@ -263,7 +265,7 @@ export function createMcpServer({
   if (offersTasks)
     registerTaskMethods(server, kernel, (ctx) => {
       const { base } = whoIs(ctx);
-      return base.agent ?? base.id;
+      return agentKeyOf(base) ?? base.id;
     });
   // Only a session that initialized (2025-era HTTP, stdio) can be told; a 2026-era
   // request's server lives for one request and reads the list afresh.

@@ -80,7 +80,8 @@ export function createTaskListen(options: TaskListenOptions): TaskListen {
   // A revoked agent's listens end at once (its token already fails).
   const unsubscribe = kernel.events.subscribe(({ data }) => {
     if (data.event !== 'agentsChanged' || data.change !== 'revoked') return;
-    for (const [end, agent] of open) if (agent === data.agent) end(false);
+    const revoked = data.key ?? data.agent;
+    for (const [end, agent] of open) if (agent === revoked) end(false);
   });
 
   const refuse = (

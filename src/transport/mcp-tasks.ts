@@ -28,6 +28,7 @@ import {
 import { startTaskRunner } from './mcp-task-runner.js';
 import { presentOutcome } from './present.js';
 import type { CallOptions } from '../kernel/pipeline.js';
+import { agentKeyOf } from '../kernel/connection.js';
 import type { McpRequestScope, McpTaskSupport, ServingKernel } from './surface.js';
 
 export { TASKS_EXTENSION } from './mcp-task-store.js';
@@ -172,7 +173,7 @@ export async function answerAsTask(
   const door = kernel.door(call.mount)?.mcp;
   const toolDef = kernel.tool(call.mount, call.tool);
   const tasks = taskStoreFor(kernel);
-  const agent = call.connection.agent ?? call.connection.id;
+  const agent = agentKeyOf(call.connection) ?? call.connection.id;
   const task = await tasks.create({ agent, mount: call.mount, tool: call.tool });
   await startTaskRunner(kernel, tasks, {
     task,

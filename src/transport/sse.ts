@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AirlockEvent, DeliveredEvent, EventBus } from '../kernel/events.js';
 import { header } from './http-util.js';
+import { agentNameOf } from '../kernel/connection.js';
 
 export interface SseOptions {
   bus: EventBus;
@@ -73,10 +74,13 @@ const ownJob =
 function agentViews(agent: string): Record<string, View> {
   const mine = own(agent);
   const myJob = ownJob(agent);
+  // A call and an approval as shown name the agent (without its id); tasks
+  // and jobs carry its key.
+  const name = agentNameOf(agent);
   const approval: View = (data) =>
-    (data.approval as { agent?: unknown } | undefined)?.agent === agent ? data : null;
+    (data.approval as { agent?: unknown } | undefined)?.agent === name ? data : null;
   return {
-    toolCalled: mine,
+    toolCalled: own(name),
     taskChanged: mine,
     approvalRequested: approval,
     approvalDecided: approval,

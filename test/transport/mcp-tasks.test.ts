@@ -12,6 +12,7 @@ import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
 import { createKernel } from '../../src/kernel/kernel.js';
 import { createEventBus, type EventBus } from '../../src/kernel/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
+import { agentKey } from '../../src/kernel/connection.js';
 import { openStore } from '../../src/store/open.js';
 import type { ServedDoor, ServingKernel } from '../../src/transport/surface.js';
 import { createTaskStore } from '../../src/transport/mcp-task-store.js';
@@ -184,12 +185,18 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
       const ids = await behind();
       const listed = async (agent: string | null) =>
         (await A.kernel.jobs.seenBy(agent).list({ door: 'ledger' })).map((j) => j.id);
-      expect(await listed('alice')).toEqual(expect.arrayContaining(ids));
+      // Jobs belong to the agent's key: its name and the id it was made with.
+      const keyOf = async (name: string) => {
+        const found = (await A.kernel.principals.listAgents()).find((a) => a.name === name);
+        return agentKey(name, found?.id);
+      };
+      const [aliceKey, bobKey] = [await keyOf('alice'), await keyOf('bob')];
+      expect(await listed(aliceKey)).toEqual(expect.arrayContaining(ids));
       expect(await listed(null)).toEqual(expect.arrayContaining(ids));
-      expect((await listed('bob')).filter((id) => ids.includes(id))).toEqual([]);
+      expect((await listed(bobKey)).filter((id) => ids.includes(id))).toEqual([]);
       for (const id of ids) {
-        expect(await B.kernel.jobs.seenBy('bob').get(id)).toBeNull();
-        expect(await B.kernel.jobs.seenBy('bob').cancel(id)).toBe(false);
+        expect(await B.kernel.jobs.seenBy(bobKey).get(id)).toBeNull();
+        expect(await B.kernel.jobs.seenBy(bobKey).cancel(id)).toBe(false);
       }
       await alice.cancel(taskId);
     });

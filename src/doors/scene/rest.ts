@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import {
   AirlockError,
+  agentKeyOf,
   connection,
   validateInput,
   type CallOutcome,
@@ -40,7 +41,7 @@ export interface RouteDeps {
 const restConnection = (req: RestRequest) => {
   const caller = req.caller;
   if (caller?.kind === 'agent')
-    return connection(`agent:${caller.agent}/rest`, 'rest', undefined, caller.agent);
+    return connection(`agent:${caller.key}/rest`, 'rest', undefined, caller.agent);
   if (caller?.kind === 'anonymous')
     return connection('agent:anonymous/rest', 'rest', undefined, 'anonymous');
   return connection('owner/rest:scene', 'rest');
@@ -51,7 +52,7 @@ const restConnection = (req: RestRequest) => {
  * (another's answer as unknown ids), the owner every job (authority.md §1).
  */
 export const jobsSeenBy = (deps: Pick<RouteDeps, 'kernel'>, req: RestRequest) =>
-  deps.kernel().jobs.seenBy(restConnection(req).agent ?? null);
+  deps.kernel().jobs.seenBy(agentKeyOf(restConnection(req)));
 
 /** Page images and project zips are larger than the server's default body cap. */
 export const UPLOAD_MAX_BYTES = 256 * 1024 * 1024;

@@ -475,7 +475,7 @@ const CASES: Record<string, RouteCase> = {
   'POST /api/v1/policy/test': {
     kind: 'read',
     request: async () =>
-      at('policy/test', { json: { door: 'scene', tool: 'koharu.apply', effect: 'write' } }),
+      at('policy/test', { json: { door: 'scene', tool: 'koharu.list_engines' } }),
   },
 
   // The notes door's owner routes.

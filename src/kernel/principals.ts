@@ -96,18 +96,20 @@ export interface Principals {
   /** A single-use sign-in code for the web UI (the link printed at start), valid `ttlMs`. */
   issueLoginCode(ttlMs?: number): Promise<string>;
   /**
-   * Signs the owner in with a login code or the owner token: a session id
-   * (the cookie) and its CSRF token. Any instance on the store knows both.
+   * Signs the owner in with a login code or the owner token: a session
+   * secret the page keeps in its own (origin-scoped) storage and sends as a
+   * header, never a cookie (authority.md §1). Any instance on the store knows it.
    */
   signIn(proof: { code: string } | { token: string }): Promise<OwnerSession | Failure>;
-  /** The owner session a cookie names, or null when unknown or expired. */
+  /** The owner session a session secret names, or null when unknown or expired. */
   ownerSession(sessionId: string): Promise<OwnerSession | null>;
   signOut(sessionId: string): Promise<void>;
+  /** Ends every owner session (every browser is signed out, its streams end). */
+  endOwnerSessions(): Promise<number>;
 }
 
 export interface OwnerSession {
   id: string;
-  csrf: string;
   expiresAt: number;
 }
 
@@ -175,6 +177,13 @@ async function endAgent(tx: StoreTx, key: string, at: number): Promise<Ended> {
     if (agentKeyOfConnection(g.connection) === key && (await tx.grants.revoke(g.id, at)))
       grants.push(g.id);
   return { cancelled, grants };
+}
+
+/** Deletes every owner session record; how many there were. */
+async function deleteSessions(tx: StoreTx): Promise<number> {
+  const rows = await tx.records.list(SESSIONS);
+  for (const r of rows) await tx.records.delete(SESSIONS, r.key);
+  return rows.length;
 }
 
 export function createPrincipals({ store, events, now = Date.now }: PrincipalsOptions): Principals {
@@ -338,8 +347,15 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
       await store.transaction(async (tx) => {
         await tx.records.put(OWNER, 'token', { tokenHash: tokenHash(token) });
         await bumpEpoch(tx);
+        await deleteSessions(tx);
       });
       changed('ownerChanged', {});
+    },
+
+    async endOwnerSessions() {
+      const ended = await store.transaction(deleteSessions);
+      changed('ownerChanged', { change: 'signedOut' });
+      return ended;
     },
 
     isOwnerToken,
@@ -370,15 +386,11 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
           'That sign-in link or owner token is not valid (links work once, for 10 minutes); use the link printed by airlock serve, or paste the contents of <data>/owner.token.',
         );
       const session: OwnerSession = {
-        id: randomBytes(32).toString('base64url'),
-        csrf: randomBytes(24).toString('base64url'),
+        id: `os_${randomBytes(32).toString('base64url')}`,
         expiresAt: now() + OWNER_SESSION_TTL_MS,
       };
       await store.transaction((tx) =>
-        tx.records.put(SESSIONS, tokenHash(session.id), {
-          csrf: session.csrf,
-          expiresAt: session.expiresAt,
-        }),
+        tx.records.put(SESSIONS, tokenHash(session.id), { expiresAt: session.expiresAt }),
       );
       return session;
     },
@@ -386,10 +398,10 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
     async ownerSession(sessionId) {
       if (!sessionId) return null;
       const found = await store.read((tx) =>
-        tx.records.get<{ csrf: string; expiresAt: number }>(SESSIONS, tokenHash(sessionId)),
+        tx.records.get<{ expiresAt: number }>(SESSIONS, tokenHash(sessionId)),
       );
       if (!found || found.value.expiresAt <= now()) return null;
-      return { id: sessionId, csrf: found.value.csrf, expiresAt: found.value.expiresAt };
+      return { id: sessionId, expiresAt: found.value.expiresAt };
     },
 
     async signOut(sessionId) {

@@ -1,10 +1,15 @@
 /**
  * Who is calling (spec/authority.md §1, §4): the owner (owner token as a
- * bearer, or the web UI's session cookie), an agent (its own token), or, on
- * a loopback bind started with `--allow-anonymous`, the agent `anonymous`.
- * Each route declares its audience; this module decides whether a caller
- * may use it, and for cookie sessions whether the request really comes from
- * the workspace's own page (exact origin and the CSRF header).
+ * bearer, or the web UI's session secret in the `x-airlock-session`
+ * header), an agent (its own token), or, on a loopback bind started with
+ * `--allow-anonymous`, the agent `anonymous`. Each route declares its
+ * audience; this module decides whether a caller may use it.
+ *
+ * No cookie is read, ever (issue 25): a browser sends cookies to every port
+ * of a host, so a page an agent serves on another local port would receive
+ * one. The session secret lives in the UI page's own sessionStorage, which
+ * no other origin can read, and a custom header cannot be sent cross-origin
+ * without a CORS preflight this server never answers.
  */
 import type { IncomingMessage } from 'node:http';
 import type { OwnerSession, Principals } from '../kernel/principals.js';
@@ -14,14 +19,14 @@ import type { Audience } from './surface.js';
 
 export type Caller =
   | { kind: 'owner'; via: 'bearer' }
-  | { kind: 'owner'; via: 'cookie'; session: OwnerSession }
+  | { kind: 'owner'; via: 'session'; session: OwnerSession }
   /** `agent`: the name; `key`: name and id, what its sessions, grants and tasks bind to. */
   | { kind: 'agent'; agent: string; key: string }
   | { kind: 'anonymous' };
 
 export const ANONYMOUS_AGENT = 'anonymous';
-export const SESSION_COOKIE = 'airlock_owner';
-export const CSRF_HEADER = 'x-airlock-csrf';
+/** The header the web UI sends its owner session secret in, on every request. */
+export const SESSION_HEADER = 'x-airlock-session';
 
 export interface AuthOptions {
   principals: Principals;
@@ -39,16 +44,6 @@ export const agentKeyOfCaller = (caller: Caller): string | null =>
 
 const NEEDS_TOKEN =
   'Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
-
-function cookie(req: IncomingMessage, name: string): string | undefined {
-  const raw = header(req, 'cookie');
-  if (!raw) return undefined;
-  for (const part of raw.split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return v.join('=');
-  }
-  return undefined;
-}
 
 /** The request's own origin as a browser on this host would send it. */
 function ownOrigin(req: IncomingMessage): string | undefined {
@@ -87,10 +82,15 @@ export async function identifyCaller(
       ? { kind: 'owner', via: 'bearer' }
       : { kind: 'agent', agent: principal.agent, key: principal.key };
   }
-  const sid = cookie(req, SESSION_COOKIE);
-  if (sid) {
+  const sid = header(req, SESSION_HEADER);
+  if (sid !== undefined) {
     const session = await options.principals.ownerSession(sid);
-    if (session) return { kind: 'owner', via: 'cookie', session };
+    if (!session)
+      return failure(
+        'notAuthorized',
+        'This browser session ended (signed out, expired, or the owner token was rotated); sign in again.',
+      );
+    return { kind: 'owner', via: 'session', session };
   }
   // A page on another local port is not the owner's terminal: no anonymous access for it.
   if (options.allowAnonymous && sameOriginOrNone(req)) return { kind: 'anonymous' };
@@ -127,24 +127,14 @@ export function admit(
         'This route is the owner’s; an agent cannot use it. Ask the owner to act in the Airlock web UI or CLI.',
       ),
     };
-  if (caller.kind === 'owner' && caller.via === 'cookie' && changesState(req)) {
-    // Cookies travel with any request the browser makes to this host, including
-    // from pages on other ports (same site): require this server's exact origin
-    // and the session's CSRF token (authority.md §4).
+  if (caller.kind === 'owner' && caller.via === 'session' && changesState(req)) {
+    // Defence in depth: a browser session changes things only from this server's own page.
     if (!sameOriginOrNone(req) || header(req, 'origin') === undefined)
       return {
         status: 403,
         failure: failure(
           'notAuthorized',
           'A signed-in browser may change things only from this server’s own page (exact origin); use the Airlock web UI itself.',
-        ),
-      };
-    if (header(req, CSRF_HEADER) !== caller.session.csrf)
-      return {
-        status: 403,
-        failure: failure(
-          'notAuthorized',
-          `Missing or wrong ${CSRF_HEADER} header; reload the Airlock page and try again.`,
         ),
       };
   }

@@ -141,6 +141,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         snapshot: () => snapshot(agent),
         ...(agent ? { view: agentView(agent) } : {}),
         named: koharuWire,
+        // The owner's streams check their credential every second as well (a CLI rotate publishes nowhere).
+        ...(caller!.kind === 'owner' ? { recheckMs: 1000 } : {}),
         // The same request, identified again: still this caller, still admitted?
         stillAllowed: async () => {
           const now = await identifyCaller(req, auth);

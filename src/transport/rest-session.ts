@@ -1,23 +1,22 @@
 /**
  * The web UI's owner session (authority.md §1): sign in with the single-use
  * link printed at start (`/login#code=…`) or by pasting the owner token; the
- * session is an HttpOnly, SameSite=Strict cookie, and every state-changing
- * request also carries the CSRF token this route returns.
+ * answer carries the session secret, which the page keeps in its own
+ * sessionStorage and sends in the `x-airlock-session` header on every
+ * request. No cookie is set: nothing the browser sends on its own (to this
+ * or any other port) signs anyone in, and no answer hands a session secret
+ * to a request that did not prove itself with a code or the owner token.
  */
 import { z } from 'zod';
 import type { Principals } from '../kernel/principals.js';
-import { OWNER_SESSION_TTL_MS } from '../kernel/principals.js';
 import { validateInput } from '../kernel/validate.js';
-import { CSRF_HEADER, SESSION_COOKIE } from './auth.js';
+import { SESSION_HEADER } from './auth.js';
 import type { RestRoute } from './surface.js';
 
 const SignIn = z.union([
   z.object({ code: z.string().min(1).max(200) }).strict(),
   z.object({ token: z.string().min(1).max(500) }).strict(),
 ]);
-
-const cookie = (value: string, maxAgeSeconds: number) =>
-  `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
 
 export function sessionRoutes(principals: Principals): RestRoute[] {
   return [
@@ -26,7 +25,7 @@ export function sessionRoutes(principals: Principals): RestRoute[] {
       path: 'session',
       audience: 'public',
       summary:
-        'Owner sign-in for the web UI: {code} from the printed link, or {token} (the owner token) → cookie and {csrf}',
+        'Owner sign-in for the web UI: {code} from the printed link, or {token} (the owner token) → {session, sessionHeader}: send the session in that header on every request',
       handler: async ({ body }) => {
         const parsed = validateInput(SignIn, body ?? {});
         if (!parsed.ok) return parsed;
@@ -34,8 +33,13 @@ export function sessionRoutes(principals: Principals): RestRoute[] {
         if ('ok' in session) return session;
         return {
           status: 200,
-          body: { owner: true, csrf: session.csrf, csrfHeader: CSRF_HEADER },
-          headers: { 'set-cookie': cookie(session.id, Math.floor(OWNER_SESSION_TTL_MS / 1000)) },
+          body: {
+            owner: true,
+            session: session.id,
+            sessionHeader: SESSION_HEADER,
+            expiresAt: session.expiresAt,
+          },
+          headers: { 'cache-control': 'no-store' },
         };
       },
     },
@@ -43,23 +47,20 @@ export function sessionRoutes(principals: Principals): RestRoute[] {
       method: 'GET',
       path: 'session',
       audience: 'public',
-      summary: 'Whether this browser is signed in as the owner: {owner, csrf?}',
-      handler: async ({ caller }) =>
-        caller?.kind === 'owner' && caller.via === 'cookie'
-          ? {
-              status: 200,
-              body: { owner: true, csrf: caller.session.csrf, csrfHeader: CSRF_HEADER },
-            }
-          : { status: 200, body: { owner: caller?.kind === 'owner' } },
+      summary: 'Whether the request is the owner’s (its session header or owner token): {owner}',
+      handler: async ({ caller }) => ({
+        status: 200,
+        body: { owner: caller?.kind === 'owner' },
+      }),
     },
     {
       method: 'DELETE',
       path: 'session',
-      summary: 'Sign this browser out',
+      summary: 'Sign this browser out (the session in the request’s header ends)',
       handler: async ({ caller }) => {
-        if (caller?.kind === 'owner' && caller.via === 'cookie')
+        if (caller?.kind === 'owner' && caller.via === 'session')
           await principals.signOut(caller.session.id);
-        return { status: 204, headers: { 'set-cookie': cookie('', 0) } };
+        return { status: 204 };
       },
     },
   ];

@@ -28,6 +28,12 @@ export interface SseOptions {
    * (agents: `agentView`); default every event as published.
    */
   view?: (data: AirlockEvent) => AirlockEvent | null;
+  /**
+   * Also ask `stillAllowed` this often (ms): the owner's streams use it so an
+   * `airlock owner rotate` run by the CLI, which publishes on no bus of this
+   * process, still ends them within this bound (issue 24 §7).
+   */
+  recheckMs?: number;
   /** Add an `event: <PascalCase>` line to each frame (the Koharu wire). */
   named?: boolean;
 }
@@ -161,8 +167,10 @@ export async function serveEvents(
     res.write(': keep-alive\n\n');
     recheck();
   }, options.keepAliveMs ?? 15_000);
+  const recheckTimer = options.recheckMs ? setInterval(recheck, options.recheckMs) : undefined;
   const stop = () => {
     clearInterval(keepAlive);
+    clearInterval(recheckTimer);
     unsubscribe();
   };
   req.on('close', stop);

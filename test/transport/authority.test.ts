@@ -12,6 +12,7 @@ import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
+import { newToken } from '../../src/kernel/principals.js';
 import { waitFor } from '../helpers/wait.js';
 
 let tk: TestKernel;
@@ -361,25 +362,49 @@ describe('event streams follow their credential', () => {
     ).resolves.toBe(true);
   });
 
-  it('a signed-out browser’s event stream ends at once', async () => {
+  /** Signs the owner in as the web UI does: the session secret comes back in the answer. */
+  async function browserSession(): Promise<Record<string, string>> {
     const signIn = await fetch(`${base}/api/v1/session`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ token: tokenOf(owner) }),
     });
-    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
-    const { csrf } = (await signIn.json()) as { csrf: string };
-    const res = await fetch(`${base}/api/v1/events`, { headers: { cookie } });
+    const { session, sessionHeader } = (await signIn.json()) as {
+      session: string;
+      sessionHeader: string;
+    };
+    return { [sessionHeader]: session };
+  }
+
+  it('a signed-out browser’s event stream ends at once', async () => {
+    const session = await browserSession();
+    const res = await fetch(`${base}/api/v1/events`, { headers: session });
     expect(res.status).toBe(200);
     const closed = ended(res);
     const out = await fetch(`${base}/api/v1/session`, {
       method: 'DELETE',
-      headers: { cookie, origin: base, 'x-airlock-csrf': csrf },
+      headers: { ...session, origin: base },
     });
     expect(out.status).toBe(204);
     await expect(
       Promise.race([closed, new Promise((r) => setTimeout(() => r('still open'), 1000))]),
     ).resolves.toBe(true);
+  });
+
+  it('ending every owner session (owner rotate) ends every browser’s stream and request at once', async () => {
+    const [one, two] = [await browserSession(), await browserSession()];
+    const streams = await Promise.all(
+      [one, two].map((h) => fetch(`${base}/api/v1/events`, { headers: h })),
+    );
+    expect(streams.map((r) => r.status)).toEqual([200, 200]);
+    const closed = Promise.all(streams.map(ended));
+    await tk.kernel.principals.setOwnerToken(newToken('ok_'));
+    await expect(
+      Promise.race([closed, new Promise((r) => setTimeout(() => r('still open'), 1000))]),
+    ).resolves.toEqual([true, true]);
+    await tk.kernel.principals.setOwnerToken(tokenOf(owner)); // the other tests' owner again
+    for (const h of [one, two])
+      expect((await fetch(`${base}/api/v1/approvals`, { headers: h })).status).toBe(401);
   });
 });
 
@@ -469,16 +494,19 @@ describe('browser requests', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(proof),
     });
-    const cookie = res.headers.get('set-cookie') ?? '';
-    return { res, cookie: cookie.split(';')[0]!, body: (await res.json()) as { csrf?: string } };
+    const body = (await res.json()) as { session?: string; sessionHeader?: string };
+    // Whatever cookie the browser would keep and send to every port of this host.
+    const cookie = res.headers.get('set-cookie')?.split(';')[0] ?? `airlock_owner=${body.session}`;
+    return { res, body, cookie, session: { [body.sessionHeader ?? 'x']: body.session ?? '' } };
   }
 
-  it('a sign-in link works once; the session cookie is HttpOnly and SameSite=Strict', async () => {
+  it('a sign-in link works once; its answer carries the session secret and sets no cookie', async () => {
     const code = await tk.kernel.principals.issueLoginCode();
     const first = await signIn({ code });
     expect(first.res.status).toBe(200);
-    expect(first.res.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
-    expect(first.body.csrf).toBeTruthy();
+    expect(first.res.headers.get('set-cookie')).toBeNull();
+    expect(first.body).toMatchObject({ sessionHeader: 'x-airlock-session' });
+    expect(first.body.session).toMatch(/^os_/);
     const again = await signIn({ code });
     expect(again.res.status).toBe(403);
     expect(await tk.kernel.principals.signIn({ token: alice })).toMatchObject({
@@ -486,26 +514,65 @@ describe('browser requests', () => {
     });
   });
 
-  it('an owner cookie changes things only from the exact origin and with the CSRF token', async () => {
-    const { cookie, body } = await signIn({ token: tokenOf(owner) });
+  it('no answer hands a session secret to a request without a code or the owner token', async () => {
+    const { session } = await signIn({ token: tokenOf(owner) });
+    const secret = Object.values(session)[0]!;
+    // Whatever a browser sends on its own (a cookie named like the old session cookie included).
+    for (const headers of [
+      {} as Record<string, string>,
+      { cookie: `airlock_owner=${secret}` },
+      { cookie: `airlock_owner=${secret}`, origin: base },
+    ]) {
+      const res = await fetch(`${base}/api/v1/session`, { headers });
+      const text = await res.text();
+      expect(JSON.parse(text)).toEqual({ owner: false });
+      expect(text).not.toContain(secret);
+    }
+    // The session's own header: only a yes, still no secret.
+    const own = await fetch(`${base}/api/v1/session`, { headers: session });
+    expect(await own.text()).toBe('{"owner":true}');
+  });
+
+  it('a cookie alone grants nothing: owner routes, reads and the event stream refuse it', async () => {
+    const { cookie } = await signIn({ token: tokenOf(owner) });
+    for (const path of ['approvals', 'grants', 'audit', 'events'])
+      expect((await fetch(`${base}/api/v1/${path}`, { headers: { cookie } })).status).toBe(401);
+    const crumb = tokenOf(await agentHeaders(tk.kernel, 'crumb'));
+    const client = await connectClient(`${base}/mcp`, { token: crumb, pin: MODERN_PROTOCOL });
+    const asked = await askWrite(client);
+    const approve = await fetch(`${base}/api/v1/approvals/${String(asked.approvalID)}/approve`, {
+      method: 'POST',
+      headers: { cookie, origin: base, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(approve.status).toBe(401);
+    expect((await pendingFor('crumb')).map((a) => a.id)).toContain(asked.approvalID);
+    await client.close();
+  });
+
+  it('an owner session header changes things only from the exact origin', async () => {
+    const { session } = await signIn({ token: tokenOf(owner) });
     const client = await connectClient(`${base}/mcp`, { token: bob, pin: MODERN_PROTOCOL });
     const [pending] = await pendingFor('bob');
     expect(pending).toBeDefined();
     const deny = (headers: Record<string, string>) =>
       fetch(`${base}/api/v1/approvals/${pending!.id}/deny`, {
         method: 'POST',
-        headers: { cookie, 'content-type': 'application/json', ...headers },
+        headers: { ...session, 'content-type': 'application/json', ...headers },
         body: '{}',
       });
-    // Reading needs only the cookie.
-    expect((await fetch(`${base}/api/v1/approvals`, { headers: { cookie } })).status).toBe(200);
-    expect((await deny({ origin: base })).status).toBe(403); // no CSRF token
-    expect(
-      (await deny({ origin: 'http://localhost:5173', 'x-airlock-csrf': body.csrf! })).status,
-    ).toBe(403); // another local port is another origin
-    expect((await deny({ 'x-airlock-csrf': body.csrf! })).status).toBe(403); // no origin at all
+    // Reading needs the header (no origin needed).
+    expect((await fetch(`${base}/api/v1/approvals`, { headers: session })).status).toBe(200);
+    expect((await deny({ origin: 'http://localhost:5173' })).status).toBe(403); // another port
+    expect((await deny({})).status).toBe(403); // no origin at all
     expect((await pendingFor('bob')).map((a) => a.id)).toContain(pending!.id);
-    expect((await deny({ origin: base, 'x-airlock-csrf': body.csrf! })).status).toBe(200);
+    expect((await deny({ origin: base })).status).toBe(200);
+    // A session that ended is refused outright (401), never taken as anonymous.
+    await fetch(`${base}/api/v1/session`, {
+      method: 'DELETE',
+      headers: { ...session, origin: base },
+    });
+    expect((await fetch(`${base}/api/v1/approvals`, { headers: session })).status).toBe(401);
     await client.close();
   });
 });

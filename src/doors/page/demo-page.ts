@@ -115,7 +115,10 @@ export const DEMO_HTML = `<!doctype html>
   });
 
   async function start() {
-    const response = await fetch('/api/v1/page/bridge-token');
+    // The owner's session, as the workspace UI keeps it in this origin's sessionStorage (no cookie).
+    const session = JSON.parse(sessionStorage.getItem('airlock.ownerSession') || 'null');
+    const headers = session ? { [session.header]: session.secret } : {};
+    const response = await fetch('/api/v1/page/bridge-token', { headers });
     if (!response.ok) throw new Error('no bridge token: ' + response.status);
     const { url, token } = await response.json();
     await bridge.connect(url, { token });

@@ -1,7 +1,8 @@
 /**
  * The REST client of the UI (`/api/v1`, same origin). It is signed in as the
- * owner by the session cookie (authority.md §1) and sends the session's CSRF
- * header on every state-changing request (§4); JSON bodies go as
+ * owner by the session secret it sends in a header on every request, reads
+ * and the event stream included (authority.md §1; no cookie: a browser would
+ * send one to every port of this host); JSON bodies go as
  * `application/json`. Failures arrive as the server's `{status, code,
  * message}` and become an `ApiError` whose message is the server's own
  * sentence (it says what to do next).
@@ -21,17 +22,53 @@ export class ApiError extends Error {
 }
 
 /**
- * The owner session's CSRF token and the header it goes in (authority.md §4),
- * from the session route; in memory only. The session itself is the HttpOnly
- * cookie, which the page cannot read.
+ * The owner session's secret and the header it goes in, from the sign-in
+ * answer. Kept in memory and in this tab's sessionStorage (so a reload stays
+ * signed in): both belong to this origin alone, so a page on another port
+ * cannot read them.
  */
-let csrf: { header: string; token: string } | null = null;
-
-export function setCsrf(value: { header: string; token: string } | null): void {
-  csrf = value;
+export interface OwnerSessionSecret {
+  header: string;
+  secret: string;
 }
 
-const changesState = (method: string) => method !== 'GET' && method !== 'HEAD';
+const STORAGE_KEY = 'airlock.ownerSession';
+
+let session: OwnerSessionSecret | null = null;
+
+function stored(): OwnerSessionSecret | null {
+  try {
+    const raw = sessionStorage.getItem(STORAGE_KEY);
+    const value = raw ? (JSON.parse(raw) as Partial<OwnerSessionSecret>) : null;
+    return value && typeof value.header === 'string' && typeof value.secret === 'string'
+      ? { header: value.header, secret: value.secret }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The session this tab is signed in with, if any. */
+export function ownerSession(): OwnerSessionSecret | null {
+  session ??= stored();
+  return session;
+}
+
+export function setOwnerSession(value: OwnerSessionSecret | null): void {
+  session = value;
+  try {
+    if (value) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(value));
+    else sessionStorage.removeItem(STORAGE_KEY);
+  } catch {
+    // storage unavailable: the session lives in memory until the page closes
+  }
+}
+
+/** The session header for a fetch made outside `request` (the event stream). */
+export function sessionHeaders(): Record<string, string> {
+  const s = ownerSession();
+  return s ? { [s.header]: s.secret } : {};
+}
 
 const listeners = new Set<() => void>();
 /**
@@ -84,8 +121,7 @@ export async function request(
   path: string,
   options: RequestOptions = {},
 ): Promise<Response> {
-  const headers: Record<string, string> = {};
-  if (csrf && changesState(method)) headers[csrf.header] = csrf.token;
+  const headers: Record<string, string> = sessionHeaders();
   let body: BodyInit | undefined;
   if (options.form) body = options.form;
   else if (options.raw) {
@@ -100,8 +136,8 @@ export async function request(
     res = await fetch(`${API}/${path}`, {
       method,
       headers,
-      // The owner session cookie goes with every request to this origin, and only to it.
-      credentials: 'same-origin',
+      // No cookie is needed or sent: the session travels in its header.
+      credentials: 'omit',
       ...(body === undefined ? {} : { body }),
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -115,7 +151,10 @@ export async function request(
   }
   if (!res.ok) {
     const failure = await failureOf(res);
-    if (res.status === 401 && !options.signingIn) sessionEnded();
+    if (res.status === 401 && !options.signingIn) {
+      setOwnerSession(null);
+      sessionEnded();
+    }
     throw failure;
   }
   return res;
@@ -138,7 +177,7 @@ export const post = <T>(path: string, body?: unknown) =>
 export const put = <T>(path: string, body: unknown) => json<T>('PUT', path, { body });
 export const del = <T>(path: string) => json<T>('DELETE', path);
 
-/** Fetches bytes (with the session cookie) and gives an object URL for img/a elements; revoke it when done. */
+/** Fetches bytes (with the session header) and gives an object URL for img/a elements; revoke it when done. */
 export async function objectUrl(path: string): Promise<string> {
   const res = await request('GET', path);
   return URL.createObjectURL(await res.blob());

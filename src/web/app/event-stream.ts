@@ -9,7 +9,7 @@
  * would make it skip new events; then the stream starts afresh, without
  * `Last-Event-ID`, and the snapshot reloads everything.
  */
-import { API, sessionEnded } from './api.js';
+import { API, sessionEnded, sessionHeaders, setOwnerSession } from './api.js';
 import { createSseParser } from './sse-parser.js';
 
 export interface LiveEvent {
@@ -54,14 +54,17 @@ export function connectEvents(options: EventStreamOptions): EventStream {
   const once = async () => {
     controller = new AbortController();
     options.onState({ state: 'connecting' });
-    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    const headers: Record<string, string> = {
+      accept: 'text/event-stream',
+      ...sessionHeaders(),
+    };
     if (lastEventId) headers['last-event-id'] = lastEventId;
     let res: Response;
     try {
-      // A GET: the owner session cookie alone admits it (authority.md §4).
+      // fetch, not EventSource, so the session goes in its header like every request.
       res = await fetch(`${API}/events`, {
         headers,
-        credentials: 'same-origin',
+        credentials: 'omit',
         signal: controller.signal,
         cache: 'no-store',
       });
@@ -70,7 +73,10 @@ export function connectEvents(options: EventStreamOptions): EventStream {
       lastEventId = '';
       throw error;
     }
-    if (res.status === 401) sessionEnded();
+    if (res.status === 401) {
+      setOwnerSession(null);
+      sessionEnded();
+    }
     if (!res.ok || !res.body) {
       let message = `${res.status} ${res.statusText}`;
       try {

@@ -1,36 +1,42 @@
 /**
- * The owner's session in this browser (spec/authority.md §1): signing in with
- * the single-use code of the printed link or with the pasted owner token, and
- * signing out. The session is an HttpOnly cookie the page never sees; the
- * CSRF token the server answers with is kept in memory for `api.ts` to send.
+ * The owner's session in this browser tab (spec/authority.md §1): signing in
+ * with the single-use code of the printed link or with the pasted owner
+ * token, and signing out. The session secret the server answers with is kept
+ * by `api.ts` (memory and this origin's sessionStorage) and sent as a header;
+ * no cookie is involved, so nothing reaches a page on another port.
  */
-import { json, request, sessionEnded, setCsrf } from './api.js';
+import { ApiError, json, ownerSession, request, sessionEnded, setOwnerSession } from './api.js';
 
-/** What `/api/v1/session` answers. */
-interface SessionAnswer {
+/** What `POST /api/v1/session` answers. */
+interface SignInAnswer {
   owner: boolean;
-  csrf?: string;
-  csrfHeader?: string;
+  session?: string;
+  sessionHeader?: string;
 }
 
 export type SignInProof = { code: string } | { token: string };
 
-/** Keeps the CSRF token of a cookie session; true when this browser is signed in as the owner. */
-function remember(answer: SessionAnswer): boolean {
-  const signedIn = answer.owner && !!answer.csrf && !!answer.csrfHeader;
-  setCsrf(signedIn ? { header: answer.csrfHeader!, token: answer.csrf! } : null);
-  return signedIn;
-}
-
-/** Whether this browser's cookie is a live owner session (and picks up its CSRF token). */
+/** Whether this tab holds a live owner session (asks the server when it holds one). */
 export async function currentSession(): Promise<boolean> {
-  return remember(await json<SessionAnswer>('GET', 'session', { signingIn: true }));
+  if (!ownerSession()) return false;
+  try {
+    const answer = await json<{ owner: boolean }>('GET', 'session', { signingIn: true });
+    if (answer.owner) return true;
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 401) throw e;
+  }
+  setOwnerSession(null);
+  return false;
 }
 
 /** Signs in; throws the server's `ApiError` (its message says what to do) when refused. */
 export async function signIn(proof: SignInProof): Promise<void> {
-  const answer = await json<SessionAnswer>('POST', 'session', { body: proof, signingIn: true });
-  if (!remember(answer)) throw new Error('The server did not start a session; try again.');
+  // An old, ended session in this tab would make the server refuse the request itself.
+  setOwnerSession(null);
+  const answer = await json<SignInAnswer>('POST', 'session', { body: proof, signingIn: true });
+  if (!answer.owner || !answer.session || !answer.sessionHeader)
+    throw new Error('The server did not start a session; try again.');
+  setOwnerSession({ header: answer.sessionHeader, secret: answer.session });
 }
 
 /** Ends the session on the server and returns the page to the sign-in screen. */
@@ -38,7 +44,7 @@ export async function signOut(): Promise<void> {
   try {
     await request('DELETE', 'session', { signingIn: true });
   } finally {
-    setCsrf(null);
+    setOwnerSession(null);
     sessionEnded();
   }
 }

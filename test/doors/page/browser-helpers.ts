@@ -47,15 +47,24 @@ export async function startWorkspace(
 }
 
 /**
- * Opens the demo page in a browser where the owner signed in (the page fetches
- * the owner-only bridge token with the session cookie) and waits until its
- * bridge is authenticated.
+ * Opens the demo page in a browser tab where the owner signed in (the page
+ * fetches the owner-only bridge token with the session the workspace UI keeps
+ * in this origin's sessionStorage) and waits until its bridge is authenticated.
  */
 export async function openDemo(browser: Browser, ws: Workspace): Promise<Page> {
   const page = await browser.newPage();
   const token = ws.owner.authorization!.slice('Bearer '.length);
   const signedIn = await page.request.post(`${ws.base}/api/v1/session`, { data: { token } });
   if (!signedIn.ok()) throw new Error(`owner sign-in answered ${signedIn.status()}`);
+  const { session, sessionHeader } = (await signedIn.json()) as {
+    session: string;
+    sessionHeader: string;
+  };
+  await page.goto(`${ws.base}/page-demo?connect=0`);
+  await page.evaluate(
+    (value) => sessionStorage.setItem('airlock.ownerSession', value),
+    JSON.stringify({ header: sessionHeader, secret: session }),
+  );
   await page.goto(`${ws.base}/page-demo`);
   await page.evaluate(() => (window as unknown as { demo: { ready: Promise<void> } }).demo.ready);
   return page;

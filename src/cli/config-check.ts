@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { PolicyConfigSchema } from '../kernel/policy.js';
+import { PRESENCE_MODES } from '../kernel/presence.js';
 import { RetentionConfigSchema } from '../kernel/retention.js';
 import { closestWord } from '../kernel/closest.js';
 import { describeIssue, describeValue } from '../kernel/validate.js';
@@ -79,6 +80,15 @@ export const OpenApiMountsSchema = z.array(
     .strict(),
 );
 
+/** `owner`: whether decisions need the owner's passkey (issue 25). */
+export const OwnerConfigSchema = z
+  .object({
+    /** `passkey`: every owner decision needs a passkey; `none`: never; unset: once one is enrolled. */
+    presence: z.enum(PRESENCE_MODES),
+  })
+  .partial()
+  .strict();
+
 const port = z.union([z.number().int(), z.string()]);
 
 /** Every key the config file may hold; the flags of the same name win over it. */
@@ -95,6 +105,9 @@ export const ConfigFileSchema = z
     data: z.string().min(1),
     store: z.string().min(1),
     bus: z.string().min(1),
+    publicUrl: z.string().url(),
+    runAs: z.string().min(1),
+    owner: OwnerConfigSchema,
     limits: LimitsSchema,
     http: HttpSchema,
     jobs: JobsSchema,

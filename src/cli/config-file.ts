@@ -12,8 +12,9 @@ import {
   retentionFromConfig,
   type RetentionOptions,
 } from '../kernel/retention.js';
+import type { PresenceMode } from '../kernel/presence.js';
 import { UsageError } from './args.js';
-import { checkConfigFile } from './config-check.js';
+import { checkConfigFile, OwnerConfigSchema } from './config-check.js';
 
 export function readConfig(path: string | undefined): Record<string, unknown> {
   if (!path) return {};
@@ -72,4 +73,18 @@ export function configRetention(
     parsed.data,
     archive ? (lines) => appendFile(resolve(data, archive), lines, { mode: 0o600 }) : undefined,
   );
+}
+
+/** The config file's `owner` section: `{"presence": "passkey" | "none"}` (issue 25). */
+export function configPresence(
+  config: Record<string, unknown> | undefined,
+): PresenceMode | undefined {
+  if (config?.owner === undefined) return undefined;
+  const parsed = OwnerConfigSchema.safeParse(config.owner);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = ['owner', ...(issue?.path ?? [])].join('.');
+    throw new UsageError(`--config: ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data.presence;
 }

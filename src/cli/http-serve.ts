@@ -52,6 +52,12 @@ export interface HttpServeOptions {
   toolNames?: ToolNames;
   /** `approvals.waitSeconds`, in ms. */
   approvalWaitMs?: number | undefined;
+  /**
+   * `--public-url`: the address the owner opens (behind a proxy); it sets the
+   * passkeys' relying party (RP ID and origin). Default: `http://localhost:<port>`
+   * on a loopback bind (an IP literal cannot be an RP ID).
+   */
+  publicUrl?: string | undefined;
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
@@ -91,7 +97,12 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
       // The address printed below, once listening: every ask carries its card's link.
       approvalLink: async (id) => (inbox.origin ? approvalUrl(inbox.origin, id) : undefined),
     },
-    allowedHosts: isLoopbackHost(host) ? [] : [host],
+    allowedHosts: [
+      ...(isLoopbackHost(host) ? [] : [host]),
+      ...(o.publicUrl ? [new URL(o.publicUrl).hostname] : []),
+    ],
+    ...(o.publicUrl ? { allowedOrigins: [new URL(o.publicUrl).origin] } : {}),
+    passkeys: workspace.passkeys,
     ...(o.http ?? {}),
     ...(o.staticHandler ? { staticHandler: o.staticHandler } : {}),
   });
@@ -119,11 +130,19 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     }
   }
   const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
-  const base = `http://${shownHost}:${address.port}`;
-  inbox.origin = base;
-  writeServerRecord(workspace.data, base);
+  // The page is linked as localhost on a loopback bind: WebAuthn accepts it as a secure
+  // context, and an IP literal cannot be a passkey's RP ID (issue 25).
+  const base = isLoopbackHost(address.address)
+    ? `http://localhost:${address.port}`
+    : `http://${shownHost}:${address.port}`;
+  const ui = o.publicUrl ? new URL(o.publicUrl) : new URL(base);
+  workspace.passkeys.setRelyingParty({ id: ui.hostname, origin: ui.origin });
+  const uiBase = ui.origin + ui.pathname.replace(/\/$/, '');
+  // Approval links open the inbox where the passkey works.
+  inbox.origin = uiBase;
+  writeServerRecord(workspace.data, uiBase);
   const login = credentials.ownerToken
-    ? `${base}/login#code=${await principals.issueLoginCode()}`
+    ? `${uiBase}/login#code=${await principals.issueLoginCode()}`
     : null;
   const bearer = credentials.agentToken ?? '<agent token: airlock agents add NAME>';
   const pad = (label: string) => `  ${label}${' '.repeat(Math.max(1, 17 - label.length))}`;

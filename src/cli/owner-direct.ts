@@ -14,6 +14,7 @@ import { openStore } from '../store/open.js';
 import { kernelRoutes } from '../transport/rest-kernel.js';
 import { createRouter } from '../transport/router.js';
 import { failureResponse } from '../transport/http-errors.js';
+import { checkPresence } from '../transport/presence-gate.js';
 import type { OwnerClient } from './owner-client.js';
 import type { PolicyConfig } from '../kernel/policy.js';
 
@@ -53,13 +54,22 @@ export async function directOwnerClient(
       if (!match.route)
         return { status: 404, body: { code: 'notFound', message: `No route ${method} ${path}` } };
       try {
-        const out = await match.route.handler({
+        const request = {
           params: match.params,
           query: url.searchParams,
           body,
           headers: {},
-          caller: { kind: 'owner', via: 'bearer' },
-        });
+          caller: { kind: 'owner' as const, via: 'bearer' as const },
+        };
+        // In process or not, a decision needs the owner's presence when the store says so (issue 25).
+        const absent = await checkPresence(
+          kernel.presence,
+          match.route,
+          method,
+          url.pathname,
+          request,
+        );
+        const out = absent ?? (await match.route.handler(request));
         const response = isFailure(out) ? failureResponse(out) : out;
         return { status: response.status, body: (response.body ?? {}) as Record<string, unknown> };
       } catch (error) {

@@ -48,6 +48,9 @@ Options:
                      compiled catalog (repeatable; pair each with --base-url URL
                      and --prefix P, default prefix 'plane')
 ${UPSTREAM_HELP}
+  --public-url URL   the address the owner opens the web UI at (behind a proxy); it
+                     sets the passkeys' RP ID and origin (default
+                     http://localhost:PORT on a loopback bind)
   --allow-self       allow an --openapi door whose --base-url is this server's own
                      API (refused otherwise; the door acts as the calling agent)
   --tool-names M     exact (default: the doors' own names, e.g. koharu.apply)
@@ -67,7 +70,11 @@ ${UPSTREAM_HELP}
                      "requestTimeoutMs": 60000, "maxConnectionsPerAddress": 512}},
                      and the job lease (scale-out): {"jobs": {"leaseMs": 30000}}
                      and how long a call that showed the owner's card waits
-                     for the decision: {"approvals": {"waitSeconds": 45}} (1-55)
+                     for the decision: {"approvals": {"waitSeconds": 45}} (1-55),
+                     and the owner's presence: {"owner": {"presence": "passkey"}}
+                     (every approval and policy, agent, upstream or credential
+                     change needs the owner's passkey; default once a passkey is
+                     enrolled; "none" turns it off), and {"publicUrl": "https://…"}
                      and retention: {"retention": {"journalHours": 24, "auditDays": 90,
                      "auditArchive": "audit-archive.jsonl", "sweepMinutes": 10}}
                      (auditDays 0 keeps the audit forever; pruned entries are
@@ -237,6 +244,7 @@ export async function serve(argv: string[]): Promise<number> {
       token: { type: 'string' },
       'allow-anonymous': { type: 'boolean' },
       'allow-self': { type: 'boolean' },
+      'public-url': { type: 'string' },
       'relay-port': { type: 'string' },
       openapi: { type: 'string', multiple: true },
       'base-url': { type: 'string', multiple: true },
@@ -271,6 +279,11 @@ export async function serve(argv: string[]): Promise<number> {
   const toolNames = toolNamesOption(values['tool-names'], config);
   const approvalWaitMs = configApprovalWait(config);
   const host = values.host ?? str(config.host) ?? '127.0.0.1';
+  const publicUrl = values['public-url'] ?? str(config.publicUrl);
+  if (publicUrl !== undefined && !URL.canParse(publicUrl))
+    throw new UsageError(
+      `--public-url: '${publicUrl}' is not a URL (e.g. https://airlock.example.com)`,
+    );
   const token = values.token ?? str(config.token) ?? process.env.AIRLOCK_TOKEN;
   const allowAnonymous = values['allow-anonymous'] === true || config.allowAnonymous === true;
   if (!isLoopbackHost(host) && allowAnonymous) {
@@ -309,6 +322,7 @@ export async function serve(argv: string[]): Promise<number> {
     approvalWaitMs,
     agentToken: token,
     allowAnonymous,
+    publicUrl,
     stdioArgs: [
       'stdio',
       '--doors',

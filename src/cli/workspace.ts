@@ -19,7 +19,8 @@ import { openStore } from '../store/open.js';
 import { fileFolderStorage } from '../store/folder-file.js';
 import { createStoreFolderStorage } from '../store/folder-store.js';
 import { UsageError } from './args.js';
-import { configPolicy, configRetention } from './config-file.js';
+import { configPolicy, configPresence, configRetention } from './config-file.js';
+import { createPasskeys, type Passkeys } from '../transport/passkeys.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
 
@@ -43,6 +44,8 @@ export interface WorkspaceOptions {
 
 export interface Workspace {
   kernel: ServingKernel;
+  /** The owner's passkeys in this store (issue 25); the HTTP server sets their relying party. */
+  passkeys: Passkeys;
   /** The absolute data folder. */
   data: string;
   store: Store;
@@ -105,12 +108,15 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     await store.close();
     throw error;
   }
+  // Every process on the store shares its passkeys: a decision needs one here too.
+  const passkeys = createPasskeys({ store });
   const kernel = createKernel<ServedDoor>({
     store,
     blobs,
     events,
     logger: options.logger,
     policy,
+    presence: { mode: configPresence(options.config), verifier: passkeys },
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
     ...(retention ? { retention } : {}),
@@ -142,6 +148,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
   await kernel.start();
   return {
     kernel,
+    passkeys,
     data,
     store,
     mounts: kernel.doors().map(mountOf),

@@ -13,6 +13,12 @@ import { createPrincipals, type Principals } from './principals.js';
 import { createPolicy, type Policy, type PolicyConfig } from './policy.js';
 import { checkRule, type DoorTargets } from './rule-targets.js';
 import { createAsks, type Asks } from './asks.js';
+import {
+  createPresence,
+  type Presence,
+  type PresenceMode,
+  type PresenceVerifier,
+} from './presence.js';
 import { createConcurrencyGate, type ConcurrencyGate } from './limits.js';
 import { runPipeline, type CallOptions, type CallOutcome, type CallScope } from './pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
@@ -40,6 +46,8 @@ export interface KernelServices {
   readonly policy: Policy;
   /** Approvals the policy's `ask` waits for. */
   readonly asks: Asks;
+  /** Whether an owner decision needs the owner's presence, and its check (issue 25). */
+  readonly presence: Presence;
 }
 
 export interface KernelOptions {
@@ -56,6 +64,8 @@ export interface KernelOptions {
   jobLeaseMs?: number;
   /** The config file's `policy` section (authority.md §3). */
   policy?: PolicyConfig | undefined;
+  /** `owner.presence` and the check of a proof (the composition root injects WebAuthn). */
+  presence?: { mode?: PresenceMode | undefined; verifier?: PresenceVerifier | undefined };
   /** The bound of the reads' asynchronous audit tail (audit.ts; 256 entries, 50 ms). */
   auditTail?: AuditTailOptions;
   /** How long `close` waits for in-flight calls (default 5 s). */
@@ -167,9 +177,11 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     now,
   });
   const asks = createAsks({ store, events, now });
+  const presence = createPresence({ store, ...options.presence });
   const services: KernelServices = {
     policy,
     asks,
+    presence,
     store,
     blobs,
     events,

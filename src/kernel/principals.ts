@@ -101,6 +101,8 @@ export interface Principals {
    * header, never a cookie (authority.md §1). Any instance on the store knows it.
    */
   signIn(proof: { code: string } | { token: string }): Promise<OwnerSession | Failure>;
+  /** Opens an owner session for a sign-in proved elsewhere (a verified passkey assertion). */
+  openSession(): Promise<OwnerSession>;
   /** The owner session a session secret names, or null when unknown or expired. */
   ownerSession(sessionId: string): Promise<OwnerSession | null>;
   signOut(sessionId: string): Promise<void>;
@@ -254,6 +256,17 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
     return ownerIs !== null && sameHash(ownerIs, tokenHash(token));
   };
 
+  const openSession = async (): Promise<OwnerSession> => {
+    const session: OwnerSession = {
+      id: `os_${randomBytes(32).toString('base64url')}`,
+      expiresAt: now() + OWNER_SESSION_TTL_MS,
+    };
+    await store.transaction((tx) =>
+      tx.records.put(SESSIONS, tokenHash(session.id), { expiresAt: session.expiresAt }),
+    );
+    return session;
+  };
+
   const changed = (event: 'agentsChanged' | 'ownerChanged', detail: Record<string, unknown>) => {
     events.publish({ event, ...detail });
   };
@@ -385,15 +398,10 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
           'notAuthorized',
           'That sign-in link or owner token is not valid (links work once, for 10 minutes); use the link printed by airlock serve, or paste the contents of <data>/owner.token.',
         );
-      const session: OwnerSession = {
-        id: `os_${randomBytes(32).toString('base64url')}`,
-        expiresAt: now() + OWNER_SESSION_TTL_MS,
-      };
-      await store.transaction((tx) =>
-        tx.records.put(SESSIONS, tokenHash(session.id), { expiresAt: session.expiresAt }),
-      );
-      return session;
+      return openSession();
     },
+
+    openSession,
 
     async ownerSession(sessionId) {
       if (!sessionId) return null;

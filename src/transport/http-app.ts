@@ -25,7 +25,9 @@ import { BodyTooLargeError, sendJson, sendJsonRpcError } from './http-util.js';
 import { sendFailure } from './http-errors.js';
 import { agentView, serveEvents } from './sse.js';
 import { openApiDocument } from './openapi-doc.js';
-import type { ServingKernel } from './surface.js';
+import type { RestRoute, ServingKernel } from './surface.js';
+import type { Passkeys } from './passkeys.js';
+import { passkeyRoutes } from './rest-passkeys.js';
 import { mountOf } from '../kernel/kernel.js';
 
 export interface HttpAppOptions {
@@ -53,6 +55,8 @@ export interface HttpAppOptions {
    * answered 503 and closed, so one client cannot exhaust the server's sockets.
    */
   maxConnectionsPerAddress?: number;
+  /** The owner's passkeys (issue 25): enrolment, sign-in and decision challenges; none: no passkey routes. */
+  passkeys?: Passkeys;
   /** Serves the web UI and other static pages; returns false when it did not handle the request. */
   staticHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
@@ -90,14 +94,17 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     principals: kernel.principals,
     allowAnonymous: options.allowAnonymous ?? false,
   };
+  const routes: RestRoute[] = [
+    ...kernelRoutes(kernel),
+    ...sessionRoutes(kernel.principals),
+    ...served.flatMap((d) => d.http?.routes ?? []),
+  ];
+  if (options.passkeys) routes.push(...passkeyRoutes(kernel, options.passkeys, () => routes));
   const rest = createRestDispatch({
-    routes: [
-      ...kernelRoutes(kernel),
-      ...sessionRoutes(kernel.principals),
-      ...served.flatMap((d) => d.http?.routes ?? []),
-    ],
+    routes,
     logger,
     maxBodyBytes,
+    presence: kernel.presence,
   });
   const mcp = createMcpDispatch({
     kernel,

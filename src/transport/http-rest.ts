@@ -19,12 +19,16 @@ import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
 import { createRouter } from './router.js';
 import type { RestResponse, RestRoute } from './surface.js';
 import { admit, type Caller } from './auth.js';
+import { checkPresence } from './presence-gate.js';
+import type { Presence } from '../kernel/presence.js';
 
 export interface RestDispatchOptions {
   routes: readonly RestRoute[];
   logger: Logger;
   /** Body cap for routes that declare none. */
   maxBodyBytes: number;
+  /** The kernel's presence check for deciding routes (issue 25); none: nothing needs it. */
+  presence?: Presence;
 }
 
 export interface RestDispatch {
@@ -97,14 +101,17 @@ export function createRestDispatch(options: RestDispatchOptions): RestDispatch {
         sendFailure(res, body.failure, body.status);
         return;
       }
-      const out = await run(m.route, {
+      const request = {
         params: m.params,
         caller,
         query: url.searchParams,
         body: body.value,
         headers: req.headers,
-      });
-      writeResponse(res, out);
+      };
+      const absent = options.presence
+        ? await checkPresence(options.presence, m.route, req.method ?? 'GET', sub, request)
+        : null;
+      writeResponse(res, absent ? failureResponse(absent) : await run(m.route, request));
     },
   };
 }

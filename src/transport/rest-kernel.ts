@@ -77,6 +77,13 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
       path: 'approvals/{id}/approve',
       summary:
         'Approve a pending request: `{"resource": …}` for consent (the project the grant covers), `{"scope": "once" | "15m"}` for a policy ask',
+      // The proof of presence binds the approval's previewed call (its digest), not only its id.
+      decides: async ({ params }) => {
+        const a = (await kernel.consent.pending()).find((x) => x.id === params.id);
+        return a
+          ? { kind: a.kind, door: a.door, tool: a.tool, digest: a.digest, target: a.target }
+          : { missing: true };
+      },
       handler: async ({ params, body }) => {
         const parsed = validateInput(ApproveBody, body ?? {});
         if (!parsed.ok) return parsed;
@@ -254,6 +261,7 @@ function agentRoutes(
       method: 'POST',
       path: 'agents',
       summary: 'Make an agent {name} → {name, token} (the token is shown only here)',
+      decides: true,
       handler: async ({ body }) => {
         const parsed = validateInput(AgentBody, body ?? {});
         if (!parsed.ok) return parsed;
@@ -267,6 +275,7 @@ function agentRoutes(
       method: 'DELETE',
       path: 'agents/{name}',
       summary: 'Revoke an agent: its token stops working and its sessions end, on every instance',
+      decides: true,
       handler: async ({ params }) => {
         const revoked = await audited('agents.revoke', 'airlock', { name: params.name }, () =>
           kernel.principals.revokeAgent(params.name!),

@@ -128,6 +128,7 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
     {
       method: 'POST',
       path: 'policy/rules',
+      decides: true,
       summary:
         'Add a rule {door?, tool?, agent?, effect?, target?, decision, reason?, rate?, position?} (globs; position is 1-based, default last)',
       handler: async ({ body }) => {
@@ -143,6 +144,7 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
     {
       method: 'PUT',
       path: 'policy/rules/{id}',
+      decides: true,
       summary: 'Replace an owner rule (same fields as adding one, without position)',
       handler: async ({ params, body }) => {
         const parsed = validateInput(UpdateBody, body ?? {});
@@ -160,6 +162,7 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
     {
       method: 'POST',
       path: 'policy/rules/{id}/move',
+      decides: true,
       summary: 'Move an owner rule to another place in the order {position}',
       handler: async ({ params, body }) => {
         const parsed = validateInput(MoveBody, body ?? {});
@@ -176,6 +179,7 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
     {
       method: 'DELETE',
       path: 'policy/rules/{id}',
+      decides: true,
       summary: 'Remove an owner rule',
       handler: async ({ params }) => {
         const removed = await audited('policy.remove', 'airlock', { id: params.id }, () =>
@@ -187,6 +191,7 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
     {
       method: 'PUT',
       path: 'policy/read-only',
+      decides: true,
       summary:
         'Make the workspace ({"readOnly": true}) or some doors ({"readOnly": ["scene"]}) read-only; false lifts it',
       handler: async ({ body }) => {

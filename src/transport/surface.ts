@@ -128,6 +128,14 @@ export interface RestRoute {
   /** Body cap for this route when it needs more than the server's default (uploads). */
   maxBodyBytes?: number;
   /**
+   * An owner decision (issue 25): when the kernel requires the owner's
+   * presence, the request must carry a proof (`x-airlock-presence`) bound
+   * to this method, path and body — plus the facts this function adds (an
+   * approval: the digest of the previewed call) — or it is refused before
+   * the handler runs. `true`: no extra facts.
+   */
+  decides?: true | ((request: RestRequest) => Promise<Record<string, unknown>>);
+  /**
    * A response, or a kernel `Failure` the HTTP layer maps to its one status
    * and `{status, code, message}` body. A thrown `AirlockError` is mapped the
    * same way; any other throw becomes `internal` with a log id.

@@ -3,7 +3,8 @@
  * `/login` (the owner's sign-in link, spec/authority.md §1): the HTML
  * shell, its stylesheet, the browser modules that `tsc` emits from
  * `src/web/app/` to `dist/web/app/`, and pdf.js's browser build from the
- * installed `pdfjs-dist` (offline; no CDN). Everything the UI does goes
+ * installed `pdfjs-dist` and `@simplewebauthn/browser`'s ESM build (offline;
+ * no CDN). Everything the UI does goes
  * through the REST API and the event stream; this module only serves files.
  *
  * @example
@@ -46,6 +47,17 @@ const TYPES: Record<string, string> = {
   '.ttf': 'font/ttf',
 };
 
+/** `@simplewebauthn/browser`'s ESM build (passkeys, issue 25), served from the installed package. */
+function webauthnDir(): string | null {
+  try {
+    const require = createRequire(import.meta.url);
+    // The package exports only its entry (`script/index.js` for require); `esm/` sits beside it.
+    return resolve(dirname(require.resolve('@simplewebauthn/browser')), '..', 'esm');
+  } catch {
+    return null;
+  }
+}
+
 /** The parts of `pdfjs-dist` the browser may fetch. */
 const PDFJS_FOLDERS = ['build/', 'standard_fonts/', 'wasm/'];
 
@@ -68,6 +80,7 @@ function inside(root: string, rel: string): string | null {
 export function createWebUi(options: WebUiOptions = {}): StaticHandler {
   const appDir = options.appDir ?? fileURLToPath(new URL('./app/', import.meta.url));
   const pdfDir = pdfjsDir();
+  const webauthn = webauthnDir();
   const html = Buffer.from(shellHtml());
   const css = Buffer.from(styles);
 
@@ -104,6 +117,8 @@ export function createWebUi(options: WebUiOptions = {}): StaticHandler {
     if (path.startsWith('/ui/vendor/pdfjs/') && pdfDir) {
       const rel = path.slice('/ui/vendor/pdfjs/'.length);
       if (PDFJS_FOLDERS.some((f) => rel.startsWith(f))) full = inside(pdfDir, rel);
+    } else if (path.startsWith('/ui/vendor/simplewebauthn/') && webauthn) {
+      full = inside(webauthn, path.slice('/ui/vendor/simplewebauthn/'.length));
     } else if (path.startsWith('/ui/')) full = inside(appDir, path.slice('/ui/'.length));
     const ext = full ? full.slice(full.lastIndexOf('.')) : '';
     const type = TYPES[ext];

@@ -30,6 +30,7 @@ export function upstreamRoutes(gateway: Gateway, audit: OwnerAudit): RestRoute[]
     {
       method: 'PUT',
       path: 'upstreams/{name}/tools/{tool}/effect',
+      decides: true,
       summary: 'Override the effect assumed for one upstream tool (null: back to its annotations)',
       handler: async ({ params, body }) => {
         const parsed = EffectBody.safeParse(body);

@@ -113,6 +113,23 @@ export interface RequestOptions {
    * session ended (which sends the page back to the sign-in screen).
    */
   signingIn?: boolean;
+  /** Extra headers (the proof of presence). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Gets the proof of presence for a decision the server refused without one
+ * (issue 25): set by `main.ts` to the passkey flow, so every owner decision
+ * the page sends — approvals, policy, agents, upstreams — asks for the
+ * passkey and is sent again once, with the assertion bound to it.
+ */
+let presence:
+  ((method: string, path: string, body: unknown) => Promise<Record<string, string>>) | null = null;
+
+export function onPresenceNeeded(
+  get: (method: string, path: string, body: unknown) => Promise<Record<string, string>>,
+): void {
+  presence = get;
 }
 
 /** Fetches an API path (relative to /api/v1) and returns the raw response, throwing ApiError on failure. */
@@ -121,7 +138,27 @@ export async function request(
   path: string,
   options: RequestOptions = {},
 ): Promise<Response> {
-  const headers: Record<string, string> = sessionHeaders();
+  try {
+    return await send(method, path, options);
+  } catch (e) {
+    // A decision without the owner's presence: use the passkey, then send it once more.
+    if (
+      !(e instanceof ApiError) ||
+      e.status !== 403 ||
+      e.body.presence !== 'passkey' ||
+      !presence ||
+      options.headers?.['x-airlock-presence'] ||
+      options.form ||
+      options.raw
+    )
+      throw e;
+    const proof = await presence(method, path, options.body);
+    return send(method, path, { ...options, headers: { ...options.headers, ...proof } });
+  }
+}
+
+async function send(method: string, path: string, options: RequestOptions): Promise<Response> {
+  const headers: Record<string, string> = { ...sessionHeaders(), ...options.headers };
   let body: BodyInit | undefined;
   if (options.form) body = options.form;
   else if (options.raw) {

@@ -6,7 +6,8 @@
  * screen: no navigation, no stream, no data.
  * Browser-only: it imports nothing from Node (test/web/browser-imports.test.ts).
  */
-import { ApiError, doors, onSessionEnded } from './api.js';
+import { ApiError, doors, onPresenceNeeded, onSessionEnded } from './api.js';
+import { presenceFor } from './passkey.js';
 import { clearErrors, initErrors, showError } from './errors.js';
 import { connectEvents, type EventStream, type StreamState } from './event-stream.js';
 import { handleEvent, live, resetLive, subscribe } from './live.js';
@@ -186,6 +187,9 @@ async function start(): Promise<void> {
   if (owner) enter();
   else showSignIn();
 }
+
+// Every owner decision the server refuses without the owner's presence asks for the passkey.
+onPresenceNeeded(presenceFor);
 
 window.addEventListener('unhandledrejection', (e) => showError(e.reason, 'Unexpected error'));
 void start();

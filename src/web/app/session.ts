@@ -14,7 +14,7 @@ interface SignInAnswer {
   sessionHeader?: string;
 }
 
-export type SignInProof = { code: string } | { token: string };
+export type SignInProof = { code: string } | { token: string } | { passkey: unknown };
 
 /** Whether this tab holds a live owner session (asks the server when it holds one). */
 export async function currentSession(): Promise<boolean> {
@@ -33,7 +33,13 @@ export async function currentSession(): Promise<boolean> {
 export async function signIn(proof: SignInProof): Promise<void> {
   // An old, ended session in this tab would make the server refuse the request itself.
   setOwnerSession(null);
-  const answer = await json<SignInAnswer>('POST', 'session', { body: proof, signingIn: true });
+  const answer =
+    'passkey' in proof
+      ? await json<SignInAnswer>('POST', 'session/passkey', {
+          body: { response: proof.passkey },
+          signingIn: true,
+        })
+      : await json<SignInAnswer>('POST', 'session', { body: proof, signingIn: true });
   if (!answer.owner || !answer.session || !answer.sessionHeader)
     throw new Error('The server did not start a session; try again.');
   setOwnerSession({ header: answer.sessionHeader, secret: answer.session });

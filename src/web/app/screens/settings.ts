@@ -4,6 +4,7 @@ import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { bridgeSection } from '../bridge.js';
 import { signOut } from '../session.js';
+import { passkeysSection } from './passkeys.js';
 import type { Screen } from './screen.js';
 
 export const settingsScreen: Screen = (root) => {
@@ -26,6 +27,7 @@ export const settingsScreen: Screen = (root) => {
       ),
       h('div', { class: 'row' }, out),
     ),
+    passkeysSection(),
     bridgeSlot,
   );
   void doors().then((d) => bridgeSlot.replaceWith(bridgeSection(d.includes('page'))));

@@ -5,6 +5,7 @@
  */
 import { busy, fill, h } from '../dom.js';
 import { signIn } from '../session.js';
+import { passkeyAssertionForSignIn } from '../passkey.js';
 
 export interface SignInOptions {
   /** Why the screen is shown, in words (a refused link, an ended session). */
@@ -69,9 +70,22 @@ export function signInScreen(root: HTMLElement, options: SignInOptions): void {
       }
     });
   });
+  // Once a passkey is enrolled, it is the way in (user verification required).
+  const withPasskey = h('button', { type: 'button', class: 'primary' }, 'Sign in with a passkey');
+  withPasskey.addEventListener('click', () => {
+    void busy(withPasskey, async () => {
+      try {
+        await signIn({ passkey: await passkeyAssertionForSignIn() });
+        options.onSignedIn();
+      } catch (err) {
+        showProblem(err instanceof Error ? err.message : String(err));
+      }
+    });
+  });
   fill(
     root,
     h('h1', { id: 'sign-in-title', tabindex: '-1' }, 'Sign in'),
+    h('div', { class: 'row' }, withPasskey),
     h(
       'p',
       { id: 'sign-in-help', class: 'meta' },

@@ -61,7 +61,7 @@ export async function approvals(argv: string[]): Promise<number> {
           ...(values.project ? { resource: values.project } : {}),
           ...(scope ? { scope } : {}),
         });
-        if (r.status !== 200) return fail(r);
+        if (r.status !== 200) return fail(r, 'approvals');
         const how = values.project
           ? ` for ${values.project}`
           : r.body.kind === 'policy'

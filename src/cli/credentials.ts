@@ -5,7 +5,7 @@
  * print a client configuration that works). Both files are 0600; the store
  * keeps only hashes, so every instance on one store knows the principals.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newToken, type Principals } from '../kernel/principals.js';
 import type { Logger } from '../kernel/logger.js';
@@ -32,6 +32,14 @@ export function readSecret(path: string): string | null {
   return token === '' ? null : token;
 }
 
+/** Removes `<data>/owner.token` (a passkey replaced it); true when there was one. */
+export function removeOwnerTokenFile(data: string): boolean {
+  const path = join(data, OWNER_TOKEN_FILE);
+  if (!existsSync(path)) return false;
+  rmSync(path, { force: true });
+  return true;
+}
+
 /** The owner token of `data` (null when the folder has none). */
 export const ownerTokenIn = (data: string) => readSecret(join(data, OWNER_TOKEN_FILE));
 
@@ -42,6 +50,11 @@ export const ownerTokenIn = (data: string) => readSecret(join(data, OWNER_TOKEN_
  */
 export async function ensureOwner(principals: Principals, data: string, logger: Logger) {
   const path = join(data, OWNER_TOKEN_FILE);
+  if (await principals.hasPasskey()) {
+    // Issue 25: once a passkey is enrolled the plain token is not kept (its hash stays in the store).
+    removeOwnerTokenFile(data);
+    return null;
+  }
   const kept = readSecret(path);
   if (!(await principals.hasOwner())) {
     const token = kept ?? newToken('ok_');

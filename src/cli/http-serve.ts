@@ -141,9 +141,20 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   // Approval links open the inbox where the passkey works.
   inbox.origin = uiBase;
   writeServerRecord(workspace.data, uiBase);
-  const login = credentials.ownerToken
-    ? `${uiBase}/login#code=${await principals.issueLoginCode()}`
-    : null;
+  // The one-time sign-in link goes to a terminal only (issue 25): never into a log file
+  // or a pipe another process reads. It dies at first use or after 10 minutes.
+  const passkey = await principals.hasPasskey();
+  const login =
+    credentials.ownerToken && !passkey && process.stdout.isTTY
+      ? `${uiBase}/login#code=${await principals.issueLoginCode()}`
+      : null;
+  const signInLine = passkey
+    ? `Owner sign-in    ${uiBase}/   (with your passkey)`
+    : login
+      ? `Owner sign-in    ${login}   (once, within 10 minutes; or paste ${join(workspace.data, OWNER_TOKEN_FILE)})`
+      : credentials.ownerToken
+        ? `Owner sign-in    ${uiBase}/   (or paste ${join(workspace.data, OWNER_TOKEN_FILE)}; a one-time link: run \`airlock owner link --data ${workspace.data}\` in a terminal)`
+        : 'Owner sign-in    with the owner token of the instance that created this store';
   const bearer = credentials.agentToken ?? '<agent token: airlock agents add NAME>';
   const pad = (label: string) => `  ${label}${' '.repeat(Math.max(1, 17 - label.length))}`;
   process.stdout.write(
@@ -159,9 +170,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
         (line) => `${pad('Tool names')}${line}`,
       ),
       '',
-      login
-        ? `Owner sign-in    ${login}   (once, within 10 minutes; or paste ${join(workspace.data, OWNER_TOKEN_FILE)})`
-        : 'Owner sign-in    with the owner token of the instance that created this store',
+      signInLine,
       '',
       `MCP client configuration over HTTP (agent ${credentials.agentToken ? DEFAULT_AGENT : '…'}; paste into your client):`,
       JSON.stringify(

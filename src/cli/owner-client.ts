@@ -96,10 +96,34 @@ export function ownerClient(options: OwnerClientOptions) {
       return { status: res.status, body: parsed };
     },
   };
-  /** Prints the server's message for a refused request; exit code 1. */
-  const fail = (r: { status: number; body: Record<string, unknown> }) => {
+  /**
+   * Prints the server's message for a refused request; exit code 1. A
+   * decision that needs the owner's passkey (issue 25) is not taken here:
+   * the CLI prints the link that opens it in the browser.
+   */
+  const fail = (r: { status: number; body: Record<string, unknown> }, path = '') => {
+    if (r.body.presence === 'passkey') {
+      process.stderr.write(
+        `airlock: this decision needs your passkey; open ${decisionLink(url, path)} and decide there (the CLI does not decide in passkey mode).\n`,
+      );
+      return 1;
+    }
     process.stderr.write(`airlock: ${String(r.body.message ?? `HTTP ${r.status}`)}\n`);
     return 1;
   };
   return { api, fail };
+}
+
+/** The web UI screen that takes a decision the CLI was asked for (served as localhost on loopback). */
+export function decisionLink(url: string, path: string): string {
+  const base = new URL(url);
+  if (base.hostname === '127.0.0.1' || base.hostname === '[::1]') base.hostname = 'localhost';
+  const screen = path.startsWith('policy')
+    ? 'policy'
+    : path.startsWith('upstreams')
+      ? 'upstreams'
+      : path.startsWith('agents') || path.startsWith('passkeys')
+        ? 'settings'
+        : 'approvals';
+  return `${base.origin}/#/${screen}`;
 }

@@ -165,7 +165,7 @@ export async function policyCommand(argv: string[]): Promise<number> {
           body.position = n;
         }
         const r = await api.call('POST', 'policy/rules', body);
-        if (r.status !== 201) return fail(r);
+        if (r.status !== 201) return fail(r, 'policy');
         process.stdout.write(`Added ${formatRule(r.body as unknown as Rule)}\n`);
         if (typeof r.body.warning === 'string')
           process.stderr.write(`airlock: warning: ${r.body.warning}\n`);
@@ -190,7 +190,7 @@ export async function policyCommand(argv: string[]): Promise<number> {
           id = rule.id;
         }
         const r = await api.call('DELETE', `policy/rules/${encodeURIComponent(id)}`);
-        if (r.status !== 200) return fail(r);
+        if (r.status !== 200) return fail(r, 'policy');
         process.stdout.write(`Removed ${formatRule(r.body.removed as Rule)}\n`);
         return 0;
       }
@@ -232,7 +232,7 @@ export async function policyCommand(argv: string[]): Promise<number> {
         const readOnly =
           value === 'on' ? true : value === 'off' ? false : value.split(',').filter(Boolean);
         const r = await api.call('PUT', 'policy/read-only', { readOnly });
-        if (r.status !== 200) return fail(r);
+        if (r.status !== 200) return fail(r, 'policy');
         const now = r.body.readOnly as boolean | string[];
         process.stdout.write(
           `Read-only: ${now === true ? 'the whole workspace' : Array.isArray(now) && now.length ? now.join(', ') : 'nothing'}\n`,

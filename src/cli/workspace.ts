@@ -21,6 +21,7 @@ import { createStoreFolderStorage } from '../store/folder-store.js';
 import { UsageError } from './args.js';
 import { configPolicy, configPresence, configRetention } from './config-file.js';
 import { createPasskeys, type Passkeys } from '../transport/passkeys.js';
+import { removeOwnerTokenFile } from './credentials.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
 
@@ -109,7 +110,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     throw error;
   }
   // Every process on the store shares its passkeys: a decision needs one here too.
-  const passkeys = createPasskeys({ store });
+  const passkeys = createPasskeys({ store, onEnrolled: () => removeOwnerTokenFile(data) });
   const kernel = createKernel<ServedDoor>({
     store,
     blobs,

@@ -30,6 +30,7 @@ import { ONE_STATEMENT, type Store, type StoreTx } from './store.js';
 import { agentKey, agentKeyOfConnection } from './connection.js';
 import { closed, shown } from './consent.js';
 import type { Approval } from './records.js';
+import { PASSKEYS } from './presence.js';
 
 const AGENTS = 'agents';
 const OWNER = 'owner';
@@ -38,6 +39,8 @@ const CACHE_MS = 1000;
 const EPOCH = ['principals', 'epoch'] as const;
 const LOGIN_CODES = 'owner-login-codes';
 const SESSIONS = 'owner-sessions';
+const TICKETS = 'owner-stream-tickets';
+const TICKET_TTL_MS = 60 * 1000;
 /** A sign-in link is good for 10 minutes (authority.md §1), an owner session for 12 hours. */
 export const LOGIN_CODE_TTL_MS = 10 * 60 * 1000;
 export const OWNER_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -89,6 +92,8 @@ export interface Principals {
   isActive(name: string): Promise<boolean>;
   /** Whether an owner credential is set in the store. */
   hasOwner(): Promise<boolean>;
+  /** Whether the owner enrolled a passkey (issue 25): then the token file is not kept. */
+  hasPasskey(): Promise<boolean>;
   /** Sets the owner's token (its hash is stored). */
   setOwnerToken(token: string): Promise<void>;
   /** True when `token` is the owner's. */
@@ -106,6 +111,14 @@ export interface Principals {
   /** The owner session a session secret names, or null when unknown or expired. */
   ownerSession(sessionId: string): Promise<OwnerSession | null>;
   signOut(sessionId: string): Promise<void>;
+  /**
+   * A single-use ticket (60 s) for one event stream of this session, for
+   * `EventSource`, which cannot send the session header: `?ticket=` in the
+   * stream's URL. The stream lives as long as the session does.
+   */
+  streamTicket(sessionId: string): Promise<string>;
+  /** The session a ticket was issued for (the ticket is used up), or null. */
+  redeemStreamTicket(ticket: string): Promise<OwnerSession | null>;
   /** Ends every owner session (every browser is signed out, its streams end). */
   endOwnerSessions(): Promise<number>;
 }
@@ -356,6 +369,9 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
 
     hasOwner: async () => (await owner()) !== null,
 
+    hasPasskey: async () =>
+      (await store.read((tx) => tx.records.list(PASSKEYS, { limit: 1 }))).length > 0,
+
     async setOwnerToken(token) {
       await store.transaction(async (tx) => {
         await tx.records.put(OWNER, 'token', { tokenHash: tokenHash(token) });
@@ -410,6 +426,27 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
       );
       if (!found || found.value.expiresAt <= now()) return null;
       return { id: sessionId, expiresAt: found.value.expiresAt };
+    },
+
+    async streamTicket(sessionId) {
+      const ticket = `st_${randomBytes(24).toString('base64url')}`;
+      await store.transaction((tx) =>
+        tx.records.put(TICKETS, tokenHash(ticket), {
+          session: sessionId,
+          expiresAt: now() + TICKET_TTL_MS,
+        }),
+      );
+      return ticket;
+    },
+
+    async redeemStreamTicket(ticket) {
+      const found = await store.transaction(async (tx) => {
+        const key = tokenHash(ticket);
+        const row = await tx.records.get<{ session: string; expiresAt: number }>(TICKETS, key);
+        if (row) await tx.records.delete(TICKETS, key);
+        return row && row.value.expiresAt > now() ? row.value.session : null;
+      });
+      return found ? this.ownerSession(found) : null;
     },
 
     async signOut(sessionId) {

@@ -137,6 +137,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const sub = koharuWire ? 'events' : url.pathname.slice('/api/v1/'.length);
     const builtIn = req.method === 'GET' && (sub === 'events' || sub === 'openapi.json');
     if (!builtIn) return rest.handle(req, res, url, sub, caller);
+    // EventSource cannot send the session header: a single-use ticket names the session.
+    const ticket = sub === 'events' && !caller ? url.searchParams.get('ticket') : null;
+    if (ticket) {
+      const session = await kernel.principals.redeemStreamTicket(ticket);
+      if (session) caller = { kind: 'owner', via: 'session', session };
+    }
     const refused = admit(req, 'agent', caller);
     if (refused) return refuse(res, refused);
     if (sub === 'events') {
@@ -152,6 +158,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         ...(caller!.kind === 'owner' ? { recheckMs: 1000 } : {}),
         // The same request, identified again: still this caller, still admitted?
         stillAllowed: async () => {
+          if (ticket && caller!.kind === 'owner' && caller!.via === 'session')
+            return (await kernel.principals.ownerSession(caller!.session.id)) !== null;
           const now = await identifyCaller(req, auth);
           return !!now && !('ok' in now) && now.kind === caller!.kind && !admit(req, 'agent', now);
         },

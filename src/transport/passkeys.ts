@@ -106,13 +106,14 @@ function challengeOf(response: unknown): string | null {
   }
 }
 
-export function createPasskeys({
-  store,
-  now = Date.now,
-}: {
+export interface PasskeysOptions {
   store: Store;
+  /** Called after a passkey was enrolled (the CLI removes the plain owner token file). */
+  onEnrolled?: () => void;
   now?: () => number;
-}): Passkeys {
+}
+
+export function createPasskeys({ store, onEnrolled, now = Date.now }: PasskeysOptions): Passkeys {
   let rp: RelyingParty | null = null;
   const needRp = () =>
     rp ?? refused('this process does not serve the Airlock page, so it cannot check passkeys');
@@ -246,6 +247,7 @@ export function createPasskeys({
         lastUsedAt: null,
       };
       await store.transaction((tx) => tx.records.put(PASSKEYS, passkey.id, passkey));
+      onEnrolled?.();
       return info(passkey);
     },
 

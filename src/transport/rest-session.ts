@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { Principals } from '../kernel/principals.js';
 import { validateInput } from '../kernel/validate.js';
+import { failure } from '../kernel/errors.js';
 import { SESSION_HEADER } from './auth.js';
 import type { RestRoute } from './surface.js';
 
@@ -52,6 +53,23 @@ export function sessionRoutes(principals: Principals): RestRoute[] {
         status: 200,
         body: { owner: caller?.kind === 'owner' },
       }),
+    },
+    {
+      method: 'POST',
+      path: 'session/stream-ticket',
+      summary:
+        'A single-use ticket (60 s) for one event stream of this browser session: GET /api/v1/events?ticket=… or /events?ticket=… (for EventSource, which cannot send the session header)',
+      handler: async ({ caller }) =>
+        caller?.kind === 'owner' && caller.via === 'session'
+          ? {
+              status: 200,
+              body: { ticket: await principals.streamTicket(caller.session.id) },
+              headers: { 'cache-control': 'no-store' },
+            }
+          : failure(
+              'malformedRequest',
+              'Stream tickets are for a signed-in browser session; send the session header (a bearer token can open the stream itself).',
+            ),
     },
     {
       method: 'DELETE',

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
-import { BIN, testEnv } from './cli.js';
+import { BIN, run, testEnv } from './cli.js';
 
 export interface Started {
   child: ChildProcess;
@@ -124,7 +124,14 @@ export async function startServe(args: string[], env = testEnv()): Promise<Serve
     [BIN, 'serve', '--port', '0', '--relay-port', '0', ...args],
     { env, ready: /Press Ctrl\+C to stop\./, name: 'serve' },
   );
-  return { ...started, ...printedCredentials(started.stdout()) };
+  const printed = printedCredentials(started.stdout());
+  // The sign-in link goes to a terminal only (issue 25); from a pipe, ask for one as the owner would.
+  const data = args[args.indexOf('--data') + 1];
+  if (!printed.loginUrl && printed.ownerToken && args.includes('--data') && data) {
+    const made = await run(['owner', 'link', '--data', data, '--url', printed.url], env);
+    if (made.code === 0) printed.loginUrl = made.stdout.trim();
+  }
+  return { ...started, ...printed };
 }
 
 /** The URL, tokens and sign-in link `airlock serve` (or `airlock openapi`) printed. */
@@ -132,7 +139,7 @@ export function printedCredentials(out: string) {
   const url = /MCP \(all doors\)\s+(http:\/\/\S+)\/mcp/.exec(out)?.[1] ?? '';
   const agentToken = /"Authorization": "Bearer (ak_[\w-]+)"/.exec(out)?.[1] ?? null;
   const loginUrl = /Owner sign-in\s+(http:\/\/\S+\/login#code=\S+)/.exec(out)?.[1] ?? null;
-  const ownerFile = /or paste (\S+owner\.token)\)/.exec(out)?.[1];
+  const ownerFile = /or paste (\S+owner\.token)[);]/.exec(out)?.[1];
   const ownerToken =
     ownerFile && existsSync(ownerFile) ? readFileSync(ownerFile, 'utf8').trim() : null;
   return { url, agentToken, ownerToken, loginUrl };

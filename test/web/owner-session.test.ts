@@ -49,7 +49,7 @@ async function freshPage(): Promise<{ page: Page; context: BrowserContext; error
 /** Signs in on the sign-in screen by pasting `token`. */
 async function paste(page: Page, token: string): Promise<void> {
   await page.getByLabel('Owner token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 const signInScreen = (page: Page) => page.getByRole('heading', { level: 1, name: 'Sign in' });

@@ -7,7 +7,15 @@
  * and an assertion is accepted once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -15,6 +23,7 @@ import { startServe, type Served } from '../helpers/servers.js';
 import { launchChromium } from '../helpers/browser.js';
 import { collectErrors } from './browser.js';
 import { connectAgent, type Agent } from './mcp.js';
+import { run } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-web-passkeys-'));
 let served: Served;
@@ -217,5 +226,107 @@ describe('web UI: passkeys', () => {
       headers: owner,
     });
     expect(revoke.status).toBe(403);
+  });
+
+  it('after enrolment the owner token file is gone, and an agent with a copy of every file of the data folder cannot approve', async () => {
+    const data = join(dir, 'data');
+    expect(existsSync(join(data, 'owner.token'))).toBe(false);
+    const asked = await agent.call('ledger_count', { to: 7 });
+    const id = String(asked.body.approvalID);
+
+    const copy = join(dir, 'copy');
+    cpSync(data, copy, { recursive: true });
+    // Every credential-like string in every file, the token read before enrolment besides.
+    const found = new Set<string>([served.ownerToken!]);
+    const walk = (folder: string) => {
+      for (const entry of readdirSync(folder, { withFileTypes: true })) {
+        const full = join(folder, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else
+          for (const m of readFileSync(full)
+            .toString('latin1')
+            .matchAll(/[\w-]{20,}/g))
+            found.add(m[0]);
+      }
+    };
+    walk(copy);
+    expect(found.size).toBeGreaterThan(1);
+
+    const routes: [string, string, unknown][] = [
+      ['POST', `approvals/${id}/approve`, { scope: 'once' }],
+      ['POST', `approvals/${id}/approve`, { scope: '15m' }],
+      ['POST', 'policy/rules', { door: 'ledger', tool: 'ledger_count', decision: 'allow' }],
+      ['PUT', 'policy/read-only', { workspace: false, doors: [] }],
+      ['POST', 'agents', { name: 'copycat' }],
+      ['DELETE', 'agents/passkey-test-agent', undefined],
+    ];
+    for (const value of found)
+      for (const credential of [
+        { authorization: `Bearer ${value}` } as Record<string, string>,
+        { 'x-airlock-session': value },
+      ])
+        for (const [method, path, body] of routes) {
+          const res = await fetch(`${served.url}/api/v1/${path}`, {
+            method,
+            headers: { ...credential, origin: served.url, 'content-type': 'application/json' },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          });
+          expect(res.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
+        }
+
+    // The CLI on the copy (in process) and on the real folder (through the server) decides nothing.
+    for (const args of [
+      ['approvals', 'approve', id, '--data', copy, '--url', 'http://127.0.0.1:9'],
+      [
+        'approvals',
+        'approve',
+        id,
+        '--data',
+        data,
+        '--url',
+        served.url,
+        '--owner-token',
+        served.ownerToken!,
+      ],
+      ['agents', 'add', 'copycat', '--data', data],
+      ['owner', 'rotate', '--data', data],
+    ]) {
+      const r = await run(args);
+      expect(r.code, args.join(' ')).not.toBe(0);
+    }
+    const viaServer = await run([
+      'approvals',
+      'approve',
+      id,
+      '--data',
+      data,
+      '--url',
+      served.url,
+      '--owner-token',
+      served.ownerToken!,
+    ]);
+    expect(viaServer.stderr).toMatch(
+      /needs your passkey; open http:\/\/localhost:\d+\/#\/approvals/,
+    );
+
+    expect(await pendingIds()).toContain(id);
+    expect((await agent.call('ledger_count', { to: 7 })).body.code).toBe('approvalRequired');
+    const agents = await fetch(`${served.url}/api/v1/agents`, { headers: await sessionHeader() });
+    expect(JSON.stringify(await agents.json())).not.toContain('copycat');
+  });
+
+  it('owner reset waits for the server to stop, then forgets the passkeys and writes a new owner token', async () => {
+    const data = join(dir, 'data');
+    const running = await run(['owner', 'reset', '--data', data]);
+    expect(running.code).toBe(1);
+    expect(running.stderr).toMatch(/stop it first/);
+    served.child.kill('SIGTERM');
+    await served.exited;
+    const reset = await run(['owner', 'reset', '--data', data]);
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(reset.stdout).toMatch(/1 passkey\(s\) forgotten/);
+    expect(existsSync(join(data, 'owner.token'))).toBe(true);
+    const link = await run(['owner', 'link', '--data', data]);
+    expect(link.stdout).toMatch(/^http:\/\/localhost:7300\/login#code=/);
   });
 });

@@ -139,10 +139,20 @@ describe('web UI: scenes', () => {
 
   it('an EventSource on /events receives JobStarted … JobFinished by name for a pipeline (the Koharu wire)', async () => {
     const { page } = ui;
-    await page.evaluate(() => {
+    await page.evaluate(async () => {
       const w = window as unknown as { __koharu: { name: string; data: unknown }[] };
       w.__koharu = [];
-      const source = new EventSource('/events');
+      // EventSource sends no session header: a single-use ticket from the session opens it.
+      const { header, secret } = JSON.parse(sessionStorage.getItem('airlock.ownerSession')!) as {
+        header: string;
+        secret: string;
+      };
+      const res = await fetch('/api/v1/session/stream-ticket', {
+        method: 'POST',
+        headers: { [header]: secret },
+      });
+      const { ticket } = (await res.json()) as { ticket: string };
+      const source = new EventSource(`/events?ticket=${encodeURIComponent(ticket)}`);
       for (const name of ['JobStarted', 'JobProgress', 'JobWarning', 'JobFinished', 'Snapshot'])
         source.addEventListener(name, (e) =>
           w.__koharu.push({ name, data: JSON.parse((e as MessageEvent<string>).data) }),

@@ -5,7 +5,15 @@
  * by `api.ts` (memory and this origin's sessionStorage) and sent as a header;
  * no cookie is involved, so nothing reaches a page on another port.
  */
-import { ApiError, json, ownerSession, request, sessionEnded, setOwnerSession } from './api.js';
+import {
+  ApiError,
+  json,
+  ownerSession,
+  request,
+  sessionEnded,
+  sessionHeaders,
+  setOwnerSession,
+} from './api.js';
 
 /** What `POST /api/v1/session` answers. */
 interface SignInAnswer {
@@ -47,10 +55,9 @@ export async function signIn(proof: SignInProof): Promise<void> {
 
 /** Ends the session on the server and returns the page to the sign-in screen. */
 export async function signOut(): Promise<void> {
-  try {
-    await request('DELETE', 'session', { signingIn: true });
-  } finally {
-    setOwnerSession(null);
-    sessionEnded();
-  }
+  // The page leaves first (its event stream closes), so nothing races the session's end.
+  const headers = sessionHeaders();
+  setOwnerSession(null);
+  sessionEnded();
+  await request('DELETE', 'session', { signingIn: true, headers });
 }

@@ -18,6 +18,7 @@ import { untilSignal } from './signals.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
 import { approvalUrl } from '../transport/approval-delivery.js';
 import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
+import { dropPrivileges, type RunAs } from './run-as.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,6 +59,8 @@ export interface HttpServeOptions {
    * on a loopback bind (an IP literal cannot be an RP ID).
    */
   publicUrl?: string | undefined;
+  /** `--run-as USER`: after binding, the data folder becomes USER's and the process drops to USER. */
+  runAs?: RunAs | undefined;
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
@@ -155,6 +158,12 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
       : credentials.ownerToken
         ? `Owner sign-in    ${uiBase}/   (or paste ${join(workspace.data, OWNER_TOKEN_FILE)}; a one-time link: run \`airlock owner link --data ${workspace.data}\` in a terminal)`
         : 'Owner sign-in    with the owner token of the instance that created this store';
+  // Bound, credentials and the server record written: hand the data folder to the user,
+  // then become it (issue 25).
+  if (o.runAs) {
+    dropPrivileges(workspace.data, o.runAs);
+    logger.info({ user: o.runAs.user, uid: o.runAs.uid }, 'running as an unprivileged user');
+  }
   const bearer = credentials.agentToken ?? '<agent token: airlock agents add NAME>';
   const pad = (label: string) => `  ${label}${' '.repeat(Math.max(1, 17 - label.length))}`;
   process.stdout.write(

@@ -24,6 +24,8 @@ import { readServerRecord } from './server-record.js';
 import type { OpenApiMount } from '../doors/context.js';
 import { DEFAULT_PREFIX } from '../doors/openapi/door.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
+import { prepareDataFolder, resolveRunAs } from './run-as.js';
+import { resolve } from 'node:path';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
 
@@ -51,6 +53,9 @@ ${UPSTREAM_HELP}
   --public-url URL   the address the owner opens the web UI at (behind a proxy); it
                      sets the passkeys' RP ID and origin (default
                      http://localhost:PORT on a loopback bind)
+  --run-as USER      started as root: make the data folder USER's (0700, files 0600),
+                     bind, then drop to USER, so the account agents run under
+                     cannot read the store (see docs/security.md)
   --allow-self       allow an --openapi door whose --base-url is this server's own
                      API (refused otherwise; the door acts as the calling agent)
   --tool-names M     exact (default: the doors' own names, e.g. koharu.apply)
@@ -245,6 +250,7 @@ export async function serve(argv: string[]): Promise<number> {
       'allow-anonymous': { type: 'boolean' },
       'allow-self': { type: 'boolean' },
       'public-url': { type: 'string' },
+      'run-as': { type: 'string' },
       'relay-port': { type: 'string' },
       openapi: { type: 'string', multiple: true },
       'base-url': { type: 'string', multiple: true },
@@ -299,8 +305,12 @@ export async function serve(argv: string[]): Promise<number> {
   const limits = configLimits(config, mountNames(config, openapi, upstreams));
   const http = configHttp(config);
   const logger = createProcessLogger();
+  const data = values.data ?? str(config.data) ?? './.airlock';
+  const runAsUser = values['run-as'] ?? str(config.runAs);
+  const runAs = runAsUser ? resolveRunAs(runAsUser) : undefined;
+  if (runAs) prepareDataFolder(resolve(data), runAs);
   const workspace = await openWorkspace({
-    data: values.data ?? str(config.data) ?? './.airlock',
+    data,
     doors,
     store: values.store ?? str(config.store),
     bus: values.bus ?? str(config.bus),
@@ -323,6 +333,7 @@ export async function serve(argv: string[]): Promise<number> {
     agentToken: token,
     allowAnonymous,
     publicUrl,
+    runAs,
     stdioArgs: [
       'stdio',
       '--doors',

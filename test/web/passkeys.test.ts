@@ -23,7 +23,10 @@ import { startServe, type Served } from '../helpers/servers.js';
 import { launchChromium } from '../helpers/browser.js';
 import { collectErrors } from './browser.js';
 import { connectAgent, type Agent } from './mcp.js';
-import { run } from '../helpers/cli.js';
+import { BIN, run, testEnv } from '../helpers/cli.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { toolBody } from '../helpers/results.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-web-passkeys-'));
 let served: Served;
@@ -313,6 +316,48 @@ describe('web UI: passkeys', () => {
     expect((await agent.call('ledger_count', { to: 7 })).body.code).toBe('approvalRequired');
     const agents = await fetch(`${served.url}/api/v1/agents`, { headers: await sessionHeader() });
     expect(JSON.stringify(await agents.json())).not.toContain('copycat');
+  });
+
+  it('an ask raised over airlock stdio on the same store is approved in the browser with the passkey', async () => {
+    const client = new Client({ name: 'stdio-asker', version: '1' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [
+          BIN,
+          'stdio',
+          '--doors',
+          'ledger',
+          '--data',
+          join(dir, 'data'),
+          '--config',
+          join(dir, 'config.json'),
+        ],
+        env: testEnv() as Record<string, string>,
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const call = async () =>
+        toolBody(await client.callTool({ name: 'ledger_count', arguments: { to: 2 } }));
+      const asked = await call();
+      expect(asked.code).toBe('approvalRequired');
+      const id = String(asked.approvalID);
+      // The store's passkey is needed here too: the owner token alone is refused.
+      expect((await approve(id, { authorization: `Bearer ${served.ownerToken!}` })).status).toBe(
+        403,
+      );
+      // The stdio process publishes on no bus of the server: the inbox shows the ask once reloaded.
+      await page.evaluate(() => (location.hash = '#/approvals'));
+      await page.reload();
+      await page.locator('#live[data-state="live"]').waitFor();
+      const card = page.locator(`[data-approval-id="${id}"]`);
+      await card.getByRole('button', { name: 'Approve once' }).click();
+      await card.waitFor({ state: 'detached' });
+      expect((await call()).jobId).toBeTruthy();
+    } finally {
+      await client.close();
+    }
   });
 
   it('owner reset waits for the server to stop, then forgets the passkeys and writes a new owner token', async () => {

@@ -16,6 +16,7 @@ import { doorFactory } from '../../src/cli/doors.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { fileFolderStorage } from '../../src/store/folder-file.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createPasskeys } from '../../src/transport/passkeys.js';
 import type { DoorContext } from '../../src/doors/context.js';
 import type { ServedDoor } from '../../src/transport/surface.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
@@ -68,7 +69,14 @@ beforeAll(async () => {
   for (const name of ['scene', 'notes', 'page', 'openapi', 'mcp'])
     doors.push(...(await doorFactory(name)!(ctx)));
   tk = await testKernel(doors, { dir });
-  app = createHttpApp({ kernel: tk.kernel, logger: silentLogger, maxBodyBytes: 16 * 1024 * 1024 });
+  const passkeys = createPasskeys({ store: tk.kernel.store });
+  passkeys.setRelyingParty({ id: 'localhost', origin: 'http://localhost' });
+  app = createHttpApp({
+    kernel: tk.kernel,
+    logger: silentLogger,
+    maxBodyBytes: 16 * 1024 * 1024,
+    passkeys,
+  });
   base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}`;
   owner = await ownerHeaders(tk.kernel);
   alice = await agentHeaders(tk.kernel, 'alice');
@@ -538,6 +546,33 @@ const CASES: Record<string, RouteCase> = {
     request: async () => at('session', { json: { token: tokenOf(alice) } }),
   },
   'DELETE /api/v1/session': { kind: 'session', request: async () => at('session') },
+  'POST /api/v1/session/stream-ticket': {
+    kind: 'session',
+    request: async () => at('session/stream-ticket'),
+  },
+  // The owner's passkeys (issue 25): nothing here lets an agent in, enrol or decide.
+  'POST /api/v1/session/passkey-options': {
+    kind: 'session',
+    request: async () => at('session/passkey-options'),
+  },
+  'POST /api/v1/session/passkey': {
+    kind: 'session',
+    request: async () => at('session/passkey', { json: { response: { id: 'x' } } }),
+  },
+  'POST /api/v1/passkeys/options': {
+    kind: 'session',
+    request: async () => at('passkeys/options', { json: { name: 'laptop' } }),
+  },
+  'POST /api/v1/passkeys': {
+    kind: 'session',
+    request: async () => at('passkeys', { json: { name: 'laptop', response: {} } }),
+  },
+  'DELETE /api/v1/passkeys/{id}': { kind: 'session', request: async () => at('passkeys/x') },
+  'POST /api/v1/presence/challenge': {
+    kind: 'session',
+    request: async () =>
+      at('presence/challenge', { json: { method: 'POST', path: 'agents', body: { name: 'x' } } }),
+  },
 };
 
 const tokenOf = (h: Headers) => h.authorization!.slice('Bearer '.length);

@@ -22,7 +22,7 @@ describe('AIRLOCK_PORT', () => {
       },
     );
     try {
-      expect(served.stdout()).toContain(`http://127.0.0.1:${port}/mcp`);
+      expect(served.stdout()).toContain(`http://localhost:${port}/mcp`);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     } finally {
       served.child.kill('SIGTERM');

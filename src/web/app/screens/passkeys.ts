@@ -6,7 +6,7 @@
  * existing passkey first (api.ts sends the request again with it).
  */
 import { del, get } from '../api.js';
-import { busy, fill, h } from '../dom.js';
+import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { time } from '../format.js';
 import { enrolPasskey } from '../passkey.js';
@@ -61,7 +61,7 @@ export function passkeysSection(): HTMLElement {
           p.lastUsedAt ? `, last used ${time(p.lastUsedAt)} ` : ' ',
           remove,
         );
-        remove.addEventListener('click', () => {
+        onOwner(remove, 'click', () => {
           const last = listed.passkeys.length === 1;
           const go = async () => {
             await del(`passkeys/${encodeURIComponent(p.id)}${last ? '?confirm=last' : ''}`);
@@ -86,8 +86,9 @@ export function passkeysSection(): HTMLElement {
             keep,
           );
           sure.focus();
-          keep.addEventListener('click', () => void render());
-          sure.addEventListener(
+          onOwner(keep, 'click', () => void render());
+          onOwner(
+            sure,
             'click',
             () =>
               void busy(sure, () =>
@@ -100,7 +101,7 @@ export function passkeysSection(): HTMLElement {
     );
   };
 
-  form.addEventListener('submit', (e) => {
+  onOwner(form, 'submit', (e) => {
     e.preventDefault();
     const wanted = name.value.trim();
     if (!wanted) return;

@@ -22,6 +22,7 @@ import { UsageError } from './args.js';
 import { configPolicy, configRetention } from './config-file.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
+import { loadAuditSigner } from './audit-key.js';
 
 export interface WorkspaceOptions {
   data: string;
@@ -113,7 +114,8 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     policy,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
-    ...(retention ? { retention } : {}),
+    // The folder's key signs the audit chain's checkpoints and anchor (issue 33).
+    retention: { ...retention, auditSigner: loadAuditSigner(data) },
   });
   for (const name of options.doors) {
     const ctx: DoorContext = {

@@ -24,6 +24,11 @@ import { readServerRecord } from './server-record.js';
 import type { OpenApiMount } from '../doors/context.js';
 import { DEFAULT_PREFIX } from '../doors/openapi/door.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
+import {
+  metricsSettings,
+  TelemetryConfigSchema,
+  type TelemetryConfig,
+} from '../telemetry/settings.js';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
 
@@ -48,6 +53,10 @@ Options:
                      compiled catalog (repeatable; pair each with --base-url URL
                      and --prefix P, default prefix 'plane')
 ${UPSTREAM_HELP}
+  --metrics-port N   serve Prometheus metrics at http://127.0.0.1:N/metrics (loopback
+                     only, no token); metrics are also at /metrics on --port for
+                     the owner. Off by default; also on with {"telemetry":
+                     {"metrics": true}} or OTEL_EXPORTER_OTLP_ENDPOINT (OTLP export)
   --allow-self       allow an --openapi door whose --base-url is this server's own
                      API (refused otherwise; the door acts as the calling agent)
   --tool-names M     exact (default: the doors' own names, e.g. koharu.apply)
@@ -183,6 +192,19 @@ function configJobLease(config: Record<string, unknown>): number | undefined {
   return config.jobs === undefined ? undefined : JobsSchema.parse(config.jobs).leaseMs;
 }
 
+/** The config file's `telemetry` section (telemetry/settings.ts). */
+function configTelemetry(config: Record<string, unknown>): TelemetryConfig {
+  if (config.telemetry === undefined) return {};
+  const parsed = TelemetryConfigSchema.safeParse(config.telemetry);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(
+      `--config: telemetry.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
 /**
  * `--openapi SPEC` mounts, paired by position with `--base-url` and `--prefix`
  * (`--openapi a.yaml --base-url https://a --prefix a --openapi b.json …`),
@@ -237,6 +259,7 @@ export async function serve(argv: string[]): Promise<number> {
       token: { type: 'string' },
       'allow-anonymous': { type: 'boolean' },
       'allow-self': { type: 'boolean' },
+      'metrics-port': { type: 'string' },
       'relay-port': { type: 'string' },
       openapi: { type: 'string', multiple: true },
       'base-url': { type: 'string', multiple: true },
@@ -285,6 +308,12 @@ export async function serve(argv: string[]): Promise<number> {
   // Everything the flags and the file say is checked before anything starts.
   const limits = configLimits(config, mountNames(config, openapi, upstreams));
   const http = configHttp(config);
+  const metricsPortValue = values['metrics-port'] ?? str(config.metricsPort);
+  const metricsPort =
+    metricsPortValue === undefined
+      ? null
+      : intOption('metrics-port', metricsPortValue, 0, 0, 65535);
+  const metrics = metricsSettings(process.env, configTelemetry(config), metricsPort !== null);
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
@@ -298,6 +327,7 @@ export async function serve(argv: string[]): Promise<number> {
     openapi,
     config,
     upstreams,
+    metrics,
   });
   await checkToolNames(workspace, toolNames);
   return serveHttpUntilSignal({
@@ -305,6 +335,7 @@ export async function serve(argv: string[]): Promise<number> {
     logger,
     host,
     port,
+    metricsPort,
     toolNames,
     approvalWaitMs,
     agentToken: token,

@@ -23,6 +23,8 @@ import { configPolicy, configRetention } from './config-file.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
 import { loadAuditSigner } from './audit-key.js';
+import { createMetrics, type AirlockMetrics } from '../telemetry/metrics.js';
+import type { MetricsSettings } from '../telemetry/settings.js';
 
 export interface WorkspaceOptions {
   data: string;
@@ -40,6 +42,8 @@ export interface WorkspaceOptions {
   config?: Record<string, unknown>;
   /** Upstream MCP servers from `--upstream` flags (the mcp door). */
   upstreams?: Record<string, unknown> | undefined;
+  /** Metrics on (`--metrics-port`, config `telemetry`, OTEL_* variables): telemetry/settings.ts. */
+  metrics?: MetricsSettings | null;
 }
 
 export interface Workspace {
@@ -48,6 +52,8 @@ export interface Workspace {
   data: string;
   store: Store;
   mounts: string[];
+  /** Metrics, when on: `/metrics` serves `prometheus()`. */
+  metrics: AirlockMetrics | null;
   close(): Promise<void>;
 }
 
@@ -75,10 +81,13 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     }
   }
   mkdirSync(data, { recursive: true });
-  const { store, blobs } = await openStore({
+  const opened = await openStore({
     data,
     ...(options.store ? { store: options.store } : {}),
   });
+  const metrics = options.metrics ? createMetrics(options.metrics) : null;
+  const store = metrics ? metrics.timed(opened.store) : opened.store;
+  const { blobs } = opened;
   // One channel per deployment (the store's id): two deployments on one Redis never
   // hear each other's events.
   let transport;
@@ -116,7 +125,9 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
     // The folder's key signs the audit chain's checkpoints and anchor (issue 33).
     retention: { ...retention, auditSigner: loadAuditSigner(data) },
+    ...(metrics ? { observer: metrics.observer } : {}),
   });
+  metrics?.watch(kernel);
   for (const name of options.doors) {
     const ctx: DoorContext = {
       data,
@@ -147,10 +158,12 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     data,
     store,
     mounts: kernel.doors().map(mountOf),
+    metrics,
     async close() {
       await kernel.close();
       await events.close();
       await store.close();
+      await metrics?.shutdown();
     },
   };
 }

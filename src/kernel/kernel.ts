@@ -24,6 +24,7 @@ import type { Logger } from './logger.js';
 import type { JournalEntry } from './records.js';
 import { leanOutputSchema, leanSchema } from './lean-schema.js';
 import { createRetention, type RetentionOptions } from './retention.js';
+import type { CallObserver } from './observe.js';
 
 export interface KernelServices {
   readonly store: Store;
@@ -40,6 +41,8 @@ export interface KernelServices {
   readonly policy: Policy;
   /** Approvals the policy's `ask` waits for. */
   readonly asks: Asks;
+  /** Told of every call's stages and end (metrics, traces); none by default. */
+  readonly observer?: CallObserver | undefined;
 }
 
 export interface KernelOptions {
@@ -60,6 +63,8 @@ export interface KernelOptions {
   auditTail?: AuditTailOptions;
   /** How long `close` waits for in-flight calls (default 5 s). */
   shutdownGraceMs?: number;
+  /** Told of every call's stages and end (observe.ts); none by default. */
+  observer?: CallObserver | undefined;
   now?: () => number;
 }
 
@@ -179,6 +184,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     jobs,
     audit,
     principals,
+    observer: options.observer,
   };
   const mounted = new Map<
     string,

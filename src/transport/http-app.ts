@@ -53,6 +53,8 @@ export interface HttpAppOptions {
    * answered 503 and closed, so one client cannot exhaust the server's sockets.
    */
   maxConnectionsPerAddress?: number;
+  /** The Prometheus text of the metrics (telemetry/metrics.ts): `GET /metrics`, owner-only. */
+  metrics?: (() => Promise<string>) | undefined;
   /** Serves the web UI and other static pages; returns false when it did not handle the request. */
   staticHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
@@ -201,6 +203,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       else sendFailure(res, failure('notAuthorized', guarded.message), guarded.status);
       return;
     }
+    if (path === '/metrics' && options.metrics) {
+      const caller = await identifyCaller(req, auth);
+      const refused =
+        caller && 'ok' in caller
+          ? { failure: caller, status: 401 as const }
+          : admit(req, 'owner', caller);
+      if (refused) return refuse(res, refused);
+      await sendMetrics(res, options.metrics);
+      return;
+    }
     const koharuEvents = path === '/events' && req.method === 'GET';
     if (isMcpPath(path) || path.startsWith('/api/v1/') || koharuEvents) {
       const caller = await identifyCaller(req, auth);
@@ -326,4 +338,11 @@ function limitConnectionsPerAddress(server: HttpServer, max: number, logger: Log
       else open.set(address, left);
     });
   });
+}
+
+/** Prometheus text exposition format 0.0.4. */
+export async function sendMetrics(res: ServerResponse, metrics: () => Promise<string>) {
+  const text = await metrics();
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  res.end(text);
 }

@@ -99,6 +99,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     ...(o.staticHandler ? { staticHandler: o.staticHandler } : {}),
     ...(workspace.metrics ? { metrics: workspace.metrics.prometheus } : {}),
   });
+  workspace.metrics?.countSessions(app.sessions);
   let address;
   try {
     address = await app.listen(port, host);

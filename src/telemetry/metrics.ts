@@ -26,8 +26,6 @@ export interface MetricSources {
   store: Store;
   consent: { grants(): Promise<Grant[]> };
   jobs: { list(query?: { limit?: number }): Promise<Job[]> };
-  /** Open MCP sessions by protocol era, when the transport counts them. */
-  sessions?: () => Record<string, number>;
 }
 
 export interface MetricsOptions {
@@ -45,6 +43,8 @@ export interface AirlockMetrics {
   timed(store: Store): Store;
   /** Registers the gauges read at collection time. */
   watch(sources: MetricSources): void;
+  /** Where open MCP sessions by protocol era are counted (the HTTP app, once it exists). */
+  countSessions(count: () => Record<string, number>): void;
   /** The Prometheus text exposition (format 0.0.4) of every metric now. */
   prometheus(): Promise<string>;
   shutdown(): Promise<void>;
@@ -151,6 +151,7 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
     });
   };
 
+  let sessionCount: () => Record<string, number> = () => ({});
   const watch = (sources: MetricSources) => {
     const asksPending = meter.createObservableGauge('airlock.asks.pending', {
       description: 'Approvals waiting for the owner, by kind (consent, policy)',
@@ -192,7 +193,7 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
         );
         for (const job of recent) states.set(job.status, (states.get(job.status) ?? 0) + 1);
         for (const [state, count] of states) observe.observe(jobs, count, { state });
-        for (const [era, count] of Object.entries(sources.sessions?.() ?? {}))
+        for (const [era, count] of Object.entries(sessionCount()))
           observe.observe(sessions, count, { era });
       },
       [asksPending, asksAge, grants, jobs, sessions],
@@ -204,6 +205,9 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
     observer,
     timed,
     watch,
+    countSessions(count) {
+      sessionCount = count;
+    },
     async prometheus() {
       const { resourceMetrics } = await pull.collect();
       return serializer.serialize(resourceMetrics);

@@ -61,6 +61,8 @@ export interface HttpAppOptions {
 
 export interface HttpApp {
   readonly server: HttpServer;
+  /** Open MCP sessions by protocol era (metrics). */
+  sessions(): Record<string, number>;
   listen(port: number, host: string): Promise<AddressInfo>;
   close(): Promise<void>;
 }
@@ -283,6 +285,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   return {
     server,
+    // The 2026-07-28 era is stateless: each request is its own connection, no session.
+    sessions: () => ({ '2025': mcp.sessionCount() }),
     listen: (port, host) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);

@@ -30,6 +30,8 @@ export interface McpDispatchOptions {
 
 export interface McpDispatch {
   handle(req: IncomingMessage, res: ServerResponse, path: string, agent: string): Promise<void>;
+  /** Open 2025-era sessions over every endpoint (the 2026 era keeps none). */
+  sessionCount(): number;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
   };
 
   return {
+    sessionCount: () => [...endpoints.values()].reduce((n, e) => n + e.sessionCount, 0),
     async handle(req, res, path, agent) {
       let mount: string | null = null;
       if (path !== '/mcp') {

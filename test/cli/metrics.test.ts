@@ -95,6 +95,8 @@ describe('metrics', () => {
     expect(moved(denied)).toBe(1);
     expect(moved(asked)).toBe(1);
     expect(sample(after, 'airlock_asks_pending', { kind: 'policy' })).toBe(1);
+    // The test client negotiates the 2025 era: one open session.
+    expect(sample(after, 'airlock_sessions', { era: '2025' })).toBe(1);
     expect(sample(after, 'airlock_asks_oldest_age', { kind: 'policy' })).toBeGreaterThanOrEqual(0);
     expect(after.find((f) => f.name === 'airlock_stage_duration')?.type).toBe('HISTOGRAM');
     // One histogram per stage (the parser keeps one label set of a histogram: read the text).

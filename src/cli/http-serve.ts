@@ -98,6 +98,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     ...(o.http ?? {}),
     ...(o.staticHandler ? { staticHandler: o.staticHandler } : {}),
     ...(workspace.metrics ? { metrics: workspace.metrics.prometheus } : {}),
+    ...(workspace.tracing ? { tracer: workspace.tracing.requests } : {}),
   });
   workspace.metrics?.countSessions(app.sessions);
   let address;

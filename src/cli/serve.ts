@@ -26,6 +26,7 @@ import { DEFAULT_PREFIX } from '../doors/openapi/door.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
 import {
   metricsSettings,
+  tracesSettings,
   TelemetryConfigSchema,
   type TelemetryConfig,
 } from '../telemetry/settings.js';
@@ -313,7 +314,9 @@ export async function serve(argv: string[]): Promise<number> {
     metricsPortValue === undefined
       ? null
       : intOption('metrics-port', metricsPortValue, 0, 0, 65535);
-  const metrics = metricsSettings(process.env, configTelemetry(config), metricsPort !== null);
+  const telemetry = configTelemetry(config);
+  const metrics = metricsSettings(process.env, telemetry, metricsPort !== null);
+  const traces = tracesSettings(process.env, telemetry);
   const logger = createProcessLogger();
   const workspace = await openWorkspace({
     data: values.data ?? str(config.data) ?? './.airlock',
@@ -328,6 +331,7 @@ export async function serve(argv: string[]): Promise<number> {
     config,
     upstreams,
     metrics,
+    traces,
   });
   await checkToolNames(workspace, toolNames);
   return serveHttpUntilSignal({

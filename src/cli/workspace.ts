@@ -24,7 +24,8 @@ import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
 import { loadAuditSigner } from './audit-key.js';
 import { createMetrics, type AirlockMetrics } from '../telemetry/metrics.js';
-import type { MetricsSettings } from '../telemetry/settings.js';
+import type { MetricsSettings, TracesSettings } from '../telemetry/settings.js';
+import { bothObservers, createTracing, type AirlockTracing } from '../telemetry/tracing.js';
 
 export interface WorkspaceOptions {
   data: string;
@@ -44,6 +45,8 @@ export interface WorkspaceOptions {
   upstreams?: Record<string, unknown> | undefined;
   /** Metrics on (`--metrics-port`, config `telemetry`, OTEL_* variables): telemetry/settings.ts. */
   metrics?: MetricsSettings | null;
+  /** Traces on (config `telemetry`, OTEL_* variables): telemetry/settings.ts. */
+  traces?: TracesSettings | null;
 }
 
 export interface Workspace {
@@ -54,6 +57,8 @@ export interface Workspace {
   mounts: string[];
   /** Metrics, when on: `/metrics` serves `prometheus()`. */
   metrics: AirlockMetrics | null;
+  /** Traces, when on: the HTTP app opens a server span per MCP request. */
+  tracing: AirlockTracing | null;
   close(): Promise<void>;
 }
 
@@ -86,6 +91,11 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     ...(options.store ? { store: options.store } : {}),
   });
   const metrics = options.metrics ? createMetrics(options.metrics) : null;
+  const tracing = options.traces ? createTracing(options.traces) : null;
+  const observer =
+    metrics && tracing
+      ? bothObservers(metrics.observer, tracing.observer)
+      : (metrics?.observer ?? tracing?.observer);
   const store = metrics ? metrics.timed(opened.store) : opened.store;
   const { blobs } = opened;
   // One channel per deployment (the store's id): two deployments on one Redis never
@@ -125,7 +135,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
     // The folder's key signs the audit chain's checkpoints and anchor (issue 33).
     retention: { ...retention, auditSigner: loadAuditSigner(data) },
-    ...(metrics ? { observer: metrics.observer } : {}),
+    ...(observer ? { observer } : {}),
   });
   metrics?.watch(kernel);
   for (const name of options.doors) {
@@ -159,11 +169,13 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     store,
     mounts: kernel.doors().map(mountOf),
     metrics,
+    tracing,
     async close() {
       await kernel.close();
       await events.close();
       await store.close();
       await metrics?.shutdown();
+      await tracing?.shutdown();
     },
   };
 }

@@ -38,4 +38,9 @@ export interface ObservedCall {
 
 export interface CallObserver {
   begin(door: string, tool: string, connection: Connection): ObservedCall;
+  /**
+   * The current call's trace context as W3C headers (`traceparent`,
+   * `tracestate`) for a door's outbound request; {} when not traced.
+   */
+  carrier(): Record<string, string>;
 }

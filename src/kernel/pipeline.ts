@@ -435,6 +435,8 @@ function toolContext(
     door: mount,
     tool: tool.name,
     signal: call.signal,
+    // The W3C trace context of this call for outbound requests (observe.ts); {} untraced.
+    traceContext: () => services.observer?.carrier() ?? {},
     // A child logger only for the handlers that log (most calls never do).
     get logger() {
       return (logger ??= services.logger.child({ door: mount, tool: tool.name }));

@@ -109,6 +109,7 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
   });
 
   const observer: CallObserver = {
+    carrier: () => ({}),
     begin(door): ObservedCall {
       return {
         stage(stage: CallStage, start, end) {

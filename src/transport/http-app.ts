@@ -18,6 +18,7 @@ import { kernelRoutes } from './rest-kernel.js';
 import { createRestDispatch } from './http-rest.js';
 import { createMcpDispatch } from './http-mcp.js';
 import type { McpServing } from './mcp-server.js';
+import type { McpRequestTracer } from './mcp-trace.js';
 import { checkHostAndOrigin, type GuardOptions } from './guards.js';
 import { admit, agentKeyOfCaller, identifyCaller, type AuthOptions, type Caller } from './auth.js';
 import { sessionRoutes } from './rest-session.js';
@@ -53,6 +54,8 @@ export interface HttpAppOptions {
    * answered 503 and closed, so one client cannot exhaust the server's sockets.
    */
   maxConnectionsPerAddress?: number;
+  /** A server span per MCP request (telemetry/tracing.ts); none by default. */
+  tracer?: McpRequestTracer | undefined;
   /** The Prometheus text of the metrics (telemetry/metrics.ts): `GET /metrics`, owner-only. */
   metrics?: (() => Promise<string>) | undefined;
   /** Serves the web UI and other static pages; returns false when it did not handle the request. */
@@ -108,6 +111,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     logger,
     maxBodyBytes,
     ...(options.mcp ? { serving: options.mcp } : {}),
+    ...(options.tracer ? { tracer: options.tracer } : {}),
   });
 
   /**

@@ -9,6 +9,7 @@ import { createMcpEndpoint, type McpEndpoint } from './mcp-http.js';
 import { readBody, sendJsonRpcError } from './http-util.js';
 import type { ServingKernel } from './surface.js';
 import type { McpServing } from './mcp-server.js';
+import type { McpRequestTracer } from './mcp-trace.js';
 import { mountOf } from '../kernel/kernel.js';
 import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
 
@@ -26,6 +27,8 @@ export interface McpDispatchOptions {
   logger: Logger;
   maxBodyBytes: number;
   serving?: McpServing;
+  /** A server span per MCP request (telemetry on); none: no tracing at all. */
+  tracer?: McpRequestTracer | undefined;
 }
 
 export interface McpDispatch {
@@ -100,7 +103,11 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
         }
       }
       const e = mount === null ? endpoint('*', mounts) : endpoint(mount, [mount]);
-      await e.handle(req, res, body, agent);
+      if (options.tracer && body !== undefined)
+        await options.tracer.request({ message: body, headers: req.headers, res }, () =>
+          e.handle(req, res, body, agent),
+        );
+      else await e.handle(req, res, body, agent);
     },
     async close() {
       await Promise.all([...endpoints.values()].map((e) => e.close()));

@@ -203,7 +203,9 @@ export async function exportSigned(
   const entries: AuditEntry[] = [];
   for (let after = afterId; ;) {
     const page = await store.read((tx) => tx.audit.list({ afterId: after, limit: PAGE }));
-    entries.push(...page.filter((e) => e.hash !== null || entries.length > 0));
+    // Entries an older Airlock wrote (unlinked) precede the chain: the export starts after them.
+    const start = entries.length > 0 ? 0 : page.findIndex((e) => e.hash !== null);
+    if (start !== -1) entries.push(...page.slice(start));
     const last = page[page.length - 1];
     if (!last || page.length < PAGE) break;
     after = last.id;

@@ -25,6 +25,7 @@ import { silentLogger } from '../../src/kernel/logger.js';
 import type { Store } from '../../src/kernel/store.js';
 import type { Journal } from '../../src/kernel/journal.js';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
+import { migrate } from '../../src/store/sqlite/migrations.js';
 import { createPostgresStore } from '../../src/store/postgres/index.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 
@@ -191,6 +192,48 @@ function newSignerKey() {
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('entries an older Airlock wrote', () => {
+  it('precede the chain: verify and signed exports cover the entries after them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-audit-legacy-'));
+    dirs.push(dir);
+    // The newest schema version, then a database as the Airlock before the chain left it.
+    const fresh = join(dir, 'fresh.db');
+    await (await createSqliteStore({ path: fresh })).close();
+    const probe = new Database(fresh);
+    const { v } = probe.prepare('SELECT MAX(version) AS v FROM schema_version').get() as {
+      v: number;
+    };
+    probe.close();
+    const path = join(dir, 'old.db');
+    const old = new Database(path);
+    old.pragma('journal_mode = WAL');
+    migrate(old, v - 1);
+    const insert = old.prepare(
+      "INSERT INTO audit (at, connection, door, tool, args_digest, result, duration_ms) VALUES (1, 'owner', 'airlock', 'agents.add', ?, 'ok', 0)",
+    );
+    insert.run('e'.repeat(64));
+    insert.run('f'.repeat(64));
+    old.close();
+
+    const store = await createSqliteStore({ path });
+    try {
+      const ids = await record(store, 3);
+      expect(await verifyStoredChain(store)).toMatchObject({
+        ok: true,
+        unchained: 2,
+        count: 3,
+        firstId: ids[0],
+      });
+      const signer = newSigner();
+      const text = await exportSigned(store, signer);
+      const key = (await import('node:crypto')).createPublicKey(signer.publicKeyPem);
+      expect(verifyExport(text, key)).toMatchObject({ ok: true, count: 3 });
+    } finally {
+      await store.close();
+    }
+  });
+});
 
 tamperSuite('SQLite', () => {
   const dir = mkdtempSync(join(tmpdir(), 'airlock-audit-'));

@@ -136,7 +136,7 @@ const MIGRATIONS: readonly string[] = [
   `,
   // Version 8 (issue 33): the audit trail's hash chain (kernel/audit-chain.ts),
   // computed here, inside the appenders' turn, so an append costs no extra
-  // round trip. The appender puts the entry's content digest in \`hash\`; the
+  // round trip. The appender puts the entry's content digest in `hash`; the
   // trigger links it to the newest entry (or the retention anchor, or
   // GENESIS). The trigger function is VOLATILE: its query sees what other
   // instances committed before this appender got its turn (READ COMMITTED).

@@ -20,6 +20,7 @@ import { SceneConfig } from '../doors/scene/config.js';
 import { NotesConfig } from '../doors/notes/config.js';
 import { TOOL_NAME_MODES } from '../transport/tool-names.js';
 import { MAX_APPROVAL_WAIT_MS } from '../transport/approval-delivery.js';
+import { TelemetryConfigSchema } from '../telemetry/settings.js';
 import { UsageError } from './args.js';
 
 /** `limits`: per door (its mount name), `{"notes": {"timeoutMs": 8000}}`. */
@@ -96,6 +97,7 @@ export const ConfigFileSchema = z
   .object({
     port,
     relayPort: port,
+    metricsPort: port,
     host: z.string().min(1),
     token: z.string().min(1),
     allowAnonymous: z.boolean(),
@@ -113,6 +115,7 @@ export const ConfigFileSchema = z
     jobs: JobsSchema,
     approvals: ApprovalsSchema,
     retention: RetentionConfigSchema,
+    telemetry: TelemetryConfigSchema,
     policy: PolicyConfigSchema,
     openapi: OpenApiMountsSchema,
     openapiOptions: z.record(z.string(), MountOptionsSchema),

@@ -7,10 +7,11 @@
  * finish within the kernel's grace, close the rest). Shared by `serve` and
  * `openapi`.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { checkSelfTargets, type SelfTargetCheck } from './self-target.js';
-import { createHttpApp } from '../transport/http-app.js';
-import { isLoopbackHost } from '../transport/guards.js';
+import { createHttpApp, sendMetrics } from '../transport/http-app.js';
+import { checkHostAndOrigin, isLoopbackHost } from '../transport/guards.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Workspace } from './workspace.js';
 import { PORTABLE_TOOL_NAME, portableToolName, type ToolNames } from '../transport/tool-names.js';
@@ -61,6 +62,8 @@ export interface HttpServeOptions {
   publicUrl?: string | undefined;
   /** `--run-as USER`: after binding, the data folder becomes USER's and the process drops to USER. */
   runAs?: RunAs | undefined;
+  /** `--metrics-port`: `/metrics` without a token on 127.0.0.1 at this port (0: any free one). */
+  metricsPort?: number | null;
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
@@ -108,7 +111,10 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     passkeys: workspace.passkeys,
     ...(o.http ?? {}),
     ...(o.staticHandler ? { staticHandler: o.staticHandler } : {}),
+    ...(workspace.metrics ? { metrics: workspace.metrics.prometheus } : {}),
+    ...(workspace.tracing ? { tracer: workspace.tracing.requests } : {}),
   });
+  workspace.metrics?.countSessions(app.sessions);
   let address;
   try {
     address = await app.listen(port, host);
@@ -131,6 +137,24 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
       await workspace.close();
       throw error;
     }
+  }
+  let metricsServer: Server | undefined;
+  let metricsLine: string[] = [];
+  if (o.metricsPort !== undefined && o.metricsPort !== null && workspace.metrics) {
+    try {
+      metricsServer = await listenMetrics(workspace.metrics.prometheus, o.metricsPort, logger);
+    } catch (error) {
+      await app.close();
+      await workspace.close();
+      throw new Error(
+        `cannot listen on 127.0.0.1:${o.metricsPort} for metrics: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const { port: shown } = metricsServer.address() as AddressInfo;
+    metricsLine = [`  Metrics          http://127.0.0.1:${shown}/metrics`];
   }
   const shownHost = address.address.includes(':') ? `[${address.address}]` : address.address;
   // The page is linked as localhost on a loopback bind: WebAuthn accepts it as a secure
@@ -178,6 +202,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
       ...toolNamesLine(workspace, o.toolNames ?? 'exact').map(
         (line) => `${pad('Tool names')}${line}`,
       ),
+      ...metricsLine,
       '',
       signInLine,
       '',
@@ -219,7 +244,40 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   removeServerRecord(workspace.data);
   logger.info('shutting down');
   app.server.close();
+  metricsServer?.close();
   await workspace.close();
   await app.close();
   return 0;
+}
+
+/**
+ * `--metrics-port`: `/metrics` alone, on loopback, without a token (a
+ * scraper on this machine); the Host guard keeps pages on other origins out.
+ */
+function listenMetrics(
+  prometheus: () => Promise<string>,
+  port: number,
+  logger: Logger,
+): Promise<Server> {
+  const server = createServer((req, res) => {
+    const guarded = checkHostAndOrigin(req, { allowedHosts: [], allowedOrigins: [] });
+    if (
+      !guarded.ok ||
+      req.method !== 'GET' ||
+      new URL(req.url ?? '/', 'http://l').pathname !== '/metrics'
+    ) {
+      res.writeHead(guarded.ok ? 404 : guarded.status, { 'content-type': 'text/plain' });
+      res.end(guarded.ok ? 'GET /metrics\n' : `${guarded.message}\n`);
+      return;
+    }
+    sendMetrics(res, prometheus).catch((err: unknown) => {
+      logger.error({ err }, 'metrics collection failed');
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
 }

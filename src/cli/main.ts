@@ -13,6 +13,7 @@ Commands:
   policy       the owner's rules: list, add, remove, test (allow, ask or deny each call)
   agents       add, list or revoke agents (each MCP client's token)
   owner        owner rotate: replace the owner token
+  audit        verify the audit trail's hash chain, export it signed, check a signed export
   mcp          put existing MCP servers behind Airlock: mcp NAME=COMMAND… (stdio or --port)
   openapi      serve one REST API (OpenAPI/Swagger document) through three generic tools
   catalog      compile an OpenAPI document into a catalog: catalog build SPEC -o FILE
@@ -39,6 +40,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./agents.js')).agentsCommand(rest);
       case 'owner':
         return await (await import('./agents.js')).ownerCommand(rest);
+      case 'audit':
+        return await (await import('./audit.js')).auditCommand(rest);
       case 'openapi':
         return await (await import('./openapi.js')).openapiCommand(rest);
       case 'mcp':

@@ -26,6 +26,12 @@ import { DEFAULT_PREFIX } from '../doors/openapi/door.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
 import { prepareDataFolder, resolveRunAs } from './run-as.js';
 import { resolve } from 'node:path';
+import {
+  metricsSettings,
+  tracesSettings,
+  TelemetryConfigSchema,
+  type TelemetryConfig,
+} from '../telemetry/settings.js';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
 
@@ -56,6 +62,10 @@ ${UPSTREAM_HELP}
   --run-as USER      started as root: make the data folder USER's (0700, files 0600),
                      bind, then drop to USER, so the account agents run under
                      cannot read the store (see docs/security.md)
+  --metrics-port N   serve Prometheus metrics at http://127.0.0.1:N/metrics (loopback
+                     only, no token); metrics are also at /metrics on --port for
+                     the owner. Off by default; also on with {"telemetry":
+                     {"metrics": true}} or OTEL_EXPORTER_OTLP_ENDPOINT (OTLP export)
   --allow-self       allow an --openapi door whose --base-url is this server's own
                      API (refused otherwise; the door acts as the calling agent)
   --tool-names M     exact (default: the doors' own names, e.g. koharu.apply)
@@ -195,6 +205,19 @@ function configJobLease(config: Record<string, unknown>): number | undefined {
   return config.jobs === undefined ? undefined : JobsSchema.parse(config.jobs).leaseMs;
 }
 
+/** The config file's `telemetry` section (telemetry/settings.ts). */
+function configTelemetry(config: Record<string, unknown>): TelemetryConfig {
+  if (config.telemetry === undefined) return {};
+  const parsed = TelemetryConfigSchema.safeParse(config.telemetry);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(
+      `--config: telemetry.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
 /**
  * `--openapi SPEC` mounts, paired by position with `--base-url` and `--prefix`
  * (`--openapi a.yaml --base-url https://a --prefix a --openapi b.json …`),
@@ -251,6 +274,7 @@ export async function serve(argv: string[]): Promise<number> {
       'allow-self': { type: 'boolean' },
       'public-url': { type: 'string' },
       'run-as': { type: 'string' },
+      'metrics-port': { type: 'string' },
       'relay-port': { type: 'string' },
       openapi: { type: 'string', multiple: true },
       'base-url': { type: 'string', multiple: true },
@@ -304,6 +328,14 @@ export async function serve(argv: string[]): Promise<number> {
   // Everything the flags and the file say is checked before anything starts.
   const limits = configLimits(config, mountNames(config, openapi, upstreams));
   const http = configHttp(config);
+  const metricsPortValue = values['metrics-port'] ?? str(config.metricsPort);
+  const metricsPort =
+    metricsPortValue === undefined
+      ? null
+      : intOption('metrics-port', metricsPortValue, 0, 0, 65535);
+  const telemetry = configTelemetry(config);
+  const metrics = metricsSettings(process.env, telemetry, metricsPort !== null);
+  const traces = tracesSettings(process.env, telemetry);
   const logger = createProcessLogger();
   const data = values.data ?? str(config.data) ?? './.airlock';
   const runAsUser = values['run-as'] ?? str(config.runAs);
@@ -321,6 +353,8 @@ export async function serve(argv: string[]): Promise<number> {
     openapi,
     config,
     upstreams,
+    metrics,
+    traces,
   });
   await checkToolNames(workspace, toolNames);
   return serveHttpUntilSignal({
@@ -328,6 +362,7 @@ export async function serve(argv: string[]): Promise<number> {
     logger,
     host,
     port,
+    metricsPort,
     toolNames,
     approvalWaitMs,
     agentToken: token,

@@ -24,6 +24,10 @@ import { createPasskeys, type Passkeys } from '../transport/passkeys.js';
 import { removeOwnerTokenFile } from './credentials.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
+import { loadAuditSigner } from './audit-key.js';
+import { createMetrics, type AirlockMetrics } from '../telemetry/metrics.js';
+import type { MetricsSettings, TracesSettings } from '../telemetry/settings.js';
+import { bothObservers, createTracing, type AirlockTracing } from '../telemetry/tracing.js';
 
 export interface WorkspaceOptions {
   data: string;
@@ -41,6 +45,10 @@ export interface WorkspaceOptions {
   config?: Record<string, unknown>;
   /** Upstream MCP servers from `--upstream` flags (the mcp door). */
   upstreams?: Record<string, unknown> | undefined;
+  /** Metrics on (`--metrics-port`, config `telemetry`, OTEL_* variables): telemetry/settings.ts. */
+  metrics?: MetricsSettings | null;
+  /** Traces on (config `telemetry`, OTEL_* variables): telemetry/settings.ts. */
+  traces?: TracesSettings | null;
 }
 
 export interface Workspace {
@@ -51,6 +59,10 @@ export interface Workspace {
   data: string;
   store: Store;
   mounts: string[];
+  /** Metrics, when on: `/metrics` serves `prometheus()`. */
+  metrics: AirlockMetrics | null;
+  /** Traces, when on: the HTTP app opens a server span per MCP request. */
+  tracing: AirlockTracing | null;
   close(): Promise<void>;
 }
 
@@ -78,10 +90,18 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     }
   }
   mkdirSync(data, { recursive: true });
-  const { store, blobs } = await openStore({
+  const opened = await openStore({
     data,
     ...(options.store ? { store: options.store } : {}),
   });
+  const metrics = options.metrics ? createMetrics(options.metrics) : null;
+  const tracing = options.traces ? createTracing(options.traces) : null;
+  const observer =
+    metrics && tracing
+      ? bothObservers(metrics.observer, tracing.observer)
+      : (metrics?.observer ?? tracing?.observer);
+  const store = metrics ? metrics.timed(opened.store) : opened.store;
+  const { blobs } = opened;
   // One channel per deployment (the store's id): two deployments on one Redis never
   // hear each other's events.
   let transport;
@@ -120,8 +140,11 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     presence: { mode: configPresence(options.config), verifier: passkeys },
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
-    ...(retention ? { retention } : {}),
+    // The folder's key signs the audit chain's checkpoints and anchor (issue 33).
+    retention: { ...retention, auditSigner: loadAuditSigner(data) },
+    ...(observer ? { observer } : {}),
   });
+  metrics?.watch(kernel);
   for (const name of options.doors) {
     const ctx: DoorContext = {
       data,
@@ -153,10 +176,14 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     data,
     store,
     mounts: kernel.doors().map(mountOf),
+    metrics,
+    tracing,
     async close() {
       await kernel.close();
       await events.close();
       await store.close();
+      await metrics?.shutdown();
+      await tracing?.shutdown();
     },
   };
 }

@@ -30,6 +30,7 @@ import type { Logger } from './logger.js';
 import type { JournalEntry } from './records.js';
 import { leanOutputSchema, leanSchema } from './lean-schema.js';
 import { createRetention, type RetentionOptions } from './retention.js';
+import type { CallObserver } from './observe.js';
 
 export interface KernelServices {
   readonly store: Store;
@@ -48,6 +49,8 @@ export interface KernelServices {
   readonly asks: Asks;
   /** Whether an owner decision needs the owner's presence, and its check (issue 25). */
   readonly presence: Presence;
+  /** Told of every call's stages and end (metrics, traces); none by default. */
+  readonly observer?: CallObserver | undefined;
 }
 
 export interface KernelOptions {
@@ -70,6 +73,8 @@ export interface KernelOptions {
   auditTail?: AuditTailOptions;
   /** How long `close` waits for in-flight calls (default 5 s). */
   shutdownGraceMs?: number;
+  /** Told of every call's stages and end (observe.ts); none by default. */
+  observer?: CallObserver | undefined;
   now?: () => number;
 }
 
@@ -191,6 +196,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     jobs,
     audit,
     principals,
+    observer: options.observer,
   };
   const mounted = new Map<
     string,

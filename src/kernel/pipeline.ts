@@ -45,6 +45,7 @@ import { journalKey, OperationRaced, type OpenOperation } from './journal.js';
 import type { AuditEntry, Grant, Provenance, ResourceRef } from './records.js';
 import type { AuditRecord } from './audit.js';
 import type { KernelServices } from './kernel.js';
+import type { CallStage } from './observe.js';
 
 export interface CallOptions {
   connection: Connection;
@@ -79,6 +80,15 @@ export async function runPipeline(
   const rawArgs = givenArgs ?? {};
   const { tool, limits, mount } = scope;
   const { connection } = options;
+  // The observer (observe.ts), when one is set, hears each stage's time; none: no marks.
+  const observed = services.observer?.begin(mount, tool.name, connection) ?? null;
+  let mark = observed ? performance.now() : 0;
+  const stageDone = (stage: CallStage, detail?: { decision?: string; rule?: string }) => {
+    if (!observed) return;
+    const now = performance.now();
+    observed.stage(stage, mark, now, detail);
+    mark = now;
+  };
   let provenance: Provenance | null = null;
   // The effect of this call, once its input validated; a refused call is audited anyway.
   let effect: Effect | null = null;
@@ -100,6 +110,7 @@ export async function runPipeline(
   const audited: CallAudit = { record: () => auditRecord('ok'), entry: null };
 
   const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
+    if (observed) mark = performance.now();
     const changesState = effect !== 'read';
     const ruled = verdict !== null && !verdict.rule.startsWith('default:');
     const required = changesState || ruled || !outcome.ok;
@@ -124,6 +135,18 @@ export async function runPipeline(
       result: outcome.ok ? 'ok' : outcome.code,
       durationMs: Date.now() - started,
     });
+    if (observed) {
+      stageDone('audit');
+      observed.end({
+        door: mount,
+        tool: tool.name,
+        effect,
+        decision: verdict?.decision ?? null,
+        rule: verdict?.rule ?? null,
+        result: outcome.ok ? 'ok' : outcome.code,
+        durationMs: Date.now() - started,
+      });
+    }
     return outcome;
   };
 
@@ -141,6 +164,7 @@ export async function runPipeline(
     return finish(internal);
   }
   provenance = tool.journal?.provenance?.(input) ?? null;
+  stageDone('validate');
 
   // policy: the owner's rules decide before any limit is spent
   let decidedGrant: Grant | null | undefined;
@@ -148,6 +172,7 @@ export async function runPipeline(
     const decided = await decideCall(services, scope, input, connection, effect);
     verdict = decided.verdict;
     decidedGrant = decided.grant;
+    stageDone('policy', verdict ? { decision: verdict.decision, rule: verdict.rule } : undefined);
     if (decided.refusal) return finish(decided.refusal);
   } catch (error) {
     if (error instanceof AirlockError) return finish(error.toFailure());
@@ -175,6 +200,7 @@ export async function runPipeline(
         decidedGrant !== undefined
           ? decidedGrant
           : await services.consent.find(connection.id, mount, tool.consent.capability);
+      stageDone('consent');
       if (!grant) {
         return await finish(
           failure(
@@ -207,17 +233,14 @@ export async function runPipeline(
           bounded({ ok: true, value: begun.receipt }, limits, effect ?? 'write', tool),
         );
       operation = begun.operation;
+      stageDone('journal');
     }
 
     // execute, bounded by the timeout and the caller's cancellation
-    return await finish(
-      bounded(
-        await execute(services, scope, input, grant, operation, options, audited),
-        limits,
-        effect ?? 'write',
-        tool,
-      ),
-    );
+    const run = () => execute(services, scope, input, grant, operation, options, audited);
+    const executed = observed ? await observed.handler(run) : await run();
+    stageDone('handler');
+    return await finish(bounded(executed, limits, effect ?? 'write', tool));
   } finally {
     release();
   }
@@ -412,6 +435,8 @@ function toolContext(
     door: mount,
     tool: tool.name,
     signal: call.signal,
+    // The W3C trace context of this call for outbound requests (observe.ts); {} untraced.
+    traceContext: () => services.observer?.carrier() ?? {},
     // A child logger only for the handlers that log (most calls never do).
     get logger() {
       return (logger ??= services.logger.child({ door: mount, tool: tool.name }));

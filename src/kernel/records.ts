@@ -118,9 +118,14 @@ export const AuditEntrySchema = z.object({
   decision: z.enum(['allow', 'ask', 'deny']).nullable(),
   /** The rule that decided: a rule id, `readOnly` or `default:<effect>`. */
   rule: z.string().nullable(),
+  /** The hash of the entry before it (audit-chain.ts); null on entries older than the chain. */
+  prevHash: z.string().nullable(),
+  /** This entry's link in the chain: SHA-256 of prevHash, id and content. */
+  hash: z.string().nullable(),
 });
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
-export type NewAuditEntry = Omit<AuditEntry, 'id'>;
+/** What an appender gives: the store numbers the entry and links it into the chain. */
+export type NewAuditEntry = Omit<AuditEntry, 'id' | 'prevHash' | 'hash'>;
 
 export const JOB_STATUSES = [
   'queued',

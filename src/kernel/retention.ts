@@ -7,6 +7,9 @@
  * lines first, when given, and deleted only once it resolved.
  */
 import { z } from 'zod';
+import { ANCHOR_KEY, CHAIN_COLLECTION } from './audit-chain.js';
+import { writeCheckpoint, type StoredAnchor } from './audit-seal.js';
+import { signStatement, type AnchorStatement, type AuditSigner } from './audit-signing.js';
 import type { Journal } from './journal.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store.js';
@@ -38,6 +41,11 @@ export interface RetentionOptions {
   sweepEveryMs?: number;
   /** Receives pruned audit entries as JSON lines (oldest first) before they are deleted. */
   archiveAudit?: (jsonLines: string) => Promise<void>;
+  /**
+   * Signs the audit chain's anchor when pruning moves it, and a checkpoint
+   * of the chain's head at every sweep (audit-seal.ts).
+   */
+  auditSigner?: AuditSigner;
 }
 
 export interface Retention {
@@ -76,14 +84,33 @@ export function createRetention({
       // Archived first: an entry is deleted only once the owner's copy is written.
       if (options.archiveAudit)
         await options.archiveAudit(page.map((e) => JSON.stringify(e) + '\n').join(''));
-      pruned += await store.transaction((tx) => tx.audit.deleteThrough(last.id), {
-        isolation: 'keyed',
-      });
+      // The chain's anchor moves forward with the pruning, in the same
+      // transaction: the oldest kept entry follows it (audit-chain.ts).
+      const statement: AnchorStatement = {
+        kind: 'airlock.audit.anchor/1',
+        id: last.id,
+        hash: last.hash ?? '',
+        at: now(),
+      };
+      const anchor: StoredAnchor = options.auditSigner
+        ? signStatement(options.auditSigner, statement)
+        : statement;
+      pruned += await store.transaction(
+        async (tx) => {
+          if (last.hash) await tx.records.put(CHAIN_COLLECTION, ANCHOR_KEY, anchor);
+          return tx.audit.deleteThrough(last.id);
+        },
+        { isolation: 'keyed' },
+      );
       if (page.length < AUDIT_PAGE) return pruned;
     }
   };
 
-  const sweep = async () => ({ journal: await journal.purgeExpired(), audit: await pruneAudit() });
+  const sweep = async () => {
+    const swept = { journal: await journal.purgeExpired(), audit: await pruneAudit() };
+    if (options.auditSigner) await writeCheckpoint(store, options.auditSigner, now);
+    return swept;
+  };
 
   return {
     sweep,

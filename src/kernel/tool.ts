@@ -143,6 +143,12 @@ export interface ToolContext {
   readonly logger: Logger;
   /** Report progress; sent as MCP progress when the request carried a token. */
   progress(progress: number, total?: number, message?: string): Promise<void>;
+  /**
+   * The call's W3C trace context (`traceparent`, `tracestate`) to send with
+   * an outbound request — as HTTP headers, or in an MCP request's `_meta` —
+   * so the upstream joins the trace; {} when telemetry is off.
+   */
+  traceContext?(): Record<string, string>;
   /** Whether the request carried a progress token (a door relaying progress asks for it only then). */
   readonly progressRequested: boolean;
   /** The grant the consent stage found (tools with `consent`), else null. */

@@ -18,6 +18,7 @@ import { kernelRoutes } from './rest-kernel.js';
 import { createRestDispatch } from './http-rest.js';
 import { createMcpDispatch } from './http-mcp.js';
 import type { McpServing } from './mcp-server.js';
+import type { McpRequestTracer } from './mcp-trace.js';
 import { checkHostAndOrigin, type GuardOptions } from './guards.js';
 import { admit, agentKeyOfCaller, identifyCaller, type AuthOptions, type Caller } from './auth.js';
 import { sessionRoutes } from './rest-session.js';
@@ -57,12 +58,18 @@ export interface HttpAppOptions {
   maxConnectionsPerAddress?: number;
   /** The owner's passkeys (issue 25): enrolment, sign-in and decision challenges; none: no passkey routes. */
   passkeys?: Passkeys;
+  /** A server span per MCP request (telemetry/tracing.ts); none by default. */
+  tracer?: McpRequestTracer | undefined;
+  /** The Prometheus text of the metrics (telemetry/metrics.ts): `GET /metrics`, owner-only. */
+  metrics?: (() => Promise<string>) | undefined;
   /** Serves the web UI and other static pages; returns false when it did not handle the request. */
   staticHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
 
 export interface HttpApp {
   readonly server: HttpServer;
+  /** Open MCP sessions by protocol era (metrics). */
+  sessions(): Record<string, number>;
   listen(port: number, host: string): Promise<AddressInfo>;
   close(): Promise<void>;
 }
@@ -111,6 +118,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     logger,
     maxBodyBytes,
     ...(options.mcp ? { serving: options.mcp } : {}),
+    ...(options.tracer ? { tracer: options.tracer } : {}),
   });
 
   /**
@@ -218,6 +226,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       else sendFailure(res, failure('notAuthorized', guarded.message), guarded.status);
       return;
     }
+    if (path === '/metrics' && options.metrics) {
+      const caller = await identifyCaller(req, auth);
+      const refused =
+        caller && 'ok' in caller
+          ? { failure: caller, status: 401 as const }
+          : admit(req, 'owner', caller);
+      if (refused) return refuse(res, refused);
+      await sendMetrics(res, options.metrics);
+      return;
+    }
     const koharuEvents = path === '/events' && req.method === 'GET';
     if (isMcpPath(path) || path.startsWith('/api/v1/') || koharuEvents) {
       const caller = await identifyCaller(req, auth);
@@ -288,6 +306,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   return {
     server,
+    // The 2026-07-28 era is stateless: each request is its own connection, no session.
+    sessions: () => ({ '2025': mcp.sessionCount() }),
     listen: (port, host) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -343,4 +363,11 @@ function limitConnectionsPerAddress(server: HttpServer, max: number, logger: Log
       else open.set(address, left);
     });
   });
+}
+
+/** Prometheus text exposition format 0.0.4. */
+export async function sendMetrics(res: ServerResponse, metrics: () => Promise<string>) {
+  const text = await metrics();
+  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  res.end(text);
 }

@@ -9,6 +9,7 @@ import { createMcpEndpoint, type McpEndpoint } from './mcp-http.js';
 import { readBody, sendJsonRpcError } from './http-util.js';
 import type { ServingKernel } from './surface.js';
 import type { McpServing } from './mcp-server.js';
+import type { McpRequestTracer } from './mcp-trace.js';
 import { mountOf } from '../kernel/kernel.js';
 import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
 
@@ -26,10 +27,14 @@ export interface McpDispatchOptions {
   logger: Logger;
   maxBodyBytes: number;
   serving?: McpServing;
+  /** A server span per MCP request (telemetry on); none: no tracing at all. */
+  tracer?: McpRequestTracer | undefined;
 }
 
 export interface McpDispatch {
   handle(req: IncomingMessage, res: ServerResponse, path: string, agent: string): Promise<void>;
+  /** Open 2025-era sessions over every endpoint (the 2026 era keeps none). */
+  sessionCount(): number;
   close(): Promise<void>;
 }
 
@@ -53,6 +58,7 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
   };
 
   return {
+    sessionCount: () => [...endpoints.values()].reduce((n, e) => n + e.sessionCount, 0),
     async handle(req, res, path, agent) {
       let mount: string | null = null;
       if (path !== '/mcp') {
@@ -97,7 +103,11 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
         }
       }
       const e = mount === null ? endpoint('*', mounts) : endpoint(mount, [mount]);
-      await e.handle(req, res, body, agent);
+      if (options.tracer && body !== undefined)
+        await options.tracer.request({ message: body, headers: req.headers, res }, () =>
+          e.handle(req, res, body, agent),
+        );
+      else await e.handle(req, res, body, agent);
     },
     async close() {
       await Promise.all([...endpoints.values()].map((e) => e.close()));

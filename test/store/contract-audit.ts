@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { ANCHOR_KEY, CHAIN_COLLECTION, walkChain } from '../../src/kernel/audit-chain.js';
+import type { AuditEntry } from '../../src/kernel/records.js';
 import { auditEntry, uid, type ContractContext } from './fixtures.js';
+
+/** An entry without the store's numbering and chain links: what was appended. */
+const content = ({ id: _id, prevHash: _p, hash: _h, ...entry }: AuditEntry) => entry;
 
 export function auditContract({ store }: ContractContext): void {
   describe('audit', () => {
@@ -15,7 +20,7 @@ export function auditContract({ store }: ContractContext): void {
           }),
         ),
       );
-      expect(first).toEqual({ ...auditEntry({ door, at: first.at }), id: first.id });
+      expect(content(first)).toEqual(auditEntry({ door, at: first.at }));
       expect(Number.isInteger(first.id)).toBe(true);
       expect(second.id).toBeGreaterThan(first.id);
     });
@@ -25,7 +30,7 @@ export function auditContract({ store }: ContractContext): void {
       // More than one INSERT's worth (audit-repo.ts CHUNK), each entry told apart by its tool.
       const batch = Array.from({ length: 120 }, (_, i) => auditEntry({ door, tool: `t${i}` }));
       const appended = await store().transaction((tx) => tx.audit.appendMany(batch));
-      expect(appended.map(({ id: _id, ...entry }) => entry)).toEqual(batch);
+      expect(appended.map(content)).toEqual(batch);
       const ids = appended.map((e) => e.id);
       expect(ids).toEqual([...ids].sort((a, b) => a - b));
       expect(new Set(ids).size).toBe(120);
@@ -74,6 +79,39 @@ export function auditContract({ store }: ContractContext): void {
       expect(await store().read((tx) => tx.audit.list({ door, limit: 2 }))).toEqual(
         appended.slice(0, 2),
       );
+    });
+
+    it('every append links the entry to the one before it, so the chain walks intact', async () => {
+      const door = uid('door');
+      const single = await store().transaction((tx) =>
+        tx.audit.append(
+          auditEntry({ door, provenance: { provider: 'p', model: 'm', promptVersion: '1' } }),
+        ),
+      );
+      const mixed = await store().transaction(async (tx) => [
+        await tx.audit.append(auditEntry({ door, tool: 'a', decision: 'ask', rule: 'r1' })),
+        ...(await tx.audit.appendMany(
+          Array.from({ length: 60 }, (_, i) => auditEntry({ door, tool: `b${i}` })),
+        )),
+        await tx.audit.append(auditEntry({ door, tool: 'c', durationMs: 0.1 + 0.2 })),
+      ]);
+      const listed = await store().read((tx) => tx.audit.list({ afterId: single.id - 1 }));
+      expect(listed.slice(0, 1 + mixed.length)).toEqual([single, ...mixed]);
+      const walk = walkChain(single.prevHash!);
+      walk.next(listed);
+      expect(walk.result()).toMatchObject({ ok: true, count: listed.length });
+    });
+
+    it('the first entry after every entry was pruned follows the anchor retention left', async () => {
+      const last = await store().transaction((tx) => tx.audit.append(auditEntry()));
+      await store().transaction(async (tx) => {
+        await tx.audit.deleteThrough(last.id);
+        await tx.records.put(CHAIN_COLLECTION, ANCHOR_KEY, { id: last.id, hash: last.hash, at: 1 });
+      });
+      const next = await store().transaction((tx) => tx.audit.append(auditEntry()));
+      expect(next.prevHash).toBe(last.hash);
+      expect(next.id).toBeGreaterThan(last.id);
+      await store().transaction((tx) => tx.records.delete(CHAIN_COLLECTION, ANCHOR_KEY));
     });
   });
 }

@@ -71,6 +71,8 @@ describe('audit filters', () => {
     durationMs: 1,
     decision: null,
     rule: null,
+    prevHash: null,
+    hash: null,
   };
   it('match by door, connection and result, where "error" means any refusal', () => {
     expect(matches(entry, { door: 'notes', connection: 'session:a', result: 'error' })).toBe(true);

@@ -37,7 +37,7 @@ function textOf(result: CallToolResult): string {
 
 export async function forwardCall(
   call: ForwardCall,
-  ctx: Pick<ToolContext, 'signal' | 'progress' | 'progressRequested'>,
+  ctx: Pick<ToolContext, 'signal' | 'progress' | 'progressRequested' | 'traceContext'>,
 ): Promise<CallToolResult | Failure> {
   const { upstream, tool, scrub } = call;
   const client = await call.upstream.client(READY_WAIT_MS);
@@ -46,8 +46,14 @@ export async function forwardCall(
   // Progress sent on before the result, so the caller never sees a step after the answer.
   const relayed: Promise<unknown>[] = [];
   try {
+    // The upstream joins the caller's trace: W3C trace context in `_meta` (MCP semantic conventions).
+    const traced = ctx.traceContext?.() ?? {};
     const result = (await client.callTool(
-      { name: tool, arguments: call.args },
+      {
+        name: tool,
+        arguments: call.args,
+        ...(Object.keys(traced).length ? { _meta: traced } : {}),
+      },
       {
         signal: ctx.signal,
         timeout: call.timeoutMs,

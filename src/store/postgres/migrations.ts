@@ -134,6 +134,33 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN agent text;
   CREATE INDEX jobs_by_agent ON jobs (agent, created_at, seq);
   `,
+  // Version 8 (issue 33): the audit trail's hash chain (kernel/audit-chain.ts),
+  // computed here, inside the appenders' turn, so an append costs no extra
+  // round trip. The appender puts the entry's content digest in `hash`; the
+  // trigger links it to the newest entry (or the retention anchor, or
+  // GENESIS). The trigger function is VOLATILE: its query sees what other
+  // instances committed before this appender got its turn (READ COMMITTED).
+  `
+  ALTER TABLE audit ADD COLUMN prev_hash text;
+  ALTER TABLE audit ADD COLUMN hash text;
+  CREATE FUNCTION audit_link() RETURNS trigger LANGUAGE plpgsql VOLATILE AS $$
+  DECLARE
+    newest text;
+  BEGIN
+    SELECT hash INTO newest FROM audit ORDER BY id DESC LIMIT 1;
+    IF FOUND THEN
+      NEW.prev_hash := coalesce(newest, repeat('0', 64));
+    ELSE
+      NEW.prev_hash := coalesce(
+        (SELECT value::json->>'hash' FROM records WHERE collection = 'auditChain' AND key = 'anchor'),
+        repeat('0', 64));
+    END IF;
+    NEW.hash := encode(sha256(convert_to(NEW.prev_hash || ':' || NEW.id::text || ':' || NEW.hash, 'UTF8')), 'hex');
+    RETURN NEW;
+  END
+  $$;
+  CREATE TRIGGER audit_link BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_link();
+  `,
 ];
 
 /**

@@ -1,5 +1,12 @@
 import type { AuditRepo } from '../../kernel/store.js';
 import type { AuditEntry, NewAuditEntry, Provenance } from '../../kernel/records.js';
+import {
+  ANCHOR_KEY,
+  CHAIN_COLLECTION,
+  contentDigest,
+  GENESIS,
+  linkHash,
+} from '../../kernel/audit-chain.js';
 import { fromNullableJson, toNullableJson } from './json-column.js';
 import { limitClause, type SqlClient, type SqlParam } from './sql-client.js';
 
@@ -15,6 +22,8 @@ interface AuditRow {
   duration_ms: number;
   decision: AuditEntry['decision'];
   rule: string | null;
+  prev_hash: string | null;
+  hash: string | null;
 }
 
 const FIELDS =
@@ -34,11 +43,12 @@ function toAuditEntry(row: AuditRow): AuditEntry {
     durationMs: row.duration_ms,
     decision: row.decision ?? null,
     rule: row.rule ?? null,
+    prevHash: row.prev_hash ?? null,
+    hash: row.hash ?? null,
   };
 }
 
-const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-/** Most rows per INSERT of `appendMany` (10 parameters each). */
+/** Most rows per INSERT of `appendMany` (13 parameters each). */
 const CHUNK = 50;
 
 const paramsOf = (entry: NewAuditEntry): SqlParam[] => [
@@ -55,6 +65,21 @@ const paramsOf = (entry: NewAuditEntry): SqlParam[] => [
 ];
 
 /**
+ * The hash chain (kernel/audit-chain.ts) is linked inside the appenders'
+ * turn. SQLite (one writer, in process): the appender reads the newest
+ * entry and the next id, and inserts each entry with its id and hashes.
+ * PostgreSQL: the appender passes the content digest as `hash` and a
+ * trigger (migration 8) links the row, so an append is still one statement.
+ */
+const SQLITE_ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const SQLITE_HEAD = `SELECT
+  (SELECT seq FROM sqlite_sequence WHERE name = 'audit') AS seq,
+  (SELECT id FROM audit ORDER BY id DESC LIMIT 1) AS id,
+  (SELECT hash FROM audit ORDER BY id DESC LIMIT 1) AS hash,
+  (SELECT value FROM records WHERE collection = '${CHAIN_COLLECTION}' AND key = '${ANCHOR_KEY}') AS anchor`;
+const LINKED = `${FIELDS}, prev_hash, hash`;
+
+/**
  * PostgreSQL hands out sequence values before commit, so concurrent
  * appenders could commit ids out of order and a reader polling with
  * `afterId` would skip one for good: appenders take turns (a transaction
@@ -63,42 +88,90 @@ const paramsOf = (entry: NewAuditEntry): SqlParam[] => [
 const TURN = "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.audit'))";
 /** One row's values typed for `INSERT … SELECT` (parameters there have no column to take a type from). */
 const PG_ROW =
-  '(?::double precision, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::double precision, ?::text, ?::text)';
+  '(?::double precision, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::double precision, ?::text, ?::text, ?::text)';
+const PG_VALUES = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 /** One statement: the turn is taken (the CTE is scanned) before the row, and so its id, exists. */
-const PG_APPEND = `WITH turn AS (${TURN}) INSERT INTO audit (${FIELDS}) SELECT v.* FROM turn, (VALUES ${PG_ROW}) AS v RETURNING id`;
+const PG_APPEND = `WITH turn AS (${TURN}) INSERT INTO audit (${FIELDS}, hash) SELECT v.* FROM turn, (VALUES ${PG_ROW}) AS v RETURNING id, prev_hash, hash`;
+
+interface LinkedRow {
+  id: number | string;
+  prev_hash: string;
+  hash: string;
+}
+const linked = (entry: NewAuditEntry, row: LinkedRow): AuditEntry => ({
+  ...entry,
+  id: Number(row.id),
+  prevHash: row.prev_hash,
+  hash: row.hash,
+});
 
 export function createAuditRepo(db: SqlClient): AuditRepo {
-  const takeTurn = async () => {
-    if (db.dialect === 'postgres') await db.all(TURN);
+  /** SQLite: the entries with their ids and links, following the newest entry (or the anchor). */
+  const linkSqlite = async (entries: readonly NewAuditEntry[]): Promise<AuditEntry[]> => {
+    const [head] = await db.all<{
+      seq: number | null;
+      id: number | null;
+      hash: string | null;
+      anchor: string | null;
+    }>(SQLITE_HEAD);
+    // AUTOINCREMENT: the next id is above every id ever used, even deleted ones.
+    let id = Math.max(head?.seq ?? 0, head?.id ?? 0);
+    let prevHash =
+      head?.id != null
+        ? (head.hash ?? GENESIS)
+        : head?.anchor
+          ? fromNullableJson<{ hash: string }>(head.anchor)!.hash
+          : GENESIS;
+    return entries.map((entry) => {
+      id += 1;
+      const hash = linkHash(prevHash, id, contentDigest(entry));
+      const out = { ...entry, id, prevHash, hash };
+      prevHash = hash;
+      return out;
+    });
+  };
+  const insertSqlite = async (entries: readonly AuditEntry[]) => {
+    for (let start = 0; start < entries.length; start += CHUNK) {
+      const chunk = entries.slice(start, start + CHUNK);
+      await db.run(
+        `INSERT INTO audit (id, ${LINKED}) VALUES ${chunk.map(() => SQLITE_ROW).join(', ')}`,
+        chunk.flatMap((e) => [e.id, ...paramsOf(e), e.prevHash, e.hash]),
+      );
+    }
   };
   return {
     async append(entry) {
-      const rows = await db.all<{ id: number | string }>(
-        db.dialect === 'postgres'
-          ? PG_APPEND
-          : `INSERT INTO audit (${FIELDS}) VALUES ${ROW} RETURNING id`,
-        paramsOf(entry),
-      );
-      const row = rows[0];
-      if (!row) throw new Error('audit insert returned no id');
-      return { ...entry, id: Number(row.id) };
+      if (db.dialect === 'postgres') {
+        const rows = await db.all<LinkedRow>(PG_APPEND, [...paramsOf(entry), contentDigest(entry)]);
+        const row = rows[0];
+        if (!row) throw new Error('audit insert returned no id');
+        return linked(entry, row);
+      }
+      const [appended] = await linkSqlite([entry]);
+      await insertSqlite([appended!]);
+      return appended!;
     },
 
     async appendMany(entries) {
       if (entries.length === 0) return [];
-      await takeTurn();
+      if (db.dialect !== 'postgres') {
+        const appended = await linkSqlite(entries);
+        await insertSqlite(appended);
+        return appended;
+      }
+      await db.all(TURN);
       const appended: AuditEntry[] = [];
       for (let start = 0; start < entries.length; start += CHUNK) {
         const chunk = entries.slice(start, start + CHUNK);
-        const rows = await db.all<{ id: number | string }>(
-          `INSERT INTO audit (${FIELDS}) VALUES ${chunk.map(() => ROW).join(', ')} RETURNING id`,
-          chunk.flatMap(paramsOf),
+        const rows = await db.all<LinkedRow>(
+          `INSERT INTO audit (${FIELDS}, hash) VALUES ${chunk.map(() => PG_VALUES).join(', ')} RETURNING id, prev_hash, hash`,
+          chunk.flatMap((e) => [...paramsOf(e), contentDigest(e)]),
         );
         if (rows.length !== chunk.length) throw new Error('audit insert returned too few ids');
-        // The rows of one VALUES list get increasing ids in list order;
-        // RETURNING does not promise to give them back in that order.
-        const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-        chunk.forEach((entry, i) => appended.push({ ...entry, id: ids[i]! }));
+        // The rows of one VALUES list get increasing ids in list order (and
+        // are linked in that order); RETURNING does not promise that order.
+        rows.sort((a, b) => Number(a.id) - Number(b.id));
+        chunk.forEach((entry, i) => appended.push(linked(entry, rows[i]!)));
       }
       return appended;
     },
@@ -124,7 +197,7 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
       }
       const page = limitClause(query.limit);
       const rows = await db.all<AuditRow>(
-        `SELECT id, ${FIELDS} FROM audit WHERE ${where} ORDER BY id${query.order === 'desc' ? ' DESC' : ''}${page.sql}`,
+        `SELECT id, ${LINKED} FROM audit WHERE ${where} ORDER BY id${query.order === 'desc' ? ' DESC' : ''}${page.sql}`,
         [...params, ...page.params],
       );
       return rows.map(toAuditEntry);

@@ -153,6 +153,13 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN agent TEXT;
   CREATE INDEX jobs_by_agent ON jobs (agent, created_at, seq);
   `,
+  // Version 9 (issue 33): the audit trail's hash chain (kernel/audit-chain.ts).
+  // The appender links each entry to the one before inside its write
+  // transaction; entries written before this version stay unlinked (NULL).
+  `
+  ALTER TABLE audit ADD COLUMN prev_hash TEXT;
+  ALTER TABLE audit ADD COLUMN hash TEXT;
+  `,
 ];
 
 /**

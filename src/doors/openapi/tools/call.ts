@@ -198,7 +198,12 @@ export function callTool(rt: Runtime, probe: Probe) {
         });
       const exchange = async (req: UpstreamRequest) => {
         const started = Date.now();
-        const res = await send(req, { signal: ctx.signal, limits: rt.limits, fetch: rt.fetch });
+        // The upstream joins the caller's trace (W3C traceparent), when telemetry is on.
+        const traced = ctx.traceContext?.() ?? {};
+        const res = await send(
+          Object.keys(traced).length ? { ...req, headers: { ...req.headers, ...traced } } : req,
+          { signal: ctx.signal, limits: rt.limits, fetch: rt.fetch },
+        );
         rt.logger.info(
           {
             resource: where,

@@ -1,0 +1,164 @@
+/**
+ * Traces (issue 33) through the real CLI: an OTLP/HTTP receiver on loopback
+ * (the exporter's JSON encoding) gets, for one `tools/call` of an openapi
+ * tool made with a `traceparent` in `_meta`, the server span as a child of
+ * that trace with the MCP semantic conventions' attributes, the kernel's
+ * stage spans under it, and the upstream request carries the same trace id
+ * in its `traceparent` header; no argument value appears in any attribute.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { testEnv } from '../helpers/cli.js';
+import { connectClient } from '../helpers/mcp-client.js';
+import { startServe, type Served } from '../helpers/servers.js';
+import { waitFor } from '../helpers/wait.js';
+import { countingServer, fixture, json, type CountingServer } from '../doors/openapi/helpers.js';
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: { key: string; value: Record<string, unknown> }[];
+}
+
+/** OTLP/JSON ids are hex; some encoders send base64: read either as hex. */
+const hex = (id: string | undefined) =>
+  !id ? '' : /^[0-9a-f]+$/i.test(id) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex');
+
+const attr = (span: OtlpSpan, key: string) => {
+  const value = span.attributes.find((a) => a.key === key)?.value;
+  return value ? Object.values(value)[0] : undefined;
+};
+
+describe('traces', () => {
+  const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const PARENT = '00f067aa0ba902b7';
+  const SECRET_ARG = 97;
+  let dir: string;
+  let receiver: CountingServer;
+  let upstream: CountingServer;
+  let served: Served;
+  let client: Client;
+  const spans = (): OtlpSpan[] =>
+    receiver.requests
+      .filter((r) => r.url === '/v1/traces')
+      .flatMap((r) =>
+        (
+          JSON.parse(r.body) as {
+            resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
+          }
+        ).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)),
+      )
+      .map((s) => ({
+        ...s,
+        traceId: hex(s.traceId),
+        spanId: hex(s.spanId),
+        parentSpanId: hex(s.parentSpanId),
+      }));
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'airlock-traces-'));
+    receiver = await countingServer((_req, res) => json(res, 200, {}));
+    upstream = await countingServer((_req, res) => json(res, 200, { id: 1, name: 'Rex' }));
+    served = await startServe(
+      [
+        '--data',
+        join(dir, 'data'),
+        '--doors',
+        'ledger',
+        '--openapi',
+        fixture('petstore.yaml'),
+        '--base-url',
+        upstream.url,
+        '--prefix',
+        'pets',
+      ],
+      testEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' }),
+    );
+    client = await connectClient(`${served.url}/mcp`, { token: served.agentToken! });
+  }, 60_000);
+  afterAll(async () => {
+    await client?.close();
+    served?.child.kill('SIGTERM');
+    await served?.exited;
+    await receiver?.close();
+    await upstream?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('one tools/call: the server span joins the caller’s trace, the stages nest in it, the upstream gets the trace id', async () => {
+    const result = await client.callTool({
+      name: 'pets_call',
+      arguments: { resource: 'pets', method: 'list', args: { params: { limit: SECRET_ARG } } },
+      _meta: { traceparent: `00-${TRACE}-${PARENT}-01` },
+    });
+    expect(result.isError, JSON.stringify(result)).not.toBe(true);
+    expect(upstream.requests.at(-1)!.headers.traceparent).toMatch(
+      new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`),
+    );
+
+    await waitFor(() => spans().some((s) => s.name === 'tools/call pets_call'));
+    const ours = () => spans().filter((s) => s.traceId === TRACE);
+    await waitFor(() =>
+      ['validate', 'policy', 'handler', 'audit'].every((n) => ours().some((s) => s.name === n)),
+    );
+    const server = ours().find((s) => s.name === 'tools/call pets_call')!;
+    expect(server.parentSpanId).toBe(PARENT);
+    expect(server.kind).toBe(2); // SERVER
+    expect(attr(server, 'mcp.method.name')).toBe('tools/call');
+    expect(attr(server, 'gen_ai.tool.name')).toBe('pets_call');
+    expect(attr(server, 'jsonrpc.request.id')).toMatch(/^\d+$/);
+    expect(attr(server, 'mcp.protocol.version')).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(String(attr(server, 'mcp.session.id'))).toHaveLength(8);
+    expect(attr(server, 'error.type')).toBeUndefined();
+    for (const name of ['validate', 'policy', 'handler', 'audit'])
+      expect(ours().find((s) => s.name === name)!.parentSpanId, name).toBe(server.spanId);
+    expect(
+      attr(
+        ours().find((s) => s.name === 'policy')!,
+        'airlock.decision',
+      ),
+    ).toBe('allow');
+    // The upstream request is a child of the handler span.
+    const handler = ours().find((s) => s.name === 'handler')!;
+    expect(upstream.requests.at(-1)!.headers.traceparent).toBe(`00-${TRACE}-${handler.spanId}-01`);
+    // No argument value in any attribute of any span.
+    expect(upstream.requests.at(-1)!.url).toContain(`limit=${SECRET_ARG}`);
+    const values = spans().flatMap((s) =>
+      s.attributes.map((a) => String(Object.values(a.value)[0])),
+    );
+    // Neither the value nor its name: ids and labels are the only numbers spans carry.
+    expect(values.filter((v) => v === String(SECRET_ARG) || /limit|params/.test(v))).toEqual([]);
+  }, 30_000);
+
+  it('a call answered with isError is marked error.type tool_error; the HTTP traceparent header is read too', async () => {
+    const trace = 'a'.repeat(32);
+    // A client whose every HTTP request carries a traceparent header (and no _meta).
+    const headed = new Client({ name: 'headed', version: '1' });
+    await headed.connect(
+      new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`), {
+        requestInit: {
+          headers: {
+            authorization: `Bearer ${served.agentToken}`,
+            traceparent: `00-${trace}-${'b'.repeat(16)}-01`,
+          },
+        },
+      }),
+    );
+    // Invalid input: answered as a tool result with isError.
+    const refused = await headed.callTool({ name: 'ledger_echo', arguments: { text: 5 } });
+    expect(refused.isError).toBe(true);
+    await headed.close();
+    await waitFor(() =>
+      spans().some((s) => s.traceId === trace && s.name === 'tools/call ledger_echo'),
+    );
+    const server = spans().find((s) => s.traceId === trace && s.name === 'tools/call ledger_echo')!;
+    expect(attr(server, 'error.type')).toBe('tool_error');
+    expect(attr(server, 'airlock.result')).toBe('malformedRequest');
+  }, 30_000);
+});

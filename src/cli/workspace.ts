@@ -32,6 +32,8 @@ export interface WorkspaceOptions {
   limits?: Record<string, Partial<Limits>> | undefined;
   /** How long a silent instance's jobs stay running (`jobs.leaseMs` in the config file). */
   jobLeaseMs?: number | undefined;
+  /** `approvals.orphanMinutes`, in ms. */
+  approvalOrphanMs?: number | undefined;
   logger: Logger;
   /** Door options: relay port, openapi mounts, the config file. */
   relayPort?: number;
@@ -113,6 +115,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     policy,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.jobLeaseMs ? { jobLeaseMs: options.jobLeaseMs } : {}),
+    ...(options.approvalOrphanMs ? { approvalOrphanMs: options.approvalOrphanMs } : {}),
     ...(retention ? { retention } : {}),
   });
   for (const name of options.doors) {

@@ -153,6 +153,11 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN agent TEXT;
   CREATE INDEX jobs_by_agent ON jobs (agent, created_at, seq);
   `,
+  // Issue 36: a policy ask outlives its connection; when the connection
+  // ended, the ask stays pending (orphaned) until approvals.orphanMinutes.
+  `
+  ALTER TABLE approvals ADD COLUMN orphaned_at INTEGER;
+  `,
 ];
 
 /**

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { parse, UsageError } from './args.js';
 import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from './owner-client.js';
+import { readablePreview } from '../web/app/preview.js';
 
 export const APPROVALS_HELP = `Usage:
   airlock approvals list [--json]             pending requests
@@ -31,25 +32,21 @@ export async function approvals(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   // Only the owner answers approvals (authority.md §2): the owner token, never an agent's.
-  const { api, fail } = ownerClient(values);
+  const { api, fail, answeredBy } = ownerClient(values);
   try {
     switch (sub) {
       case 'list': {
         const r = await api.call('GET', 'approvals');
         if (r.status !== 200) return fail(r);
         const list = (r.body.approvals ?? []) as Array<Record<string, unknown>>;
-        if (values.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
-        else if (list.length === 0) process.stdout.write('No pending approvals.\n');
-        else
-          for (const a of list) {
-            const what =
-              a.kind === 'policy'
-                ? `${String(a.door)}/${String(a.tool)}  policy ask (rule ${String(a.rule)})`
-                : `${String(a.door)}/${String(a.capability)}  consent`;
-            process.stdout.write(
-              `${String(a.id)}  ${what}  ${String(a.summary)}  (${new Date(Number(a.createdAt)).toISOString()})\n`,
-            );
-          }
+        if (values.json) {
+          process.stderr.write(`airlock: answered by ${answeredBy()}\n`);
+          process.stdout.write(JSON.stringify(list, null, 2) + '\n');
+          return 0;
+        }
+        process.stdout.write(`Answered by ${answeredBy()}.\n`);
+        if (list.length === 0) process.stdout.write('No pending approvals.\n');
+        for (const a of list) process.stdout.write(approvalLines(a));
         return 0;
       }
       case 'approve': {
@@ -119,4 +116,32 @@ export async function approvals(argv: string[]): Promise<number> {
   } finally {
     await api.close();
   }
+}
+
+/** How many of a preview's details `approvals list` shows, and how wide. */
+const PREVIEW_LINES = 4;
+const LINE_WIDTH = 100;
+
+/** One pending approval: its id, what asks, and the first lines of its preview. */
+function approvalLines(a: Record<string, unknown>): string {
+  const what =
+    a.kind === 'policy'
+      ? `${String(a.door)}/${String(a.tool)}  policy ask (rule ${String(a.rule)})`
+      : `${String(a.door)}/${String(a.capability)}  consent`;
+  const { summary, details } = readablePreview(a.preview, String(a.summary));
+  const cut = (text: string) =>
+    text.length > LINE_WIDTH ? `${text.slice(0, LINE_WIDTH - 1)}…` : text;
+  const lines = details
+    .slice(0, PREVIEW_LINES)
+    .map((d) => `    ${d.label}: ${cut(d.text.replace(/\s*\n\s*/g, ' '))}`);
+  const more =
+    details.length > PREVIEW_LINES ? [`    … ${details.length - PREVIEW_LINES} more`] : [];
+  return [
+    `${String(a.id)}  ${what}  (${new Date(Number(a.createdAt)).toISOString()})`,
+    `    ${cut(summary)}`,
+    ...lines,
+    ...more,
+  ]
+    .map((l) => l + '\n')
+    .join('');
 }

@@ -58,6 +58,12 @@ export const ApprovalsSchema = z
       .int()
       .min(1)
       .max(MAX_APPROVAL_WAIT_MS / 1000),
+    // How long an ask stays for the owner after its agent disconnected.
+    orphanMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 60),
   })
   .partial()
   .strict();

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { readServerRecord } from './server-record.js';
 import { ownerTokenIn } from './credentials.js';
 import { configPolicy, readConfig } from './config-file.js';
 
@@ -44,18 +45,29 @@ export interface OwnerClientOptions {
 }
 
 /**
- * Talks to the server at `--url` (default `AIRLOCK_URL`, else
- * http://127.0.0.1:7300). When no
- * server answers and no `--url` was given, answers in the data folder's
- * store directly (authority.md §3: a stdio or standalone door keeps its
- * approvals there).
+ * Talks to the server at `--url`, else `AIRLOCK_URL`, else the server
+ * running on the data folder (`<data>/server.json`, which `serve` writes),
+ * else http://127.0.0.1:7300. When no server answers and no `--url` was
+ * given, answers in the data folder's store directly (authority.md §3: a
+ * stdio or standalone door keeps its approvals there) — unless the folder
+ * belongs to a running server, whose answer is the one that counts.
  */
 export function ownerClient(options: OwnerClientOptions) {
-  const url = options.url ?? process.env.AIRLOCK_URL ?? 'http://127.0.0.1:7300';
   const data = resolve(options.data ?? './.airlock');
+  const running = readServerRecord(data);
+  const url = options.url ?? process.env.AIRLOCK_URL ?? running?.url ?? 'http://127.0.0.1:7300';
+  const chosenBy =
+    options.url !== undefined
+      ? '--url'
+      : process.env.AIRLOCK_URL
+        ? 'AIRLOCK_URL'
+        : running
+          ? `the server running on ${data}`
+          : 'the default address';
   const token =
     options['owner-token'] ?? process.env.AIRLOCK_OWNER_TOKEN ?? ownerTokenIn(data) ?? undefined;
   let direct: Promise<OwnerClient & { close(): Promise<void> }> | undefined;
+  let answered = '';
   const api: OwnerClient & { close(): Promise<void> } = {
     async close() {
       if (direct) await (await direct).close();
@@ -77,15 +89,23 @@ export function ownerClient(options: OwnerClientOptions) {
           throw new Error(
             `cannot reach the Airlock server at ${url}; start it with 'airlock serve' or pass --url`,
           );
+        // The folder's own server is running but did not answer: its store is its own to
+        // answer from, so say so rather than answer from under it.
+        if (running)
+          throw new Error(
+            `the Airlock server running on ${data} (pid ${running.pid}, ${running.url}) did not answer; try again, or pass --url`,
+          );
         process.stderr.write(
           `airlock: no server at ${url}; answering in the store ${options.store ? 'at --store' : `in ${data}`} directly\n`,
         );
+        answered = `the store ${options.store ? 'at --store' : `in ${data}`} (no server answered at ${url})`;
         const policy = configPolicy(readConfig(options.config));
         direct = import('./owner-direct.js').then((m) =>
           m.directOwnerClient(data, token, options.store, policy),
         );
         return (await direct).call(method, path, body);
       }
+      answered = `Airlock at ${url} (${chosenBy})`;
       const text = await res.text();
       let parsed: Record<string, unknown>;
       try {
@@ -111,7 +131,9 @@ export function ownerClient(options: OwnerClientOptions) {
     process.stderr.write(`airlock: ${String(r.body.message ?? `HTTP ${r.status}`)}\n`);
     return 1;
   };
-  return { api, fail };
+  /** Which server or folder answered the last call, in words. */
+  const answeredBy = () => answered;
+  return { api, fail, answeredBy };
 }
 
 /** The web UI screen that takes a decision the CLI was asked for (served as localhost on loopback). */

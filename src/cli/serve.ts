@@ -161,6 +161,15 @@ async function checkToolNames(workspace: Workspace, names: ToolNames): Promise<v
   }
 }
 
+/** `approvals.orphanMinutes`: how long an ask stays after its connection ended, in ms. */
+function configOrphanMs(config: Record<string, unknown>): number | undefined {
+  const minutes =
+    config.approvals === undefined
+      ? undefined
+      : ApprovalsSchema.parse(config.approvals).orphanMinutes;
+  return minutes === undefined ? undefined : minutes * 60_000;
+}
+
 /**
  * The config file's `approvals` section: `{"waitSeconds": 45}`, how long a
  * 2025-era call that showed its card's link waits for the owner.
@@ -348,6 +357,7 @@ export async function serve(argv: string[]): Promise<number> {
     bus: values.bus ?? str(config.bus),
     limits,
     jobLeaseMs: configJobLease(config),
+    approvalOrphanMs: configOrphanMs(config),
     logger,
     relayPort,
     openapi,
@@ -427,6 +437,7 @@ export async function stdio(argv: string[]): Promise<number> {
     bus: values.bus ?? str(config.bus),
     limits,
     jobLeaseMs: configJobLease(config),
+    approvalOrphanMs: configOrphanMs(config),
     logger,
     relayPort,
     config,

@@ -38,6 +38,8 @@ export interface WorkspaceOptions {
   limits?: Record<string, Partial<Limits>> | undefined;
   /** How long a silent instance's jobs stay running (`jobs.leaseMs` in the config file). */
   jobLeaseMs?: number | undefined;
+  /** `approvals.orphanMinutes`, in ms. */
+  approvalOrphanMs?: number | undefined;
   logger: Logger;
   /** Door options: relay port, openapi mounts, the config file. */
   relayPort?: number;
@@ -143,6 +145,7 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     // The folder's key signs the audit chain's checkpoints and anchor (issue 33).
     retention: { ...retention, auditSigner: loadAuditSigner(data) },
     ...(observer ? { observer } : {}),
+    ...(options.approvalOrphanMs ? { approvalOrphanMs: options.approvalOrphanMs } : {}),
   });
   metrics?.watch(kernel);
   for (const name of options.doors) {

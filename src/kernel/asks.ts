@@ -14,7 +14,9 @@ import { randomUUID } from 'node:crypto';
 import { failure, type Failure } from './errors.js';
 import {
   closed,
+  goneApproval,
   KEYED,
+  ORPHAN_LIFETIME_MS,
   inboxFull,
   isExpired,
   MAX_PENDING_PER_AGENT,
@@ -71,10 +73,13 @@ export function createAsks({
   store,
   events,
   now = Date.now,
+  orphanMs = ORPHAN_LIFETIME_MS,
 }: {
   store: Store;
   events: EventBus;
   now?: () => number;
+  /** How long an ask stays after its connection ended (consent.ts). */
+  orphanMs?: number;
 }): Asks {
   const required = (approval: Approval) =>
     failure(
@@ -106,9 +111,9 @@ export function createAsks({
       // Keyed: the agent's pending list, read first, is locked until commit
       // (its asks take turns; other agents' run alongside).
       const outcome = await store.transaction(async (tx) => {
-        const waiting = await waitingFor(tx, agent, at);
+        const waiting = await waitingFor(tx, agent, at, orphanMs);
         let latest = await tx.approvals.latestCall(agent, call.door, call.tool, call.digest);
-        if (latest?.status === 'pending' && isExpired(latest, at))
+        if (latest?.status === 'pending' && isExpired(latest, at, orphanMs))
           latest = await tx.approvals.decide(latest.id, closed('expired', at));
         if (latest?.status === 'pending') return { failure: required(latest) };
         if (latest?.status === 'denied' && (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at)
@@ -157,24 +162,19 @@ export function createAsks({
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
         if (!approval) return unknownApproval(id);
+        if (approval.status !== 'pending' && approval.kind === 'policy')
+          return goneApproval(approval);
         if (approval.kind !== 'policy')
           return failure(
             'malformedRequest',
             `Approval ${id} is a consent request; approve it with the resource (project) it covers, not a scope.`,
           );
         const at = now();
-        if (approval.status === 'pending' && isExpired(approval, at)) {
-          await tx.approvals.decide(id, closed('expired', at));
-          return failure(
-            'malformedRequest',
-            `Approval ${id} expired after 15 minutes undecided; the agent must ask again.`,
-          );
+        if (approval.status === 'pending' && isExpired(approval, at, orphanMs)) {
+          const gone = await tx.approvals.decide(id, closed('expired', at));
+          return goneApproval(gone ?? { ...approval, status: 'expired' });
         }
-        if (approval.status !== 'pending')
-          return failure(
-            'malformedRequest',
-            `Approval ${id} was already ${approval.status}; nothing changed.`,
-          );
+        if (approval.status !== 'pending') return goneApproval(approval);
         let grantId: string | null = null;
         if (scope === '15m' && approval.agent) {
           const grant: Grant = {

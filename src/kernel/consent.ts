@@ -51,6 +51,8 @@ export interface ConsentOptions {
   store: Store;
   events: EventBus;
   now?: () => number;
+  /** How long a policy ask stays after its connection ended (default 30 minutes). */
+  orphanMs?: number;
 }
 
 /** An approval as events and the inbox show it: the asking agent, the connection as a label. */
@@ -65,20 +67,50 @@ export function shown<T extends { connection: string }>(record: T): T & { agent:
 /** `agent:alice~3f9a…/session:…` → `alice`; null for connections that are no agent's. */
 export { agentOfConnection };
 
-export const isExpired = (a: Approval, at: number) => a.createdAt + PENDING_LIFETIME_MS <= at;
-export const closed = (status: 'expired' | 'cancelled', at: number) => ({
+/** How long a policy ask stays for the owner after its connection ended (`approvals.orphanMinutes`). */
+export const ORPHAN_LIFETIME_MS = 30 * 60 * 1000;
+
+/**
+ * Undecided too long: 15 minutes after it was asked, or — an orphaned policy
+ * ask, whose connection ended — `orphanMs` after that.
+ */
+export const isExpired = (a: Approval, at: number, orphanMs = ORPHAN_LIFETIME_MS) =>
+  a.orphanedAt != null ? a.orphanedAt + orphanMs <= at : a.createdAt + PENDING_LIFETIME_MS <= at;
+
+export const closed = (status: 'expired' | 'cancelled', at: number, reason?: string) => ({
   status,
   decidedAt: at,
   resource: null,
   grantId: null,
+  ...(reason ? { reason } : {}),
 });
+
+/**
+ * What a decision on a card that is gone answers (issue 36): a plain
+ * sentence saying what became of it, never how to approve another kind.
+ */
+export function goneApproval(a: Approval) {
+  const what = `Request ${a.id}`;
+  const text =
+    a.status === 'expired'
+      ? `${what} expired before anyone decided it; nothing was approved. The agent's next identical call asks again.`
+      : a.status === 'cancelled'
+        ? `${what} was withdrawn (${a.reason ?? 'its connection ended'}); nothing was approved.`
+        : `${what} was already ${a.status}; nothing changed.`;
+  return failure('malformedRequest', text, { status: a.status });
+}
 
 /**
  * The agent's undecided approvals of every kind (the cap counts them
  * together). `agent` is the agent key (connection.ts `agentKey`): an
  * approval's `agent` column holds it.
  */
-export async function waitingFor(tx: StoreTx, agent: string | null, at: number) {
+export async function waitingFor(
+  tx: StoreTx,
+  agent: string | null,
+  at: number,
+  orphanMs = ORPHAN_LIFETIME_MS,
+) {
   // Rows from before approvals kept their agent have none; their connection names it.
   const own = await tx.approvals.listPendingOf(agent);
   const unnamed =
@@ -88,7 +120,7 @@ export async function waitingFor(tx: StoreTx, agent: string | null, at: number) 
           (a) => agentKeyOfConnection(a.connection) === agent,
         );
   return [...own, ...unnamed].filter(
-    (a) => (a.agent ?? agentKeyOfConnection(a.connection)) === agent && !isExpired(a, at),
+    (a) => (a.agent ?? agentKeyOfConnection(a.connection)) === agent && !isExpired(a, at, orphanMs),
   );
 }
 
@@ -108,7 +140,12 @@ export const KEYED: TransactionOptions = { isolation: 'keyed' };
 export const unknownApproval = (id: string) =>
   failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
 
-export function createConsent({ store, events, now = Date.now }: ConsentOptions): Consent {
+export function createConsent({
+  store,
+  events,
+  now = Date.now,
+  orphanMs = ORPHAN_LIFETIME_MS,
+}: ConsentOptions): Consent {
   const find = async (connection: string, door: string, capability: string) => {
     const active = await store.read((tx) => tx.grants.listActive(now(), connection), ONE_STATEMENT);
     return active.find((g) => g.door === door && g.capability === capability) ?? null;
@@ -184,17 +221,15 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
       const result = await store.transaction(async (tx) => {
         const approval = await tx.approvals.get(id);
         if (!approval) return unknownApproval(id);
+        if (approval.status !== 'pending') return goneApproval(approval);
         if (approval.kind !== 'consent')
           return failure(
             'malformedRequest',
             `Approval ${id} is a policy ask; approve it with a scope ("once" or "15m"), not a resource.`,
           );
-        if (approval.status === 'pending' && isExpired(approval, now())) {
-          await tx.approvals.decide(id, closed('expired', now()));
-          return failure(
-            'malformedRequest',
-            `Approval ${id} expired after 15 minutes undecided; the agent must ask again.`,
-          );
+        if (approval.status === 'pending' && isExpired(approval, now(), orphanMs)) {
+          const gone = await tx.approvals.decide(id, closed('expired', now()));
+          return goneApproval(gone ?? { ...approval, status: 'expired' });
         }
         if (approval.status !== 'pending') {
           return failure(
@@ -256,21 +291,30 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
     async pending() {
       const at = now();
       const all = await store.read((tx) => tx.approvals.listPending());
-      const expired = all.filter((a) => isExpired(a, at));
+      const expired = all.filter((a) => isExpired(a, at, orphanMs));
       if (expired.length)
         await store.transaction(async (tx) => {
           for (const a of expired) await tx.approvals.decide(a.id, closed('expired', at));
         });
-      return all.filter((a) => !isExpired(a, at));
+      return all.filter((a) => !isExpired(a, at, orphanMs));
     },
 
     async endConnection(connection) {
       const at = now();
       const { cancelled, ended } = await store.transaction(async (tx) => {
+        // A consent grant belongs to its connection, so its request goes with it; a
+        // policy ask is bound to the agent and the call: it stays for the owner, and
+        // the agent's next identical call, from any connection, finds the decision.
         const cancelled: Approval[] = [];
         for (const a of await tx.approvals.listPending())
           if (a.connection === connection) {
-            const done = await tx.approvals.decide(a.id, closed('cancelled', at));
+            const done =
+              a.kind === 'policy'
+                ? await tx.approvals.orphan(a.id, at)
+                : await tx.approvals.decide(
+                    a.id,
+                    closed('cancelled', at, 'the agent’s connection ended'),
+                  );
             if (done) cancelled.push(done);
           }
         const ended: string[] = [];
@@ -278,7 +322,11 @@ export function createConsent({ store, events, now = Date.now }: ConsentOptions)
           if (await tx.grants.revoke(g.id, at)) ended.push(g.id);
         return { cancelled, ended };
       });
-      for (const a of cancelled) events.publish({ event: 'approvalDecided', approval: shown(a) });
+      for (const a of cancelled)
+        events.publish({
+          event: a.status === 'pending' ? 'approvalOrphaned' : 'approvalDecided',
+          approval: shown(a),
+        });
       for (const grantId of ended) events.publish({ event: 'grantRevoked', grantId });
     },
     grants: (connection) =>

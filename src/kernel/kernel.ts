@@ -65,6 +65,8 @@ export interface KernelOptions {
   retention?: RetentionOptions;
   /** A job whose heartbeat is older than this is failed `interrupted` by any instance (default 30 s). */
   jobLeaseMs?: number;
+  /** How long a policy ask stays for the owner after its connection ended (default 30 min; `approvals.orphanMinutes`). */
+  approvalOrphanMs?: number;
   /** The config file's `policy` section (authority.md §3). */
   policy?: PolicyConfig | undefined;
   /** `owner.presence` and the check of a proof (the composition root injects WebAuthn). */
@@ -137,7 +139,8 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 export function createKernel<D extends Door = Door>(options: KernelOptions): Kernel<D> {
   const { store, blobs, events, logger } = options;
   const now = options.now ?? Date.now;
-  const consent = createConsent({ store, events, now });
+  const orphanMs = options.approvalOrphanMs;
+  const consent = createConsent({ store, events, now, ...(orphanMs ? { orphanMs } : {}) });
   const journalMs = options.retention?.journalMs ?? options.receiptRetentionMs;
   const journal = createJournal({
     store,
@@ -181,7 +184,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     checkRule: (rule, force) => checkRule(rule, doorTargets(), force),
     now,
   });
-  const asks = createAsks({ store, events, now });
+  const asks = createAsks({ store, events, now, ...(orphanMs ? { orphanMs } : {}) });
   const presence = createPresence({ store, ...options.presence });
   const services: KernelServices = {
     policy,

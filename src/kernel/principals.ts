@@ -184,7 +184,7 @@ async function endAgent(tx: StoreTx, key: string, at: number): Promise<Ended> {
   ];
   const cancelled: Approval[] = [];
   for (const a of pending) {
-    const done = await tx.approvals.decide(a.id, closed('cancelled', at));
+    const done = await tx.approvals.decide(a.id, closed('cancelled', at, 'the agent was revoked'));
     if (done) cancelled.push(done);
   }
   const grants: string[] = [];

@@ -77,6 +77,12 @@ export const ApprovalSchema = z.object({
   decidedAt: z.number().nullable(),
   resource: ResourceRefSchema.nullable(),
   grantId: z.string().nullable(),
+  /**
+   * Policy asks: when the asking connection ended (2025-era session closed
+   * or expired, stdio process gone). The ask stays for the owner, bound to
+   * the agent and the call, and expires `orphanMs` later.
+   */
+  orphanedAt: z.number().nullish(),
 });
 export type Approval = z.infer<typeof ApprovalSchema>;
 

@@ -81,6 +81,11 @@ export interface ApprovalRepo {
   /** The newest policy ask for this agent, door, tool and argument digest, in any status. */
   latestCall(agent: string, door: string, tool: string, digest: string): Promise<Approval | null>;
   /**
+   * Marks a pending policy ask orphaned (its connection ended): it stays
+   * pending for the owner. Null when it is no longer pending or already was.
+   */
+  orphan(id: string, at: number): Promise<Approval | null>;
+  /**
    * Decide a pending approval. Returns the updated approval, or null when it
    * does not exist or is no longer pending (a decision is made once).
    */

@@ -90,6 +90,7 @@ function agentViews(agent: string): Record<string, View> {
     taskChanged: mine,
     approvalRequested: approval,
     approvalDecided: approval,
+    approvalOrphaned: approval,
     jobStarted: myJob,
     jobProgress: myJob,
     jobWarning: myJob,

@@ -118,6 +118,26 @@ export function accessContract({ store }: ContractContext): void {
       expect(await store().read((tx) => tx.approvals.get(a.id))).toEqual({ ...a, ...decision });
     });
 
+    it('orphan marks a pending approval once; it stays pending, and a decided one is not marked', async () => {
+      const a = approval();
+      await store().transaction((tx) => tx.approvals.insert(a));
+      const orphaned = await store().transaction((tx) => tx.approvals.orphan(a.id, 700));
+      expect(orphaned).toEqual({ ...a, orphanedAt: 700 });
+      expect(await store().transaction((tx) => tx.approvals.orphan(a.id, 800))).toBeNull();
+      expect(await store().read((tx) => tx.approvals.get(a.id))).toEqual({ ...a, orphanedAt: 700 });
+      const b = approval();
+      await store().transaction((tx) => tx.approvals.insert(b));
+      await store().transaction((tx) =>
+        tx.approvals.decide(b.id, {
+          status: 'denied',
+          decidedAt: 1,
+          resource: null,
+          grantId: null,
+        }),
+      );
+      expect(await store().transaction((tx) => tx.approvals.orphan(b.id, 900))).toBeNull();
+    });
+
     it('decide of an unknown approval returns null', async () => {
       const result = await store().transaction((tx) =>
         tx.approvals.decide(uid('approval'), {

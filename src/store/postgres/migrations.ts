@@ -128,13 +128,13 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX approvals_by_agent ON approvals (agent, status, created_at, seq);
   `,
-  // Version 6 (issue 24): a job belongs to the agent that started it (NULL:
+  // Issue 24: a job belongs to the agent that started it (NULL:
   // the owner's or an internal job); an agent lists only its own, by index.
   `
   ALTER TABLE jobs ADD COLUMN agent text;
   CREATE INDEX jobs_by_agent ON jobs (agent, created_at, seq);
   `,
-  // Version 8 (issue 33): the audit trail's hash chain (kernel/audit-chain.ts),
+  // Issue 33: the audit trail's hash chain (kernel/audit-chain.ts),
   // computed here, inside the appenders' turn, so an append costs no extra
   // round trip. The appender puts the entry's content digest in `hash`; the
   // trigger links it to the newest entry (or the retention anchor, or
@@ -160,6 +160,11 @@ const MIGRATIONS: readonly string[] = [
   END
   $$;
   CREATE TRIGGER audit_link BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_link();
+  `,
+  // Issue 36: a policy ask outlives its connection; when the connection
+  // ended, the ask stays pending (orphaned) until approvals.orphanMinutes.
+  `
+  ALTER TABLE approvals ADD COLUMN orphaned_at bigint;
   `,
 ];
 

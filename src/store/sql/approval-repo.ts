@@ -27,6 +27,7 @@ interface ApprovalRow {
   decided_at: number | null;
   resource: string | null;
   grant_id: string | null;
+  orphaned_at: number | null;
 }
 
 const FIELDS = [
@@ -51,6 +52,7 @@ const FIELDS = [
   'decided_at',
   'resource',
   'grant_id',
+  'orphaned_at',
 ] as const;
 const COLUMNS = FIELDS.join(', ');
 const PLACEHOLDERS = FIELDS.map(() => '?').join(', ');
@@ -78,6 +80,7 @@ function toApproval(row: ApprovalRow): Approval {
     decidedAt: row.decided_at,
     resource: fromNullableJson<ResourceRef>(row.resource),
     grantId: row.grant_id,
+    ...(row.orphaned_at === null ? {} : { orphanedAt: Number(row.orphaned_at) }),
   };
 }
 
@@ -106,6 +109,7 @@ export function createApprovalRepo(db: SqlClient): ApprovalRepo {
         a.decidedAt,
         toNullableJson(a.resource),
         a.grantId,
+        a.orphanedAt ?? null,
       ]);
     },
 
@@ -174,6 +178,16 @@ export function createApprovalRepo(db: SqlClient): ApprovalRepo {
           decision.reason ?? null,
           id,
         ],
+      );
+      return rows[0] ? toApproval(rows[0]) : null;
+    },
+
+    async orphan(id, at) {
+      const rows = await db.all<ApprovalRow>(
+        `UPDATE approvals SET orphaned_at = ?
+         WHERE id = ? AND status = 'pending' AND orphaned_at IS NULL
+         RETURNING ${COLUMNS}`,
+        [at, id],
       );
       return rows[0] ? toApproval(rows[0]) : null;
     },

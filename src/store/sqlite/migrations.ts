@@ -147,18 +147,23 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX approvals_by_agent ON approvals (agent, status, created_at, seq);
   `,
-  // Version 7 (issue 24): a job belongs to the agent that started it (NULL:
+  // Issue 24: a job belongs to the agent that started it (NULL:
   // the owner's or an internal job); an agent lists only its own, by index.
   `
   ALTER TABLE jobs ADD COLUMN agent TEXT;
   CREATE INDEX jobs_by_agent ON jobs (agent, created_at, seq);
   `,
-  // Version 9 (issue 33): the audit trail's hash chain (kernel/audit-chain.ts).
+  // Issue 33: the audit trail's hash chain (kernel/audit-chain.ts).
   // The appender links each entry to the one before inside its write
   // transaction; entries written before this version stay unlinked (NULL).
   `
   ALTER TABLE audit ADD COLUMN prev_hash TEXT;
   ALTER TABLE audit ADD COLUMN hash TEXT;
+  `,
+  // Issue 36: a policy ask outlives its connection; when the connection
+  // ended, the ask stays pending (orphaned) until approvals.orphanMinutes.
+  `
+  ALTER TABLE approvals ADD COLUMN orphaned_at INTEGER;
   `,
 ];
 

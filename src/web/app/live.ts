@@ -117,6 +117,7 @@ export function handleEvent(e: LiveEvent): void {
       break;
     case 'approvalRequested':
     case 'approvalDecided':
+    case 'approvalOrphaned':
     case 'grantRevoked':
       void refreshConsent();
       break;

@@ -87,6 +87,15 @@ export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => voi
         h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
         ` · asked ${time(a.createdAt)}`,
       ),
+      ...(a.orphanedAt != null
+        ? [
+            h(
+              'p',
+              { class: 'note orphaned' },
+              `The agent disconnected at ${time(a.orphanedAt)}; approving lets its next identical call run once.`,
+            ),
+          ]
+        : []),
       previewView(a.preview, a.summary),
       h(
         'div',

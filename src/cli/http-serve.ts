@@ -86,6 +86,10 @@ function toolNamesLine(workspace: Workspace, names: ToolNames): string[] {
 }
 
 export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number> {
+  // Listening for SIGINT/SIGTERM from the start: one that arrives while the
+  // server starts (a supervisor that gave up) still shuts it down cleanly,
+  // server record removed, instead of the default action killing it mid-way.
+  const stopped = untilSignal();
   const { workspace, logger, host, port } = o;
   const { principals } = workspace.kernel;
   const credentials = await ensureCredentials(principals, workspace.data, {
@@ -240,7 +244,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
       '',
     ].join('\n'),
   );
-  await untilSignal();
+  await stopped;
   removeServerRecord(workspace.data);
   logger.info('shutting down');
   app.server.close();

@@ -53,6 +53,8 @@ export interface AskedCall {
   target: string | null;
   /** The rule that asked. */
   rule: string;
+  /** The version of the state the call acts on (CallPolicySpec.observes), kept with the ask. */
+  observed?: string | undefined;
   preview: () => Promise<Preview>;
 }
 
@@ -61,6 +63,12 @@ export interface Asks {
   check(call: AskedCall): Promise<Failure | null>;
   /** Approves a policy ask; denials go through `consent.deny`, which decides either kind. */
   approve(id: string, scope: ApprovalScope): Promise<Approval | Failure>;
+}
+
+/** The state version an ask kept (its preview's `observed`), if any. */
+function observedIn(preview: unknown): string | undefined {
+  const v = (preview as { observed?: unknown } | null)?.observed;
+  return typeof v === 'string' ? v : undefined;
 }
 
 /** The capability a 15-minute approval's grant carries. */
@@ -118,14 +126,24 @@ export function createAsks({
         if (latest?.status === 'pending') return { failure: required(latest) };
         if (latest?.status === 'denied' && (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at)
           return { failure: denied(latest) };
+        // What the owner approved may have changed since (another agent or the owner
+        // edited it): the approval is spent and the owner judges the call again.
+        let changed: string | null = null;
         if (
           latest?.status === 'approved' &&
           latest.scope === 'once' &&
           latest.usedAt === null &&
-          (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at &&
-          (await tx.approvals.markUsed(latest.id, at))
-        )
-          return { failure: null };
+          (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at
+        ) {
+          const judged = observedIn(latest.preview);
+          const moved =
+            call.observed !== undefined && judged !== undefined && judged !== call.observed;
+          if (!(await tx.approvals.markUsed(latest.id, at))) {
+            // Another retry used it first: ask afresh.
+          } else if (!moved) return { failure: null };
+          else
+            changed = `What this call acts on changed after you approved request ${latest.id} (it was ${judged}, it is now ${call.observed}); nothing ran. Judge it again.`;
+        }
         if (waiting.length >= MAX_PENDING_PER_AGENT) return { failure: inboxFull(waiting) };
         const approval: Approval = {
           id: randomUUID(),
@@ -138,7 +156,11 @@ export function createAsks({
           digest: call.digest,
           target: call.target,
           rule: call.rule,
-          preview,
+          preview: {
+            ...preview,
+            ...(call.observed !== undefined ? { observed: call.observed } : {}),
+            ...(changed ? { changed } : {}),
+          },
           scope: null,
           reason: null,
           usedAt: null,
@@ -151,7 +173,13 @@ export function createAsks({
           grantId: null,
         };
         await tx.approvals.insert(approval);
-        return { failure: required(approval), filed: approval };
+        const asked = required(approval);
+        return {
+          failure: changed
+            ? { ...asked, message: `${changed} ${asked.message}`, data: { ...asked.data, changed } }
+            : asked,
+          filed: approval,
+        };
       }, KEYED);
       if (outcome.filed)
         events.publish({ event: 'approvalRequested', approval: shown(outcome.filed) });

@@ -104,6 +104,13 @@ export interface CallPolicySpec<I> {
    */
   binds?: (input: I, connection: Connection) => unknown;
   /**
+   * The state the owner judges (issue 27): a version of what the call acts
+   * on (a scene page's content, a note's revision). It is kept with the ask;
+   * an approved-once call runs only while it is unchanged, otherwise the
+   * owner is asked again and told it changed. Undefined: nothing to watch.
+   */
+  observes?: (input: I, connection: Connection) => string | undefined | Promise<string | undefined>;
+  /**
    * The door's own checks that refuse a call before the owner is asked (an
    * unconfirmed destructive call, arguments the door rejects), so the owner
    * never judges a call that could not run. Run only when the policy asks.

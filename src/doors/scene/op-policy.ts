@@ -5,6 +5,7 @@
  * (issue 24): undoing an added page removes it, so it is destructive and a
  * rule on `remove_page` applies to it.
  */
+import { createHash } from 'node:crypto';
 import type { Effect } from '../../kernel/index.js';
 import { kindTag, textOf, type Scene } from './model.js';
 import { opTag, type Op, type OpTag } from './ops.js';
@@ -85,4 +86,32 @@ export function removalsOf(scene: Scene, ops: readonly Op[]): string[] {
     }
   }
   return removals;
+}
+
+/** The existing pages the ops touch: removed, updated, or holding a node they change. */
+function pagesTouched(ops: readonly Op[]): string[] {
+  const ids = new Set<string>();
+  for (const op of flat(ops)) {
+    for (const value of Object.values(op) as Record<string, unknown>[]) {
+      if (typeof value.page === 'string') ids.add(value.page);
+      else if ('removePage' in op || 'updatePage' in op) ids.add(String(value.id));
+    }
+  }
+  return [...ids];
+}
+
+/**
+ * What the owner judges of an op (issue 27): each existing page it touches,
+ * by name and a short digest of its content (`"cover"@3f9a1c2b`). An
+ * approved op runs only while these are unchanged; after another edit of
+ * those pages the owner is asked again.
+ */
+export function observedPages(scene: Scene, ops: readonly Op[]): string | undefined {
+  const parts = pagesTouched(ops).flatMap((id) => {
+    const page = scene.pages.find((p) => p.id === id);
+    if (!page) return [];
+    const digest = createHash('sha256').update(JSON.stringify(page)).digest('hex').slice(0, 8);
+    return [`page ${JSON.stringify(page.name)}@${digest}`];
+  });
+  return parts.length > 0 ? parts.join(', ') : undefined;
 }

@@ -19,7 +19,7 @@ import { exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';
 import { OpSchema } from './ops.js';
 import { historyMoveTool } from './history-tools.js';
-import { opEffect, opSummary, opTargets, removalsOf } from './op-policy.js';
+import { observedPages, opEffect, opSummary, opTargets, removalsOf } from './op-policy.js';
 import {
   callTag,
   OPERATION_ID_HELP,
@@ -124,6 +124,10 @@ export function sceneTools(
           if (error instanceof AirlockError) return error.toFailure();
           throw error;
         }
+      },
+      observes: ({ op }) => {
+        const scene = session.current()?.scene();
+        return scene ? observedPages(scene, [op]) : undefined;
       },
       preview: ({ op }) => {
         const scene = session.current()?.scene();

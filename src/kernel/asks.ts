@@ -53,8 +53,8 @@ export interface AskedCall {
   target: string | null;
   /** The rule that asked. */
   rule: string;
-  /** The version of the state the call acts on (CallPolicySpec.observes), kept with the ask. */
-  observed?: string | undefined;
+  /** The version of the state the call acts on (CallPolicySpec.observes), kept with the ask; read only when the call waits. */
+  observe?: () => Promise<string | undefined>;
   preview: () => Promise<Preview>;
 }
 
@@ -115,6 +115,7 @@ export function createAsks({
       );
       if (granted.some((g) => g.door === call.door && g.capability === capability)) return null;
 
+      const observed = await call.observe?.();
       const preview = await call.preview();
       // Keyed: the agent's pending list, read first, is locked until commit
       // (its asks take turns; other agents' run alongside).
@@ -136,13 +137,12 @@ export function createAsks({
           (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at
         ) {
           const judged = observedIn(latest.preview);
-          const moved =
-            call.observed !== undefined && judged !== undefined && judged !== call.observed;
+          const moved = observed !== undefined && judged !== undefined && judged !== observed;
           if (!(await tx.approvals.markUsed(latest.id, at))) {
             // Another retry used it first: ask afresh.
           } else if (!moved) return { failure: null };
           else
-            changed = `What this call acts on changed after you approved request ${latest.id} (it was ${judged}, it is now ${call.observed}); nothing ran. Judge it again.`;
+            changed = `What this call acts on changed after you approved request ${latest.id} (it was ${judged}, it is now ${observed}); nothing ran. Judge it again.`;
         }
         if (waiting.length >= MAX_PENDING_PER_AGENT) return { failure: inboxFull(waiting) };
         const approval: Approval = {
@@ -158,7 +158,7 @@ export function createAsks({
           rule: call.rule,
           preview: {
             ...preview,
-            ...(call.observed !== undefined ? { observed: call.observed } : {}),
+            ...(observed !== undefined ? { observed } : {}),
             ...(changed ? { changed } : {}),
           },
           scope: null,

@@ -114,7 +114,6 @@ export async function decideCall(
   if (own) return { verdict, grant, refusal: own };
 
   const binds = await tool.policy?.binds?.(input, connection);
-  const observed = await tool.policy?.observes?.(input, connection);
   const refusal = await services.asks.check({
     connection: connection.id,
     agent,
@@ -123,7 +122,9 @@ export async function decideCall(
     digest: callDigest(tool.name, binds === undefined ? input : { input, binds }),
     target: approvalTarget(targets, tool.policy?.targetsAre),
     rule: verdict.rule,
-    ...(observed !== undefined ? { observed } : {}),
+    ...(tool.policy?.observes
+      ? { observe: async () => tool.policy?.observes?.(input, connection) }
+      : {}),
     preview: async (): Promise<Preview> => {
       const base = { tool: tool.name, door: mount, effect, targets: [...targets] };
       const own = await tool.policy?.preview?.(input, connection);

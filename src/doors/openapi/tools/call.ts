@@ -22,6 +22,7 @@ import { checkArgs } from './call-args.js';
 import { buildRequest } from '../http/build.js';
 import { send, type UpstreamRequest, type UpstreamResponse } from '../http/send.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, iterate } from '../http/iterate.js';
+import { currentResource } from './current.js';
 
 function hint(status: number, rt: Runtime): string {
   if (status === 401 || status === 403)
@@ -67,6 +68,13 @@ function precheck(rt: Runtime, input: CallInput) {
       `No base URL is configured for ${rt.prefix} and the document names no absolute server; restart with --base-url URL.`,
     );
   return { method: m, checked, base: rt.base };
+}
+
+/** The resource a changing call acts on, as it is now (current.ts); null when there is none to read. */
+function currentOf(rt: Runtime, input: CallInput) {
+  const ready = precheck(rt, input);
+  if ('ok' in ready) return Promise.resolve(null);
+  return currentResource(rt, input, ready.method, ready.checked.pathValues, ready.base);
 }
 
 interface CallInput {
@@ -169,7 +177,20 @@ export function callTool(rt: Runtime, probe: Probe) {
         const ready = precheck(rt, input);
         return 'ok' in ready ? ready : null;
       },
-      preview: (input) => callPreview(rt, input),
+      // What a PUT/PATCH/DELETE would replace or delete, read now: shown on the card,
+      // and its version kept, so an approved call whose resource changed is asked again.
+      observes: async (input) => {
+        const current = await currentOf(rt, input);
+        return current && 'state' in current ? current.state : undefined;
+      },
+      preview: async (input) => {
+        const preview = callPreview(rt, input);
+        const current = await currentOf(rt, input);
+        if (!current) return preview;
+        return 'note' in current
+          ? { ...preview, currentNote: current.note }
+          : { ...preview, current: current.shown, currentFrom: current.label };
+      },
     },
     // A non-read call that times out may have happened: never claim "nothing was written".
     // A read (GET/HEAD) that times out wrote nothing, so it answers a plain timeout.

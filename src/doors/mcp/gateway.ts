@@ -13,6 +13,8 @@ import {
   createScrubber,
   DEFAULT_LIMITS,
   scrubbedLogger,
+  scrubValue,
+  type Scrubber,
   type AnyToolDef,
   type Effect,
   type Kernel,
@@ -51,7 +53,7 @@ export interface UpstreamView extends UpstreamStatus {
 export interface UpstreamRuntime {
   readonly name: string;
   readonly upstream: Upstream;
-  readonly scrub: (text: string) => string;
+  readonly scrub: Scrubber;
   /** Whether any secret is configured (else `scrub` changes nothing). */
   readonly hasSecrets: boolean;
   readonly separator: string;
@@ -131,7 +133,29 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
   }
 
-  async function listTools(client: Client): Promise<Tool[]> {
+  /**
+   * The upstream's tools with every configured secret scrubbed from their
+   * metadata (descriptions, titles, schemas, annotations) as they are read,
+   * before they are stored or served; a tool whose very name carries a
+   * secret is left out (it could not be called by another name).
+   */
+  async function listTools(client: Client, scrub: Scrubber, logger: Logger): Promise<Tool[]> {
+    return cleanTools(await listRaw(client), scrub, logger);
+  }
+
+  function cleanTools(tools: Tool[], scrub: Scrubber, logger: Logger): Tool[] {
+    const clean: Tool[] = [];
+    for (const tool of tools) {
+      if (scrub(tool.name) !== tool.name) {
+        logger.warn({ tool: scrub(tool.name) }, 'a tool name carries a secret; not published');
+        continue;
+      }
+      clean.push({ ...(scrubValue(tool, scrub) as Tool), name: tool.name });
+    }
+    return clean;
+  }
+
+  async function listRaw(client: Client): Promise<Tool[]> {
     if (!client.getServerCapabilities()?.tools) return [];
     const tools: Tool[] = [];
     let cursor: string | undefined;
@@ -165,7 +189,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         logger,
         scrub,
         onConnected: async (client) => {
-          rt.listed = await listTools(client);
+          rt.listed = await listTools(client, scrub, logger);
           rt.known = true;
           rebuild(u.name);
           const file = cacheFile(u.name);
@@ -183,7 +207,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             .client(0)
             .then(async (client) => {
               if ('ok' in client) return;
-              rt.listed = await listTools(client);
+              rt.listed = await listTools(client, scrub, logger);
               rebuild(u.name);
             })
             .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
@@ -208,7 +232,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (config.start === 'lazy' && file) {
       const cached = await readFile(file, 'utf8').catch(() => null);
       if (cached) {
-        rt.listed = JSON.parse(cached) as Tool[];
+        // Scrubbed again: a list kept by an older release may carry a secret.
+        rt.listed = cleanTools(JSON.parse(cached) as Tool[], rt.scrub, options.logger);
         rt.known = true;
         rebuild(rt.name);
         return; // connected at the first call

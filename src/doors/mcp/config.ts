@@ -27,6 +27,14 @@ const common = {
    * calls a rule decided, sparing a durable store write per read.
    */
   auditReads: z.boolean().default(true),
+  /** Bounds on what the upstream sends (spec/gateway.md §2 "Bounded"). */
+  limits: z
+    .object({
+      /** One message from the upstream over this is discarded as it streams (`resultTooLarge`). */
+      upstreamMessageBytes: z.number().int().min(1024).optional(),
+    })
+    .strict()
+    .default({}),
   /** Between the upstream's name and its tool's (`fs_read_text_file`). */
   separator: z
     .string()

@@ -24,6 +24,7 @@ import type { UpstreamConfig } from './config.js';
 import { claimName, publishedName } from './naming.js';
 import { annotatedEffect, effectFor } from './effects.js';
 import { upstreamTool } from './tools.js';
+import { compactTools, type CatalogEntry } from './catalog.js';
 import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream.js';
 
 export const OVERRIDES = 'mcp.effects';
@@ -64,6 +65,10 @@ export interface UpstreamRuntime {
   overrides: Map<string, Effect>;
   defs: AnyToolDef[];
   views: ToolView[];
+  /** Its tools for search (the compact form's catalog). */
+  catalog: CatalogEntry[];
+  /** Published names of its compact form (search and call), listed instead of its tools over the budget. */
+  compact: string[];
   /** Whether its tools were listed since start (or came from the lazy cache). */
   known: boolean;
 }
@@ -126,6 +131,18 @@ export function createGateway(options: GatewayOptions): Gateway {
           }),
         );
       }
+      rt.catalog = views.map((v, i) => ({
+        name: v.name,
+        upstreamTool: v.upstreamTool,
+        description: rt.listed[i]!.description ?? '',
+        effect: v.effect,
+      }));
+      const searchName = claimName(publishedName(rt.name, rt.separator, 'search_tools'), taken);
+      const callName = claimName(publishedName(rt.name, rt.separator, 'call_tool'), taken);
+      rt.compact = [searchName, callName];
+      defs.push(
+        ...compactTools({ upstream: rt.name, searchName, callName, entries: () => rt.catalog }),
+      );
       rt.views = views;
       rt.defs = defs;
       if (kernel?.door(rt.name) && (rt.name === changed || JSON.stringify(views) !== before))
@@ -180,6 +197,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       overrides: new Map(Object.entries(u.config.tools).map(([t, o]) => [t, o.effect])),
       defs: [],
       views: [],
+      catalog: [],
+      compact: [],
       known: false,
       upstream: createUpstream({
         name: u.name,

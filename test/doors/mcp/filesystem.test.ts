@@ -212,6 +212,7 @@ describe('filesystem upstream', () => {
       effect: 'destructive',
       source: 'annotations',
       annotated: 'destructive',
+      review: 'reviewed',
     });
   });
 

@@ -107,6 +107,8 @@ beforeAll(async () => {
     {
       web: {
         url: upstreamUrl,
+        // Believed as announced: this file is about forwarding list changes, not pinning (pinning.test.ts).
+        trust: 'annotations',
         headers: { Authorization: 'Bearer ${AIRLOCK_TEST_UPSTREAM_TOKEN}' },
       },
       next: { url: modernUrl },

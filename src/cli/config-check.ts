@@ -68,6 +68,16 @@ export const ApprovalsSchema = z
   .partial()
   .strict();
 
+/** `tools`: the token budget of the whole `/mcp` `tools/list` (mcp door's compact form beyond it). */
+export const ToolsListSchema = z
+  .object({ listBudgetTokens: z.number().int().min(500).max(10_000_000) })
+  .partial()
+  .strict();
+
+/** The `tools.listBudgetTokens` of a checked config file, if set. */
+export const listBudgetOf = (config: Record<string, unknown>): number | undefined =>
+  (config.tools as { listBudgetTokens?: number } | undefined)?.listBudgetTokens;
+
 /** `jobs`: how long a silent instance's jobs stay running (scale-out). */
 export const JobsSchema = z.object({ leaseMs: z.number().int().min(1_000).max(600_000) }).strict();
 
@@ -109,6 +119,7 @@ export const ConfigFileSchema = z
     allowAnonymous: z.boolean(),
     allowSelf: z.boolean(),
     toolNames: z.enum(TOOL_NAME_MODES as ['exact', 'portable']),
+    tools: ToolsListSchema,
     doors: z.union([z.string(), z.array(z.string().min(1))]),
     data: z.string().min(1),
     store: z.string().min(1),

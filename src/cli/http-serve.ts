@@ -64,6 +64,8 @@ export interface HttpServeOptions {
   runAs?: RunAs | undefined;
   /** `--metrics-port`: `/metrics` without a token on 127.0.0.1 at this port (0: any free one). */
   metricsPort?: number | null;
+  /** `tools.listBudgetTokens`: the whole `/mcp` `tools/list` budget. */
+  listBudgetTokens?: number | undefined;
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
@@ -104,6 +106,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     mcp: {
       ...(o.toolNames ? { toolNames: o.toolNames } : {}),
       ...(o.approvalWaitMs ? { approvalWaitMs: o.approvalWaitMs } : {}),
+      ...(o.listBudgetTokens ? { listBudgetTokens: o.listBudgetTokens } : {}),
       // The address printed below, once listening: every ask carries its card's link.
       approvalLink: async (id) => (inbox.origin ? approvalUrl(inbox.origin, id) : undefined),
     },

@@ -14,6 +14,7 @@ import { configLimits } from './config-check.js';
 import { ensureOwner } from './credentials.js';
 import { serveHttpUntilSignal } from './http-serve.js';
 import { serveOverStdio } from '../transport/mcp-stdio.js';
+import { listBudgetOf } from './config-check.js';
 import { isLoopbackHost } from '../transport/guards.js';
 import {
   parseHeaderFlag,
@@ -156,7 +157,14 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   });
   if (!http) {
     await ensureOwner(workspace.kernel.principals, workspace.data, logger);
-    await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal());
+    const budget = listBudgetOf(config);
+    await serveOverStdio(
+      workspace.kernel,
+      workspace.mounts,
+      logger,
+      untilSignal(),
+      budget ? { listBudgetTokens: budget } : {},
+    );
     await workspace.close();
     return 0;
   }
@@ -167,6 +175,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     port,
     agentToken: values.token ?? process.env.AIRLOCK_TOKEN,
     allowAnonymous,
+    listBudgetTokens: listBudgetOf(config),
     stdioArgs: ['mcp', ...positionals],
     title: `Airlock is serving the upstreams ${workspace.mounts.join(', ')}`,
     clientName: 'airlock',

@@ -8,6 +8,7 @@ import { TOOL_NAME_MODES, type ToolNames } from '../transport/tool-names.js';
 import { readConfig } from './config-file.js';
 import {
   ApprovalsSchema,
+  listBudgetOf,
   configLimits,
   HttpSchema,
   JobsSchema,
@@ -375,6 +376,7 @@ export async function serve(argv: string[]): Promise<number> {
     metricsPort,
     toolNames,
     approvalWaitMs,
+    listBudgetTokens: listBudgetOf(config),
     agentToken: token,
     allowAnonymous,
     publicUrl,
@@ -450,6 +452,7 @@ export async function stdio(argv: string[]): Promise<number> {
   await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal(), {
     toolNames,
     ...(approvalWaitMs ? { approvalWaitMs } : {}),
+    ...(listBudgetOf(config) ? { listBudgetTokens: listBudgetOf(config)! } : {}),
     // The inbox of the server running on this folder, asked afresh for each ask.
     approvalLink: async (id) => {
       const server = readServerRecord(data);

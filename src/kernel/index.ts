@@ -42,7 +42,14 @@ export { utf8String, uuidString, hex64String } from './schemas.js';
 export { callDigest, canonicalJson, digestOf, sha256Hex, utf8Bytes } from './digest.js';
 export { REDACTED, isSecretName, redact } from './redact.js';
 export { checkResponseBytes } from './limits.js';
-export { wireForms, createScrubber, scrubValue, scrubbedLogger } from './scrub.js';
+export {
+  wireForms,
+  createScrubber,
+  scrubValue,
+  scrubTextBlocks,
+  scrubbedLogger,
+  type Scrubber,
+} from './scrub.js';
 export { isObject } from './objects.js';
 export { AIRLOCK_VERSION } from './version.js';
 export { closestWord } from './closest.js';

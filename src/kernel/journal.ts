@@ -112,9 +112,23 @@ export class OperationRaced extends Error {
 export interface BeginOptions {
   /** Everything the operation does happens in its write's transaction: no `prepared` entry. */
   atomic?: boolean;
+  /** The caller already looked for a committed entry (`replay`): `begin` does not read again. */
+  looked?: boolean;
 }
 
+/** What `replay` finds: the committed operation's receipt, or `malformedRequest` for other arguments. */
+export type ReplayResult = { kind: 'replay'; receipt: unknown } | Failure | null;
+
 export interface Journal {
+  /**
+   * Before the policy stage: an operation already committed under this key
+   * answers its receipt (same digest) or `malformedRequest` (other
+   * arguments), so the owner is never asked again about a call that already
+   * happened; `null` when none is committed.
+   */
+  replay(
+    request: Pick<OperationRequest, 'scope' | 'operationId' | 'digest'>,
+  ): Promise<ReplayResult>;
   begin(request: OperationRequest, options?: BeginOptions): Promise<BeginResult>;
   state(scope: string, operationId: string): Promise<OperationState>;
   /** Resolve every prepared or uncertain entry through the resolver; returns how many changed. */
@@ -255,6 +269,16 @@ export function createJournal({
   };
 
   return {
+    async replay(req) {
+      const seen = await store.read(
+        (tx) => tx.journal.get(req.scope, req.operationId),
+        ONE_STATEMENT,
+      );
+      if (seen?.state !== 'committed') return null;
+      if (seen.digest !== req.digest) return reused(req.operationId);
+      return { kind: 'replay', receipt: seen.receipt };
+    },
+
     async begin(req, options = {}) {
       const at = now();
       const entry: JournalEntry = {
@@ -271,10 +295,9 @@ export function createJournal({
         return { kind: 'open', operation: openAtomic(req, entry) };
       }
       // Retries of committed operations are common: answer them from a read, no write transaction.
-      const seen = await store.read(
-        (tx) => tx.journal.get(req.scope, req.operationId),
-        ONE_STATEMENT,
-      );
+      const seen = options.looked
+        ? null
+        : await store.read((tx) => tx.journal.get(req.scope, req.operationId), ONE_STATEMENT);
       const existing =
         seen?.state === 'committed'
           ? seen

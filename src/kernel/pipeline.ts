@@ -4,6 +4,8 @@
  * | stage    | module        | error it can raise                                   |
  * |----------|---------------|------------------------------------------------------|
  * | validate | validate.ts   | malformedRequest (wrong type, unknown/missing field) |
+ * | replay   | journal.ts    | — (an operation this agent committed answers its     |
+ * |          |               |   receipt), malformedRequest (operationID reused)    |
  * | policy   | decide.ts     | notAuthorized (deny, readOnly), busy (rate),         |
  * |          |               | approvalRequired / approvalDenied (ask)              |
  * | limits   | limits.ts     | requestTooLarge, busy (before); timeout,             |
@@ -166,6 +168,32 @@ export async function runPipeline(
   provenance = tool.journal?.provenance?.(input) ?? null;
   stageDone('validate');
 
+  // replay: an operation this agent already committed answers its receipt (or
+  // malformedRequest for other arguments) before the policy, so the owner is
+  // never asked again about a call that already happened (kernel §6).
+  const operationId = tool.journal?.operationId(input) ?? null;
+  const journalRequest =
+    tool.journal && operationId !== null
+      ? {
+          scope: mount,
+          operationId: journalKey(connection, operationId),
+          digest: callDigest(tool.name, input),
+        }
+      : null;
+  if (journalRequest) {
+    try {
+      const replayed = await services.journal.replay(journalRequest);
+      if (replayed && 'ok' in replayed) return finish(replayed);
+      if (replayed) {
+        return finish(bounded({ ok: true, value: replayed.receipt }, limits, effect, tool));
+      }
+    } catch (error) {
+      const internal = internalFailure();
+      services.logger.error({ err: error, logId: internal.data?.logId }, 'journal replay threw');
+      return finish(internal);
+    }
+  }
+
   // policy: the owner's rules decide before any limit is spent
   let decidedGrant: Grant | null | undefined;
   try {
@@ -213,19 +241,16 @@ export async function runPipeline(
 
     // journal (a call without an operationID runs unjournaled)
     let operation: OpenOperation | null = null;
-    const operationId = tool.journal?.operationId(input) ?? null;
-    if (tool.journal && operationId !== null) {
+    if (tool.journal && journalRequest) {
       const begun = await services.journal.begin(
         {
-          scope: mount,
-          operationId: journalKey(connection, operationId),
-          digest: callDigest(tool.name, input),
+          ...journalRequest,
           tool: tool.name,
           connection: connection.id,
           target: tool.journal.target?.(input) ?? null,
           provenance,
         },
-        { atomic: tool.journal.atomic === true },
+        { atomic: tool.journal.atomic === true, looked: true },
       );
       if ('ok' in begun) return await finish(begun);
       if (begun.kind === 'replay')

@@ -1,12 +1,18 @@
 /**
  * Keeping configured secret values out of everything a door shows: results,
- * error messages and log lines. A service may echo a secret in any form it
- * took on the wire — the URL of a failed request, a header it decoded — so
- * every form is scrubbed: as it is, `encodeURIComponent`, the form encoding
- * `URLSearchParams` writes (`+` for a space, `%7E` for `~`), base64 (basic
- * auth's `user:password`, or the value alone; standard and URL-safe), and
- * JSON-escaped, as a result shows a string. Percent escapes match in either
- * case. Doors refuse secrets too short to tell apart from ordinary text.
+ * error messages, log lines and an upstream's metadata. A service may echo a
+ * secret in any form it took on the wire — the URL of a failed request, a
+ * header it decoded — so every form is scrubbed: as it is and in any letter
+ * case, `encodeURIComponent`, the form encoding `URLSearchParams` writes
+ * (`+` for a space, `%7E` for `~`), every byte percent-encoded, hex (either
+ * case), `\uXXXX` escapes, HTML entities (named, decimal, hex), base64
+ * (basic auth's `user:password`, or the value alone, at any of the three
+ * byte offsets it can start at inside a longer text; standard and URL-safe),
+ * and JSON-escaped, as a result shows a string. A value split across
+ * adjacent text blocks is found by `scrubTextBlocks`. Doors refuse secrets
+ * too short to tell apart from ordinary text. This is best effort against a
+ * hostile service: one that encrypts, reverses or splits a secret in its own
+ * way is not stopped.
  */
 import { REDACTED } from './secret-names.js';
 import type { Logger } from './logger.js';
@@ -18,46 +24,144 @@ const asciiJsonEscaped = (s: string) =>
     /[^\x20-\x7e]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
+const hex4 = (n: number) => n.toString(16).padStart(4, '0');
+const HTML_NAMED: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
-/** Every form `value` can take on the wire or in a result. */
-export function wireForms(value: string): string[] {
-  // Unpadded, so the form also matches inside a padded or longer base64 text.
-  const base64 = Buffer.from(value).toString('base64').replace(/=+$/, '');
-  const encoded = [
+/**
+ * The base64 characters that depend on `value`'s bytes alone when they
+ * start `offset` bytes into a longer encoded text (its neighbours change
+ * the characters at either end).
+ */
+function base64At(value: Buffer, offset: number): string {
+  const encoded = Buffer.concat([Buffer.alloc(offset), value]).toString('base64');
+  return encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + value.length)) / 6));
+}
+
+/** A form to look for, and whether letter case matters in it (base64: yes). */
+interface Form {
+  text: string;
+  caseless: boolean;
+}
+
+function formsOf(value: string): Form[] {
+  const bytes = Buffer.from(value);
+  const caseless = [
     value,
     encodeURIComponent(value),
     new URLSearchParams([['', value]]).toString().slice(1),
-    base64,
-    base64.replace(/\+/g, '-').replace(/\//g, '_'),
+    [...bytes].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''),
+    bytes.toString('hex'),
+    [...value].map((c) => `\\u${hex4(c.charCodeAt(0))}`).join(''),
+    [...value].map((c) => `&#${c.codePointAt(0)};`).join(''),
+    [...value].map((c) => `&#x${c.codePointAt(0)!.toString(16)};`).join(''),
+    value.replace(/[&<>"']/g, (c) => HTML_NAMED[c]!),
+    value.replace(/[&<>"']/g, (c) => (c === "'" ? '&apos;' : HTML_NAMED[c]!)),
   ];
-  const forms = new Set<string>();
-  for (const form of encoded) {
-    const escaped = jsonEscaped(form);
-    forms
-      .add(form)
-      .add(escaped)
-      .add(jsonEscaped(escaped))
-      .add(asciiJsonEscaped(form))
-      .add(escaped.replace(/\//g, '\\/'));
+  // Unpadded, so the form also matches inside a padded or longer base64 text.
+  const whole = bytes.toString('base64').replace(/=+$/, '');
+  const base64 = [whole, base64At(bytes, 0), base64At(bytes, 1), base64At(bytes, 2)];
+  const exact = base64.flatMap((b) => [b, b.replace(/\+/g, '-').replace(/\//g, '_')]);
+  const forms = new Map<string, Form>();
+  const add = (text: string, isCaseless: boolean) => {
+    if (text.length === 0) return;
+    const known = forms.get(text);
+    if (!known || (isCaseless && !known.caseless)) forms.set(text, { text, caseless: isCaseless });
+  };
+  for (const [list, isCaseless] of [
+    [caseless, true],
+    [exact, false],
+  ] as const) {
+    for (const form of list) {
+      const escaped = jsonEscaped(form);
+      add(form, isCaseless);
+      add(escaped, isCaseless);
+      add(jsonEscaped(escaped), isCaseless);
+      add(asciiJsonEscaped(form), isCaseless);
+      add(escaped.replace(/\//g, '\\/'), isCaseless);
+    }
   }
-  return [...forms];
+  return [...forms.values()];
 }
 
-const anyCaseHex = (c: string) => (/[a-f]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c);
-const patternOf = (form: string) =>
-  form
-    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-    .replace(
-      /%([0-9A-F])([0-9A-F])/g,
-      (_, a: string, b: string) => `%${anyCaseHex(a)}${anyCaseHex(b)}`,
-    );
+/** Every form `value` can take on the wire or in a result. */
+export function wireForms(value: string): string[] {
+  return formsOf(value).map((f) => f.text);
+}
+
+const anyCase = (c: string) =>
+  /[a-z]/i.test(c)
+    ? `[${c.toLowerCase()}${c.toUpperCase()}]`
+    : c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+const patternOf = ({ text, caseless }: Form) =>
+  caseless ? [...text].map(anyCase).join('') : text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Replaces every form of every value with `[REDACTED]`; `spans` says where they are. */
+export interface Scrubber {
+  (text: string): string;
+  /** The [start, end) ranges of `text` that hold a form of a value. */
+  spans(text: string): Array<[number, number]>;
+}
 
 /** Replaces every form of every value with `[REDACTED]`, longest first. */
-export function createScrubber(values: string[]): (text: string) => string {
-  const forms = [...new Set(values.flatMap(wireForms))].sort((a, b) => b.length - a.length);
-  if (forms.length === 0) return (text) => text;
+export function createScrubber(values: string[]): Scrubber {
+  const all = new Map<string, Form>();
+  for (const form of values.flatMap(formsOf)) {
+    const known = all.get(form.text);
+    if (!known || (form.caseless && !known.caseless)) all.set(form.text, form);
+  }
+  const forms = [...all.values()].sort((a, b) => b.text.length - a.text.length);
+  if (forms.length === 0) return Object.assign((text: string) => text, { spans: () => [] });
   const pattern = new RegExp(forms.map(patternOf).join('|'), 'g');
-  return (text) => text.replace(pattern, REDACTED);
+  return Object.assign((text: string) => text.replace(pattern, REDACTED), {
+    spans: (text: string) =>
+      [...text.matchAll(pattern)].map((m): [number, number] => [m.index, m.index + m[0].length]),
+  });
+}
+
+/**
+ * Content blocks with a value split across adjacent text blocks (`"sec"`,
+ * `"ret"`): each run of text blocks is searched as one text, and the part
+ * of each block a found value covers becomes `[REDACTED]`.
+ */
+export function scrubTextBlocks<T>(blocks: T[], scrub: Scrubber): T[] {
+  const isText = (b: unknown): b is { type: 'text'; text: string } =>
+    typeof b === 'object' &&
+    b !== null &&
+    (b as { type?: unknown }).type === 'text' &&
+    typeof (b as { text?: unknown }).text === 'string';
+  const out = [...blocks];
+  for (let i = 0; i < out.length;) {
+    if (!isText(out[i])) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < out.length && isText(out[j])) j++;
+    if (j - i > 1) {
+      const run = out.slice(i, j) as Array<{ type: 'text'; text: string }>;
+      const joined = run.map((b) => b.text).join('');
+      const hidden = new Uint8Array(joined.length);
+      for (const [from, to] of scrub.spans(joined)) hidden.fill(1, from, to);
+      let at = 0;
+      run.forEach((block, k) => {
+        let text = '';
+        for (let c = 0; c < block.text.length; c++) {
+          if (!hidden[at + c]) text += block.text[c];
+          else if (c === 0 || !hidden[at + c - 1]) text += REDACTED;
+        }
+        at += block.text.length;
+        out[i + k] = { ...block, text } as T;
+      });
+    }
+    i = j;
+  }
+  return out;
 }
 
 /** A deep copy of a JSON value with every string (and key) scrubbed. */

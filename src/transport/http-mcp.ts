@@ -50,7 +50,8 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
         mounts: served,
         logger,
         maxBodyBytes,
-        ...(serving ? { serving } : {}),
+        // `/mcp/NAME` lists all of its door's tools (paged), never the compact form.
+        serving: { ...serving, ...(key === '*' ? {} : { oneMount: true }) },
       });
       endpoints.set(key, e);
     }

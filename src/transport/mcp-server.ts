@@ -45,6 +45,14 @@ export interface McpServing {
   /** How tools are named in `tools/list` (tool-names.ts; default `exact`). */
   toolNames?: ToolNames;
   /**
+   * The token budget of an endpoint's whole `tools/list` when it serves
+   * several mounts (`/mcp`; default 6000): over it, a door with a compact
+   * form (`McpSurface.compactTools`) is listed by that form alone.
+   */
+  listBudgetTokens?: number;
+  /** The endpoint of one door (`/mcp/NAME`): all its tools listed (paged), never its compact form. */
+  oneMount?: boolean;
+  /**
    * The owner's card for an approval in the web UI (serve's own address, or
    * the server running on the same data folder); undefined when no inbox
    * can be reached.
@@ -75,8 +83,15 @@ export interface McpServerOptions extends McpServing {
 /** The tools an endpoint serves: name (either form) → mount, exact name and descriptor, and the `tools/list` answer. */
 export interface ServedTools {
   readonly index: ReadonlyMap<string, NamedTool<ToolDescriptor>>;
+  /** What `tools/list` answers (paged by `TOOLS_PAGE`). */
   readonly tools: readonly ToolDescriptor[];
 }
+
+export const DEFAULT_LIST_BUDGET_TOKENS = 6000;
+/** Tools per `tools/list` page; `nextCursor` names the next. */
+export const TOOLS_PAGE = 500;
+/** About four characters a token for JSON and English. */
+const tokensOf = (tools: readonly ToolDescriptor[]) => Math.ceil(JSON.stringify(tools).length / 4);
 
 interface SharedTools {
   sources: (readonly ToolDescriptor[])[];
@@ -96,10 +111,12 @@ export function servedTools(
   kernel: ServingKernel,
   mounts: string[],
   names: ToolNames = 'exact',
+  /** The `tools/list` budget; null: list every tool (an endpoint of one door). */
+  budgetTokens: number | null = DEFAULT_LIST_BUDGET_TOKENS,
 ): ServedTools {
   let byMounts = sharedTools.get(kernel);
   if (!byMounts) sharedTools.set(kernel, (byMounts = new Map()));
-  const key = `${names}:${JSON.stringify(mounts)}`;
+  const key = `${names}:${budgetTokens}:${JSON.stringify(mounts)}`;
   const sources = mounts.map((m) => kernel.tools(m));
   const known = byMounts.get(key);
   if (known && sources.every((s, i) => s === known.sources[i])) return known.served;
@@ -107,10 +124,21 @@ export function servedTools(
     names,
     mounts.flatMap((mount, i) => (sources[i] ?? []).map((tool) => ({ mount, tool }))),
   );
-  const tools = [...listed.entries()].map(([shown, { tool }]) =>
-    shown === tool.name ? tool : { ...tool, name: shown },
+  const compactOf = new Map(
+    mounts.map((m) => [m, new Set(kernel.door(m)?.mcp?.compactTools?.() ?? [])]),
   );
-  const served = { index: lookup, tools };
+  const all = [...listed.entries()].map(([shown, { mount, tool }]) => ({
+    mount,
+    compact: compactOf.get(mount)!.has(tool.name),
+    tool: shown === tool.name ? tool : { ...tool, name: shown },
+  }));
+  // A compact form stands in for its door's tools only where the whole list is over budget.
+  const full = all.filter((t) => !t.compact).map((t) => t.tool);
+  const shortened =
+    budgetTokens !== null && tokensOf(full) > budgetTokens
+      ? all.filter((t) => (compactOf.get(t.mount)!.size > 0 ? t.compact : true)).map((t) => t.tool)
+      : null;
+  const served = { index: lookup, tools: shortened ?? full };
   byMounts.set(key, { sources, served });
   return served;
 }
@@ -120,12 +148,14 @@ export function createMcpServer({
   mounts,
   identify,
   toolNames = 'exact',
+  listBudgetTokens = DEFAULT_LIST_BUDGET_TOKENS,
+  oneMount = false,
   approvalLink,
   approvalWaitMs = APPROVAL_WAIT_MS,
   noInbox,
 }: McpServerOptions): Server {
   // Read again when a door's tools change (kernel `refreshTools` → `toolsChanged`).
-  let served = servedTools(kernel, mounts, toolNames);
+  let served = servedTools(kernel, mounts, toolNames, oneMount ? null : listBudgetTokens);
   const instructions = mounts
     .map((m) => kernel.door(m)?.mcp?.instructions)
     .filter((s): s is string => typeof s === 'string')
@@ -174,7 +204,19 @@ export function createMcpServer({
     };
   };
 
-  server.setRequestHandler('tools/list', async () => ({ tools: served.tools as never }));
+  server.setRequestHandler('tools/list', async (request) => {
+    // Paged: `nextCursor` is the offset of the next page.
+    const cursor = request.params?.cursor;
+    const from = cursor === undefined ? 0 : Number(cursor);
+    if (!Number.isInteger(from) || from < 0 || from > served.tools.length)
+      throw new ProtocolError(
+        -32602,
+        `Unknown cursor '${String(cursor)}'; call tools/list without a cursor to start again.`,
+      );
+    const page = served.tools.slice(from, from + TOOLS_PAGE);
+    const next = from + TOOLS_PAGE < served.tools.length ? String(from + TOOLS_PAGE) : undefined;
+    return { tools: page as never, ...(next ? { nextCursor: next } : {}) };
+  });
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const entry = served.index.get(request.params.name);
@@ -274,7 +316,7 @@ export function createMcpServer({
       const unsubscribe = kernel.events.subscribe(({ data }) => {
         if (data.event !== 'toolsChanged' || !mounts.includes(String(data.door))) return;
         try {
-          served = servedTools(kernel, mounts, toolNames);
+          served = servedTools(kernel, mounts, toolNames, oneMount ? null : listBudgetTokens);
         } catch (error) {
           // Two doors now offer one name: keep the last good list until it is resolved.
           kernel.logger.warn({ err: (error as Error).message }, 'tool list not refreshed');

@@ -97,6 +97,14 @@ export interface McpSurface {
   readonly instructions?: string;
   /** MCP server capabilities for what `extendServer` adds (e.g. `{ prompts: {} }`), merged into the server's. */
   readonly capabilities?: Readonly<Record<string, unknown>>;
+  /**
+   * The exact names of the door's compact form (a search and a call tool):
+   * listed instead of all its other tools by an endpoint serving several
+   * mounts whose whole `tools/list` is over its token budget
+   * (`McpServing.listBudgetTokens`), and not listed otherwise; callable
+   * either way, as are the tools they stand for.
+   */
+  compactTools?(): readonly string[];
   /** Extra MCP surface beyond tools (resources, prompts), registered on each server instance. */
   extendServer?(server: unknown): void;
   /**

@@ -65,6 +65,10 @@ describe('the config file is strict: every unknown key is refused with the key m
     ],
     [{ notes: { prefx: 'r' } }, 'unknown key `prefx` in `notes`; did you mean `prefix`?'],
     [
+      { tools: { listBudget: 100 } },
+      'unknown key `listBudget` in `tools`; the keys there are `listBudgetTokens`',
+    ],
+    [
       { retention: { auditDay: 3 } },
       'unknown key `auditDay` in `retention`; did you mean `auditDays`?',
     ],
@@ -107,6 +111,7 @@ describe('the config file is strict: every unknown key is refused with the key m
       refusal({
         port: 7300,
         toolNames: 'portable',
+        tools: { listBudgetTokens: 8000 },
         host: '127.0.0.1',
         doors: ['scene', 'notes'],
         limits: { notes: { timeoutMs: 8000, resultTokens: 5000 } },
@@ -116,7 +121,10 @@ describe('the config file is strict: every unknown key is refused with the key m
         policy: { readOnly: ['scene'], rules: [{ door: 'notes', decision: 'ask' }] },
         openapi: [{ spec: 'a.yaml', baseUrl: 'https://api.example', prefix: 'a' }],
         openapiOptions: { a: { allowExternalRefs: true } },
-        upstreams: { fs: { command: 'npx', args: ['x'] }, gh: { url: 'https://x/mcp' } },
+        upstreams: {
+          fs: { command: 'npx', args: ['x'], limits: { upstreamMessageBytes: 1_048_576 } },
+          gh: { url: 'https://x/mcp' },
+        },
         scene: { projectRoots: ['p'], llm: { model: 'm' } },
         notes: { prefix: 'rooqi' },
       }),

@@ -373,6 +373,33 @@ describe('journal stage', () => {
     );
     expect(reused).toMatchObject({ ok: false, code: 'malformedRequest' });
   });
+
+  it('replays a committed operation before the policy: a rule added since does not stand between the agent and its receipt, and other arguments are malformedRequest', async () => {
+    const { tool, seen } = optionallyJournaled();
+    tk = await testKernel([door([tool])]);
+    const args = { by: 2, operationID: 'op-replay' };
+    const first = await tk.kernel.call('d', 'bump', args, { connection: conn() });
+    expect(first).toEqual({ ok: true, value: { runs: 1, by: 2 } });
+    await tk.kernel.policy.add({ tool: 'bump', decision: 'deny' });
+    const retry = await tk.kernel.call('d', 'bump', args, { connection: conn() });
+    expect(retry).toEqual(first);
+    const other = await tk.kernel.call(
+      'd',
+      'bump',
+      { by: 3, operationID: 'op-replay' },
+      { connection: conn() },
+    );
+    expect(other).toMatchObject({ ok: false, code: 'malformedRequest' });
+    // A new operation is the policy's to decide.
+    const fresh = await tk.kernel.call(
+      'd',
+      'bump',
+      { by: 2, operationID: 'op-new' },
+      { connection: conn() },
+    );
+    expect(fresh).toMatchObject({ ok: false, code: 'notAuthorized' });
+    expect(seen).toHaveLength(1);
+  });
 });
 
 describe('audit and events stages', () => {

@@ -21,7 +21,7 @@ const petstore = fileURLToPath(new URL('../fixtures/openapi/petstore.yaml', impo
 const memory = fileURLToPath(new URL('../../node_modules/.bin/mcp-server-memory', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'airlock-tool-schemas-'));
 let served: Served;
-let tools: { name: string; inputSchema: Json }[] = [];
+const tools: { name: string; inputSchema: Json }[] = [];
 
 beforeAll(async () => {
   served = await startServe([
@@ -36,11 +36,15 @@ beforeAll(async () => {
     '--upstream',
     `mem=${process.execPath} ${memory}`,
   ]);
-  const client = await connectClient(`${served.url}/mcp`, { token: served.agentToken! });
-  try {
-    tools = (await client.listTools()).tools as typeof tools;
-  } finally {
-    await client.close();
+  // `/mcp` over its token budget lists an upstream by its search/call pair; `/mcp/mem` lists its own.
+  for (const path of ['/mcp', '/mcp/mem']) {
+    const client = await connectClient(`${served.url}${path}`, { token: served.agentToken! });
+    try {
+      const listed = (await client.listTools()).tools as typeof tools;
+      tools.push(...listed.filter((t) => !tools.some((known) => known.name === t.name)));
+    } finally {
+      await client.close();
+    }
   }
 }, 60_000);
 afterAll(async () => {

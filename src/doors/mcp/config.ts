@@ -27,6 +27,20 @@ const common = {
    * calls a rule decided, sparing a durable store write per read.
    */
   auditReads: z.boolean().default(true),
+  /**
+   * `pin` (default): a tool whose definition changed since the owner's review,
+   * or that appeared after it, is served destructive until reviewed again;
+   * `annotations`: the upstream's annotations are believed as they come.
+   */
+  trust: z.enum(['pin', 'annotations']).default('pin'),
+  /** Bounds on what the upstream sends (spec/gateway.md §2 "Bounded"). */
+  limits: z
+    .object({
+      /** One message from the upstream over this is discarded as it streams (`resultTooLarge`). */
+      upstreamMessageBytes: z.number().int().min(1024).optional(),
+    })
+    .strict()
+    .default({}),
   /** Between the upstream's name and its tool's (`fs_read_text_file`). */
   separator: z
     .string()

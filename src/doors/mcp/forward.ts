@@ -10,6 +10,7 @@ import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/cli
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { failure, type Failure, type ToolContext } from '../../kernel/index.js';
 import type { Upstream } from './upstream.js';
+import { TOO_LARGE_MARK } from './bounded.js';
 
 /** How long a call waits for an upstream that is starting or restarting. */
 export const READY_WAIT_MS = 15_000;
@@ -106,6 +107,16 @@ function failureOf(error: unknown, { upstream, tool, writes, scrub }: ForwardCal
       writes
         ? `${who} did not answer in time; the change may have happened. Check, then retry with the same operationID.`
         : `${who} did not answer in time; retry later or ask for less.`,
+      { upstream: upstream.name, tool, ...(writes ? { mutationUncertain: true } : {}) },
+    );
+  const data =
+    error instanceof ProtocolError ? (error.data as { airlock?: unknown } | undefined) : undefined;
+  if (error instanceof ProtocolError && data?.airlock === TOO_LARGE_MARK)
+    return failure(
+      'resultTooLarge',
+      writes
+        ? `${who} ran, but its answer was too large and was discarded (${error.message}); the change may have happened. Check, then retry with the same operationID, asking for less.`
+        : `${who} answered too much and its answer was discarded (${error.message}).`,
       { upstream: upstream.name, tool, ...(writes ? { mutationUncertain: true } : {}) },
     );
   if (error instanceof ProtocolError)

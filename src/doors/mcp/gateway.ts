@@ -13,6 +13,8 @@ import {
   createScrubber,
   DEFAULT_LIMITS,
   scrubbedLogger,
+  scrubValue,
+  type Scrubber,
   type AnyToolDef,
   type Effect,
   type Kernel,
@@ -22,6 +24,8 @@ import type { UpstreamConfig } from './config.js';
 import { claimName, publishedName } from './naming.js';
 import { annotatedEffect, effectFor } from './effects.js';
 import { upstreamTool } from './tools.js';
+import { compactTools, type CatalogEntry } from './catalog.js';
+import { definitionOf, digestOf, flagsOf, REVIEWS, reviewStateOf, type Review } from './pinning.js';
 import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream.js';
 
 export const OVERRIDES = 'mcp.effects';
@@ -40,8 +44,14 @@ export interface ToolView {
   name: string;
   upstreamTool: string;
   effect: Effect;
-  source: 'override' | 'annotations';
+  source: 'override' | 'annotations' | 'unreviewed';
   annotated: Effect;
+  /** Pinning (`trust: "pin"`): whether its definition is the one the owner reviewed. */
+  review?: 'reviewed' | 'unreviewed';
+  /** Invisible characters or hidden-instruction markers in its text. */
+  flags?: string[];
+  /** For an unreviewed tool: what changed since the review (or that it is new). */
+  diff?: unknown;
 }
 
 export interface UpstreamView extends UpstreamStatus {
@@ -51,7 +61,7 @@ export interface UpstreamView extends UpstreamStatus {
 export interface UpstreamRuntime {
   readonly name: string;
   readonly upstream: Upstream;
-  readonly scrub: (text: string) => string;
+  readonly scrub: Scrubber;
   /** Whether any secret is configured (else `scrub` changes nothing). */
   readonly hasSecrets: boolean;
   readonly separator: string;
@@ -60,8 +70,16 @@ export interface UpstreamRuntime {
   listed: Tool[];
   /** Owner overrides by upstream tool name (config, then stored). */
   overrides: Map<string, Effect>;
+  /** `pin` or `annotations` (config). */
+  readonly trust: 'pin' | 'annotations';
+  /** The owner's reviews by upstream tool name (stored); null until loaded or first listed. */
+  reviews: Map<string, Review> | null;
   defs: AnyToolDef[];
   views: ToolView[];
+  /** Its tools for search (the compact form's catalog). */
+  catalog: CatalogEntry[];
+  /** Published names of its compact form (search and call), listed instead of its tools over the budget. */
+  compact: string[];
   /** Whether its tools were listed since start (or came from the lazy cache). */
   known: boolean;
 }
@@ -104,13 +122,26 @@ export function createGateway(options: GatewayOptions): Gateway {
       const defs: AnyToolDef[] = [];
       for (const tool of rt.listed) {
         const name = claimName(publishedName(rt.name, rt.separator, tool.name), taken);
-        const { effect, source } = effectFor(tool.annotations, rt.overrides.get(tool.name));
+        const chosen = effectFor(tool.annotations, rt.overrides.get(tool.name));
+        // Pinned: a definition the owner has not reviewed is served destructive (an ask).
+        const state =
+          rt.trust === 'pin' && rt.reviews ? reviewStateOf(tool, rt.reviews.get(tool.name)) : null;
+        const unreviewed = state && !state.reviewed ? state : null;
+        const { effect, source } = unreviewed
+          ? { effect: 'destructive' as const, source: 'unreviewed' as const }
+          : chosen;
+        const flags = flagsOf(tool);
         views.push({
           name,
           upstreamTool: tool.name,
           effect,
           source,
           annotated: annotatedEffect(tool.annotations),
+          ...(state
+            ? { review: unreviewed ? ('unreviewed' as const) : ('reviewed' as const) }
+            : {}),
+          ...(flags.length ? { flags } : {}),
+          ...(unreviewed ? { diff: unreviewed.diff } : {}),
         });
         defs.push(
           upstreamTool({
@@ -121,9 +152,22 @@ export function createGateway(options: GatewayOptions): Gateway {
             limits: kernel?.limits(rt.name) ?? DEFAULT_LIMITS,
             scrub: rt.scrub,
             auditReads: rt.auditReads,
+            ...(unreviewed ? { unreviewed: { diff: unreviewed.diff, flags } } : {}),
           }),
         );
       }
+      rt.catalog = views.map((v, i) => ({
+        name: v.name,
+        upstreamTool: v.upstreamTool,
+        description: rt.listed[i]!.description ?? '',
+        effect: v.effect,
+      }));
+      const searchName = claimName(publishedName(rt.name, rt.separator, 'search_tools'), taken);
+      const callName = claimName(publishedName(rt.name, rt.separator, 'call_tool'), taken);
+      rt.compact = [searchName, callName];
+      defs.push(
+        ...compactTools({ upstream: rt.name, searchName, callName, entries: () => rt.catalog }),
+      );
       rt.views = views;
       rt.defs = defs;
       if (kernel?.door(rt.name) && (rt.name === changed || JSON.stringify(views) !== before))
@@ -131,7 +175,29 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
   }
 
-  async function listTools(client: Client): Promise<Tool[]> {
+  /**
+   * The upstream's tools with every configured secret scrubbed from their
+   * metadata (descriptions, titles, schemas, annotations) as they are read,
+   * before they are stored or served; a tool whose very name carries a
+   * secret is left out (it could not be called by another name).
+   */
+  async function listTools(client: Client, scrub: Scrubber, logger: Logger): Promise<Tool[]> {
+    return cleanTools(await listRaw(client), scrub, logger);
+  }
+
+  function cleanTools(tools: Tool[], scrub: Scrubber, logger: Logger): Tool[] {
+    const clean: Tool[] = [];
+    for (const tool of tools) {
+      if (scrub(tool.name) !== tool.name) {
+        logger.warn({ tool: scrub(tool.name) }, 'a tool name carries a secret; not published');
+        continue;
+      }
+      clean.push({ ...(scrubValue(tool, scrub) as Tool), name: tool.name });
+    }
+    return clean;
+  }
+
+  async function listRaw(client: Client): Promise<Tool[]> {
     if (!client.getServerCapabilities()?.tools) return [];
     const tools: Tool[] = [];
     let cursor: string | undefined;
@@ -154,8 +220,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       auditReads: u.config.auditReads,
       listed: [],
       overrides: new Map(Object.entries(u.config.tools).map(([t, o]) => [t, o.effect])),
+      trust: u.config.trust,
+      reviews: null,
       defs: [],
       views: [],
+      catalog: [],
+      compact: [],
       known: false,
       upstream: createUpstream({
         name: u.name,
@@ -165,8 +235,9 @@ export function createGateway(options: GatewayOptions): Gateway {
         logger,
         scrub,
         onConnected: async (client) => {
-          rt.listed = await listTools(client);
+          rt.listed = await listTools(client, scrub, logger);
           rt.known = true;
+          await pinFirstReview(rt);
           rebuild(u.name);
           const file = cacheFile(u.name);
           if (file)
@@ -183,7 +254,8 @@ export function createGateway(options: GatewayOptions): Gateway {
             .client(0)
             .then(async (client) => {
               if ('ok' in client) return;
-              rt.listed = await listTools(client);
+              rt.listed = await listTools(client, scrub, logger);
+              await pinFirstReview(rt);
               rebuild(u.name);
             })
             .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
@@ -193,8 +265,38 @@ export function createGateway(options: GatewayOptions): Gateway {
     runtimes.push(rt);
   }
 
+  /** Stores the reviews of `rt` (the owner's, keyed by upstream tool name). */
+  async function storeReviews(rt: UpstreamRuntime) {
+    if (!kernel || !rt.reviews) return;
+    const value = Object.fromEntries(rt.reviews);
+    await kernel.store.transaction((tx) => tx.records.put(REVIEWS, rt.name, value));
+  }
+
+  const reviewOf = (tool: Tool): Review => ({
+    digest: digestOf(tool),
+    definition: definitionOf(tool),
+    reviewedAt: Date.now(),
+  });
+
+  /**
+   * The first review of a pinned upstream is its configuration: the tools it
+   * lists the first time are pinned as they are; what changes or appears
+   * after that waits for the owner.
+   */
+  async function pinFirstReview(rt: UpstreamRuntime) {
+    if (rt.trust !== 'pin' || !kernel) return;
+    if (rt.reviews === null) rt.reviews = new Map();
+    if (rt.reviews.size > 0) return;
+    for (const tool of rt.listed) rt.reviews.set(tool.name, reviewOf(tool));
+    await storeReviews(rt);
+  }
+
   async function loadStored(k: Kernel) {
     for (const rt of runtimes) {
+      const reviews = await k.store.read((tx) =>
+        tx.records.get<Record<string, Review>>(REVIEWS, rt.name),
+      );
+      rt.reviews = new Map(Object.entries(reviews?.value ?? {}));
       const stored = await k.store.read((tx) =>
         tx.records.get<Record<string, Effect>>(OVERRIDES, rt.name),
       );
@@ -208,8 +310,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (config.start === 'lazy' && file) {
       const cached = await readFile(file, 'utf8').catch(() => null);
       if (cached) {
-        rt.listed = JSON.parse(cached) as Tool[];
+        // Scrubbed again: a list kept by an older release may carry a secret.
+        rt.listed = cleanTools(JSON.parse(cached) as Tool[], rt.scrub, options.logger);
         rt.known = true;
+        await pinFirstReview(rt);
         rebuild(rt.name);
         return; // connected at the first call
       }
@@ -236,6 +340,13 @@ export function createGateway(options: GatewayOptions): Gateway {
       else rt.overrides.delete(tool);
       const stored = Object.fromEntries(rt.overrides);
       await kernel.store.transaction((tx) => tx.records.put(OVERRIDES, rt.name, stored));
+      // Choosing or confirming the effect is the owner's review of the definition as it is now.
+      const listed = rt.listed.find((t) => t.name === tool);
+      if (rt.trust === 'pin' && listed) {
+        rt.reviews ??= new Map();
+        rt.reviews.set(tool, reviewOf(listed));
+        await storeReviews(rt);
+      }
       rebuild(null);
       return rt.views.find((v) => v.upstreamTool === tool) ?? null;
     },

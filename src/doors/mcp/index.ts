@@ -106,6 +106,7 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
     mcp: {
       presenter: createPresenter(rt.name, rt.hasSecrets ? rt.scrub : null),
       capabilities: MCP_CAPABILITIES,
+      compactTools: () => rt.compact,
       extendServer: extend(rt.name),
       instructions: `Tools named ${rt.name}${rt.separator}… come from the MCP server '${rt.name}' through Airlock: the owner's policy may ask them before a change runs (approvalRequired: wait and call again). Tools that change something take an optional operationID: reuse it when retrying so the change happens once.`,
     },

@@ -9,8 +9,10 @@ import { ProtocolError, type Server } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import {
   checkResponseBytes,
+  scrubTextBlocks,
   scrubValue,
   type AnyToolDef,
+  type Scrubber,
   type Failure,
 } from '../../kernel/index.js';
 import type { GenericPresenter, Presenter, ToolResult } from '../../transport/surface.js';
@@ -21,12 +23,9 @@ const NARROW =
   ' Narrow the call: ask the upstream tool for less (a smaller range, fewer items, a single file or page).';
 
 /** Results pass through as the upstream gave them, scrubbed; failures as JSON, scrubbed. */
-export function createPresenter(
-  upstream: string,
-  scrub: ((text: string) => string) | null,
-): Presenter {
+export function createPresenter(upstream: string, scrub: Scrubber | null): Presenter {
   // Without configured secrets there is nothing to scrub: results pass as they are.
-  const clean = <T>(v: T) => (scrub ? (scrubValue(v, scrub) as T) : v);
+  const clean = <T>(v: T) => (scrub ? (scrubValue(acrossBlocks(v, scrub), scrub) as T) : v);
   return {
     success(_tool, value) {
       return clean(linked(upstream, value as ToolResult));
@@ -40,6 +39,13 @@ export function createPresenter(
       return clean(generic.failure(tool, shown));
     },
   };
+}
+
+/** A secret split across adjacent text blocks of a result is found too. */
+function acrossBlocks<T>(value: T, scrub: Scrubber): T {
+  const result = value as { content?: unknown };
+  if (typeof value !== 'object' || value === null || !Array.isArray(result.content)) return value;
+  return { ...value, content: scrubTextBlocks(result.content, scrub) };
 }
 
 /**
@@ -178,11 +184,16 @@ export function createExtender(gateway: Gateway, maxBytes: () => number) {
           (cursor) => c.listResourceTemplates(cursor),
           (p) => p.resourceTemplates,
         );
-        return resourceTemplates.map((t) => ({
-          ...t,
-          uriTemplate: prefixUri(rt.name, t.uriTemplate),
-          name: `${rt.name}${rt.separator}${t.name}`,
-        }));
+        return resourceTemplates.map((t) =>
+          scrubValue(
+            {
+              ...t,
+              uriTemplate: prefixUri(rt.name, t.uriTemplate),
+              name: `${rt.name}${rt.separator}${t.name}`,
+            },
+            rt.scrub,
+          ),
+        );
       })) as never,
     }));
     server.setRequestHandler('resources/read', async (request) => {

@@ -39,6 +39,8 @@ export interface UpstreamToolSpec {
   scrub: (text: string) => string;
   /** Audit reads that passed by default too. */
   auditReads: boolean;
+  /** Pinning: its definition is not the one the owner reviewed; the ask's card shows what changed. */
+  unreviewed?: { diff: unknown; flags: string[] };
 }
 
 /** Whether Airlock adds its operationID to this tool (it changes something, and has no field of that name). */
@@ -106,6 +108,16 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
         upstream: upstream.name,
         tool: tool.name,
         arguments: scrubValue(redact(strip(args)), scrub),
+        ...(spec.unreviewed
+          ? {
+              review: {
+                unreviewed: true,
+                note: `The definition of ${tool.name} is not the one the owner reviewed; review it on the Upstreams screen (or PUT its effect) to stop asking.`,
+                diff: spec.unreviewed.diff,
+                ...(spec.unreviewed.flags.length ? { flags: spec.unreviewed.flags } : {}),
+              },
+            }
+          : {}),
       }),
     },
     writes: effect !== 'read',

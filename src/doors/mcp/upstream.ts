@@ -12,6 +12,7 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import type { Tool } from '@modelcontextprotocol/client';
 import { AIRLOCK_VERSION, failure, type Failure, type Logger } from '../../kernel/index.js';
 import { isStdio, type UpstreamConfig } from './config.js';
+import { BoundedReadBuffer, DEFAULT_UPSTREAM_MESSAGE_BYTES } from './bounded.js';
 
 export type UpstreamState = 'idle' | 'starting' | 'running' | 'restarting' | 'failed' | 'stopped';
 
@@ -98,6 +99,19 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         ...(config.cwd ? { cwd: config.cwd } : {}),
         stderr: 'pipe',
       });
+      // The SDK's buffer closes the connection on a message over its size (and
+      // holds it whole until then): ours discards it as it streams and fails
+      // only its call.
+      const maxBytes = config.limits.upstreamMessageBytes ?? DEFAULT_UPSTREAM_MESSAGE_BYTES;
+      const sdk = transport as unknown as { _readBuffer?: unknown };
+      if ('_readBuffer' in sdk)
+        sdk._readBuffer = new BoundedReadBuffer(maxBytes, (bytes, id) =>
+          logger.warn(
+            { upstream: name, bytes, limit: maxBytes, id },
+            'upstream message over the limit discarded',
+          ),
+        );
+      else logger.warn({ upstream: name }, 'cannot bound upstream messages with this SDK');
       let partial = '';
       transport.stderr?.on('data', (chunk: Buffer) => {
         const lines = (partial + chunk.toString('utf8')).split('\n');

@@ -15,6 +15,7 @@ import {
   type GatewayWorkspace,
 } from './helpers.js';
 import { waitFor } from '../../helpers/wait.js';
+import { MODERN_PROTOCOL } from '../../helpers/mcp-client.js';
 
 const SECRET = 'sk-everything-S3cr3t/value+42';
 let ws: GatewayWorkspace;
@@ -56,6 +57,20 @@ describe('everything upstream', () => {
     expect(seen.length).toBeGreaterThanOrEqual(3);
     expect(seen).toEqual([1, 2, 3, 4].slice(0, seen.length));
   });
+
+  it('forwards progress to a 2025-era HTTP client and to a 2026-era client alike', async () => {
+    const modern = await ws.agent('modern', { pin: MODERN_PROTOCOL });
+    for (const client of [alice, modern]) {
+      const seen: number[] = [];
+      const r = await client.callTool(
+        { name: 'ev_trigger-long-running-operation', arguments: { duration: 2, steps: 4 } },
+        { onprogress: (p) => void seen.push(p.progress) },
+      );
+      expect(r.isError).toBeFalsy();
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      expect(seen).toEqual([1, 2, 3, 4].slice(0, seen.length));
+    }
+  }, 30_000);
 
   it('forwards the caller’s cancellation: the call ends at once and the upstream keeps serving', async () => {
     const controller = new AbortController();

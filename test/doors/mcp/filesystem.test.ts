@@ -142,6 +142,30 @@ describe('filesystem upstream', () => {
     expect(readFileSync(path, 'utf8')).toBe('changed by a person');
   });
 
+  it('a retry of a committed write with the same operationID and arguments answers the first result without asking the owner again; other arguments are malformedRequest', async () => {
+    const path = join(dir, 'replayed.txt');
+    const args = { path, content: 'written once', operationID: 'op-replay-1' };
+    const asked = await callTool(alice, 'fs_write_file', args);
+    expect(errorOf(asked)).toMatchObject({ code: 'approvalRequired' });
+    await approve(errorOf(asked).approvalID);
+    const first = await callTool(alice, 'fs_write_file', args);
+    expect(first.isError).toBeFalsy();
+    expect(readFileSync(path, 'utf8')).toBe('written once');
+    writeFileSync(path, 'changed by a person');
+    const pendingBefore = (await ws.rest('GET', 'approvals')).body.approvals as Json[];
+
+    // The response was lost; the agent retries: its receipt, no new ask, no second write.
+    const retry = await callTool(alice, 'fs_write_file', args);
+    expect(retry).toEqual(first);
+    expect(readFileSync(path, 'utf8')).toBe('changed by a person');
+    const other = await callTool(alice, 'fs_write_file', { ...args, content: 'something else' });
+    expect(errorOf(other)).toMatchObject({ code: 'malformedRequest', field: 'operationID' });
+    expect(errorOf(other).message).toMatch(/already used for a different request/);
+    expect(readFileSync(path, 'utf8')).toBe('changed by a person');
+    const pendingAfter = (await ws.rest('GET', 'approvals')).body.approvals as Json[];
+    expect(pendingAfter.map((a) => a.id)).toEqual(pendingBefore.map((a) => a.id));
+  });
+
   it('a deny rule on fs:* blocks every tool with its reason; nothing is forwarded', async () => {
     const added = await ws.rest('POST', 'policy/rules', {
       target: 'fs:*',
@@ -188,6 +212,7 @@ describe('filesystem upstream', () => {
       effect: 'destructive',
       source: 'annotations',
       annotated: 'destructive',
+      review: 'reviewed',
     });
   });
 

@@ -42,6 +42,8 @@ export async function gatewayWorkspace(
   upstreams: Record<string, UpstreamInput>,
   options: {
     env?: NodeJS.ProcessEnv;
+    /** Where lazy upstreams' tool lists are kept (`<data>/mcp`). */
+    cacheDir?: string;
     kernel?: Partial<Omit<KernelOptions, 'store' | 'blobs' | 'events' | 'logger'>>;
   } = {},
 ): Promise<GatewayWorkspace> {
@@ -49,6 +51,7 @@ export async function gatewayWorkspace(
     upstreams: parseUpstreams(upstreams),
     env: options.env ?? process.env,
     logger: silentLogger,
+    cacheDir: options.cacheDir,
   });
   const tk = await testKernel(doors, options.kernel ?? {});
   const app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });

@@ -14,6 +14,7 @@ import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextp
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { callTool, gatewayWorkspace, type GatewayWorkspace } from './helpers.js';
 import { waitFor } from '../../helpers/wait.js';
+import { MODERN_PROTOCOL } from '../../helpers/mcp-client.js';
 
 const TOKEN = 'upstream-bearer-7f3a9c';
 let http: HttpServer;
@@ -52,6 +53,26 @@ function upstreamServer(): McpServer {
           resolve({ content: [{ type: 'text', text: 'stopped' }] });
         });
       }),
+  );
+  server.registerTool(
+    'steps',
+    {
+      description: 'Reports progress in four steps',
+      inputSchema: z.object({}),
+      annotations: { readOnlyHint: true },
+    },
+    async (_args, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      for (let step = 1; step <= 4; step++) {
+        if (token !== undefined)
+          await ctx.mcpReq.notify({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: step, total: 4 },
+          });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return { content: [{ type: 'text', text: 'four steps' }] };
+    },
   );
   servers.push(server);
   return server;
@@ -107,6 +128,8 @@ beforeAll(async () => {
     {
       web: {
         url: upstreamUrl,
+        // Believed as announced: this file is about forwarding list changes, not pinning (pinning.test.ts).
+        trust: 'annotations',
         headers: { Authorization: 'Bearer ${AIRLOCK_TEST_UPSTREAM_TOKEN}' },
       },
       next: { url: modernUrl },
@@ -173,6 +196,22 @@ describe('streamable HTTP upstream', () => {
     expect(tools.map((t) => t.name)).toContain('web_added');
     expect((await callTool(watcher, 'web_added')).content[0]!.text).toBe('new tool');
     await watcher.close();
+  });
+
+  it('an HTTP upstream’s progress reaches a 2025-era and a 2026-era client', async () => {
+    for (const client of [
+      await ws.agent('progress-2025'),
+      await ws.agent('progress-2026', { pin: MODERN_PROTOCOL }),
+    ]) {
+      const seen: number[] = [];
+      const r = await client.callTool(
+        { name: 'web_steps', arguments: {} },
+        { onprogress: (p) => void seen.push(p.progress) },
+      );
+      expect(r.content).toEqual([{ type: 'text', text: 'four steps' }]);
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      expect(seen).toEqual([1, 2, 3, 4].slice(0, seen.length));
+    }
   });
 
   it('a caller’s cancellation reaches the upstream’s handler', async () => {

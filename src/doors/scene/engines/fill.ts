@@ -67,7 +67,7 @@ export function createFillEngine(): Engine {
     produces: ['Inpainted'],
     async start(options) {
       return {
-        async page({ page, blobs }) {
+        async page({ page, blobs, skipped }) {
           const source = imageNode(page, 'source');
           if (!source) throw new Error(`page '${page.name}' has no source image`);
           const canvas = await canvasOf(await blobBytes(blobs, source.image.blob));
@@ -87,7 +87,13 @@ export function createFillEngine(): Engine {
           const sx = width / page.width;
           const sy = height / page.height;
           const mask = new Uint8Array(width * height);
-          for (const { node } of textNodes(page, options.textNodeIds)) {
+          const nodes = textNodes(page, options.textNodeIds);
+          if (!nodes.length)
+            skipped?.(
+              'nothingToDo',
+              'No text to erase on this page; its inpainted image is the source.',
+            );
+          for (const { node } of nodes) {
             const t = node.transform;
             const r = pixelRect(
               { ...t, x: t.x * sx, y: t.y * sy, width: t.width * sx, height: t.height * sy },

@@ -207,7 +207,7 @@ export function createRendererEngine(): Engine {
     produces: ['FinalRender'],
     async start(options) {
       return {
-        async page({ page, blobs }) {
+        async page({ page, blobs, skipped }) {
           const base = imageNode(page, 'inpainted') ?? imageNode(page, 'source');
           if (!base) throw new Error(`page '${page.name}' has no source image`);
           const image = await canvasOf(await blobBytes(blobs, base.image.blob));
@@ -228,7 +228,13 @@ export function createRendererEngine(): Engine {
           const sx = width / page.width;
           const sy = height / page.height;
           const ops: Op[] = [];
-          for (const { node, text } of textNodes(page, options.textNodeIds)) {
+          const nodes = textNodes(page, options.textNodeIds);
+          if (!nodes.some(({ text }) => text.translation?.trim()))
+            skipped?.(
+              'nothingToDo',
+              'No translation to draw on this page; its rendered image is the inpainted one.',
+            );
+          for (const { node, text } of nodes) {
             const content = text.translation?.trim();
             if (!content || !node.visible) continue;
             const t = node.transform;

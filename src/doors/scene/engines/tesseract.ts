@@ -321,13 +321,18 @@ export function createTesseractEngine(): Engine {
       const lang = options.sourceLanguage ?? 'en';
       const workers = ocrWorkers();
       return {
-        async page({ page, blobs }) {
+        async page({ page, blobs, skipped }) {
           const source = imageNode(page, 'source');
           if (!source) throw new Error(`page '${page.name}' has no source image`);
           const canvas = await canvasOf(await blobBytes(blobs, source.image.blob));
           const { width, height } = canvas;
           const rgba = canvas.getContext('2d').getImageData(0, 0, width, height).data;
           const found = await detectText(rgba, width, height, lang, workers);
+          if (!found.length)
+            skipped?.(
+              'nothingToDo',
+              'No text found on this page; the later steps have nothing to do on it.',
+            );
           // Node coordinates are page space; the image may be scaled.
           const sx = page.width / width;
           const sy = page.height / height;

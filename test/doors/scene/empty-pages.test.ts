@@ -59,9 +59,9 @@ describe('a page with no text', () => {
     expect((await uploadPages(s, [{ name: 'blank.png', bytes: await blankPage() }])).status).toBe(
       201,
     );
-    const first = await run(['tesseract', 'llm', 'fill', 'renderer']);
+    const first = await run(['dbnet', 'llm', 'fill', 'renderer']);
     expect(first.status).toBe('completed');
-    expect(said(first).sort()).toEqual(['fill', 'llm', 'renderer', 'tesseract']);
+    expect(said(first).sort()).toEqual(['dbnet', 'fill', 'llm', 'renderer']);
     expect(s.llm.requests).toHaveLength(0);
 
     // A later run of the text steps alone is planned (the page was read: no text is an answer).

@@ -167,6 +167,13 @@ describe('scene tools over MCP', () => {
         produces: ['TextBoxes', 'OcrText'],
         languages: ['en', 'ja', 'zh', 'ko'],
       },
+      {
+        id: 'dbnet',
+        name: expect.any(String),
+        needs: ['SourceImage'],
+        produces: ['TextBoxes', 'OcrText'],
+        languages: ['en', 'ja', 'zh', 'ko'],
+      },
       { id: 'llm', name: expect.any(String), needs: ['OcrText'], produces: ['Translations'] },
       {
         id: 'fill',

@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { createCanvas } from '@napi-rs/canvas';
 import type { Worker } from 'tesseract.js';
-import type { Node } from '../model.js';
+import type { Node, Page } from '../model.js';
 import type { Op } from '../ops.js';
 import { blobBytes, canvasOf, imageNode } from '../images.js';
 import { findBubbles } from './bubbles.js';
@@ -86,14 +86,14 @@ function linesOf(data: { blocks?: { paragraphs: { lines: Line[] }[] }[] | null }
   return (data.blocks ?? []).flatMap((b) => b.paragraphs.flatMap((p) => p.lines));
 }
 
-async function read(worker: Worker, image: Buffer, psm: string) {
+export async function read(worker: Worker, image: Buffer, psm: string) {
   await worker.setParameters({ tessedit_pageseg_mode: psm as never });
   const { data } = await worker.recognize(image, {}, { blocks: true, text: false });
   return linesOf(data);
 }
 
 /** A grey crop of the page (pixels where `keep` is unset become white), as PNG. */
-function crop(gray: Uint8Array, width: number, box: Box, keep: Mask | null): Buffer {
+export function crop(gray: Uint8Array, width: number, box: Box, keep: Mask | null): Buffer {
   const w = box.x1 - box.x0;
   const h = box.y1 - box.y0;
   const canvas = createCanvas(w, h);
@@ -111,7 +111,7 @@ function crop(gray: Uint8Array, width: number, box: Box, keep: Mask | null): Buf
   return canvas.toBuffer('image/png');
 }
 
-const grow = (b: Box, m: number, width: number, height: number): Box => ({
+export const grow = (b: Box, m: number, width: number, height: number): Box => ({
   x0: Math.max(0, b.x0 - m),
   y0: Math.max(0, b.y0 - m),
   x1: Math.min(width, b.x1 + m),
@@ -310,6 +310,48 @@ export function groupLines<L extends { bbox: Box }>(lines: L[], direction: Direc
 /** The previous name of `groupLines(lines, 'horizontal')`. */
 export const regions = <L extends { bbox: Box }>(lines: L[]) => groupLines(lines, 'horizontal');
 
+/** The text node of a region found in an image of `width`×`height` (node coordinates are page space). */
+export function regionNode(
+  region: Pick<Region, 'box' | 'text' | 'confidence' | 'direction' | 'lines'>,
+  page: Pick<Page, 'width' | 'height'>,
+  width: number,
+  height: number,
+  lang: SourceLanguage,
+): Node {
+  const sx = page.width / width;
+  const sy = page.height / height;
+  const b = grow(region.box, REGION_MARGIN_PX, width, height);
+  const thickness = region.lines
+    .map((l) => (region.direction === 'vertical' ? l.x1 - l.x0 : l.y1 - l.y0))
+    .sort((a, c) => a - c);
+  return {
+    id: randomUUID(),
+    transform: {
+      x: b.x0 * sx,
+      y: b.y0 * sy,
+      width: (b.x1 - b.x0) * sx,
+      height: (b.y1 - b.y0) * sy,
+      rotationDeg: 0,
+    },
+    visible: true,
+    kind: {
+      text: {
+        text: region.text,
+        confidence: Math.round(region.confidence) / 100,
+        sourceLang: lang,
+        direction: region.direction,
+        linePolygons: region.lines.map((l) => [
+          [l.x0 * sx, l.y0 * sy],
+          [l.x1 * sx, l.y0 * sy],
+          [l.x1 * sx, l.y1 * sy],
+          [l.x0 * sx, l.y1 * sy],
+        ]),
+        fontSizePx: Math.max(1, thickness[thickness.length >> 1] ?? 1),
+      },
+    },
+  };
+}
+
 export function createTesseractEngine(): Engine {
   return {
     id: 'tesseract',
@@ -333,9 +375,6 @@ export function createTesseractEngine(): Engine {
               'nothingToDo',
               'No text found on this page; the later steps have nothing to do on it.',
             );
-          // Node coordinates are page space; the image may be scaled.
-          const sx = page.width / width;
-          const sy = page.height / height;
           const ops: Op[] = page.nodes
             .filter((n) => 'text' in n.kind)
             .map((n) => ({ removeNode: { page: page.id, id: n.id } }));
@@ -346,36 +385,7 @@ export function createTesseractEngine(): Engine {
               segment[i] ||= region.ink[i]!;
               if (region.bubble) bubbles[i] ||= region.bubble[i]!;
             }
-            const b = grow(region.box, REGION_MARGIN_PX, width, height);
-            const thickness = region.lines
-              .map((l) => (region.direction === 'vertical' ? l.x1 - l.x0 : l.y1 - l.y0))
-              .sort((a, c) => a - c);
-            const node: Node = {
-              id: randomUUID(),
-              transform: {
-                x: b.x0 * sx,
-                y: b.y0 * sy,
-                width: (b.x1 - b.x0) * sx,
-                height: (b.y1 - b.y0) * sy,
-                rotationDeg: 0,
-              },
-              visible: true,
-              kind: {
-                text: {
-                  text: region.text,
-                  confidence: Math.round(region.confidence) / 100,
-                  sourceLang: lang,
-                  direction: region.direction,
-                  linePolygons: region.lines.map((l) => [
-                    [l.x0 * sx, l.y0 * sy],
-                    [l.x1 * sx, l.y0 * sy],
-                    [l.x1 * sx, l.y1 * sy],
-                    [l.x0 * sx, l.y1 * sy],
-                  ]),
-                  fontSizePx: Math.max(1, thickness[thickness.length >> 1] ?? 1),
-                },
-              },
-            };
+            const node = regionNode(region, page, width, height, lang);
             ops.push({ addNode: { page: page.id, node } });
           }
           const text = dilate(segment, width, height, 2);

@@ -17,6 +17,7 @@ import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import type { TextData } from '../model.js';
 import type { Op } from '../ops.js';
 import { blobBytes, canvasOf, defaultFont, fontFamilies, imageNode, png } from '../images.js';
+import { withoutEvidence } from './fill.js';
 import type { Engine, PipelineOptions } from './registry.js';
 import { fitInArea, VERTICAL_ADVANCE, type Area } from './bubble-fit.js';
 import { erode, floodFill, maskFrom, type Box, type Mask } from './pixels.js';
@@ -237,6 +238,18 @@ export function createRendererEngine(): Engine {
           for (const { node, text } of nodes) {
             const content = text.translation?.trim();
             if (!content || !node.visible) continue;
+            // Not drawn over lettering the fill leaves in place (no evidence to erase it).
+            const unfit = withoutEvidence(text, true);
+            if (unfit) {
+              skipped?.(
+                unfit,
+                `Text node ${node.id} not drawn: the fill leaves its lettering (${unfit}).`,
+                {
+                  textNodeId: node.id,
+                },
+              );
+              continue;
+            }
             const t = node.transform;
             const r = pixelRect(
               { ...t, x: t.x * sx, y: t.y * sy, width: t.width * sx, height: t.height * sy },

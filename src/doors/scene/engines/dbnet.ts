@@ -27,7 +27,7 @@ import type { Engine, SkipReason } from './registry.js';
 import { crop, cleanText, grow, read, regionNode } from './tesseract.js';
 import { groupBlocks, thicknessOf, type TextBlock } from './text-blocks.js';
 import { detectLines } from './text-lines.js';
-import { readingOrder } from './text-layout.js';
+import { columnOrder, readingOrder } from './text-layout.js';
 
 /** Mean tesseract confidence (0–100) a block needs, inside a bubble and outside. */
 export const MIN_CONFIDENCE = { bubble: 40, outside: 60 } as const;
@@ -124,13 +124,14 @@ export async function detectBlocks(
     }
     const box = grow(block.box, CROP_MARGIN_PX, width, height);
     const worker = await workers.get(modelFor(lang, direction));
-    const read_ = (
+    const readLines = (
       await read(
         worker,
         crop(gray, width, box, keep),
         direction === 'vertical' ? PSM.verticalBlock : PSM.block,
       )
     ).filter((l) => l.text.trim());
+    const read_ = columnOrder(readLines, direction);
     const text = fixPunctuation(
       cleanText(
         read_.map((l) => l.text),
@@ -168,7 +169,7 @@ export function createDbnetEngine(): Engine {
     name: 'Learned text detection (PaddleOCR DB on onnxruntime, CPU) with bubbles, blocks and tesseract recognition; en, ja horizontal and vertical, zh, zh-Hant, ko',
     needs: ['SourceImage'],
     produces: ['TextBoxes', 'OcrText'],
-    languages: ['en', 'ja', 'zh', 'ko'],
+    languages: ['en', 'ja', 'zh', 'zh-Hant', 'ko'],
     async start(options) {
       const lang = options.sourceLanguage ?? 'en';
       const workers = ocrWorkers();

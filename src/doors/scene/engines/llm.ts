@@ -40,6 +40,7 @@ const LANGUAGE_NAMES: Record<string, string> = {
   en: 'English',
   ja: 'Japanese',
   zh: 'Chinese',
+  'zh-Hant': 'Traditional Chinese',
   ko: 'Korean',
 };
 

@@ -12,7 +12,7 @@ import type { SourceLanguage } from './ocr-models.js';
 const END = String.raw`(?=$|[\s」』）)】。、…‥!?！？])`;
 
 export function fixPunctuation(text: string, lang: SourceLanguage): string {
-  if (lang !== 'ja' && lang !== 'zh') return text;
+  if (lang !== 'ja' && lang !== 'zh' && lang !== 'zh-Hant') return text;
   return (
     text
       // "…" read with a colon (or a middle dot pair) beside it.

@@ -34,7 +34,7 @@ import {
 import { dilate, luma, maskPng, type Box, type Mask } from './pixels.js';
 import { putMaskOps } from './raster.js';
 import type { Engine } from './registry.js';
-import { inkDirection, readingOrder } from './text-layout.js';
+import { columnOrder, inkDirection, readingOrder } from './text-layout.js';
 
 /** Margin around a detected region, so anti-aliased edges stay inside it. */
 export const REGION_MARGIN_PX = 4;
@@ -166,13 +166,16 @@ export async function detectText(
     } else {
       const box = grow(bubble.inkBox, CROP_MARGIN_PX, width, height);
       const worker = await workers.get(modelFor(lang, direction));
-      lines = (
-        await read(
-          worker,
-          crop(gray, width, box, bubble.area),
-          direction === 'vertical' ? PSM.verticalBlock : PSM.block,
-        )
-      ).filter((l) => l.text.trim());
+      lines = columnOrder(
+        (
+          await read(
+            worker,
+            crop(gray, width, box, bubble.area),
+            direction === 'vertical' ? PSM.verticalBlock : PSM.block,
+          )
+        ).filter((l) => l.text.trim()),
+        direction,
+      );
       origin = box;
     }
     const text = cleanText(
@@ -238,7 +241,7 @@ export async function detectText(
       bubble: null,
     });
   }
-  return readingOrder(found, lang === 'ja' || lang === 'zh');
+  return readingOrder(found, VERTICAL_FIRST.has(lang));
 }
 
 /**
@@ -358,7 +361,7 @@ export function createTesseractEngine(): Engine {
     name: 'Tesseract OCR (bubble segmentation, text detection and recognition; en, ja horizontal and vertical, zh, ko)',
     needs: ['SourceImage'],
     produces: ['TextBoxes', 'OcrText'],
-    languages: ['en', 'ja', 'zh', 'ko'],
+    languages: ['en', 'ja', 'zh', 'zh-Hant', 'ko'],
     async start(options) {
       const lang = options.sourceLanguage ?? 'en';
       const workers = ocrWorkers();

@@ -160,6 +160,7 @@ const describeSkip = ({ reason, box, text }: Skipped) =>
       loneGlyph: 'lone glyph outside any bubble',
       soundEffect: 'sound effect',
       untranslated: 'block',
+      merged: 'block',
     }[reason]
   } alone at (${box.x0}, ${box.y0})–(${box.x1}, ${box.y1})${text ? ` (read ${JSON.stringify(text.slice(0, 40))})` : ''}: no text node, not erased.`;
 

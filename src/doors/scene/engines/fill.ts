@@ -81,6 +81,7 @@ const SAID: Record<SkipReason, string> = {
   loneGlyph: 'it is a lone glyph left untranslated',
   soundEffect: 'it is a sound effect',
   untranslated: 'it has no translation while the page is translated',
+  merged: 'its bubble holds another text',
 };
 
 /** Pixels of a box whose luma differs from the box's surrounding colour. */

@@ -64,7 +64,8 @@ export type SkipReason =
   | 'tooLarge'
   | 'loneGlyph'
   | 'soundEffect'
-  | 'untranslated';
+  | 'untranslated'
+  | 'merged';
 
 /** One engine's work for one job: a batch of ops per page. */
 export interface EngineRun {

@@ -36,7 +36,7 @@ export const INK_RATIO = { min: 0.03, max: 0.6 } as const;
 /** More lines than this is not one block of lettering. */
 export const MAX_LINES = 10;
 /** Luma difference from the colour around a line that marks a pixel as ink. */
-const STANDS_OUT = 60;
+const STANDS_OUT = 30;
 const CROP_MARGIN_PX = 8;
 
 export interface FoundBlock extends TextBlock {

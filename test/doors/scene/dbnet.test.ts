@@ -160,6 +160,35 @@ describe('the dbnet engine on a page', () => {
   });
 });
 
+describe('bubbles without an outline', () => {
+  it('takes a white balloon on a painted panel as the bubble of its lines', async () => {
+    const c = createCanvas(800, 600);
+    const g = c.getContext('2d');
+    g.fillStyle = '#6a9a6a';
+    g.fillRect(0, 0, 800, 600);
+    g.fillStyle = '#fff';
+    g.beginPath();
+    g.ellipse(400, 300, 170, 90, 0, 0, Math.PI * 2);
+    g.fill();
+    g.fillStyle = '#000';
+    g.font = 'bold 30px "DejaVu Sans"';
+    g.textAlign = 'center';
+    g.fillText('WHERE ARE', 400, 290);
+    g.fillText('WE GOING?', 400, 330);
+    const { found } = await detectBlocks(
+      g.getImageData(0, 0, 800, 600).data,
+      800,
+      600,
+      'en',
+      workers,
+    );
+    expect(found).toHaveLength(1);
+    expect(found[0]!.bubble).not.toBeNull();
+    expect(found[0]!.lines).toHaveLength(2);
+    expect(found[0]!.text.replace(/\s+/g, ' ')).toBe('WHERE ARE WE GOING?');
+  });
+});
+
 describe('evidence before erasing', () => {
   const base = {
     text: 'HELLO THERE',

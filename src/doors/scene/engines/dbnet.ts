@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Op } from '../ops.js';
 import { blobBytes, canvasOf, imageNode } from '../images.js';
-import { findBubbles } from './bubbles.js';
+import { bubbleAround, findBubbles } from './bubbles.js';
 import { ringColour } from './fill.js';
 import { modelFor, ocrWorkers, PSM, VERTICAL_FIRST, type SourceLanguage } from './ocr-models.js';
 import { fixPunctuation } from './punctuation.js';
@@ -105,6 +105,15 @@ export async function detectBlocks(
   const prefer = VERTICAL_FIRST.has(lang) ? 'vertical' : 'horizontal';
   const lines = await detectLines(rgba, width, height, { maxSide: 1024 });
   const bubbles = findBubbles(gray, width, height);
+  // Bubbles without a dark outline, found from the lines they hold.
+  const seen = new Uint8Array(width * height);
+  for (const b of bubbles) for (let i = 0; i < seen.length; i++) seen[i] ||= b.area[i]!;
+  for (const line of lines) {
+    const c = Math.floor((line.box.y0 + line.box.y1) / 2) * width;
+    if (bubbles.some((b) => b.area[c + Math.floor((line.box.x0 + line.box.x1) / 2)])) continue;
+    const around = bubbleAround(gray, width, height, line.box, seen);
+    if (around) bubbles.push(around);
+  }
   const blocks = groupBlocks(lines, bubbles, width, prefer);
   const thicknesses = lines
     .map((l) => thicknessOf(l.box, l.vertical ? 'vertical' : 'horizontal'))

@@ -17,7 +17,8 @@
  *
  * `npm run bench -- engines-real` (builds first), or `node
  * bench/engines-real.mjs` after `npm run build`. BENCH_REAL_IMAGES=<dir>
- * writes each page's inpainted and rendered PNGs there.
+ * writes each page's inpainted and rendered PNGs there; BENCH_REAL_SCALE=1.4
+ * scales every page (and its truth) first, e.g. to time 2 MP pages.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -49,6 +50,17 @@ function overlap(a, b) {
 const normalise = (text, lang) =>
   lang === 'en' ? text.toUpperCase().replace(/\s+/g, ' ').trim() : text.replace(/\s+/g, '');
 
+const SCALE = Number(process.env.BENCH_REAL_SCALE) || 1;
+
+/** The page's bytes as the bench uses them: as committed, or scaled by SCALE (PNG). */
+async function scaled(bytes) {
+  if (SCALE === 1) return bytes;
+  const img = await loadImage(Buffer.from(bytes));
+  const c = createCanvas(Math.round(img.width * SCALE), Math.round(img.height * SCALE));
+  c.getContext('2d').drawImage(img, 0, 0, c.width, c.height);
+  return c.encode('png');
+}
+
 async function pixels(bytes) {
   const img = await loadImage(Buffer.from(bytes));
   const c = createCanvas(img.width, img.height);
@@ -72,7 +84,7 @@ export async function benchEnginesReal() {
   const fill = await createFillEngine().start({});
   const render = await createRendererEngine().start({});
   for (const entry of truth.pages) {
-    const bytes = readFileSync(join(DIR, entry.file));
+    const bytes = await scaled(readFileSync(join(DIR, entry.file)));
     const { data: source, w, h } = await pixels(bytes);
     const blobs = memoryBlobs();
     const blob = await blobs.put(new Uint8Array(bytes));
@@ -137,7 +149,10 @@ export async function benchEnginesReal() {
           ]
         : [],
     );
-    const blocks = entry.blocks.map((b) => ({ ...b, box: boxOf(b.box) }));
+    const blocks = entry.blocks.map((b) => ({
+      ...b,
+      box: boxOf(b.box.map((v) => Math.round(v * SCALE))),
+    }));
     const expected = blocks.filter((b) => EXPECTED.has(b.kind));
     const found = expected.filter((b) => nodes.some((n) => overlap(n.box, b.box) >= 0.5));
     const falseBoxes = nodes.filter((n) => !blocks.some((b) => overlap(n.box, b.box) >= 0.5));

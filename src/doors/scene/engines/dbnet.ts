@@ -1,10 +1,12 @@
 /**
  * `dbnet`: a learned text-line detector (text-lines.ts, PaddleOCR's DB
- * model on onnxruntime-node) with tesseract recognition (issue 32 items
+ * model on onnxruntime-node) with learned or tesseract recognition (issue 32 items
  * 1–3). Speech bubbles come from the image as in the `tesseract` engine
  * (bubbles.ts); lines are grouped into blocks (text-blocks.ts: one block per
- * bubble, else by orientation, alignment and spacing) before they are read,
- * each block alone, in its direction, everything outside its lines blanked.
+ * bubble, else by orientation, alignment and spacing) before they are read:
+ * horizontal English and Chinese line by line with PaddleOCR's learned
+ * recognizer (text-reader.ts), the rest each block alone with tesseract in
+ * its direction, everything outside its lines blanked.
  *
  * Only blocks with evidence become text nodes and enter the `segment` mask
  * the fill erases: OCR confidence over a threshold, an ink ratio of
@@ -21,12 +23,13 @@ import { bubbleAround, findBubbles } from './bubbles.js';
 import { ringColour } from './fill.js';
 import { modelFor, ocrWorkers, PSM, VERTICAL_FIRST, type SourceLanguage } from './ocr-models.js';
 import { fixPunctuation } from './punctuation.js';
-import { dilate, luma, maskPng, type Box, type Mask } from './pixels.js';
+import { dilate, floodFill, luma, maskPng, type Box, type Mask } from './pixels.js';
 import { putMaskOps } from './raster.js';
 import type { Engine, SkipReason } from './registry.js';
 import { crop, cleanText, grow, read, regionNode } from './tesseract.js';
-import { groupBlocks, thicknessOf, type TextBlock } from './text-blocks.js';
+import { groupBlocks, thicknessOf, union, type TextBlock } from './text-blocks.js';
 import { detectLines } from './text-lines.js';
+import { readLine } from './text-reader.js';
 import { columnOrder, readingOrder } from './text-layout.js';
 
 /** Mean tesseract confidence (0–100) a block needs, inside a bubble and outside. */
@@ -38,6 +41,12 @@ export const MAX_LINES = 10;
 /** Luma difference from the colour around a line that marks a pixel as ink. */
 const STANDS_OUT = 30;
 const CROP_MARGIN_PX = 8;
+/**
+ * Languages whose horizontal lines the learned recognizer reads
+ * (text-reader.ts: Latin and Chinese); the rest, and vertical columns, are
+ * read by tesseract.
+ */
+export const LEARNED_READING: ReadonlySet<SourceLanguage> = new Set(['en', 'zh', 'zh-Hant']);
 
 export interface FoundBlock extends TextBlock {
   text: string;
@@ -52,7 +61,13 @@ export interface Skipped {
   text: string;
 }
 
-/** Ink of a block: pixels of its line boxes that stand out from the colour around each line. */
+/**
+ * Ink of a block: pixels of its line boxes that stand out from the colour
+ * around each line, without the strokes that cross a line box's edge — a
+ * label's leader line, a balloon's edge, the art behind a caption — since
+ * the detector's box leaves a margin around the letters themselves (a
+ * descender that reaches the edge is left too: artwork is never erased).
+ */
 function inkOf(rgba: Uint8ClampedArray, gray: Uint8Array, width: number, block: TextBlock) {
   const ink = new Uint8Array(gray.length);
   const height = gray.length / width;
@@ -61,16 +76,35 @@ function inkOf(rgba: Uint8ClampedArray, gray: Uint8Array, width: number, block: 
   for (const line of block.lines) {
     const [r, g, b] = ringColour(rgba, width, height, line);
     const around = 0.299 * r + 0.587 * g + 0.114 * b;
+    const w = line.x1 - line.x0;
+    const h = line.y1 - line.y0;
+    if (w <= 0 || h <= 0) continue;
+    const local = new Uint8Array(w * h);
     for (let y = line.y0; y < line.y1; y++)
       for (let x = line.x0; x < line.x1; x++) {
         const i = y * width + x;
         if (block.bubble && !block.bubble.area[i]) continue;
         area++;
-        if (Math.abs(gray[i]! - around) > STANDS_OUT && !ink[i]) {
+        if (Math.abs(gray[i]! - around) > STANDS_OUT) local[(y - line.y0) * w + x - line.x0] = 1;
+      }
+    const seen = new Uint8Array(w * h);
+    for (let seed = 0; seed < local.length; seed++) {
+      if (!local[seed] || seen[seed]) continue;
+      const part = floodFill(w, h, seed, (k) => !!local[k], seen);
+      const crosses = part.some((k) => {
+        const x = k % w;
+        const y = (k - x) / w;
+        return x === 0 || y === 0 || x === w - 1 || y === h - 1;
+      });
+      if (crosses) continue;
+      for (const k of part) {
+        const i = (line.y0 + Math.floor(k / w)) * width + line.x0 + (k % w);
+        if (!ink[i]) {
           ink[i] = 1;
           inked++;
         }
       }
+    }
   }
   return { ink, inkRatio: area ? inked / area : 0 };
 }
@@ -121,26 +155,50 @@ export async function detectBlocks(
   const median = thicknesses[thicknesses.length >> 1] ?? 0;
   const found: FoundBlock[] = [];
   const skipped: Skipped[] = [];
-  for (const block of blocks) {
-    const direction = lang === 'en' ? 'horizontal' : block.direction;
-    const { ink, inkRatio } = inkOf(rgba, gray, width, { ...block, direction });
-    const keep = new Uint8Array(width * height);
-    for (const line of block.lines) {
-      const g = grow(line, 2, width, height);
-      for (let y = g.y0; y < g.y1; y++)
-        for (let x = g.x0; x < g.x1; x++)
-          if (!block.bubble || block.bubble.area[y * width + x]) keep[y * width + x] = 1;
+  for (const detected of blocks) {
+    const direction = lang === 'en' ? 'horizontal' : detected.direction;
+    let block = detected;
+    let read_: { text: string; confidence: number }[];
+    if (direction === 'horizontal' && LEARNED_READING.has(lang)) {
+      // Line by line, top to bottom, with the learned recognizer (confidence as tesseract's,
+      // 0–100), in rows top to bottom and left to right within a row; a line read as no letter
+      // or digit, or as one glyph beside other lines (a drawn circle, a stroke), leaves the block.
+      read_ = [];
+      const kept: Box[] = [];
+      const rows = readingOrder(
+        block.lines.map((box) => ({ box })),
+        false,
+      ).map((l) => l.box);
+      for (const line of rows) {
+        const { text: t, confidence: c } = await readLine(rgba, width, line);
+        if (!/[\p{L}\p{N}]/u.test(t)) continue;
+        // One glyph beside longer lines is a drawn mark (a bubble of air, a dot) read as a letter.
+        if ([...t].length < 2 && block.lines.length > 1) continue;
+        read_.push({ text: t, confidence: c * 100 });
+        kept.push(line);
+      }
+      if (kept.length && kept.length < block.lines.length)
+        block = { ...block, lines: kept, box: union(kept) };
+    } else {
+      const keep = new Uint8Array(width * height);
+      for (const line of block.lines) {
+        const g = grow(line, 2, width, height);
+        for (let y = g.y0; y < g.y1; y++)
+          for (let x = g.x0; x < g.x1; x++)
+            if (!block.bubble || block.bubble.area[y * width + x]) keep[y * width + x] = 1;
+      }
+      const box = grow(block.box, CROP_MARGIN_PX, width, height);
+      const worker = await workers.get(modelFor(lang, direction));
+      const readLines = (
+        await read(
+          worker,
+          crop(gray, width, box, keep),
+          direction === 'vertical' ? PSM.verticalBlock : PSM.block,
+        )
+      ).filter((l) => l.text.trim());
+      read_ = columnOrder(readLines, direction);
     }
-    const box = grow(block.box, CROP_MARGIN_PX, width, height);
-    const worker = await workers.get(modelFor(lang, direction));
-    const readLines = (
-      await read(
-        worker,
-        crop(gray, width, box, keep),
-        direction === 'vertical' ? PSM.verticalBlock : PSM.block,
-      )
-    ).filter((l) => l.text.trim());
-    const read_ = columnOrder(readLines, direction);
+    const { ink, inkRatio } = inkOf(rgba, gray, width, { ...block, direction });
     const text = fixPunctuation(
       cleanText(
         read_.map((l) => l.text),

@@ -23,7 +23,8 @@
  *    trivial round trip, and 21 rules against none.
  * 6. Scene engines (bench/engines.mjs, opt-in part `engines`): detection,
  *    OCR, inpainting and rendering quality on generated manga-like pages,
- *    today's engines against the new ones.
+ *    today's engines against the new ones; `engines-real` (bench/engines-real.mjs):
+ *    the engines on the real pages of test/fixtures/real-pages against their hand-made truth.
  * 7. The mcp door (bench/mcp.mjs, part `mcp`): `tools/call` through Airlock
  *    vs directly to the same upstream, stdio and HTTP, with a bare SDK proxy
  *    (bench/mcp-proxy.mjs) as the floor of the extra hop and the kernel alone.
@@ -60,6 +61,7 @@ import { benchScene } from './scene.mjs';
 import { benchPage, printPage } from './page.mjs';
 import { benchPolicy, printPolicy } from './policy.mjs';
 import { benchEngines, printEngines } from './engines.mjs';
+import { benchEnginesReal, printEnginesReal } from './engines-real.mjs';
 import { benchMcp, printMcp } from './mcp.mjs';
 import { benchWriteRates, printWriteRates } from './writes.mjs';
 import { benchNotesScaling, printNotesScaling } from './notes-scaling.mjs';
@@ -511,6 +513,11 @@ async function main() {
   if (PARTS.has('engines')) {
     results.engines = await benchEngines();
     printEngines(results.engines, table);
+  }
+
+  if (PARTS.has('engines-real')) {
+    results.enginesReal = await benchEnginesReal();
+    printEnginesReal(results.enginesReal, table);
   }
 
   if (PARTS.has('openapi')) {

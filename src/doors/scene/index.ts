@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import type { DoorContext } from '../context.js';
 import type { RestRoute, ServedDoor } from '../../transport/surface.js';
 import { AIRLOCK_VERSION, type AnyToolDef, type Kernel } from '../../kernel/index.js';
+import { createDbnetEngine } from './engines/dbnet.js';
 import { createFillEngine } from './engines/fill.js';
 import { createLlmEngine, type LlmConfig } from './engines/llm.js';
 import type { Engine } from './engines/registry.js';
@@ -65,6 +66,7 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
   });
   const engines: Engine[] = [
     createTesseractEngine(),
+    createDbnetEngine(),
     createLlmEngine(llm),
     createFillEngine(),
     createRendererEngine(),

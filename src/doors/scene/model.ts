@@ -129,7 +129,7 @@ export const Page = z
 export type Page = z.output<typeof Page>;
 
 /** Languages OCR reads (`style.sourceLanguage`, `start_pipeline {sourceLanguage}`). */
-export const SOURCE_LANGUAGES = ['en', 'ja', 'zh', 'ko'] as const;
+export const SOURCE_LANGUAGES = ['en', 'ja', 'zh', 'zh-Hant', 'ko'] as const;
 export const SourceLanguage = z.enum(SOURCE_LANGUAGES);
 export type SourceLanguage = z.output<typeof SourceLanguage>;
 

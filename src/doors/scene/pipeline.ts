@@ -146,6 +146,7 @@ export function resumePipeline(
   if (engines.some((e) => e === undefined)) return null;
   const failed = new Set<string>();
   for (const warning of job.warnings) {
+    if (warning.where.skipped !== undefined) continue; // said, not failed
     const index = warning.where.pageIndex;
     if (typeof index === 'number' && resume.pages[index]) failed.add(resume.pages[index]);
   }
@@ -206,6 +207,8 @@ async function runPipeline(
               blobs: project.blobs,
               signal: job.signal,
               pages: project.history.state.pages,
+              skipped: (reason, message, where) =>
+                job.warn({ pageIndex: i, stepId: engine.id, skipped: reason, ...where }, message),
             });
             stop();
             const label = `${engine.id}: ${page.name}`;

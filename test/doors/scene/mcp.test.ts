@@ -165,7 +165,14 @@ describe('scene tools over MCP', () => {
         name: expect.any(String),
         needs: ['SourceImage'],
         produces: ['TextBoxes', 'OcrText'],
-        languages: ['en', 'ja', 'zh', 'ko'],
+        languages: ['en', 'ja', 'zh', 'zh-Hant', 'ko'],
+      },
+      {
+        id: 'dbnet',
+        name: expect.any(String),
+        needs: ['SourceImage'],
+        produces: ['TextBoxes', 'OcrText'],
+        languages: ['en', 'ja', 'zh', 'zh-Hant', 'ko'],
       },
       { id: 'llm', name: expect.any(String), needs: ['OcrText'], produces: ['Translations'] },
       {

@@ -137,10 +137,10 @@ describe('scene REST API', () => {
     expect(await json(await s.fetch(`${s.base}/api/v1/meta`))).toMatchObject({
       door: 'scene',
       project: null,
-      engines: ['tesseract', 'llm', 'fill', 'renderer'],
+      engines: ['tesseract', 'dbnet', 'llm', 'fill', 'renderer'],
     });
     const engines = (await json(await s.fetch(`${s.base}/api/v1/engines`))).engines as unknown[];
-    expect(engines).toHaveLength(4);
+    expect(engines).toHaveLength(5);
     const doc = (await json(await s.fetch(`${s.base}/api/v1/openapi.json`))) as {
       paths: Record<string, unknown>;
     };

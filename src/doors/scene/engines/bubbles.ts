@@ -143,3 +143,34 @@ function withHoles(region: number[], box: Box, width: number, height: number): B
   for (let i = 0; i < ink.length; i++) if (ink[i]) inkIdx.push(i);
   return { area, ink, box, inkBox: boxOf(inkIdx, width), inkPixels };
 }
+
+/**
+ * The bubble around a text line that `findBubbles` missed because its
+ * outline is faint or absent (a white balloon on a painted panel): the
+ * bright region reached from the line's own background, kept when it is
+ * closed (it does not touch the page edge), of bubble size, and holds the
+ * line. Null when there is none.
+ */
+export function bubbleAround(
+  gray: Uint8Array,
+  width: number,
+  height: number,
+  line: Box,
+  seen: Uint8Array,
+): Bubble | null {
+  const n = width * height;
+  const bright = (i: number) => gray[i]! >= BRIGHT;
+  // A bright pixel of the line's background: the first one along its middle row.
+  const y = Math.floor((line.y0 + line.y1) / 2);
+  let seed = -1;
+  for (let x = Math.floor(line.x0); x < line.x1 && seed < 0; x++)
+    if (bright(y * width + x) && !seen[y * width + x]) seed = y * width + x;
+  if (seed < 0) return null;
+  const region = floodFill(width, height, seed, bright, seen, MAX_AREA_FRACTION * n);
+  if (region.length < MIN_AREA_FRACTION * n || region.length > MAX_AREA_FRACTION * n) return null;
+  const box = boxOf(region, width);
+  if (box.x0 === 0 || box.y0 === 0 || box.x1 >= width - 1 || box.y1 >= height - 1) return null;
+  if (line.x0 < box.x0 || line.x1 > box.x1 + 1 || line.y0 < box.y0 || line.y1 > box.y1 + 1)
+    return null;
+  return withHoles(region, box, width, height);
+}

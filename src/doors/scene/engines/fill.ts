@@ -6,15 +6,26 @@
  * regions' boxes; a region the mask does not cover (drawn or imported by
  * hand) gets its pixels that stand out from the colour around its box.
  * Pixels outside the mask are left untouched.
+ *
+ * No erasing without evidence (issue 32 item 3): a node an engine read (it
+ * has a confidence) is erased only from the mask's pixels in its box, when
+ * its confidence reaches MIN_CONFIDENCE, it has at most MAX_LINES lines,
+ * and — once the page holds translations — it has one and is more than a
+ * lone glyph. Every node left alone is said with its reason (`skipped`).
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { blobBytes, canvasOf, imageNode, png } from '../images.js';
-import type { Engine } from './registry.js';
+import type { Engine, SkipReason } from './registry.js';
 import { inpaint } from './inpaint.js';
 import { dilate, luma, maskFrom, type Mask } from './pixels.js';
 import { maskNode, pixelRect, putImageOps, textNodes } from './raster.js';
+import type { TextData } from '../model.js';
 
 const RING_PX = 3;
+/** Confidence (0–1) a read node needs to be erased. */
+export const MIN_CONFIDENCE = 0.4;
+/** More lines than this is not one block of lettering. */
+export const MAX_LINES = 10;
 /** Luma difference from the surrounding colour that marks a pixel as text. */
 const STANDS_OUT = 48;
 
@@ -47,6 +58,32 @@ export function ringColour(
 
 type Rect = ReturnType<typeof pixelRect>;
 
+/** Why a read node must not be erased before its pixels are looked at, or null. */
+export function withoutEvidence(
+  text: TextData,
+  pageTranslated: boolean,
+): Exclude<SkipReason, 'notTextLike'> | null {
+  if (text.confidence === undefined) return null; // drawn or placed by hand
+  if (text.confidence < MIN_CONFIDENCE) return 'lowConfidence';
+  if ((text.linePolygons?.length ?? 0) > MAX_LINES) return 'tooLarge';
+  if (pageTranslated && !text.translation?.trim()) {
+    const glyphs = [...(text.text ?? '').replace(/[\s\p{P}\p{S}]/gu, '')].length;
+    return glyphs <= 1 ? 'loneGlyph' : 'untranslated';
+  }
+  return null;
+}
+
+const SAID: Record<SkipReason, string> = {
+  nothingToDo: 'nothing to erase',
+  lowConfidence: 'its OCR confidence is too low to be sure it is lettering',
+  notTextLike: 'the text mask has no pixel in its box (no lettering found there)',
+  tooLarge: 'it is larger than a few lines',
+  loneGlyph: 'it is a lone glyph left untranslated',
+  soundEffect: 'it is a sound effect',
+  untranslated: 'it has no translation while the page is translated',
+  merged: 'its bubble holds another text',
+};
+
 /** Pixels of a box whose luma differs from the box's surrounding colour. */
 export function standingOut(rgba: Uint8ClampedArray, width: number, height: number, r: Rect): Mask {
   const [cr, cg, cb] = ringColour(rgba, width, height, r);
@@ -67,7 +104,11 @@ export function createFillEngine(): Engine {
     produces: ['Inpainted'],
     async start(options) {
       return {
-        async page({ page, blobs }) {
+        async page({ page, blobs, skipped }) {
+          const leave = (reason: SkipReason, id: string) =>
+            skipped?.(reason, `Text node ${id} left as it is: ${SAID[reason]}.`, {
+              textNodeId: id,
+            });
           const source = imageNode(page, 'source');
           if (!source) throw new Error(`page '${page.name}' has no source image`);
           const canvas = await canvasOf(await blobBytes(blobs, source.image.blob));
@@ -87,7 +128,19 @@ export function createFillEngine(): Engine {
           const sx = width / page.width;
           const sy = height / page.height;
           const mask = new Uint8Array(width * height);
-          for (const { node } of textNodes(page, options.textNodeIds)) {
+          const nodes = textNodes(page, options.textNodeIds);
+          if (!nodes.length)
+            skipped?.(
+              'nothingToDo',
+              'No text to erase on this page; its inpainted image is the source.',
+            );
+          const pageTranslated = textNodes(page).some(({ text }) => text.translation?.trim());
+          for (const { node, text } of nodes) {
+            const unfit = withoutEvidence(text, pageTranslated);
+            if (unfit) {
+              leave(unfit, node.id);
+              continue;
+            }
             const t = node.transform;
             const r = pixelRect(
               { ...t, x: t.x * sx, y: t.y * sy, width: t.width * sx, height: t.height * sy },
@@ -105,6 +158,10 @@ export function createFillEngine(): Engine {
                     covered++;
                   }
                 }
+            if (!covered && text.confidence !== undefined) {
+              leave('notTextLike', node.id);
+              continue;
+            }
             if (!covered) {
               const own = standingOut(pixels.data, width, height, r);
               for (let i = 0; i < own.length; i++) if (own[i]) mask[i] = 1;

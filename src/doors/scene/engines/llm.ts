@@ -40,6 +40,7 @@ const LANGUAGE_NAMES: Record<string, string> = {
   en: 'English',
   ja: 'Japanese',
   zh: 'Chinese',
+  'zh-Hant': 'Traditional Chinese',
   ko: 'Korean',
 };
 
@@ -115,14 +116,17 @@ export function createLlmEngine(config: () => LlmConfig): Engine {
       const system = options.systemPrompt ? `${options.systemPrompt}\n\n${rule}` : rule;
       const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
       return {
-        async page({ page, signal, pages }) {
+        async page({ page, signal, pages, skipped }) {
           const nodes = page.nodes.filter(
             (n) =>
               'text' in n.kind &&
               n.kind.text.text?.trim() &&
               (!options.textNodeIds || options.textNodeIds.includes(n.id)),
           );
-          if (!nodes.length) return [];
+          if (!nodes.length) {
+            skipped?.('nothingToDo', 'No text to translate on this page.');
+            return [];
+          }
           const segments = nodes.map((n) => ('text' in n.kind ? n.kind.text.text! : ''));
           const response = await reach(url, {
             method: 'POST',

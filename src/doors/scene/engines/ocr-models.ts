@@ -2,7 +2,8 @@
  * OCR languages and their tesseract models, loaded offline from the
  * `@tesseract.js-data/*` npm packages (`cacheMethod: 'none'`: nothing is
  * fetched or written at run time). Japanese has a vertical model
- * (`jpn_vert`); Chinese and Korean are read with their horizontal model in
+ * (`jpn_vert`), and so has Traditional Chinese (`zh-Hant`: `chi_tra`,
+ * `chi_tra_vert`); Simplified Chinese and Korean are read with their horizontal model in
  * both directions (no vertical data package exists for them on npm).
  * Workers are created on first use and kept for one engine run.
  */
@@ -19,11 +20,12 @@ const MODELS: Record<SourceLanguage, Record<Direction, string>> = {
   en: { horizontal: 'eng', vertical: 'eng' },
   ja: { horizontal: 'jpn', vertical: 'jpn_vert' },
   zh: { horizontal: 'chi_sim', vertical: 'chi_sim' },
+  'zh-Hant': { horizontal: 'chi_tra', vertical: 'chi_tra_vert' },
   ko: { horizontal: 'kor', vertical: 'kor' },
 };
 
 /** Languages whose manga/comics are usually lettered vertically, read right to left. */
-export const VERTICAL_FIRST: ReadonlySet<SourceLanguage> = new Set(['ja', 'zh']);
+export const VERTICAL_FIRST: ReadonlySet<SourceLanguage> = new Set(['ja', 'zh', 'zh-Hant']);
 
 export const modelFor = (lang: SourceLanguage, direction: Direction) => MODELS[lang][direction];
 

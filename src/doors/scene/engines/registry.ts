@@ -49,7 +49,23 @@ export interface PageInput {
   signal: AbortSignal;
   /** The scene's pages as they stand (for context: the text on neighbouring pages). */
   pages?: readonly Page[];
+  /**
+   * Says what the step left alone on this page and why (a `jobWarning`
+   * whose `skipped` is the reason); the page is not failed by it.
+   */
+  skipped?(reason: SkipReason, message: string, where?: { textNodeId?: string }): void;
 }
+
+/** Why a step left a page or a text block alone (the `skipped` field of its jobWarning). */
+export type SkipReason =
+  | 'nothingToDo'
+  | 'lowConfidence'
+  | 'notTextLike'
+  | 'tooLarge'
+  | 'loneGlyph'
+  | 'soundEffect'
+  | 'untranslated'
+  | 'merged';
 
 /** One engine's work for one job: a batch of ops per page. */
 export interface EngineRun {
@@ -79,9 +95,16 @@ export const infoOf = ({ id, name, needs, produces, languages }: Engine): Engine
   ...(languages ? { languages } : {}),
 });
 
-/** What a page already holds. */
+/**
+ * What a page already holds. A page text detection has run on (it has a
+ * `segment` mask) and that holds no text node has every text artifact: no
+ * text is an answer, and the later steps have nothing to do on it.
+ */
 export function artifactsOf(page: Page): Set<Artifact> {
   const have = new Set<Artifact>();
+  const detected = page.nodes.some((n) => 'mask' in n.kind && n.kind.mask.role === 'segment');
+  if (detected && !page.nodes.some((n) => 'text' in n.kind))
+    for (const a of ['TextBoxes', 'OcrText', 'Translations'] as const) have.add(a);
   for (const node of page.nodes) {
     if ('image' in node.kind) {
       const role = node.kind.image.role;

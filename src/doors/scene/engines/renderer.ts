@@ -5,7 +5,14 @@
  * font size is the largest that fits unless the style fixes one, and the
  * style's colour, stroke, bold/italic and alignment apply; the font is the
  * node's first installed family, else `defaultFont`, else the project's, else
- * the bundled DejaVu Sans (CJK text falls back to an installed CJK font).
+ * Comic Neue for Latin text (lettering-fonts.ts), an installed Noto CJK font
+ * for CJK text, else DejaVu Sans.
+ *
+ * Per page (issue 32 item 5): one text per bubble (a second node in the same
+ * bubble has its translation drawn with the first's, and is said as
+ * `merged`); no size above the page's median fitted size × SIZE_BAND, so
+ * neighbouring bubbles match; in vertical columns long marks, dashes and
+ * brackets are turned a quarter.
  *
  * When the page has a `bubble` mask (from the tesseract engine), a region
  * lying in a bubble is filled inside the bubble's shape, not only its box
@@ -14,15 +21,35 @@
  * and Chinese translations are set vertically, columns right to left.
  */
 import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
-import type { TextData } from '../model.js';
+import type { Node, TextData } from '../model.js';
 import type { Op } from '../ops.js';
 import { blobBytes, canvasOf, defaultFont, fontFamilies, imageNode, png } from '../images.js';
+import { withoutEvidence } from './fill.js';
+import { comicFont, latinOnly } from './lettering-fonts.js';
 import type { Engine, PipelineOptions } from './registry.js';
-import { fitInArea, VERTICAL_ADVANCE, type Area } from './bubble-fit.js';
+import { fitInArea, VERTICAL_ADVANCE, type Area, type Layout } from './bubble-fit.js';
 import { erode, floodFill, maskFrom, type Box, type Mask } from './pixels.js';
 import { maskNode, pixelRect, putImageOps, textNodes } from './raster.js';
 
 const LINE_HEIGHT = 1.2;
+/** No translation on a page is set larger than the page's median size times this. */
+export const SIZE_BAND = 1.25;
+/** Marks drawn turned a quarter in a vertical column: long vowel, dashes, ellipses, brackets, tildes. */
+const ROTATED_IN_COLUMNS = /[ー－―—–\-…‥〜～~()（）「」『』【】〔〕［］｛｝<>〈〉《》=＝]/u;
+
+interface Planned {
+  node: Node;
+  text: TextData;
+  content: string;
+  r: ReturnType<typeof pixelRect>;
+  area: Area & { inBubble: boolean };
+  size: number;
+  layout: Layout | null;
+  vertical?: boolean;
+  family?: string;
+}
+
+const boxKey = (b: Box) => `${b.x0},${b.y0},${b.x1},${b.y1}`;
 const PADDING_PX = 2;
 const MIN_SIZE = 6;
 
@@ -67,6 +94,7 @@ export function fontFor(text: TextData, options: PipelineOptions, content = ''):
     named ?? [options.defaultFont, options.projectFont].find((f) => f && installed.includes(f));
   if (chosen) return chosen;
   if (isCjk(content)) return CJK_FONTS.find((f) => installed.includes(f)) ?? defaultFont();
+  if (content && latinOnly(content)) return comicFont() ?? defaultFont();
   return defaultFont();
 }
 
@@ -126,7 +154,7 @@ export function regionArea(
   height: number,
   r: Box,
   inset: number,
-): Area {
+): Area & { inBubble: boolean } {
   const mask = new Uint8Array(width * height);
   let found = false;
   if (bubbles) {
@@ -162,6 +190,7 @@ export function regionArea(
   const cy = (r.y0 + r.y1) / 2;
   const inside = inner[Math.round(cy) * width + Math.round(cx)];
   return {
+    inBubble: found,
     mask: inner,
     width,
     box,
@@ -207,7 +236,7 @@ export function createRendererEngine(): Engine {
     produces: ['FinalRender'],
     async start(options) {
       return {
-        async page({ page, blobs }) {
+        async page({ page, blobs, skipped }) {
           const base = imageNode(page, 'inpainted') ?? imageNode(page, 'source');
           if (!base) throw new Error(`page '${page.name}' has no source image`);
           const image = await canvasOf(await blobBytes(blobs, base.image.blob));
@@ -228,9 +257,28 @@ export function createRendererEngine(): Engine {
           const sx = width / page.width;
           const sy = height / page.height;
           const ops: Op[] = [];
-          for (const { node, text } of textNodes(page, options.textNodeIds)) {
+          const nodes = textNodes(page, options.textNodeIds);
+          if (!nodes.some(({ text }) => text.translation?.trim()))
+            skipped?.(
+              'nothingToDo',
+              'No translation to draw on this page; its rendered image is the inpainted one.',
+            );
+          // 1. Where each translation goes; a second text in one bubble joins the first (one text per bubble).
+          const planned: Planned[] = [];
+          const byBubble = new Map<string, Planned>();
+          for (const { node, text } of nodes) {
             const content = text.translation?.trim();
             if (!content || !node.visible) continue;
+            // Not drawn over lettering the fill leaves in place (no evidence to erase it).
+            const unfit = withoutEvidence(text, true);
+            if (unfit) {
+              skipped?.(
+                unfit,
+                `Text node ${node.id} not drawn: the fill leaves its lettering (${unfit}).`,
+                { textNodeId: node.id },
+              );
+              continue;
+            }
             const t = node.transform;
             const r = pixelRect(
               { ...t, x: t.x * sx, y: t.y * sy, width: t.width * sx, height: t.height * sy },
@@ -238,34 +286,66 @@ export function createRendererEngine(): Engine {
               height,
             );
             if (r.w <= 2 * PADDING_PX || r.h <= 2 * PADDING_PX) continue;
-            const family = fontFor(text, options, content);
             const stroke = text.style?.stroke;
             const inset = PADDING_PX + Math.ceil(stroke?.widthPx ?? 0);
             const area = regionArea(bubbles, width, height, r, inset);
+            const key = area.inBubble ? boxKey(area.box) : null;
+            const first = key ? byBubble.get(key) : undefined;
+            if (first) {
+              first.content += (isCjk(first.content) ? '' : ' ') + content;
+              skipped?.(
+                'merged',
+                `Text node ${node.id} shares a bubble with text node ${first.node.id}; its translation is drawn with that one's.`,
+                { textNodeId: node.id },
+              );
+              continue;
+            }
+            const entry: Planned = { node, text, content, r, area, size: 0, layout: null };
+            planned.push(entry);
+            if (key) byBubble.set(key, entry);
+          }
+          // 2. Each fitted at its largest size; then no size above the page's band (median × SIZE_BAND).
+          const fit = (e: Planned, max?: number) => {
+            const family = fontFor(e.text, options, e.content);
+            const areaW = e.area.box.x1 - e.area.box.x0;
+            const areaH = e.area.box.y1 - e.area.box.y0;
             // Japanese and Chinese go vertical unless the area is clearly wide (a bubble lettered horizontally).
-            const areaW = area.box.x1 - area.box.x0;
-            const areaH = area.box.y1 - area.box.y0;
             const vertical =
-              isVerticalScript(content) && (text.direction === 'vertical' || areaH >= areaW * 0.75);
+              isVerticalScript(e.content) &&
+              (e.text.direction === 'vertical' || areaH >= areaW * 0.75);
             const measureAt = (size: number) => {
-              ctx.font = cssFont(size, family, text);
+              ctx.font = cssFont(size, family, e.text);
               return { width: (s: string) => ctx.measureText(s).width };
             };
-            const maxSize = Math.max(
-              MIN_SIZE,
-              Math.min(area.box.y1 - area.box.y0, area.box.x1 - area.box.x0),
-            );
-            const layout = fitInArea(
-              area,
-              content,
+            const maxSize = Math.max(MIN_SIZE, Math.min(areaH, areaW, max ?? Infinity));
+            e.layout = fitInArea(
+              e.area,
+              e.content,
               vertical,
               measureAt,
               MIN_SIZE,
               maxSize,
-              text.style?.fontSize,
+              e.text.style?.fontSize,
             );
+            e.size = e.layout?.size ?? 0;
+            e.vertical = vertical;
+            e.family = family;
+          };
+          for (const e of planned) fit(e);
+          const free = planned.filter((e) => e.layout && !e.text.style?.fontSize);
+          if (free.length >= 2) {
+            const sizes = free.map((e) => e.size).sort((a, b) => a - b);
+            const cap = Math.max(MIN_SIZE, Math.floor(sizes[(sizes.length - 1) >> 1]! * SIZE_BAND));
+            for (const e of free) if (e.size > cap) fit(e, cap);
+          }
+          // 3. Drawn.
+          for (const e of planned) {
+            const { node, text, r, layout } = e;
             if (!layout) continue;
+            const t = node.transform;
             const { size } = layout;
+            const vertical = !!e.vertical;
+            const stroke = text.style?.stroke;
             ctx.save();
             ctx.beginPath();
             for (const l of layout.lines)
@@ -276,7 +356,7 @@ export function createRendererEngine(): Engine {
               ctx.rotate((t.rotationDeg * Math.PI) / 180);
               ctx.translate(-(r.x0 + r.w / 2), -(r.y0 + r.h / 2));
             }
-            ctx.font = cssFont(size, family, text);
+            ctx.font = cssFont(size, e.family!, text);
             const align = vertical ? 'center' : (text.style?.textAlign ?? 'center');
             ctx.textAlign = align;
             ctx.textBaseline = 'middle';
@@ -293,9 +373,16 @@ export function createRendererEngine(): Engine {
             for (const { text: line, rect } of layout.lines) {
               if (vertical) {
                 const x = (rect.x0 + rect.x1) / 2;
-                [...line].forEach((ch, k) =>
-                  draw(ch, x, rect.y0 + size * VERTICAL_ADVANCE * (k + 0.5)),
-                );
+                [...line].forEach((ch, k) => {
+                  const y = rect.y0 + size * VERTICAL_ADVANCE * (k + 0.5);
+                  if (!ROTATED_IN_COLUMNS.test(ch)) return draw(ch, x, y);
+                  // Long marks, brackets and dashes turn a quarter in a column.
+                  ctx.save();
+                  ctx.translate(x, y);
+                  ctx.rotate(Math.PI / 2);
+                  draw(ch, 0, 0);
+                  ctx.restore();
+                });
               } else {
                 const x =
                   align === 'left'

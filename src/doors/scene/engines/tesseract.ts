@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { createCanvas } from '@napi-rs/canvas';
 import type { Worker } from 'tesseract.js';
-import type { Node } from '../model.js';
+import type { Node, Page } from '../model.js';
 import type { Op } from '../ops.js';
 import { blobBytes, canvasOf, imageNode } from '../images.js';
 import { findBubbles } from './bubbles.js';
@@ -34,7 +34,7 @@ import {
 import { dilate, luma, maskPng, type Box, type Mask } from './pixels.js';
 import { putMaskOps } from './raster.js';
 import type { Engine } from './registry.js';
-import { inkDirection, readingOrder } from './text-layout.js';
+import { columnOrder, inkDirection, readingOrder } from './text-layout.js';
 
 /** Margin around a detected region, so anti-aliased edges stay inside it. */
 export const REGION_MARGIN_PX = 4;
@@ -86,14 +86,14 @@ function linesOf(data: { blocks?: { paragraphs: { lines: Line[] }[] }[] | null }
   return (data.blocks ?? []).flatMap((b) => b.paragraphs.flatMap((p) => p.lines));
 }
 
-async function read(worker: Worker, image: Buffer, psm: string) {
+export async function read(worker: Worker, image: Buffer, psm: string) {
   await worker.setParameters({ tessedit_pageseg_mode: psm as never });
   const { data } = await worker.recognize(image, {}, { blocks: true, text: false });
   return linesOf(data);
 }
 
 /** A grey crop of the page (pixels where `keep` is unset become white), as PNG. */
-function crop(gray: Uint8Array, width: number, box: Box, keep: Mask | null): Buffer {
+export function crop(gray: Uint8Array, width: number, box: Box, keep: Mask | null): Buffer {
   const w = box.x1 - box.x0;
   const h = box.y1 - box.y0;
   const canvas = createCanvas(w, h);
@@ -111,7 +111,7 @@ function crop(gray: Uint8Array, width: number, box: Box, keep: Mask | null): Buf
   return canvas.toBuffer('image/png');
 }
 
-const grow = (b: Box, m: number, width: number, height: number): Box => ({
+export const grow = (b: Box, m: number, width: number, height: number): Box => ({
   x0: Math.max(0, b.x0 - m),
   y0: Math.max(0, b.y0 - m),
   x1: Math.min(width, b.x1 + m),
@@ -166,13 +166,16 @@ export async function detectText(
     } else {
       const box = grow(bubble.inkBox, CROP_MARGIN_PX, width, height);
       const worker = await workers.get(modelFor(lang, direction));
-      lines = (
-        await read(
-          worker,
-          crop(gray, width, box, bubble.area),
-          direction === 'vertical' ? PSM.verticalBlock : PSM.block,
-        )
-      ).filter((l) => l.text.trim());
+      lines = columnOrder(
+        (
+          await read(
+            worker,
+            crop(gray, width, box, bubble.area),
+            direction === 'vertical' ? PSM.verticalBlock : PSM.block,
+          )
+        ).filter((l) => l.text.trim()),
+        direction,
+      );
       origin = box;
     }
     const text = cleanText(
@@ -238,7 +241,7 @@ export async function detectText(
       bubble: null,
     });
   }
-  return readingOrder(found, lang === 'ja' || lang === 'zh');
+  return readingOrder(found, VERTICAL_FIRST.has(lang));
 }
 
 /**
@@ -310,27 +313,71 @@ export function groupLines<L extends { bbox: Box }>(lines: L[], direction: Direc
 /** The previous name of `groupLines(lines, 'horizontal')`. */
 export const regions = <L extends { bbox: Box }>(lines: L[]) => groupLines(lines, 'horizontal');
 
+/** The text node of a region found in an image of `width`×`height` (node coordinates are page space). */
+export function regionNode(
+  region: Pick<Region, 'box' | 'text' | 'confidence' | 'direction' | 'lines'>,
+  page: Pick<Page, 'width' | 'height'>,
+  width: number,
+  height: number,
+  lang: SourceLanguage,
+): Node {
+  const sx = page.width / width;
+  const sy = page.height / height;
+  const b = grow(region.box, REGION_MARGIN_PX, width, height);
+  const thickness = region.lines
+    .map((l) => (region.direction === 'vertical' ? l.x1 - l.x0 : l.y1 - l.y0))
+    .sort((a, c) => a - c);
+  return {
+    id: randomUUID(),
+    transform: {
+      x: b.x0 * sx,
+      y: b.y0 * sy,
+      width: (b.x1 - b.x0) * sx,
+      height: (b.y1 - b.y0) * sy,
+      rotationDeg: 0,
+    },
+    visible: true,
+    kind: {
+      text: {
+        text: region.text,
+        confidence: Math.round(region.confidence) / 100,
+        sourceLang: lang,
+        direction: region.direction,
+        linePolygons: region.lines.map((l) => [
+          [l.x0 * sx, l.y0 * sy],
+          [l.x1 * sx, l.y0 * sy],
+          [l.x1 * sx, l.y1 * sy],
+          [l.x0 * sx, l.y1 * sy],
+        ]),
+        fontSizePx: Math.max(1, thickness[thickness.length >> 1] ?? 1),
+      },
+    },
+  };
+}
+
 export function createTesseractEngine(): Engine {
   return {
     id: 'tesseract',
     name: 'Tesseract OCR (bubble segmentation, text detection and recognition; en, ja horizontal and vertical, zh, ko)',
     needs: ['SourceImage'],
     produces: ['TextBoxes', 'OcrText'],
-    languages: ['en', 'ja', 'zh', 'ko'],
+    languages: ['en', 'ja', 'zh', 'zh-Hant', 'ko'],
     async start(options) {
       const lang = options.sourceLanguage ?? 'en';
       const workers = ocrWorkers();
       return {
-        async page({ page, blobs }) {
+        async page({ page, blobs, skipped }) {
           const source = imageNode(page, 'source');
           if (!source) throw new Error(`page '${page.name}' has no source image`);
           const canvas = await canvasOf(await blobBytes(blobs, source.image.blob));
           const { width, height } = canvas;
           const rgba = canvas.getContext('2d').getImageData(0, 0, width, height).data;
           const found = await detectText(rgba, width, height, lang, workers);
-          // Node coordinates are page space; the image may be scaled.
-          const sx = page.width / width;
-          const sy = page.height / height;
+          if (!found.length)
+            skipped?.(
+              'nothingToDo',
+              'No text found on this page; the later steps have nothing to do on it.',
+            );
           const ops: Op[] = page.nodes
             .filter((n) => 'text' in n.kind)
             .map((n) => ({ removeNode: { page: page.id, id: n.id } }));
@@ -341,36 +388,7 @@ export function createTesseractEngine(): Engine {
               segment[i] ||= region.ink[i]!;
               if (region.bubble) bubbles[i] ||= region.bubble[i]!;
             }
-            const b = grow(region.box, REGION_MARGIN_PX, width, height);
-            const thickness = region.lines
-              .map((l) => (region.direction === 'vertical' ? l.x1 - l.x0 : l.y1 - l.y0))
-              .sort((a, c) => a - c);
-            const node: Node = {
-              id: randomUUID(),
-              transform: {
-                x: b.x0 * sx,
-                y: b.y0 * sy,
-                width: (b.x1 - b.x0) * sx,
-                height: (b.y1 - b.y0) * sy,
-                rotationDeg: 0,
-              },
-              visible: true,
-              kind: {
-                text: {
-                  text: region.text,
-                  confidence: Math.round(region.confidence) / 100,
-                  sourceLang: lang,
-                  direction: region.direction,
-                  linePolygons: region.lines.map((l) => [
-                    [l.x0 * sx, l.y0 * sy],
-                    [l.x1 * sx, l.y0 * sy],
-                    [l.x1 * sx, l.y1 * sy],
-                    [l.x0 * sx, l.y1 * sy],
-                  ]),
-                  fontSizePx: Math.max(1, thickness[thickness.length >> 1] ?? 1),
-                },
-              },
-            };
+            const node = regionNode(region, page, width, height, lang);
             ops.push({ addNode: { page: page.id, node } });
           }
           const text = dilate(segment, width, height, 2);

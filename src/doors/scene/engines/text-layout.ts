@@ -72,3 +72,12 @@ export function readingOrder<T extends { box: Box }>(regions: T[], rightToLeft: 
     row.items.sort((a, b) => (rightToLeft ? b.box.x1 - a.box.x1 : a.box.x0 - b.box.x0)),
   );
 }
+
+/**
+ * Lines of one block in reading order: vertical columns by their right
+ * edge, right to left (tesseract may hand a block's columns back in
+ * another order); horizontal lines as read.
+ */
+export function columnOrder<L extends { bbox: Box }>(lines: L[], direction: Direction): L[] {
+  return direction === 'vertical' ? [...lines].sort((a, b) => b.bbox.x1 - a.bbox.x1) : lines;
+}

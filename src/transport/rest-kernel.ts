@@ -11,6 +11,7 @@ import { APPROVAL_SCOPES, type ResourceRef } from '../kernel/records.js';
 import { validateInput } from '../kernel/validate.js';
 import { DECISIONS, type Decision } from '../kernel/policy.js';
 import { policyRoutes } from './rest-policy.js';
+import { agentActivityRoute } from './rest-agent-activity.js';
 
 const ApproveBody = z
   .object({
@@ -257,6 +258,7 @@ function agentRoutes(
         body: { agents: await kernel.principals.listAgents() },
       }),
     },
+    agentActivityRoute(kernel),
     {
       method: 'POST',
       path: 'agents',

@@ -10,6 +10,7 @@ const NAV: ReadonlyArray<readonly [route: string, label: string]> = [
   ['scenes', 'Scenes'],
   ['jobs', 'Jobs'],
   ['audit', 'Audit'],
+  ['agents', 'Agents'],
   ['upstreams', 'Upstreams'],
   ['settings', 'Settings'],
 ];

@@ -49,3 +49,18 @@ export function bytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/**
+ * The agent's name in a connection label (`agent:alice/session:…` →
+ * `alice`; `%`, `/` and `~` in names are percent-encoded there); null for a
+ * connection that is no agent's.
+ */
+export function agentOfLabel(connection: string): string | null {
+  const m = /^agent:([^/~]+)/.exec(connection);
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return m[1]!;
+  }
+}

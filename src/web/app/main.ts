@@ -14,6 +14,7 @@ import { handleEvent, live, resetLive, subscribe } from './live.js';
 import { parseRoute } from './router.js';
 import { bridgeWanted, startBridge, stopBridge } from './bridge.js';
 import { currentSession, signIn } from './session.js';
+import { agentsScreen } from './screens/agents.js';
 import { approvalsScreen } from './screens/approvals.js';
 import { auditScreen } from './screens/audit.js';
 import { jobsScreen } from './screens/jobs.js';
@@ -32,6 +33,7 @@ const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> 
   scenes: { screen: scenesScreen, title: 'Scenes', door: 'scene' },
   jobs: { screen: jobsScreen, title: 'Jobs' },
   audit: { screen: auditScreen, title: 'Audit' },
+  agents: { screen: agentsScreen, title: 'Agents' },
   upstreams: { screen: upstreamsScreen, title: 'Upstreams' },
   settings: { screen: settingsScreen, title: 'Settings' },
 };

@@ -9,7 +9,7 @@ import type { AuditEntry } from '../../../kernel/records.js';
 import { get, request, saveUrl } from '../api.js';
 import { busy, fill, h, labelCells } from '../dom.js';
 import { showError } from '../errors.js';
-import { shortConnection, time } from '../format.js';
+import { agentOfLabel, shortConnection, time } from '../format.js';
 import { subscribe, live } from '../live.js';
 import { decidedBy, isRuleId } from '../policy-text.js';
 import { href } from '../router.js';
@@ -35,6 +35,8 @@ interface Filters {
   decision?: string;
   /** A rule id, `readOnly` or `default:<effect>`; empty for any. */
   rule?: string;
+  /** An agent's name: every connection of that agent (the Agents screen links it). */
+  agent?: string;
 }
 
 /** Whether an entry passes the filters; result `error` matches every refusal or failure. */
@@ -43,6 +45,7 @@ export function matches(e: AuditEntry, f: Filters): boolean {
   if (f.connection && e.connection !== f.connection) return false;
   if (f.decision && e.decision !== f.decision) return false;
   if (f.rule && e.rule !== f.rule) return false;
+  if (f.agent && agentOfLabel(e.connection) !== f.agent) return false;
   if (f.result === 'ok') return e.result === 'ok';
   if (f.result === 'error') return e.result !== 'ok';
   return !f.result || e.result === f.result;
@@ -65,6 +68,7 @@ function options(
 
 export const auditScreen: Screen = (root, route) => {
   let entries: AuditEntry[] = [];
+  const agent = route.query.get('agent') ?? '';
   const door = h('select', { id: 'audit-door', name: 'door' });
   const connection = h('select', { id: 'audit-connection', name: 'connection' });
   const result = h('select', { id: 'audit-result', name: 'result' });
@@ -84,6 +88,7 @@ export const auditScreen: Screen = (root, route) => {
     result: result.value,
     decision: decision.value,
     rule: rule.value,
+    agent,
   });
 
   const render = () => {
@@ -227,6 +232,14 @@ export const auditScreen: Screen = (root, route) => {
       h('label', { for: 'audit-rule' }, 'Rule', rule),
       exportButton,
     ),
+    agent
+      ? h(
+          'p',
+          { class: 'meta', 'data-agent-filter': agent },
+          `Only the calls of agent ${agent}. `,
+          h('a', { href: href('audit') }, 'Show every agent'),
+        )
+      : null,
     count,
     h(
       'div',

@@ -46,7 +46,9 @@ const ownerState = async () => {
   const upstreams = (await owner('GET', 'upstreams')).upstreams as {
     tools: { upstreamTool: string; effect: string; source: string }[];
   }[];
+  const agents = (await owner('GET', 'agents')).agents as { name: string; revokedAt: unknown }[];
   return {
+    agents: agents.map((a) => `${a.name}:${String(a.revokedAt)}`),
     rules: (policy.rules as { id: string; position: number; decision: string }[]).map((r) => [
       r.id,
       r.position,
@@ -142,6 +144,15 @@ const CONTROLS: [screen: string, heading: string, controls: [string, (ui: UiPage
       ],
     ],
     [
+      'agents',
+      'Agents',
+      [
+        ['Add agent', (u) => u.page.getByRole('button', { name: 'Add agent' })],
+        // The agents' list is kept from every agent: not even found.
+        ['Revoke default', (u) => u.page.getByRole('button', { name: 'Revoke default' })],
+      ],
+    ],
+    [
       'upstreams',
       'Upstreams',
       [['Effect of fs_write_file', (u) => u.page.getByLabel('Effect of fs_write_file')]],
@@ -172,7 +183,7 @@ describe("web UI: the owner's controls are not an agent's to use", () => {
         );
         expect(clicked.isError, `${screen}: ${name}`).toBe(true);
         expect(clicked.body.code, `${screen}: ${name}`).toBe(
-          name === 'Revoke' ? 'WU_ELEMENT_NOT_FOUND' : 'WU_PERMISSION_DENIED',
+          name.startsWith('Revoke') ? 'WU_ELEMENT_NOT_FOUND' : 'WU_PERMISSION_DENIED',
         );
       }
     }

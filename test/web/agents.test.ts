@@ -71,19 +71,35 @@ describe('web UI: agents', () => {
     await expect(page.content()).resolves.not.toContain(token);
   });
 
-  it("shows the agent's last calls and today's counts, and its audit in one click", async () => {
+  it("shows the agent's last calls, today's counts, its pending asks and the rules naming it, and its audit in one click", async () => {
     const { page } = ui;
+    const rule = await fetch(`${served.url}/api/v1/policy/rules`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${served.ownerToken!}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ agent: 'rob*', tool: 'ledger_echo', decision: 'ask' }),
+    });
+    expect(rule.status).toBe(201);
+    const { id } = (await rule.json()) as { id: string };
     agent = await connectAgent(served.url, 'robin-client', token);
     // With the configuration's token, the agent's calls work and are audited as robin's.
     expect((await agent.call('ledger_count', { to: 1 })).isError).toBe(false);
+    expect((await agent.call('ledger_echo', { text: 'may I?' })).body.code).toBe(
+      'approvalRequired',
+    );
     const card = page.locator('li[data-agent="robin"]');
+    await card.locator(`li[data-rule="${id}"]`).waitFor();
+    await card.locator('[data-pending="1"]').waitFor();
     await card
       .locator('table[aria-label="Last calls of robin"] td', { hasText: 'ledger_count' })
       .waitFor();
     await expect(card.locator('[data-today]').textContent()).resolves.toMatch(
-      /Calls today: 1 — by effect: 1 write; by outcome: 1 ok/,
+      /Calls today: 2 — by effect: 1 read, 1 write; by outcome: 1 approvalRequired, 1 ok/,
     );
     await screenshots(ui, 'agents-activity');
+    expect(ui.a11y).toEqual([]);
 
     await card.getByRole('link', { name: 'Audit of robin' }).click();
     await page.locator('[data-agent-filter="robin"]').waitFor();
@@ -102,6 +118,8 @@ describe('web UI: agents', () => {
     await card.getByRole('button', { name: 'Revoke robin' }).click();
     await card.getByRole('button', { name: 'Revoke now' }).click();
     await page.locator('li[data-agent="robin"][data-revoked]').waitFor();
+    // Its pending ask is cancelled with it.
+    await page.locator('li[data-agent="robin"] [data-pending="0"]').waitFor();
     await expect(agent!.client.listTools()).rejects.toThrow();
     const res = await fetch(`${served.url}/mcp`, {
       method: 'POST',

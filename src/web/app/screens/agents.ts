@@ -44,7 +44,7 @@ export const nameOfKey = (key: string): string => decodeURIComponent(key.split('
 
 const counts = (record: Record<string, number>) =>
   Object.entries(record)
-    .sort((a, b) => b[1] - a[1])
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([k, n]) => `${n} ${k}`)
     .join(', ') || 'none';
 
@@ -200,7 +200,7 @@ export const agentsScreen: Screen = (root) => {
   const add = h('button', { type: 'submit' }, 'Add agent');
   const form = h(
     'form',
-    { 'aria-label': 'Add an agent' },
+    { class: 'row', 'aria-label': 'Add an agent' },
     field('Name (lowercase letters, digits, . - _)', name),
     ' ',
     add,

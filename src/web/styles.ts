@@ -54,6 +54,7 @@ fieldset { border: 1px solid var(--line); border-radius: 6px; display: flex; fle
 .state { font-size: 0.8em; padding: 0 6px; border-radius: 9px; border: 1px solid var(--line); }
 .state-failed { border-color: var(--danger); color: var(--danger); }
 pre.stderr { max-height: 14em; overflow: auto; font-size: 0.85em; white-space: pre-wrap; }
+pre.config { overflow: auto; font-size: 0.85em; white-space: pre-wrap; overflow-wrap: anywhere; }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 0.92em; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }

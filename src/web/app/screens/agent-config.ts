@@ -53,7 +53,7 @@ export const STDIO_CONFIG = JSON.stringify(
 
 function copyable(label: string, text: string) {
   const pre = h('pre', { class: 'config', 'aria-label': label }, text);
-  const copy = h('button', { type: 'button' }, `Copy ${label.toLowerCase()}`);
+  const copy = h('button', { type: 'button' }, `Copy the ${label === 'Token' ? 'token' : label}`);
   copy.addEventListener('click', () => {
     void navigator.clipboard?.writeText(text).then(
       () => (copy.textContent = 'Copied'),

@@ -105,7 +105,7 @@ export function passkeyRoutes(
         if (all.length === 1 && query.get('confirm') !== 'last')
           return failure(
             'malformedRequest',
-            'This is your last passkey: without one, decisions no longer need your presence. Confirm with ?confirm=last.',
+            'This is your last passkey: without one, decisions no longer need your presence. To remove it anyway, call again with ?confirm=last.',
           );
         await passkeys.remove(params.id!);
         await kernel.audit.ownerAction('passkeys.remove', 'airlock', { id: params.id }, 'ok');

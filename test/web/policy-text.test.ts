@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ListedRule } from '../../src/kernel/policy.js';
 import {
+  agentName,
+  approvalScopes,
   decidedBy,
   grantCapabilityText,
   isRuleId,
@@ -181,5 +183,32 @@ describe('a policy ask preview', () => {
       'Target element',
       'URL',
     ]);
+  });
+});
+
+describe('approve buttons in words', () => {
+  it('says the 15-minute approval covers every call of the target by the agent, as the grant matches', () => {
+    expect(approvalScopes({ agent: 'default', target: 'fs:edit_file', rule: 'r-1' })).toEqual({
+      once: 'Only this call',
+      quarter: 'Every fs:edit_file call by default for 15 minutes',
+    });
+  });
+
+  it('says a call made of parts is covered only with exactly that set', () => {
+    expect(
+      approvalScopes({ agent: 'alice~3f9a1c2e', target: 'removeNode,removePage', rule: 'r-1' })
+        .quarter,
+    ).toBe('Every call made of exactly removeNode, removePage by alice for 15 minutes');
+  });
+
+  it('says a call with no target leaves every call the rule asks about, whatever the tool', () => {
+    expect(approvalScopes({ agent: 'bob', target: null, rule: 'r-7' }).quarter).toBe(
+      'Every call by bob that rule r-7 asks about (any tool) for 15 minutes',
+    );
+  });
+
+  it("reads an agent key's name", () => {
+    expect(agentName('a%7Eb~3f9a')).toBe('a~b');
+    expect(agentName('default')).toBe('default');
   });
 });

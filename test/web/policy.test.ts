@@ -154,6 +154,13 @@ describe('web UI: policy', () => {
     await expect(card.locator('[data-detail="arguments"] pre').textContent()).resolves.toBe(
       '{\n  "text": "hello owner"\n}',
     );
+    // Each approve button says what it lets through (the ledger echo has no target string).
+    await expect(card.locator('[data-scope="once"] .scope').textContent()).resolves.toBe(
+      'Only this call',
+    );
+    await expect(card.locator('[data-scope="15m"] .scope').textContent()).resolves.toBe(
+      `Every call by default that rule ${ruleId} asks about (any tool) for 15 minutes`,
+    );
     await screenshots(ui, 'approvals-policy-ask');
 
     await card.getByRole('button', { name: 'Approve once' }).click();

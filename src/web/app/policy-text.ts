@@ -5,6 +5,7 @@
  * unit tests check it without a browser.
  */
 import type { ListedRule, PolicyRule, ReadOnly } from '../../kernel/policy.js';
+import type { Approval } from '../../kernel/records.js';
 
 export const MATCH_FIELDS = ['door', 'tool', 'agent', 'effect', 'target'] as const;
 export type MatchField = (typeof MATCH_FIELDS)[number];
@@ -88,4 +89,37 @@ export function grantCapabilityText(capability: string): string {
   if (!capability.startsWith('policy:')) return capability;
   const [rule = '', target = ''] = capability.slice('policy:'.length).split('|', 2);
   return `policy ask approved for 15 minutes (${decidedBy(rule)}${target ? `, target ${target}` : ''})`;
+}
+
+/** An agent key's name (`alice~3f9a…` → `alice`), as kernel/connection.ts `agentNameOf` reads it. */
+export function agentName(key: string): string {
+  const at = key.indexOf('~');
+  return (at < 0 ? key : key.slice(0, at))
+    .replace(/%7E/g, '~')
+    .replace(/%2F/g, '/')
+    .replace(/%25/g, '%');
+}
+
+/**
+ * What each approve button of a policy ask covers, in words. Once: this
+ * exact call. 15 minutes: the grant kernel/asks.ts makes, which lets through
+ * every call of this agent that the same rule asks about with the same
+ * target string (`askCapability`): for an upstream MCP tool the target is
+ * `upstream:tool`, for a page action `origin:action`, for a call made of
+ * parts the whole set; a tool with no target leaves every call the rule asks
+ * about, whatever the tool.
+ */
+export function approvalScopes(a: Pick<Approval, 'agent' | 'target' | 'rule'>): {
+  once: string;
+  quarter: string;
+} {
+  const who = a.agent ? agentName(a.agent) : 'this agent';
+  const target = a.target ?? '';
+  const quarter =
+    target === ''
+      ? `Every call by ${who} that ${decidedBy(a.rule)} asks about (any tool) for 15 minutes`
+      : target.includes(',')
+        ? `Every call made of exactly ${target.split(',').join(', ')} by ${who} for 15 minutes`
+        : `Every ${target} call by ${who} for 15 minutes`;
+  return { once: 'Only this call', quarter };
 }

@@ -8,7 +8,7 @@
 import type { Approval } from '../../../kernel/records.js';
 import { forAgent, h, markOwner } from '../dom.js';
 import { shortConnection, time } from '../format.js';
-import { decidedBy, isRuleId } from '../policy-text.js';
+import { approvalScopes, decidedBy, isRuleId } from '../policy-text.js';
 import { readablePreview } from '../preview.js';
 import { href } from '../router.js';
 import { decider } from './approval-decide.js';
@@ -45,8 +45,20 @@ export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => voi
     autocomplete: 'off',
     maxlength: 500,
   });
-  const once = h('button', { type: 'button', class: 'primary' }, 'Approve once');
-  const quarter = h('button', { type: 'button' }, 'Approve 15 minutes');
+  // Each approve button says what it lets through (policy-text.ts `approvalScopes`).
+  const scopes = approvalScopes(a);
+  const once = h(
+    'button',
+    { type: 'button', class: 'primary', 'data-scope': 'once' },
+    'Approve once ',
+    h('span', { class: 'scope' }, scopes.once),
+  );
+  const quarter = h(
+    'button',
+    { type: 'button', 'data-scope': '15m' },
+    'Approve 15 minutes ',
+    h('span', { class: 'scope' }, scopes.quarter),
+  );
   const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
   decide(once, 'approve', async () => ({ scope: 'once' }));
   decide(quarter, 'approve', async () => ({ scope: '15m' }));

@@ -11,7 +11,7 @@ import { shortConnection, time } from '../format.js';
 import { approvalScopes, decidedBy, isRuleId } from '../policy-text.js';
 import { readablePreview } from '../preview.js';
 import { href } from '../router.js';
-import { decider } from './approval-decide.js';
+import { askedSpan, decider } from './approval-decide.js';
 
 /** The preview as a summary line and a definition list of its details. */
 export function previewView(preview: unknown, fallback: string): HTMLElement {
@@ -33,10 +33,14 @@ export function previewView(preview: unknown, fallback: string): HTMLElement {
   );
 }
 
-export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => void): HTMLElement {
+export function policyAskCard(
+  a: Approval,
+  focusNext: (from: HTMLElement) => void,
+  ids: () => readonly string[] = () => [a.id],
+): HTMLElement {
   const headingId = `approval-${a.id}-title`;
   const problem = h('p', { class: 'result-err', role: 'alert' });
-  const decide = decider(a.id, problem, () => focusNext(card));
+  const decide = decider(ids, problem, () => focusNext(card));
   const reasonId = `approval-${a.id}-reason`;
   const reason = h('input', {
     id: reasonId,
@@ -97,7 +101,8 @@ export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => voi
         { class: 'meta' },
         'Connection ',
         h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
-        ` · asked ${time(a.createdAt)}`,
+        ' · ',
+        askedSpan(a.createdAt),
       ),
       ...(a.orphanedAt != null
         ? [

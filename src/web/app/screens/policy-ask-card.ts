@@ -3,12 +3,24 @@
  * before one exact call runs. The card shows who asks (agent, door, tool),
  * the rule that asked and the door's preview (secrets already redacted by
  * the server); the owner approves this call once, approves this rule, agent
- * and target for 15 minutes, or denies with a reason the agent sees.
+ * and target for 15 minutes, or denies with a reason the agent sees. "Always
+ * allow" / "Always deny" turn the decision into an owner rule for this agent,
+ * door and tool (and target, when chosen), placed first among the owner's
+ * rules, marked with where it came from and removable on the Policy screen.
  */
+import type { ListedRule, PolicyView } from '../../../kernel/policy.js';
 import type { Approval } from '../../../kernel/records.js';
+import { get, post } from '../api.js';
 import { forAgent, h, markOwner } from '../dom.js';
 import { shortConnection, time } from '../format.js';
-import { approvalScopes, decidedBy, isRuleId } from '../policy-text.js';
+import {
+  alwaysRule,
+  alwaysText,
+  approvalScopes,
+  decidedBy,
+  isRuleId,
+  ruleTarget,
+} from '../policy-text.js';
 import { readablePreview } from '../preview.js';
 import { href } from '../router.js';
 import { askedSpan, decider } from './approval-decide.js';
@@ -66,6 +78,39 @@ export function policyAskCard(
   const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
   decide(once, 'approve', async () => ({ scope: 'once' }));
   decide(quarter, 'approve', async () => ({ scope: '15m' }));
+  const target = ruleTarget(a);
+  const onlyTarget = target
+    ? h('input', { id: `approval-${a.id}-only-target`, type: 'checkbox', name: 'only-target' })
+    : null;
+  const always = (decision: 'allow' | 'deny') => async () => {
+    const rule = alwaysRule(a, decision, onlyTarget?.checked ?? false);
+    if (typeof rule === 'string') return rule;
+    // An owner rule comes after the config file's: it cannot overrule one that asked.
+    const { rules } = await get<PolicyView>('policy');
+    const asking = rules.find((r) => r.id === a.rule);
+    if (asking?.source === 'config')
+      return `Rule ${asking.position}, which asked, is in the config file and comes before any rule added here: change it in the config file's policy section instead.`;
+    const position = rules.filter((r) => r.source === 'config').length + 1;
+    const added = await post<ListedRule>('policy/rules', { ...rule, position });
+    return decision === 'allow'
+      ? { scope: 'once' }
+      : { reason: `The owner always denies this call (rule ${added.id}).` };
+  };
+  const allowAlways = h(
+    'button',
+    { type: 'button', 'data-scope': 'always-allow' },
+    'Always allow ',
+    h('span', { class: 'scope' }, alwaysText(a)),
+  );
+  const denyAlways = h(
+    'button',
+    { type: 'button', class: 'danger', 'data-scope': 'always-deny' },
+    'Always deny ',
+    h('span', { class: 'scope' }, alwaysText(a)),
+  );
+  decide(allowAlways, 'approve', always('allow'));
+  decide(denyAlways, 'deny', always('deny'));
+  if (onlyTarget) markOwner(onlyTarget);
   decide(deny, 'deny', async () => {
     const why = reason.value.trim();
     return why ? { reason: why } : {};
@@ -121,6 +166,21 @@ export function policyAskCard(
         quarter,
         h('label', { for: reasonId }, 'Reason if you deny (the agent sees it)', reason),
         deny,
+      ),
+      h(
+        'div',
+        { class: 'row always' },
+        allowAlways,
+        denyAlways,
+        onlyTarget
+          ? h(
+              'label',
+              { for: onlyTarget.id },
+              onlyTarget,
+              ' Only for target ',
+              h('code', {}, target ?? ''),
+            )
+          : null,
       ),
       problem,
     ),

@@ -52,6 +52,12 @@ export const PolicyRuleSchema = z
         '`rate` is N/second, N/minute or N/hour with N from 1 to 99999, e.g. "10/minute"',
       )
       .optional(),
+    /**
+     * Where the rule came from, shown on the Policy screen: `inbox:<approval
+     * id>` for "Always allow" / "Always deny" on an inbox card; any other text
+     * is shown as written. It never changes what the rule matches.
+     */
+    origin: z.string().min(1).max(200, '`origin` is longer than 200 characters').optional(),
   })
   .strict();
 export type PolicyRule = z.infer<typeof PolicyRuleSchema>;

@@ -130,7 +130,7 @@ export function policyRoutes(kernel: Kernel, audited: Audited): RestRoute[] {
       path: 'policy/rules',
       decides: true,
       summary:
-        'Add a rule {door?, tool?, agent?, effect?, target?, decision, reason?, rate?, position?} (globs; position is 1-based, default last)',
+        'Add a rule {door?, tool?, agent?, effect?, target?, decision, reason?, rate?, origin?, position?} (globs; position is 1-based, default last)',
       handler: async ({ body }) => {
         const parsed = validateInput(AddBody, body ?? {});
         if (!parsed.ok) return parsed;

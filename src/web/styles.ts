@@ -90,6 +90,9 @@ button.overlay { pointer-events: auto; cursor: pointer; }
 .decision-ask { color: var(--warn); }
 .decision-deny { color: var(--danger); }
 .card.highlight { border-color: var(--accent); box-shadow: 0 0 0 2px var(--accent); }
+button .scope { display: block; font-size: 0.85em; font-weight: normal; }
+.card .age { white-space: nowrap; }
+.card .count { font-weight: 600; }
 .preview-summary { margin: 6px 0; font-weight: 600; overflow-wrap: anywhere; }
 .preview dl, dl.defaults { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 12px; margin: 4px 0 8px; }
 .preview dt, dl.defaults dt { color: var(--muted); }

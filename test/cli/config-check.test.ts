@@ -118,7 +118,10 @@ describe('the config file is strict: every unknown key is refused with the key m
         http: { headersTimeoutMs: 10_000 },
         jobs: { leaseMs: 30_000 },
         retention: { journalHours: 24, auditDays: 0 },
-        policy: { readOnly: ['scene'], rules: [{ door: 'notes', decision: 'ask' }] },
+        policy: {
+          readOnly: ['scene'],
+          rules: [{ door: 'notes', decision: 'ask', origin: 'copied from the inbox' }],
+        },
         openapi: [{ spec: 'a.yaml', baseUrl: 'https://api.example', prefix: 'a' }],
         openapiOptions: { a: { allowExternalRefs: true } },
         upstreams: {

@@ -92,23 +92,34 @@ describe('web UI: approvals inbox, grants, jobs, audit', () => {
     await page.locator(`[data-approval-id="${String(again.body.approvalID)}"]`).waitFor();
   });
 
-  it('denies a request from the keyboard and moves focus to the section heading', async () => {
+  it('collapses identical requests of one agent into one card with a count and a live age, and denies both from the keyboard', async () => {
     const { page } = ui;
     const other = await connectAgent(served.url, 'denied-agent', TOKEN);
     try {
-      // The revoked request from the previous test is still pending: deny both.
-      await other.call('ledger_request_write_access');
+      // The revoked request from the previous test is still pending; the same agent
+      // (one token) asks the same from another session: one card, asked twice.
+      const second = await other.call('ledger_request_write_access');
       const cards = page.locator('[data-approval-id]');
-      await expect.poll(() => cards.count()).toBe(2);
-      for (let i = 0; i < 2; i++) {
-        await cards.first().getByRole('button', { name: 'Deny' }).focus();
-        await page.keyboard.press('Enter');
-        await expect.poll(() => cards.count()).toBe(1 - i);
-      }
+      const card = page.locator(`[data-approval-id="${String(second.body.approvalID)}"]`);
+      await expect.poll(() => card.getAttribute('data-count')).toBe('2');
+      expect(await cards.count()).toBe(1);
+      const asked = card.locator('.asked');
+      await expect(asked.textContent()).resolves.toBe('asked 2 times, first just now');
+      // The age stays current: a card whose first ask is 5 minutes old says so by itself.
+      await asked.evaluate((el) => {
+        (el as HTMLElement).dataset.first = String(Date.now() - 5 * 60_000 - 1000);
+      });
+      await expect.poll(() => asked.textContent()).toBe('asked 2 times, first 5 min ago');
+      await screenshots(ui, 'approvals-collapsed');
+
+      await card.getByRole('button', { name: 'Deny' }).focus();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => cards.count()).toBe(0);
       await expect
         .poll(() => page.evaluate(() => document.activeElement?.id))
         .toBe('pending-title');
       expect((await other.call('ledger_request_write_access')).body.code).toBe('approvalDenied');
+      expect((await agent.call('ledger_request_write_access')).body.code).toBe('approvalDenied');
     } finally {
       await other.close();
     }

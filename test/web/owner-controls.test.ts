@@ -139,6 +139,8 @@ const CONTROLS: [screen: string, heading: string, controls: [string, (ui: UiPage
         ['Approve once', (u) => u.page.getByRole('button', { name: 'Approve once' })],
         ['Approve 15 minutes', (u) => u.page.getByRole('button', { name: 'Approve 15 minutes' })],
         ['Deny', (u) => u.page.getByRole('button', { name: 'Deny' }).first()],
+        ['Always allow', (u) => u.page.getByRole('button', { name: /^Always allow/ })],
+        ['Always deny', (u) => u.page.getByRole('button', { name: /^Always deny/ })],
         // A grant names no agent by itself: kept from every agent, so not even found.
         ['Revoke', (u) => u.page.getByRole('button', { name: /^Revoke/ })],
       ],

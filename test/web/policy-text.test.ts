@@ -6,6 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ListedRule } from '../../src/kernel/policy.js';
 import {
+  alwaysRule,
+  alwaysText,
+  approvalScopes,
+  originText,
   decidedBy,
   grantCapabilityText,
   isRuleId,
@@ -181,5 +185,62 @@ describe('a policy ask preview', () => {
       'Target element',
       'URL',
     ]);
+  });
+});
+
+describe('approve buttons in words', () => {
+  it('says the 15-minute approval covers every call of the target by the agent, as the grant matches', () => {
+    expect(approvalScopes({ agent: 'default', target: 'fs:edit_file', rule: 'r-1' })).toEqual({
+      once: 'Only this call',
+      quarter: 'Every fs:edit_file call by default for 15 minutes',
+    });
+  });
+
+  it('says a call made of parts is covered only with exactly that set', () => {
+    expect(
+      approvalScopes({ agent: 'alice', target: 'removeNode,removePage', rule: 'r-1' }).quarter,
+    ).toBe('Every call made of exactly removeNode, removePage by alice for 15 minutes');
+  });
+
+  it('says a call with no target leaves every call the rule asks about, whatever the tool', () => {
+    expect(approvalScopes({ agent: 'bob', target: null, rule: 'r-7' }).quarter).toBe(
+      'Every call by bob that rule r-7 asks about (any tool) for 15 minutes',
+    );
+  });
+});
+
+describe('decisions that become rules', () => {
+  const ask = {
+    id: '3f9a1c2e-0000-4000-8000-000000000000',
+    agent: 'alice',
+    door: 'mcp',
+    tool: 'fs_edit_file',
+    target: 'fs:edit_file',
+  };
+
+  it('makes a rule for the agent, door and tool, with the target only when chosen, and says where it came from', () => {
+    expect(alwaysRule(ask, 'allow', false)).toEqual({
+      decision: 'allow',
+      agent: 'alice',
+      door: 'mcp',
+      tool: 'fs_edit_file',
+      origin: `inbox:${ask.id}`,
+    });
+    expect(alwaysRule(ask, 'deny', true)).toMatchObject({
+      decision: 'deny',
+      target: 'fs:edit_file',
+    });
+    expect(originText(`inbox:${ask.id}`)).toBe('made from the inbox (request 3f9a1c2e…)');
+    expect(alwaysText(ask)).toBe(
+      'Every fs_edit_file call on mcp by alice, from now on (a rule you can remove)',
+    );
+  });
+
+  it('names no target for a call made of parts, and makes no rule a glob character would widen', () => {
+    expect(
+      alwaysRule({ ...ask, target: 'removeNode,removePage' }, 'allow', true),
+    ).not.toHaveProperty('target');
+    expect(typeof alwaysRule({ ...ask, agent: 'a*' }, 'allow', false)).toBe('string');
+    expect(typeof alwaysRule({ ...ask, agent: null }, 'allow', false)).toBe('string');
   });
 });

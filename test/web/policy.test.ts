@@ -154,6 +154,13 @@ describe('web UI: policy', () => {
     await expect(card.locator('[data-detail="arguments"] pre').textContent()).resolves.toBe(
       '{\n  "text": "hello owner"\n}',
     );
+    // Each approve button says what it lets through (the ledger echo has no target string).
+    await expect(card.locator('[data-scope="once"] .scope').textContent()).resolves.toBe(
+      'Only this call',
+    );
+    await expect(card.locator('[data-scope="15m"] .scope').textContent()).resolves.toBe(
+      `Every call by default that rule ${ruleId} asks about (any tool) for 15 minutes`,
+    );
     await screenshots(ui, 'approvals-policy-ask');
 
     await card.getByRole('button', { name: 'Approve once' }).click();
@@ -167,7 +174,7 @@ describe('web UI: policy', () => {
     const asked = await agent.call('ledger_echo', { text: 'again' });
     const card = page.locator(`[data-approval-id="${String(asked.body.approvalID)}"]`);
     await card.getByLabel('Reason if you deny').fill('not now');
-    await card.getByRole('button', { name: 'Deny' }).click();
+    await card.getByRole('button', { name: 'Deny', exact: true }).click();
     await card.waitFor({ state: 'detached' });
     const denied = await agent.call('ledger_echo', { text: 'again' });
     expect(denied.body).toMatchObject({ code: 'approvalDenied', reason: 'not now' });
@@ -254,6 +261,43 @@ describe('web UI: policy', () => {
     await form.getByLabel('ledger', { exact: true }).uncheck();
     await form.getByRole('button', { name: 'Save read-only' }).click();
     await form.getByText('In force: nothing is read-only.').waitFor();
+    expect(ui.errors).toEqual([]);
+    expect(ui.a11y).toEqual([]);
+  });
+  it('turns "Always allow" on a card into a rule: the next identical call runs unasked, the rule shows its origin, and removing it restores the ask', async () => {
+    const { page } = ui;
+    const asked = await agent.call('ledger_echo', { text: 'always fine' });
+    expect(asked.body.code).toBe('approvalRequired');
+    const id = String(asked.body.approvalID);
+    await go(ui, 'approvals', 'Approvals');
+    const card = page.locator(`[data-approval-id="${id}"]`);
+    await expect(card.locator('[data-scope="always-allow"] .scope').textContent()).resolves.toBe(
+      'Every ledger_echo call on ledger by default, from now on (a rule you can remove)',
+    );
+    await card.getByRole('button', { name: /^Always allow/ }).click();
+    await card.waitFor({ state: 'detached' });
+
+    for (const text of ['always fine', 'always fine', 'something else'])
+      expect(await agent.call('ledger_echo', { text })).toEqual({ body: { text }, isError: false });
+
+    // Listed first among the owner's rules, saying where it came from.
+    await go(ui, 'policy', 'Policy');
+    const made = page.locator('#policy-rules > li').nth(1);
+    await expect.poll(() => made.getAttribute('data-decision')).toBe('allow');
+    await expect(made.locator('.match').textContent()).resolves.toBe(
+      'door ledger · tool ledger_echo · agent default',
+    );
+    await expect(made.locator('.origin').textContent()).resolves.toBe(
+      `made from the inbox (request ${id.slice(0, 8)}…)`,
+    );
+    await screenshots(ui, 'policy-rule-from-inbox');
+
+    // One click undoes it: the owner's ask rule decides again.
+    await made.getByRole('button', { name: 'Undo rule 2' }).click();
+    await expect.poll(() => made.getAttribute('data-rule-id')).toBe(ruleId);
+    expect((await agent.call('ledger_echo', { text: 'after undo' })).body.code).toBe(
+      'approvalRequired',
+    );
     expect(ui.errors).toEqual([]);
     expect(ui.a11y).toEqual([]);
   });

@@ -5,6 +5,7 @@
  * unit tests check it without a browser.
  */
 import type { ListedRule, PolicyRule, ReadOnly } from '../../kernel/policy.js';
+import type { Approval } from '../../kernel/records.js';
 
 export const MATCH_FIELDS = ['door', 'tool', 'agent', 'effect', 'target'] as const;
 export type MatchField = (typeof MATCH_FIELDS)[number];
@@ -88,4 +89,74 @@ export function grantCapabilityText(capability: string): string {
   if (!capability.startsWith('policy:')) return capability;
   const [rule = '', target = ''] = capability.slice('policy:'.length).split('|', 2);
   return `policy ask approved for 15 minutes (${decidedBy(rule)}${target ? `, target ${target}` : ''})`;
+}
+
+/**
+ * What each approve button of a policy ask covers, in words. Once: this
+ * exact call. 15 minutes: the grant kernel/asks.ts makes, which lets through
+ * every call of this agent that the same rule asks about with the same
+ * target string (`askCapability`): for an upstream MCP tool the target is
+ * `upstream:tool`, for a page action `origin:action`, for a call made of
+ * parts the whole set; a tool with no target leaves every call the rule asks
+ * about, whatever the tool.
+ */
+export function approvalScopes(a: Pick<Approval, 'agent' | 'target' | 'rule'>): {
+  once: string;
+  quarter: string;
+} {
+  // The inbox gets approvals as `shown` (kernel/consent.ts): `agent` is the agent's name.
+  const who = a.agent ?? 'this agent';
+  const target = a.target ?? '';
+  const quarter =
+    target === ''
+      ? `Every call by ${who} that ${decidedBy(a.rule)} asks about (any tool) for 15 minutes`
+      : target.includes(',')
+        ? `Every call made of exactly ${target.split(',').join(', ')} by ${who} for 15 minutes`
+        : `Every ${target} call by ${who} for 15 minutes`;
+  return { once: 'Only this call', quarter };
+}
+
+/** A rule's `origin` in words: "made from the inbox (request 1a2b3c4d…)"; other text as written. */
+export function originText(origin: string): string {
+  if (!origin.startsWith('inbox:')) return origin;
+  const id = origin.slice('inbox:'.length);
+  return `made from the inbox (request ${id.length > 8 ? `${id.slice(0, 8)}…` : id})`;
+}
+
+const GLOB = /[*?]/;
+
+/**
+ * The rule "Always allow" / "Always deny" on a policy ask's card adds: this
+ * agent, door (mount) and tool, and the target when the owner chose it (a
+ * call made of parts has no single target to name). A sentence when no
+ * exact rule can be made (a name holding a glob character would match more).
+ */
+export function alwaysRule(
+  a: Pick<Approval, 'id' | 'agent' | 'door' | 'tool' | 'target'>,
+  decision: 'allow' | 'deny',
+  withTarget: boolean,
+): Record<string, string> | string {
+  const target = withTarget ? ruleTarget(a) : null;
+  const named = [a.agent, a.tool, a.door, ...(target ? [target] : [])];
+  if (!a.agent || !a.tool || named.some((v) => !v || GLOB.test(v)))
+    return 'This call cannot be named exactly by a rule (no agent or tool, or a name holding * or ?): add one on the Policy screen instead.';
+  return {
+    decision,
+    agent: a.agent,
+    door: a.door,
+    tool: a.tool,
+    ...(target ? { target } : {}),
+    origin: `inbox:${a.id}`,
+  };
+}
+
+/** The target a rule can name for this ask: its one target string, none for a call made of parts. */
+export function ruleTarget(a: Pick<Approval, 'target'>): string | null {
+  return a.target && !a.target.includes(',') && !GLOB.test(a.target) ? a.target : null;
+}
+
+/** What "Always allow" / "Always deny" covers, in words. */
+export function alwaysText(a: Pick<Approval, 'agent' | 'door' | 'tool'>): string {
+  const who = a.agent ?? 'this agent';
+  return `Every ${a.tool ?? ''} call on ${a.door} by ${who}, from now on (a rule you can remove)`;
 }

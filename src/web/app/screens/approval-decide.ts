@@ -4,10 +4,31 @@
  * click the page bridge synthesises for an agent is untrusted, so an agent
  * can never decide a request), the button is busy meanwhile, a refusal is
  * shown on the card, and focus moves on once the request left the inbox.
+ * A card may stand for several identical requests (inbox-groups.ts): the
+ * decision goes to each of them.
  */
 import { post } from '../api.js';
-import { busy, onOwner } from '../dom.js';
+import { busy, h, onOwner } from '../dom.js';
+import { time } from '../format.js';
+import { askedText } from '../inbox-groups.js';
 import { refreshConsent } from '../live.js';
+
+/**
+ * "asked 4 min ago" (or "asked 3 times, first 12 min ago"), kept current by
+ * the inbox (`showAsked`): the first ask's time and the count ride on the
+ * element.
+ */
+export function askedSpan(createdAt: number): HTMLElement {
+  const el = h('span', { class: 'asked', 'data-first': createdAt, 'data-count': 1 });
+  showAsked(el);
+  return el;
+}
+
+export function showAsked(el: HTMLElement, now = Date.now()): void {
+  const first = Number(el.dataset.first);
+  el.title = time(first);
+  el.textContent = askedText(first, Number(el.dataset.count), now);
+}
 
 /**
  * What to send: the JSON body, or a sentence telling the owner what is
@@ -22,7 +43,11 @@ export type Decide = (
   body: DecisionBody,
 ) => void;
 
-export function decider(id: string, problem: HTMLElement, decided: () => void): Decide {
+export function decider(
+  ids: () => readonly string[],
+  problem: HTMLElement,
+  decided: () => void,
+): Decide {
   const run = async (button: HTMLButtonElement, action: string, body: DecisionBody) => {
     problem.textContent = '';
     await busy(button, async () => {
@@ -32,7 +57,14 @@ export function decider(id: string, problem: HTMLElement, decided: () => void): 
           problem.textContent = sent;
           return;
         }
-        await post(`approvals/${encodeURIComponent(id)}/${action}`, sent);
+        // Each identical request gets the decision; one decided meanwhile (or
+        // cancelled with its connection) does not stop the others.
+        const failed: unknown[] = [];
+        for (const id of ids())
+          await post(`approvals/${encodeURIComponent(id)}/${action}`, sent).catch((e: unknown) =>
+            failed.push(e),
+          );
+        if (failed.length === ids().length) throw failed[0];
         decided();
         await refreshConsent();
       } catch (e) {

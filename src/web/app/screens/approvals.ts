@@ -3,20 +3,49 @@
  * live — consent requests (the notes door's "native window", spec/notes.md;
  * consent-card.ts) and the owner's policy asks (policy-ask-card.ts). Below,
  * active grants count down and can be revoked. `#/approvals/<id>` (the link
- * a URL-mode elicitation opens) brings that request into view.
+ * a URL-mode elicitation opens) brings that request into view. Identical
+ * requests of one agent share a card with a count (inbox-groups.ts); each
+ * card says how long ago it was asked, kept current.
  */
-import type { Approval, Grant } from '../../../kernel/records.js';
+import type { Grant } from '../../../kernel/records.js';
 import { del } from '../api.js';
 import { busy, fill, h, keyed, labelCells, onOwner } from '../dom.js';
 import { remaining, shortConnection } from '../format.js';
 import { live, refreshConsent, subscribe } from '../live.js';
+import { groupApprovals, type ApprovalGroup } from '../inbox-groups.js';
 import { grantCapabilityText } from '../policy-text.js';
+import { showAsked } from './approval-decide.js';
 import { consentCard } from './consent-card.js';
 import { policyAskCard } from './policy-ask-card.js';
 import type { Screen } from './screen.js';
 
-const approvalCard = (a: Approval, focusNext: (from: HTMLElement) => void) =>
-  a.kind === 'policy' ? policyAskCard(a, focusNext) : consentCard(a, focusNext);
+/** The card of a group of identical requests: the newest one's, deciding all of them. */
+function groupCard(g: ApprovalGroup, focusNext: (from: HTMLElement) => void): HTMLElement {
+  const a = g.latest;
+  let card: HTMLElement | null = null;
+  const ids = () => (card?.dataset.approvalIds ?? a.id).split(' ');
+  card = a.kind === 'policy' ? policyAskCard(a, focusNext, ids) : consentCard(a, focusNext, ids);
+  updateGroupCard(card, g);
+  return card;
+}
+
+/** Keeps a card in step with its group: the newest id and connection, the count, the age. */
+function updateGroupCard(card: HTMLElement, g: ApprovalGroup): void {
+  card.dataset.approvalId = g.latest.id;
+  card.dataset.approvalIds = g.ids.join(' ');
+  card.dataset.count = String(g.ids.length);
+  const connection = card.querySelector<HTMLElement>('.connection');
+  if (connection) {
+    connection.title = g.latest.connection;
+    connection.textContent = shortConnection(g.latest.connection);
+  }
+  const asked = card.querySelector<HTMLElement>('.asked');
+  if (asked) {
+    asked.dataset.first = String(g.firstAt);
+    asked.dataset.count = String(g.ids.length);
+    showAsked(asked);
+  }
+}
 
 function grantRow(g: Grant): HTMLElement {
   const left = h(
@@ -115,13 +144,14 @@ export const approvalsScreen: Screen = (root, route) => {
   };
 
   const renderPending = () => {
-    const { approvals } = live();
-    pendingEmpty.hidden = approvals.length > 0;
+    const groups = groupApprovals(live().approvals);
+    pendingEmpty.hidden = groups.length > 0;
     keyed(
       pendingList,
-      approvals,
-      (a) => a.id,
-      (a) => approvalCard(a, focusNext),
+      groups,
+      (g) => g.key,
+      (g) => groupCard(g, focusNext),
+      updateGroupCard,
     );
     showWanted();
   };
@@ -132,7 +162,8 @@ export const approvalsScreen: Screen = (root, route) => {
   const showWanted = () => {
     if (!wanted) return;
     const card = Array.from(pendingList.children).find(
-      (c): c is HTMLElement => c instanceof HTMLElement && c.dataset.approvalId === wanted,
+      (c): c is HTMLElement =>
+        c instanceof HTMLElement && (c.dataset.approvalIds ?? '').split(' ').includes(wanted),
     );
     for (const c of pendingList.querySelectorAll('.highlight')) c.classList.remove('highlight');
     if (card) {
@@ -166,6 +197,7 @@ export const approvalsScreen: Screen = (root, route) => {
   const tick = setInterval(() => {
     for (const el of grantBody.querySelectorAll<HTMLElement>('.remaining'))
       el.textContent = remaining(Number(el.dataset.expires) - Date.now());
+    for (const el of pendingList.querySelectorAll<HTMLElement>('.asked')) showAsked(el);
     if (live().grants.some((g) => g.expiresAt <= Date.now())) renderGrants();
   }, 1000);
   return () => {

@@ -6,8 +6,8 @@
 import type { Approval } from '../../../kernel/records.js';
 import { get, post } from '../api.js';
 import { fill, forAgent, h, markOwner } from '../dom.js';
-import { remaining, shortConnection, time } from '../format.js';
-import { decider } from './approval-decide.js';
+import { remaining, shortConnection } from '../format.js';
+import { askedSpan, decider } from './approval-decide.js';
 
 interface ProjectOption {
   id: string;
@@ -106,11 +106,15 @@ function resourcePicker(a: Approval): {
   };
 }
 
-export function consentCard(a: Approval, focusNext: (from: HTMLElement) => void): HTMLElement {
+export function consentCard(
+  a: Approval,
+  focusNext: (from: HTMLElement) => void,
+  ids: () => readonly string[] = () => [a.id],
+): HTMLElement {
   const headingId = `approval-${a.id}-title`;
   const picker = resourcePicker(a);
   const problem = h('p', { class: 'result-err', role: 'alert' });
-  const decide = decider(a.id, problem, () => focusNext(card));
+  const decide = decider(ids, problem, () => focusNext(card));
   const approve = h('button', { type: 'button', class: 'primary' }, 'Approve');
   const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
   decide(approve, 'approve', async () => {
@@ -140,7 +144,9 @@ export function consentCard(a: Approval, focusNext: (from: HTMLElement) => void)
         client ? `Client ${client} · ` : '',
         'Connection ',
         h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
-        ` · asked ${time(a.createdAt)} · grant lasts ${remaining(a.lifetimeMs)}`,
+        ' · ',
+        askedSpan(a.createdAt),
+        ` · grant lasts ${remaining(a.lifetimeMs)}`,
       ),
       h('div', { class: 'row' }, picker.control, approve, deny),
       problem,

@@ -3,15 +3,27 @@
  * before one exact call runs. The card shows who asks (agent, door, tool),
  * the rule that asked and the door's preview (secrets already redacted by
  * the server); the owner approves this call once, approves this rule, agent
- * and target for 15 minutes, or denies with a reason the agent sees.
+ * and target for 15 minutes, or denies with a reason the agent sees. "Always
+ * allow" / "Always deny" turn the decision into an owner rule for this agent,
+ * door and tool (and target, when chosen), placed first among the owner's
+ * rules, marked with where it came from and removable on the Policy screen.
  */
+import type { ListedRule, PolicyView } from '../../../kernel/policy.js';
 import type { Approval } from '../../../kernel/records.js';
+import { get, post } from '../api.js';
 import { forAgent, h, markOwner } from '../dom.js';
 import { shortConnection, time } from '../format.js';
-import { decidedBy, isRuleId } from '../policy-text.js';
+import {
+  alwaysRule,
+  alwaysText,
+  approvalScopes,
+  decidedBy,
+  isRuleId,
+  ruleTarget,
+} from '../policy-text.js';
 import { readablePreview } from '../preview.js';
 import { href } from '../router.js';
-import { decider } from './approval-decide.js';
+import { askedSpan, decider } from './approval-decide.js';
 
 /** The preview as a summary line and a definition list of its details. */
 export function previewView(preview: unknown, fallback: string): HTMLElement {
@@ -33,10 +45,14 @@ export function previewView(preview: unknown, fallback: string): HTMLElement {
   );
 }
 
-export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => void): HTMLElement {
+export function policyAskCard(
+  a: Approval,
+  focusNext: (from: HTMLElement) => void,
+  ids: () => readonly string[] = () => [a.id],
+): HTMLElement {
   const headingId = `approval-${a.id}-title`;
   const problem = h('p', { class: 'result-err', role: 'alert' });
-  const decide = decider(a.id, problem, () => focusNext(card));
+  const decide = decider(ids, problem, () => focusNext(card));
   const reasonId = `approval-${a.id}-reason`;
   const reason = h('input', {
     id: reasonId,
@@ -45,11 +61,56 @@ export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => voi
     autocomplete: 'off',
     maxlength: 500,
   });
-  const once = h('button', { type: 'button', class: 'primary' }, 'Approve once');
-  const quarter = h('button', { type: 'button' }, 'Approve 15 minutes');
+  // Each approve button says what it lets through (policy-text.ts `approvalScopes`).
+  const scopes = approvalScopes(a);
+  const once = h(
+    'button',
+    { type: 'button', class: 'primary', 'data-scope': 'once' },
+    'Approve once ',
+    h('span', { class: 'scope' }, scopes.once),
+  );
+  const quarter = h(
+    'button',
+    { type: 'button', 'data-scope': '15m' },
+    'Approve 15 minutes ',
+    h('span', { class: 'scope' }, scopes.quarter),
+  );
   const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
   decide(once, 'approve', async () => ({ scope: 'once' }));
   decide(quarter, 'approve', async () => ({ scope: '15m' }));
+  const target = ruleTarget(a);
+  const onlyTarget = target
+    ? h('input', { id: `approval-${a.id}-only-target`, type: 'checkbox', name: 'only-target' })
+    : null;
+  const always = (decision: 'allow' | 'deny') => async () => {
+    const rule = alwaysRule(a, decision, onlyTarget?.checked ?? false);
+    if (typeof rule === 'string') return rule;
+    // An owner rule comes after the config file's: it cannot overrule one that asked.
+    const { rules } = await get<PolicyView>('policy');
+    const asking = rules.find((r) => r.id === a.rule);
+    if (asking?.source === 'config')
+      return `Rule ${asking.position}, which asked, is in the config file and comes before any rule added here: change it in the config file's policy section instead.`;
+    const position = rules.filter((r) => r.source === 'config').length + 1;
+    const added = await post<ListedRule>('policy/rules', { ...rule, position });
+    return decision === 'allow'
+      ? { scope: 'once' }
+      : { reason: `The owner always denies this call (rule ${added.id}).` };
+  };
+  const allowAlways = h(
+    'button',
+    { type: 'button', 'data-scope': 'always-allow' },
+    'Always allow ',
+    h('span', { class: 'scope' }, alwaysText(a)),
+  );
+  const denyAlways = h(
+    'button',
+    { type: 'button', class: 'danger', 'data-scope': 'always-deny' },
+    'Always deny ',
+    h('span', { class: 'scope' }, alwaysText(a)),
+  );
+  decide(allowAlways, 'approve', always('allow'));
+  decide(denyAlways, 'deny', always('deny'));
+  if (onlyTarget) markOwner(onlyTarget);
   decide(deny, 'deny', async () => {
     const why = reason.value.trim();
     return why ? { reason: why } : {};
@@ -85,7 +146,8 @@ export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => voi
         { class: 'meta' },
         'Connection ',
         h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
-        ` · asked ${time(a.createdAt)}`,
+        ' · ',
+        askedSpan(a.createdAt),
       ),
       ...(a.orphanedAt != null
         ? [
@@ -104,6 +166,21 @@ export function policyAskCard(a: Approval, focusNext: (from: HTMLElement) => voi
         quarter,
         h('label', { for: reasonId }, 'Reason if you deny (the agent sees it)', reason),
         deny,
+      ),
+      h(
+        'div',
+        { class: 'row always' },
+        allowAlways,
+        denyAlways,
+        onlyTarget
+          ? h(
+              'label',
+              { for: onlyTarget.id },
+              onlyTarget,
+              ' Only for target ',
+              h('code', {}, target ?? ''),
+            )
+          : null,
       ),
       problem,
     ),

@@ -2,7 +2,8 @@
  * The Policy screen's rules, one card each in evaluation order
  * (spec/authority.md §3): position, decision, what it matches, rate, reason
  * and where it comes from. The owner's rules move up and down, are edited in
- * place and deleted; the config file's are read-only here. Every rule lists
+ * place and deleted (one made from an inbox card is undone in one click);
+ * the config file's are read-only here. Every rule lists
  * its recent decisions from the audit trail on demand.
  */
 import type { ListedRule, PolicyView } from '../../../kernel/policy.js';
@@ -10,7 +11,7 @@ import type { AuditEntry } from '../../../kernel/records.js';
 import { del, get, post, put } from '../api.js';
 import { busy, fill, h, onOwner, type Child } from '../dom.js';
 import { shortConnection, time } from '../format.js';
-import { matchText, ruleFields } from '../policy-text.js';
+import { matchText, originText, ruleFields } from '../policy-text.js';
 import { href } from '../router.js';
 import { decisionBadge, messageOf, ruleForm } from './policy-forms.js';
 
@@ -108,6 +109,8 @@ export function renderRule(el: HTMLElement, rule: ListedRule, ctx: RulesContext)
       h('span', { class: 'source' }, owner ? 'yours' : 'config file'),
       ` · id ${rule.id}`,
       rule.rate ? ` · at most ${rule.rate} per agent` : '',
+      rule.origin ? ' · ' : '',
+      rule.origin ? h('span', { class: 'origin' }, originText(rule.origin)) : null,
     ),
     rule.reason ? h('p', { class: 'meta reason' }, `Reason: ${rule.reason}`) : null,
     owner
@@ -135,7 +138,13 @@ function actions(
   });
   const edit = button('edit', `Edit rule ${n}`, 'Edit');
   const remove = button('delete', `Delete rule ${n}`, 'Delete', { class: 'danger' });
-  const row = h('div', { class: 'row' }, up, down, edit, remove);
+  // A rule made from an inbox card ("Always allow" / "Always deny") is undone in one click.
+  const undo = rule.origin
+    ? button('undo', `Undo rule ${n}`, 'Undo', {
+        title: 'Remove this rule: the calls it matched are decided as before',
+      })
+    : null;
+  const row = h('div', { class: 'row' }, up, down, edit, remove, undo);
 
   const act = (b: HTMLButtonElement, run: () => Promise<unknown>, after?: () => void) =>
     void busy(b, async () => {
@@ -186,6 +195,10 @@ function actions(
     el.querySelector<HTMLElement>('select, input')?.focus();
   });
 
+  if (undo)
+    onOwner(undo, 'click', () =>
+      act(undo, () => del(`policy/rules/${encodeURIComponent(rule.id)}`)),
+    );
   onOwner(remove, 'click', () => {
     const sure = h('button', { type: 'button', class: 'danger' }, `Delete rule ${n}`);
     const keep = h('button', { type: 'button' }, 'Keep it');

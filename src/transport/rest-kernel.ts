@@ -11,6 +11,7 @@ import { APPROVAL_SCOPES, type ResourceRef } from '../kernel/records.js';
 import { validateInput } from '../kernel/validate.js';
 import { DECISIONS, type Decision } from '../kernel/policy.js';
 import { policyRoutes } from './rest-policy.js';
+import { listDeliveries } from '../notify/webhooks.js';
 
 const ApproveBody = z
   .object({
@@ -141,6 +142,16 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
         );
         return 'ok' in denied ? denied : { status: 200, body: shown(denied) };
       },
+    },
+    {
+      method: 'GET',
+      path: 'notify/deliveries',
+      summary:
+        'Webhook deliveries, newest first: the event, the webhook (its origin), `delivered`, `failed` (after its retries, with the last `error`) or `sending`',
+      handler: async () => ({
+        status: 200,
+        body: { deliveries: await listDeliveries(kernel.store) },
+      }),
     },
     {
       method: 'GET',

@@ -174,11 +174,9 @@ export function createMcpServer({
       ),
     { tools: { listChanged: false } },
   );
-  const taskSupport = (name: string) => {
-    const entry = served.index.get(name);
-    return entry ? kernel.door(entry.mount)?.mcp?.tasks?.[entry.name] : undefined;
-  };
-  const offersTasks = served.tools.some((t) => taskSupport(t.name) !== undefined);
+  // Besides the tools a door offers as tasks, any call the owner's policy asks
+  // about can wait for the owner as a task (issue 30): every door offers them.
+  const offersTasks = mounts.length > 0;
   // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot);
   // the 2026 wire has no per-tool `execution.taskSupport` (the SDK deletes it), the server decides per call.
   if (offersTasks) capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };

@@ -107,7 +107,7 @@ export const OwnerConfigSchema = z
   .partial()
   .strict();
 
-/** `notify`: webhooks for new asks and failed jobs (spec/notify.md). */
+/** `notify`: webhooks for new asks and failed jobs (authority.md §6). */
 export const NotifySchema = z
   .object({
     webhooks: z.array(

@@ -177,7 +177,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   const uiBase = ui.origin + ui.pathname.replace(/\/$/, '');
   // Approval links open the inbox where the passkey works.
   inbox.origin = uiBase;
-  // Webhooks link the cards at the same address (spec/notify.md).
+  // Webhooks link the cards at the same address (authority.md §6).
   const notifier = o.notify?.webhooks?.length
     ? startNotifier({
         store: workspace.store,

@@ -214,7 +214,7 @@ function configHttp(config: Record<string, unknown>) {
  * instance fails it `interrupted` (scale-out).
  */
 /**
- * The config file's `notify` section (spec/notify.md), its webhook URLs
+ * The config file's `notify` section (authority.md §6), its webhook URLs
  * checked: one that is a private or loopback address not listed in
  * `notify.allowPrivate` stops the start (exit 2, naming it).
  */

@@ -1,5 +1,5 @@
 /**
- * Where a webhook may be sent (spec/notify.md): a public address only. A URL
+ * Where a webhook may be sent (authority.md §6): a public address only. A URL
  * whose host is, or resolves to, a loopback, private, link-local or other
  * non-public address is refused unless it starts with a prefix listed in
  * `notify.allowPrivate` — so a config cannot turn Airlock into a probe of the

@@ -1,5 +1,5 @@
 /**
- * What a webhook receives (spec/notify.md). An event becomes one line of
+ * What a webhook receives (authority.md §6). An event becomes one line of
  * text and the link to its card in the web UI; nothing of a call's
  * arguments, preview or any secret goes out, and the link opens the card
  * only after the owner's sign-in — no link decides anything by itself.

@@ -1,5 +1,5 @@
 /**
- * Webhook signatures (spec/notify.md): `Airlock-Signature: t=<unix seconds>,v1=<hex>`
+ * Webhook signatures (authority.md §6): `Airlock-Signature: t=<unix seconds>,v1=<hex>`
  * where v1 is HMAC-SHA256 with the webhook's secret over `t + "." + body` —
  * the Stripe shape. A receiver verifies with `verifyWebhook`, which also
  * refuses a timestamp outside the replay window (5 minutes either side).

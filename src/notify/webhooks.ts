@@ -1,5 +1,5 @@
 /**
- * Webhooks for the owner (spec/notify.md): every event a webhook asks for
+ * Webhooks for the owner (authority.md §6): every event a webhook asks for
  * (a new ask or consent request, a failed job) is POSTed to its URL in its
  * format, signed when it has a secret (signature.ts), to public addresses
  * only (destination.ts). A 5xx answer, a timeout or a network error is

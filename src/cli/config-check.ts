@@ -21,6 +21,7 @@ import { NotesConfig } from '../doors/notes/config.js';
 import { TOOL_NAME_MODES } from '../transport/tool-names.js';
 import { MAX_APPROVAL_WAIT_MS } from '../transport/approval-delivery.js';
 import { TelemetryConfigSchema } from '../telemetry/settings.js';
+import { NOTIFY_EVENTS, WEBHOOK_FORMATS } from '../notify/formats.js';
 import { UsageError } from './args.js';
 
 /** `limits`: per door (its mount name), `{"notes": {"timeoutMs": 8000}}`. */
@@ -106,6 +107,24 @@ export const OwnerConfigSchema = z
   .partial()
   .strict();
 
+/** `notify`: webhooks for new asks and failed jobs (authority.md §6). */
+export const NotifySchema = z
+  .object({
+    webhooks: z.array(
+      z
+        .object({
+          url: z.string().url(),
+          events: z.array(z.enum(NOTIFY_EVENTS)).min(1).optional(),
+          secret: z.string().min(16).optional(),
+          format: z.enum(WEBHOOK_FORMATS).optional(),
+        })
+        .strict(),
+    ),
+    allowPrivate: z.array(z.string().url()),
+  })
+  .partial()
+  .strict();
+
 const port = z.union([z.number().int(), z.string()]);
 
 /** Every key the config file may hold; the flags of the same name win over it. */
@@ -131,6 +150,7 @@ export const ConfigFileSchema = z
     http: HttpSchema,
     jobs: JobsSchema,
     approvals: ApprovalsSchema,
+    notify: NotifySchema,
     retention: RetentionConfigSchema,
     telemetry: TelemetryConfigSchema,
     policy: PolicyConfigSchema,

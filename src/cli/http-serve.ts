@@ -17,6 +17,7 @@ import type { Workspace } from './workspace.js';
 import { PORTABLE_TOOL_NAME, portableToolName, type ToolNames } from '../transport/tool-names.js';
 import { untilSignal } from './signals.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
+import { startNotifier, type NotifyConfig } from '../notify/webhooks.js';
 import { approvalUrl } from '../transport/approval-delivery.js';
 import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
 import { dropPrivileges, type RunAs } from './run-as.js';
@@ -66,6 +67,8 @@ export interface HttpServeOptions {
   metricsPort?: number | null;
   /** `tools.listBudgetTokens`: the whole `/mcp` `tools/list` budget. */
   listBudgetTokens?: number | undefined;
+  /** The config file's `notify` section, its webhook URLs already checked. */
+  notify?: NotifyConfig;
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
@@ -174,6 +177,16 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   const uiBase = ui.origin + ui.pathname.replace(/\/$/, '');
   // Approval links open the inbox where the passkey works.
   inbox.origin = uiBase;
+  // Webhooks link the cards at the same address (authority.md §6).
+  const notifier = o.notify?.webhooks?.length
+    ? startNotifier({
+        store: workspace.store,
+        events: workspace.kernel.events,
+        logger,
+        config: o.notify,
+        origin: uiBase,
+      })
+    : undefined;
   writeServerRecord(workspace.data, uiBase);
   // The one-time sign-in link goes to a terminal only (issue 25): never into a log file
   // or a pipe another process reads. It dies at first use or after 10 minutes.
@@ -252,6 +265,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   logger.info('shutting down');
   app.server.close();
   metricsServer?.close();
+  await notifier?.close();
   await workspace.close();
   await app.close();
   return 0;

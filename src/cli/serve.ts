@@ -12,6 +12,7 @@ import {
   configLimits,
   HttpSchema,
   JobsSchema,
+  NotifySchema,
   OpenApiMountsSchema,
 } from './config-check.js';
 import { ensureOwner } from './credentials.js';
@@ -27,6 +28,7 @@ import { DEFAULT_PREFIX } from '../doors/openapi/door.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
 import { prepareDataFolder, resolveRunAs } from './run-as.js';
 import { resolve } from 'node:path';
+import { refusedWebhook, type NotifyConfig } from '../notify/webhooks.js';
 import {
   metricsSettings,
   tracesSettings,
@@ -211,6 +213,19 @@ function configHttp(config: Record<string, unknown>) {
  * whose instance stopped heartbeating stays `running` before another
  * instance fails it `interrupted` (scale-out).
  */
+/**
+ * The config file's `notify` section (authority.md §6), its webhook URLs
+ * checked: one that is a private or loopback address not listed in
+ * `notify.allowPrivate` stops the start (exit 2, naming it).
+ */
+async function configNotify(config: Record<string, unknown>): Promise<NotifyConfig | undefined> {
+  if (config.notify === undefined) return undefined;
+  const notify = NotifySchema.parse(config.notify);
+  const refused = await refusedWebhook(notify);
+  if (refused) throw new UsageError(refused);
+  return notify;
+}
+
 function configJobLease(config: Record<string, unknown>): number | undefined {
   return config.jobs === undefined ? undefined : JobsSchema.parse(config.jobs).leaseMs;
 }
@@ -346,6 +361,7 @@ export async function serve(argv: string[]): Promise<number> {
   const telemetry = configTelemetry(config);
   const metrics = metricsSettings(process.env, telemetry, metricsPort !== null);
   const traces = tracesSettings(process.env, telemetry);
+  const notify = await configNotify(config);
   const logger = createProcessLogger();
   const data = values.data ?? str(config.data) ?? './.airlock';
   const runAsUser = values['run-as'] ?? str(config.runAs);
@@ -377,6 +393,7 @@ export async function serve(argv: string[]): Promise<number> {
     toolNames,
     approvalWaitMs,
     listBudgetTokens: listBudgetOf(config),
+    ...(notify ? { notify } : {}),
     agentToken: token,
     allowAnonymous,
     publicUrl,

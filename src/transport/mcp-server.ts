@@ -35,7 +35,12 @@ import type { ToolDescriptor } from '../kernel/kernel.js';
 import { agentKeyOf, type Connection } from '../kernel/connection.js';
 import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './surface.js';
 import { presentOutcome } from './present.js';
-import { answerAsTask, registerTaskMethods, TASKS_EXTENSION } from './mcp-tasks.js';
+import {
+  answerApprovalAsTask,
+  answerAsTask,
+  registerTaskMethods,
+  TASKS_EXTENSION,
+} from './mcp-tasks.js';
 import { nameTools, type NamedTool, type ToolNames } from './tool-names.js';
 
 export const SERVER_INFO = { name: 'airlock', version: AIRLOCK_VERSION };
@@ -169,11 +174,9 @@ export function createMcpServer({
       ),
     { tools: { listChanged: false } },
   );
-  const taskSupport = (name: string) => {
-    const entry = served.index.get(name);
-    return entry ? kernel.door(entry.mount)?.mcp?.tasks?.[entry.name] : undefined;
-  };
-  const offersTasks = served.tools.some((t) => taskSupport(t.name) !== undefined);
+  // Besides the tools a door offers as tasks, any call the owner's policy asks
+  // about can wait for the owner as a task (issue 30): every door offers them.
+  const offersTasks = mounts.length > 0;
   // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot);
   // the 2026 wire has no per-tool `execution.taskSupport` (the SDK deletes it), the server decides per call.
   if (offersTasks) capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
@@ -277,6 +280,22 @@ export function createMcpServer({
     }
     let outcome = await run();
     const approvalId = outcome.ok ? null : pendingApproval(outcome);
+    if (approvalId && !resumed && agent && offersTasks) {
+      // A client that follows tasks waits for the owner as a task (issue 30).
+      const task = await answerApprovalAsTask(
+        kernel,
+        ctx,
+        {
+          mount: entry.mount,
+          tool: name,
+          args: request.params.arguments ?? {},
+          connection: { ...base, ...(client ? { client } : {}) },
+          scope: () => requestScope(server, ctx),
+        },
+        approvalId,
+      );
+      if (task) return task as never;
+    }
     if (approvalId && !resumed && agent) {
       const offered = await offerApproval(
         server,

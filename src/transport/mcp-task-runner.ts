@@ -24,7 +24,7 @@ import type {
   ServingKernel,
   ToolResult,
 } from './surface.js';
-import { ASK_LIFETIME_MS } from '../kernel/asks.js';
+import { isExpired } from '../kernel/consent.js';
 
 /** Rounds one task may take (answers and approvals) before it ends with the last outcome. */
 const MAX_ROUNDS = 16;
@@ -42,6 +42,8 @@ export interface TaskCall {
   support: McpTaskSupport;
   /** The first round's input (what the tools/call carried). */
   first: TaskRound;
+  /** The approval the call already asked for: the runner waits for it before the first round. */
+  awaiting?: string;
   /** Where the web UI is (`http://host`), to link a pending approval; undefined on stdio. */
   origin: string | undefined;
   /**
@@ -71,13 +73,14 @@ export async function startTaskRunner(
     input: { taskId, tool: call.task.tool },
     run: async (job) => {
       let round = call.first;
+      if (call.awaiting && !(await waitForApproval(call.awaiting, job.signal))) return 'completed';
       for (let n = 1; ; n++) {
         const { outcome, presented } = await call.run(round, job.signal, progress);
         if (job.signal.aborted) throw new Error('cancelled');
         const last = n >= MAX_ROUNDS;
         const approvalId = outcome.ok ? null : pendingApproval(outcome);
         if (approvalId && !last) {
-          await waitForApproval(approvalId, job.signal);
+          if (!(await waitForApproval(approvalId, job.signal))) return 'completed';
           continue;
         }
         if ('protocolError' in presented) {
@@ -136,11 +139,32 @@ export async function startTaskRunner(
         : {},
     });
     // Decided on any instance (the event, or the store), or given up when the ask expires.
-    const until = Date.now() + ASK_LIFETIME_MS;
-    while (!(await decided(kernel, approvalId, 1000)) && Date.now() < until)
-      if (signal.aborted) break;
+    for (;;) {
+      await decided(kernel, approvalId, 1000, signal);
+      if (signal.aborted) throw new Error('cancelled');
+      const ask = await kernel.store.read((tx) => tx.approvals.get(approvalId));
+      if (ask?.status === 'approved' || ask?.status === 'denied') break;
+      if (ask?.status === 'pending' && !isExpired(ask, Date.now())) continue;
+      // Expired undecided (or withdrawn): the task ends with the ask, nothing ran.
+      const gone = ask?.status === 'cancelled' ? 'was withdrawn' : 'expired';
+      await tasks.advance(taskId, {
+        ...working,
+        status: 'failed',
+        statusMessage: `request ${approvalId} ${gone} before the owner decided it`,
+        error: {
+          code: -32603,
+          message: `Request ${approvalId} ${gone} before the owner decided it; nothing ran. Call ${call.task.tool} again to ask again.`,
+          data: {
+            reason: ask?.status === 'cancelled' ? 'cancelled' : 'expired',
+            approvalID: approvalId,
+          },
+        },
+      });
+      return false;
+    }
     if (signal.aborted) throw new Error('cancelled');
     await tasks.advance(taskId, working);
+    return true;
   }
 
   async function waitForInput(presented: Record<string, unknown>, signal: AbortSignal) {

@@ -169,6 +169,45 @@ export async function answerAsTask(
   const scope = call.scope();
   const first = call.support.inputFirst?.(scope);
   if (first) return first;
+  return startCallTask(kernel, ctx, call, scope);
+}
+
+/** A tool offered as an ordinary call: as a task only while the owner's approval is pending. */
+const NOT_A_TASK_TOOL: McpTaskSupport = { support: 'optional' };
+
+/**
+ * Long approvals as tasks (issue 30): a `tools/call` that answered
+ * `approvalRequired`, from a request that negotiated the extension, is
+ * answered as a task in `input_required` with the card's link instead. The
+ * task's runner waits for the owner, runs the call once approved (the kernel
+ * uses the approval once) and completes with its result; denied, it
+ * completes with the `approvalDenied` tool error and the owner's reason; the
+ * ask expiring undecided fails it (`expired`). Null when the request did not
+ * negotiate the extension: the caller answers `approvalRequired` as before.
+ */
+export async function answerApprovalAsTask(
+  kernel: ServingKernel,
+  ctx: ServerContext,
+  call: Omit<TaskToolCall, 'support'>,
+  approvalId: string,
+): Promise<Record<string, unknown> | null> {
+  if (!tasksNegotiated(ctx)) return null;
+  return startCallTask(
+    kernel,
+    ctx,
+    { ...call, support: NOT_A_TASK_TOOL },
+    call.scope(),
+    approvalId,
+  );
+}
+
+async function startCallTask(
+  kernel: ServingKernel,
+  ctx: ServerContext,
+  call: TaskToolCall,
+  scope: McpRequestScope,
+  awaiting?: string,
+): Promise<Record<string, unknown>> {
   const host = ctx.http?.req?.headers.get('host');
   const door = kernel.door(call.mount)?.mcp;
   const toolDef = kernel.tool(call.mount, call.tool);
@@ -179,6 +218,7 @@ export async function answerAsTask(
     task,
     support: call.support,
     first: { inputResponses: scope.inputResponses, requestState: scope.requestState },
+    ...(awaiting ? { awaiting } : {}),
     origin: host ? `http://${host}` : undefined,
     async run(round, signal, progress) {
       const once = () =>

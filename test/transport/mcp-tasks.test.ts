@@ -6,6 +6,7 @@
  * approval is pending; only its own agent reaches it.
  */
 import { tmpdir } from 'node:os';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
@@ -24,7 +25,12 @@ import { httpTaskClient, type TaskClient } from '../helpers/mcp-tasks.js';
 import { toolJson } from '../helpers/results.js';
 import { waitFor } from '../helpers/wait.js';
 
-const policy = { rules: [{ tool: 'ledger_count', agent: 'carol', decision: 'ask' as const }] };
+const policy = {
+  rules: [
+    { tool: 'ledger_count', agent: 'carol', decision: 'ask' as const },
+    { tool: 'ledger_append', agent: 'dave', decision: 'ask' as const },
+  ],
+};
 
 interface Instance {
   kernel: ServingKernel;
@@ -77,7 +83,7 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
     A = await instance(bus[0]!);
     B = await instance(bus[0]!);
     owner = await ownerHeaders(A.kernel);
-    for (const name of ['alice', 'bob', 'carol'])
+    for (const name of ['alice', 'bob', 'carol', 'dave'])
       tokens[name] = (await agentHeaders(A.kernel, name)).authorization!.replace('Bearer ', '');
   });
 
@@ -278,6 +284,129 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
       expect(done.status).toBe('completed');
       expect(done.result?.['isError']).toBe(true);
       expect(JSON.stringify(done.result)).toMatch(/approvalDenied/);
+    });
+  });
+
+  describe('long approvals as tasks (issue 30)', () => {
+    const approvalOf = (t: { inputRequests?: Record<string, unknown> }) => {
+      const request = t.inputRequests?.['approval'] as {
+        method: string;
+        params: { mode: string; url: string };
+      };
+      expect(request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url' } });
+      expect(request.params.url).toMatch(/\/#\/approvals\//);
+      return decodeURIComponent(request.params.url.split('/#/approvals/')[1]!);
+    };
+    const decide = async (on: Instance, id: string, action: 'approve' | 'deny', body: unknown) => {
+      const r = await fetch(`${on.base}/api/v1/approvals/${id}/${action}`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(r.status, await r.clone().text()).toBe(200);
+    };
+    const read = async (account: string) => {
+      const dave = await as('dave');
+      return dave.client.callTool({ name: 'ledger_read', arguments: { account } });
+    };
+
+    it('a tool that is no task, asked about by the policy, answers a task in input_required with the card link; approved on another instance, it completes with the result and the write ran once', async () => {
+      const dave = await as('dave', 'A');
+      const account = `acct-${Date.now()}`;
+      // Write access first: the consent request is a task too, approved on instance B.
+      const access = String((await dave.create('ledger_request_write_access', {}))['taskId']);
+      await decide(
+        B,
+        approvalOf(await dave.until(access, (x) => x.status === 'input_required')),
+        'approve',
+        {},
+      );
+      expect(JSON.stringify((await dave.until(access)).result)).toMatch(/grantID/);
+      const created = await dave.create('ledger_append', {
+        operationID: crypto.randomUUID(),
+        account,
+        amount: 5,
+        expectedVersion: null,
+      });
+      expect(created['resultType']).toBe('task');
+      expect(
+        await dave.until(String(created['taskId']), (x) => x.status === 'input_required'),
+      ).toMatchObject({ status: 'input_required' });
+      const taskId = String(created['taskId']);
+      for (let round = 0; round < 3; round++) {
+        const t = await dave.until(
+          taskId,
+          (x) => x.status === 'input_required' || x.status === 'completed',
+        );
+        if (t.status !== 'input_required') break;
+        await decide(B, approvalOf(t), 'approve', { scope: 'once' });
+        await dave.until(taskId, (x) => x.status !== 'input_required');
+      }
+      const done = await dave.until(taskId);
+      expect(done.status, JSON.stringify(done)).toBe('completed');
+      expect(done.result?.['isError'], JSON.stringify(done.result)).toBeFalsy();
+      expect(JSON.stringify(done.result)).toMatch(/committedVersion/);
+      // The write ran once: one entry, version 1.
+      expect(toolJson(await read(account))).toMatchObject({ version: 1, entries: [{ amount: 5 }] });
+    });
+
+    it("denied, the approval task ends with approvalDenied and the owner's reason, and nothing ran", async () => {
+      const dave = await as('dave', 'B');
+      const account = `denied-${Date.now()}`;
+      const created = await dave.create('ledger_append', {
+        operationID: crypto.randomUUID(),
+        account,
+        amount: 7,
+        expectedVersion: null,
+      });
+      const taskId = String(created['taskId']);
+      let t = await dave.until(taskId, (x) => x.status === 'input_required');
+      // A consent card may come first: approve it, then deny the policy ask.
+      let id = approvalOf(t);
+      const first = (await (
+        await fetch(`${A.base}/api/v1/approvals`, { headers: owner })
+      ).json()) as {
+        approvals: { id: string; kind: string }[];
+      };
+      if (first.approvals.find((a) => a.id === id)?.kind === 'consent') {
+        await decide(A, id, 'approve', {});
+        t = await dave.until(taskId, (x) => x.status === 'input_required' && approvalOf(x) !== id);
+        id = approvalOf(t);
+      }
+      await decide(A, id, 'deny', { reason: 'not this account' });
+      const done = await dave.until(taskId);
+      expect(done.status).toBe('completed');
+      expect(done.result?.['isError']).toBe(true);
+      expect(JSON.stringify(done.result)).toMatch(/approvalDenied/);
+      expect(JSON.stringify(done.result)).toMatch(/not this account/);
+      expect(toolJson(await read(account))).toMatchObject({ code: 'notFound' });
+    });
+    it('an ask that expires undecided fails its task (expired), and nothing ran', async () => {
+      const dave = await as('dave', 'A');
+      const account = `expired-${Date.now()}`;
+      const created = await dave.create('ledger_append', {
+        operationID: crypto.randomUUID(),
+        account,
+        amount: 9,
+        expectedVersion: null,
+      });
+      const taskId = String(created['taskId']);
+      const id = approvalOf(await dave.until(taskId, (x) => x.status === 'input_required'));
+      // The owner's 15 minutes pass: the ask was made 16 minutes ago.
+      const db = new pg.Client({ connectionString: PG_URL });
+      await db.connect();
+      try {
+        await db.query(
+          `UPDATE "${schema}".approvals SET created_at = created_at - 16 * 60 * 1000 WHERE id = $1`,
+          [id],
+        );
+      } finally {
+        await db.end();
+      }
+      const done = await dave.until(taskId);
+      expect(done.status).toBe('failed');
+      expect(done.error).toMatchObject({ data: { reason: 'expired', approvalID: id } });
+      expect(toolJson(await read(account))).toMatchObject({ code: 'notFound' });
     });
   });
 });

@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   chmodSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -23,10 +24,16 @@ import { run } from '../helpers/cli.js';
 import { connectAgent } from '../web/mcp.js';
 
 const root = process.getuid?.() === 0;
-// nobody must be able to reach the data folder: not under a 0700 /tmp, but the repository's .tmp.
-const scratch = fileURLToPath(new URL('../../.tmp/', import.meta.url));
-mkdirSync(scratch, { recursive: true, mode: 0o755 });
-chmodSync(scratch, 0o755);
+// nobody must be able to reach the data folder: not under a 0700 /tmp nor under a clone
+// whose parents nobody may enter (CI's clone may sit anywhere), but /var/tmp (1777), else
+// the repository's .tmp.
+const scratch = existsSync('/var/tmp')
+  ? '/var/tmp'
+  : fileURLToPath(new URL('../../.tmp/', import.meta.url));
+if (scratch !== '/var/tmp') {
+  mkdirSync(scratch, { recursive: true, mode: 0o755 });
+  chmodSync(scratch, 0o755);
+}
 const parent = mkdtempSync(join(scratch, 'run-as-'));
 chmodSync(parent, 0o755);
 const data = join(parent, 'data');

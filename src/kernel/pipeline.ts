@@ -262,7 +262,8 @@ export async function runPipeline(
     }
 
     // execute, bounded by the timeout and the caller's cancellation
-    const run = () => execute(services, scope, input, grant, operation, options, audited);
+    const run = () =>
+      execute(services, scope, input, effect ?? 'write', grant, operation, options, audited);
     const executed = observed ? await observed.handler(run) : await run();
     stageDone('handler');
     return await finish(bounded(executed, limits, effect ?? 'write', tool));
@@ -313,6 +314,7 @@ async function execute(
   services: KernelServices,
   scope: CallScope,
   input: unknown,
+  effect: Effect,
   grant: ToolContext['grant'],
   operation: OpenOperation | null,
   options: CallOptions,
@@ -355,7 +357,7 @@ async function execute(
 
   if (winner === 'timeout' || winner === 'cancelled') {
     if (winner === 'timeout') stop.abort(new AirlockError('timeout'));
-    return interrupted(winner, scope, input, operation, write, handlerRun);
+    return interrupted(winner, scope, input, effect, operation, write, handlerRun);
   }
   return settleJournal(winner, operation, write, ctx);
 }
@@ -388,11 +390,18 @@ async function interrupted(
   why: 'timeout' | 'cancelled',
   { tool, limits }: CallScope,
   input: unknown,
+  effect: Effect,
   operation: OpenOperation | null,
   write: WriteState,
   handlerRun: Promise<CallOutcome>,
 ): Promise<CallOutcome> {
-  const writes = typeof tool.writes === 'function' ? tool.writes(input) : tool.writes === true;
+  // A tool that says nothing writes exactly when this call's effect is not a read (issue 26).
+  const writes =
+    tool.writes === undefined
+      ? effect !== 'read'
+      : typeof tool.writes === 'function'
+        ? tool.writes(input)
+        : tool.writes;
   const mayHaveWritten = write.state !== 'none' || (writes && !operation);
   if (operation) {
     if (write.state === 'none') await operation.abandon();

@@ -263,6 +263,9 @@ export interface ToolDef<S extends z.ZodType = z.ZodType, R = unknown> {
   /**
    * True when a timeout after the handler started may leave a write done
    * (→ mutationUncertain); a function decides per call (e.g. GET vs POST).
+   * Left out, it follows the call's effect: anything but `read` may have
+   * written. Say `false` only for a write-effect tool whose handler cannot
+   * have changed anything before it answers.
    */
   writes?: boolean | ((input: z.output<S>) => boolean);
   /**

@@ -222,6 +222,41 @@ describe('limits stage', () => {
     expect(textOf(post)).toMatchObject({ code: 'mutationUncertain' });
   });
 
+  it('a write tool that says nothing of writes answers mutationUncertain on timeout (writes follows the effect)', async () => {
+    const silent = defineTool({
+      name: 'silent',
+      description: 'writes slowly, says nothing of writes',
+      input: z.object({ method: z.enum(['GET', 'POST']) }).strict(),
+      effect: (input) => (input.method === 'GET' ? 'read' : 'destructive'),
+      handler: async (_i, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        return { done: true };
+      },
+    });
+    tk = await testKernel([door([silent], { timeoutMs: 50 })]);
+    const get = await tk.kernel.call('d', 'silent', { method: 'GET' }, { connection: conn() });
+    expect(textOf(get)).toMatchObject({ code: 'timeout' });
+    const post = await tk.kernel.call('d', 'silent', { method: 'POST' }, { connection: conn() });
+    expect(textOf(post)).toMatchObject({ code: 'mutationUncertain' });
+  });
+
+  it('writes: false on a write tool is the author saying a timeout leaves nothing written', async () => {
+    const declared = defineTool({
+      name: 'declared',
+      description: 'a write tool whose handler changes nothing before answering',
+      input: z.object({}).strict(),
+      effect: 'write',
+      writes: false,
+      handler: async (_i, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        return { done: true };
+      },
+    });
+    tk = await testKernel([door([declared], { timeoutMs: 50 })]);
+    const r = await tk.kernel.call('d', 'declared', {}, { connection: conn() });
+    expect(textOf(r)).toMatchObject({ code: 'timeout' });
+  });
+
   it('answers resultTooLarge instead of truncating a result over the response limit', async () => {
     const big = defineTool({
       name: 'big',

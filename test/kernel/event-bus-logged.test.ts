@@ -21,7 +21,7 @@ import type { Store } from '../../src/kernel/store.js';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
 import { createPostgresStore } from '../../src/store/postgres/index.js';
 import { createRedisBusTransport } from '../../src/store/redis-bus.js';
-import { waitFor } from '../helpers/wait.js';
+import { holdsFor, waitFor } from '../helpers/wait.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 import { describeWithRedis, REDIS_URL } from '../services/redis.js';
 import { eventBusContract } from './event-bus-contract.js';
@@ -129,7 +129,8 @@ describe('event bus over the store log', () => {
     net.deliverers[0]!({ id: rows[0]!.id, at: 1, data: rows[0]!.data });
     net.deliverers[0]!({ id: rows[1]!.id, at: 2, data: rows[1]!.data });
     await waitFor(() => got.length === 2, { message: 'both events' });
-    await new Promise((r) => setTimeout(r, 100));
+    // Nothing more happens: the duplicate delivery is not passed on.
+    await holdsFor(() => got.length === 2, 100, { message: 'no duplicate' });
     expect(got.map((e) => e.data.event)).toEqual(['first', 'second']);
   });
 
@@ -181,7 +182,10 @@ await describeWithPostgres('event bus over the PostgreSQL log', () => {
       b.publish({ event: 'tick', from: 'b', n });
     }
     await waitFor(() => gotA.length >= 40 && gotB.length >= 40, { message: '40 events on both' });
-    await new Promise((r) => setTimeout(r, 100));
+    // Nothing more happens: no event arrives twice.
+    await holdsFor(() => gotA.length === 40 && gotB.length === 40, 100, {
+      message: 'no extra event',
+    });
     expect(gotA).toEqual(gotB);
     expect(gotA).toHaveLength(40);
     expect(increasing(ids(gotA))).toBe(true);
@@ -221,7 +225,8 @@ await describeWithPostgres('event bus over the PostgreSQL log', () => {
     lose = false;
     a.publish({ event: 'tick', n: 5 });
     await waitFor(() => gotB.length === 6, { message: 'all six events on B' });
-    await new Promise((r) => setTimeout(r, 250));
+    // Nothing more happens: the recovered events are not delivered again.
+    await holdsFor(() => gotB.length === 6, 250, { message: 'no redelivery' });
     expect(gotB).toEqual(gotA);
   });
 });

@@ -8,6 +8,13 @@ import { createKernel } from '../../src/kernel/kernel.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { openStore } from '../../src/store/open.js';
 import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
+import { holdsFor, waitFor } from '../helpers/wait.js';
+
+/** Resolves once the job's run has made progress (it is running, not queued). */
+const started = (k: TestKernel['kernel'], jobId: string) =>
+  waitFor(async () => ((await k.jobs.get(jobId))?.progress.currentUnit ?? 0) > 0, {
+    message: `job ${jobId} to make progress`,
+  });
 
 let tk: TestKernel | undefined;
 afterEach(async () => {
@@ -46,7 +53,7 @@ describe('jobs', () => {
     const { jobId } = textOf(
       await tk.kernel.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() }),
     ) as { jobId: string };
-    await new Promise((r) => setTimeout(r, 50));
+    await started(tk.kernel, jobId);
     expect(await tk.kernel.jobs.cancel(jobId)).toBe(true);
     await tk.kernel.jobs.settled(jobId);
     const job = await tk.kernel.jobs.get(jobId);
@@ -59,7 +66,7 @@ describe('jobs', () => {
     const { jobId } = textOf(
       await tk.kernel.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() }),
     ) as { jobId: string };
-    await new Promise((r) => setTimeout(r, 50));
+    await started(tk.kernel, jobId);
     // Simulate a crash: the store still says running; the process is gone.
     await tk.kernel.store.transaction(async (tx) => {
       const job = await tx.jobs.get(jobId);
@@ -99,12 +106,14 @@ describe('jobs across instances on one store', () => {
     const finished: unknown[] = [];
     tk.events.subscribe((e) => e.data.event === 'jobFinished' && finished.push(e.data));
     const jobId = await count(tk, 150);
-    await new Promise((r) => setTimeout(r, 100));
+    await started(tk.kernel, jobId);
     const b = await testKernel([createLedgerDoor()], { dir: tk.dir, jobLeaseMs: 600 });
     others.push(b);
-    // Longer than the lease: B's sweeper runs several times while A's heartbeat keeps the job alive.
-    await new Promise((r) => setTimeout(r, 900));
-    expect((await b.kernel.jobs.get(jobId))?.status).toBe('running');
+    // Nothing happens, for longer than the lease: B's sweeper runs several
+    // times while A's heartbeat keeps the job alive.
+    await holdsFor(async () => (await b.kernel.jobs.get(jobId))?.status === 'running', 900, {
+      message: 'the job running while its instance heartbeats',
+    });
     await tk.kernel.jobs.settled(jobId);
     expect(await b.kernel.jobs.get(jobId)).toMatchObject({ status: 'completed', error: null });
     expect(finished).toEqual([{ event: 'jobFinished', id: jobId, status: 'completed' }]);
@@ -138,7 +147,9 @@ describe('jobs across instances on one store', () => {
         updatedAt: at,
       }),
     );
-    await new Promise((r) => setTimeout(r, 400));
+    await waitFor(async () => (await tk!.kernel.jobs.get('dead-job'))?.status === 'failed', {
+      message: 'the sweeper to fail the dead job',
+    });
     expect(await tk.kernel.jobs.get('dead-job')).toMatchObject({
       status: 'failed',
       error: 'interrupted',
@@ -153,13 +164,14 @@ describe('jobs across instances on one store', () => {
     const finished: unknown[] = [];
     tk.events.subscribe((e) => e.data.event === 'jobFinished' && finished.push(e.data));
     const jobId = await count(tk, 1000);
-    await new Promise((r) => setTimeout(r, 100));
+    await started(tk.kernel, jobId);
     // What another instance's sweep does when this one stalled past the lease.
     await tk.kernel.store.transaction((tx) =>
       tx.jobs.interruptUnfinished(Date.now(), Date.now() + 1),
     );
     await tk.kernel.jobs.settled(jobId);
-    await new Promise((r) => setTimeout(r, 100));
+    // Nothing happens: no second jobFinished arrives after the run stopped.
+    await holdsFor(() => finished.length === 0, 100, { message: 'no jobFinished' });
     expect(await tk.kernel.jobs.get(jobId)).toMatchObject({
       status: 'failed',
       error: 'interrupted',
@@ -197,7 +209,9 @@ describe('jobs across instances on one store', () => {
     expect(await tk.kernel.jobs.cancel('orphan')).toBe(true);
     expect((await tk.kernel.jobs.get('orphan'))?.status).toBe('cancelled');
     expect(await tk.kernel.jobs.cancel('orphan')).toBe(false);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => finished.length > 0, { message: 'jobFinished' });
+    // Nothing more happens: the second cancel publishes no second jobFinished.
+    await holdsFor(() => finished.length === 1, 100, { message: 'one jobFinished' });
     expect(finished).toEqual([{ event: 'jobFinished', id: 'orphan', status: 'cancelled' }]);
   });
 
@@ -218,7 +232,9 @@ describe('jobs across instances on one store', () => {
       const { jobId } = textOf(
         await a.k.call('ledger', 'ledger_count', { to: 1000 }, { connection: conn() }),
       ) as { jobId: string };
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor(async () => ((await a.k.jobs.get(jobId))?.progress.currentUnit ?? 0) > 0, {
+        message: 'the job to make progress',
+      });
       expect(await b.k.jobs.cancel(jobId)).toBe(true);
       await a.k.jobs.settled(jobId);
       expect((await b.k.jobs.get(jobId))?.status).toBe('cancelled');

@@ -9,7 +9,7 @@ import { createEventBus, type BusTransport } from '../../src/kernel/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { run, testEnv } from '../helpers/cli.js';
 import { freePort } from '../helpers/servers.js';
-import { waitFor } from '../helpers/wait.js';
+import { holdsFor, waitFor } from '../helpers/wait.js';
 import { describeWithRedis, REDIS_URL } from '../services/redis.js';
 
 const dirs: string[] = [];
@@ -42,7 +42,10 @@ await describeWithRedis('deployments on one Redis', () => {
       timeoutMs: 3000,
       message: 'each event on its own deployment',
     });
-    await new Promise((r) => setTimeout(r, 200));
+    // Nothing more happens: neither event crosses to the other deployment.
+    await holdsFor(() => seen.a2.length === 1 && seen.b.length === 1, 200, {
+      message: 'each deployment seeing only its own event',
+    });
     expect(seen.a2).toEqual([{ event: 'policyChanged', marker: 'from-a' }]);
     expect(seen.b).toEqual([{ event: 'policyChanged', marker: 'from-b' }]);
   });

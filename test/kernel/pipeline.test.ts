@@ -7,14 +7,13 @@ import { failure } from '../../src/kernel/errors.js';
 import { utf8String } from '../../src/kernel/schemas.js';
 import type { Door } from '../../src/kernel/door.js';
 import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
+import { waitFor } from '../helpers/wait.js';
 
 let tk: TestKernel | undefined;
 afterEach(async () => {
   await tk?.dispose();
   tk = undefined;
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function door(tools: AnyToolDef[], limits: Door['limits'] = {}): Door {
   return { name: 'd', tools, limits };
@@ -155,13 +154,12 @@ describe('limits stage', () => {
     tk = await testKernel([door([slow], { concurrentCalls: 2 })]);
     const a = tk.kernel.call('d', 'slow', {}, { connection: conn() });
     const b = tk.kernel.call('d', 'slow', {}, { connection: conn() });
-    await sleep(20);
+    await waitFor(() => started === 2, { message: 'both calls in their handler' });
     const c = await tk.kernel.call('d', 'slow', {}, { connection: conn() });
     expect(textOf(c)).toMatchObject({ code: 'busy' });
     // Another connection is not affected.
     const other = tk.kernel.call('d', 'slow', {}, { connection: conn('test:2') });
-    await sleep(20);
-    expect(started).toBe(3);
+    await waitFor(() => started === 3, { message: "the other connection's call in its handler" });
     release();
     await Promise.all([a, b, other]);
   });
@@ -193,8 +191,8 @@ describe('limits stage', () => {
       input: z.object({}).strict(),
       effect: 'write',
       writes: true,
-      handler: async () => {
-        await sleep(500);
+      handler: async (_i, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
         return { done: true };
       },
     });
@@ -210,8 +208,8 @@ describe('limits stage', () => {
       input: z.object({ method: z.enum(['GET', 'POST']) }).strict(),
       effect: (input) => (input.method === 'GET' ? 'read' : 'write'),
       writes: (input) => input.method !== 'GET',
-      handler: async () => {
-        await sleep(500);
+      handler: async (_i, ctx) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
         return { done: true };
       },
     });

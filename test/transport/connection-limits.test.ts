@@ -5,6 +5,7 @@ import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from '../../src/transport/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
+import { waitFor } from '../helpers/wait.js';
 
 let tk: TestKernel | undefined;
 let app: HttpApp | undefined;
@@ -48,10 +49,13 @@ it('one address over its connection cap gets 503 busy and is closed; a freed slo
   expect(third.received()).toMatch(/Retry-After: 1/);
   a.socket.destroy();
   await a.closed;
-  // Give the server a moment to see the close, then a new connection is served.
-  await new Promise((r) => setTimeout(r, 50));
-  const res = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } });
-  expect(res.status).toBe(200);
+  // Once the server has seen the close, a new connection is served.
+  await waitFor(
+    async () =>
+      (await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } }))
+        .status === 200,
+    { message: 'a freed slot to serve /healthz' },
+  );
 });
 
 it('a client that never finishes its headers is cut off after the configured headers timeout', async () => {

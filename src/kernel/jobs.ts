@@ -31,6 +31,7 @@ import type { EventBus } from './events.js';
 import type { Job, JobProgress, JobStatus } from './records.js';
 import { ONE_STATEMENT, type JobQuery, type Store } from './store.js';
 import type { Logger } from './logger.js';
+import type { CallObserver } from './observe.js';
 
 export interface ProgressUpdate {
   step?: string | null;
@@ -105,6 +106,8 @@ export interface JobRegistryOptions {
    * progress and warnings), or null when it cannot be resumed.
    */
   resume?: (job: Job) => ResumedJob | null;
+  /** Hears each run (a tracer gives it a span linked to the call that started it). */
+  observer?: CallObserver | undefined;
 }
 
 /** How a door goes on with a job another instance left: its run, and its unit names. */
@@ -135,6 +138,7 @@ export function createJobRegistry({
   now = Date.now,
   leaseMs = JOB_LEASE_MS,
   resume,
+  observer,
 }: JobRegistryOptions): JobRegistry {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   let sweeper: NodeJS.Timeout | undefined;
@@ -264,7 +268,11 @@ export function createJobRegistry({
     let status: JobStatus;
     let error: string | null = null;
     try {
-      const outcome = await spec.run(ctx);
+      // Started from the call's context (launch runs in it), so an observer can link the two.
+      const info = { door: job.door, kind: job.kind, id: job.id };
+      const outcome = await (observer?.job
+        ? observer.job(info, () => spec.run(ctx))
+        : spec.run(ctx));
       status = abort.signal.aborted ? 'cancelled' : outcome;
     } catch (e) {
       if (abort.signal.aborted) status = 'cancelled';

@@ -160,6 +160,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     logger,
     now,
     ...(options.jobLeaseMs ? { leaseMs: options.jobLeaseMs } : {}),
+    observer: options.observer,
     // A dead instance's job goes to its door, which may resume it.
     resume: (job) => {
       for (const { door } of mounted.values())

@@ -43,4 +43,10 @@ export interface CallObserver {
    * `tracestate`) for a door's outbound request; {} when not traced.
    */
   carrier(): Record<string, string>;
+  /**
+   * Runs a job's work (kernel §8). Called in the context of the call that
+   * started the job, so a tracer can give the run a span of its own linked
+   * to that call (a job outlives its call; it is not the call's child).
+   */
+  job?<T>(info: { door: string; kind: string; id: string }, run: () => Promise<T>): Promise<T>;
 }

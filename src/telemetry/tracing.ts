@@ -130,6 +130,20 @@ export function createTracing(options: TracingOptions): AirlockTracing {
   };
 
   const observer: CallObserver = {
+    job(info, run) {
+      // A job outlives the call that started it: a root span of its own, linked to that call.
+      const started = trace.getSpanContext(context.active());
+      const span = tracer.startSpan(
+        `job ${info.kind}`,
+        {
+          root: true,
+          attributes: { 'airlock.door': info.door, 'airlock.job.id': info.id },
+          ...(started ? { links: [{ context: started }] } : {}),
+        },
+        ROOT_CONTEXT,
+      );
+      return context.with(trace.setSpan(ROOT_CONTEXT, span), run).finally(() => span.end());
+    },
     carrier() {
       const out: Record<string, string> = {};
       propagation.inject(context.active(), out);
@@ -195,6 +209,10 @@ export function createTracing(options: TracingOptions): AirlockTracing {
 export function bothObservers(a: CallObserver, b: CallObserver): CallObserver {
   return {
     carrier: () => ({ ...a.carrier(), ...b.carrier() }),
+    job(info, run) {
+      const inB = b.job ? () => b.job!(info, run) : run;
+      return a.job ? a.job(info, inB) : inB();
+    },
     begin(door, tool, connection) {
       const x = a.begin(door, tool, connection);
       const y = b.begin(door, tool, connection);

@@ -24,6 +24,7 @@ interface OtlpSpan {
   name: string;
   kind: number;
   attributes: { key: string; value: Record<string, unknown> }[];
+  links?: { traceId: string; spanId: string }[];
 }
 
 /** OTLP/JSON ids are hex; some encoders send base64: read either as hex. */
@@ -59,6 +60,7 @@ describe('traces', () => {
         traceId: hex(s.traceId),
         spanId: hex(s.spanId),
         parentSpanId: hex(s.parentSpanId),
+        links: (s.links ?? []).map((l) => ({ traceId: hex(l.traceId), spanId: hex(l.spanId) })),
       }));
 
   beforeAll(async () => {
@@ -160,5 +162,29 @@ describe('traces', () => {
     const server = spans().find((s) => s.traceId === trace && s.name === 'tools/call ledger_echo')!;
     expect(attr(server, 'error.type')).toBe('tool_error');
     expect(attr(server, 'airlock.result')).toBe('malformedRequest');
+  }, 30_000);
+
+  it("a job's run is a span of its own, linked to the call that started it", async () => {
+    const trace = 'c'.repeat(32);
+    const started = await client.callTool({
+      name: 'ledger_count',
+      arguments: { to: 3 },
+      _meta: { traceparent: `00-${trace}-${'d'.repeat(16)}-01` },
+    });
+    expect(started.isError, JSON.stringify(started)).not.toBe(true);
+    await waitFor(() => spans().some((s) => s.name === 'job count'), {
+      timeoutMs: 10_000,
+      message: 'the job span',
+    });
+    const handler = spans().find((s) => s.traceId === trace && s.name === 'handler')!;
+    const job = spans().find(
+      (s) => s.name === 'job count' && s.links!.some((l) => l.traceId === trace),
+    )!;
+    expect(job, 'a job span linked to the starting trace').toBeDefined();
+    // Its own trace (a job outlives its call), linked to the handler that started it.
+    expect(job.traceId).not.toBe(trace);
+    expect(job.links).toEqual([{ traceId: trace, spanId: handler.spanId }]);
+    expect(attr(job, 'airlock.door')).toBe('ledger');
+    expect(String(attr(job, 'airlock.job.id'))).toMatch(/^[0-9a-f-]{36}$/);
   }, 30_000);
 });

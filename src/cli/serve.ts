@@ -461,12 +461,14 @@ export async function stdio(argv: string[]): Promise<number> {
     relayPort,
     config,
     upstreams,
+    traces: tracesSettings(process.env, configTelemetry(config)),
   });
   // The owner answers this process's approvals from the CLI in the same folder.
   await ensureOwner(workspace.kernel.principals, workspace.data, logger);
   await checkToolNames(workspace, toolNames);
   const data = workspace.data;
   await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal(), {
+    tracer: workspace.tracing?.requests,
     toolNames,
     ...(approvalWaitMs ? { approvalWaitMs } : {}),
     ...(listBudgetOf(config) ? { listBudgetTokens: listBudgetOf(config)! } : {}),

@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createMcpServer, type McpServing } from './mcp-server.js';
 import { withTaskListen } from './mcp-task-listen-stdio.js';
+import { withRequestSpans } from './mcp-stdio-trace.js';
+import type { McpRequestTracer } from './mcp-trace.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ServingKernel } from './surface.js';
 import { agentPart } from '../kernel/connection.js';
@@ -19,7 +21,7 @@ export async function serveOverStdio(
   mounts: string[],
   logger: Logger,
   until: Promise<void>,
-  serving: McpServing = {},
+  { tracer, ...serving }: McpServing & { tracer?: McpRequestTracer | undefined } = {},
 ): Promise<void> {
   // stdio has one client per process: the agent is `stdio:<clientInfo.name>` (authority.md §1).
   const processId = randomUUID();
@@ -37,7 +39,7 @@ export async function serveOverStdio(
       }),
     {
       // A listen that asks for taskIds is served at the wire (the SDK's router drops them).
-      transport: withTaskListen(new StdioServerTransport(), {
+      transport: withTaskListen(traced(new StdioServerTransport(), tracer), {
         kernel,
         logger,
         agentOf: (clientName) => stdioConnection(processId, clientName).agent,
@@ -56,6 +58,10 @@ export async function serveOverStdio(
       .endConnection(stdioConnection(processId, lastClient.name).id)
       .catch(() => undefined);
 }
+
+/** The wire with a server span per request when tracing is on (issue 33). */
+const traced = (wire: StdioServerTransport, tracer: McpRequestTracer | undefined) =>
+  tracer ? withRequestSpans(wire, tracer) : wire;
 
 /** The connection of a stdio process whose client calls itself `clientName`. */
 export function stdioConnection(processId: string, clientName: string | undefined) {

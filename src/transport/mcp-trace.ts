@@ -13,6 +13,14 @@ export interface McpRequestInfo {
   res: ServerResponse;
 }
 
+/** One stdio request's span: its handling runs `within` it; `end` when its response is sent. */
+export interface StdioRequestSpan {
+  within<T>(run: () => T): T;
+  end(): void;
+}
+
 export interface McpRequestTracer {
   request(info: McpRequestInfo, handle: () => Promise<void>): Promise<void>;
+  /** A request that came over stdio (null for what is not a request). */
+  stdio(message: unknown): StdioRequestSpan | null;
 }

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { testEnv } from '../helpers/cli.js';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { BIN, testEnv } from '../helpers/cli.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { startServe, type Served } from '../helpers/servers.js';
 import { waitFor } from '../helpers/wait.js';
@@ -162,6 +163,51 @@ describe('traces', () => {
     const server = spans().find((s) => s.traceId === trace && s.name === 'tools/call ledger_echo')!;
     expect(attr(server, 'error.type')).toBe('tool_error');
     expect(attr(server, 'airlock.result')).toBe('malformedRequest');
+  }, 30_000);
+
+  it('over stdio: each request is a server span on the pipe, under the caller’s trace, with the stages in it', async () => {
+    const trace = 'e'.repeat(32);
+    const parent = 'f'.repeat(16);
+    const stdio = new Client({ name: 'traced-stdio', version: '1' });
+    await stdio.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'stdio', '--doors', 'ledger', '--data', join(dir, 'stdio-data')],
+        env: testEnv({
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_BSP_SCHEDULE_DELAY: '50',
+        }) as Record<string, string>,
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const echoed = await stdio.callTool({
+        name: 'ledger_echo',
+        arguments: { text: 'traced' },
+        _meta: { traceparent: `00-${trace}-${parent}-01` },
+      });
+      expect(echoed.isError, JSON.stringify(echoed)).not.toBe(true);
+      const ours = () => spans().filter((s) => s.traceId === trace);
+      await waitFor(
+        () =>
+          ours().some((s) => s.name === 'tools/call ledger_echo') &&
+          ours().some((s) => s.name === 'handler'),
+        { timeoutMs: 10_000, message: 'the stdio server span and its stages' },
+      );
+      const server = ours().find((s) => s.name === 'tools/call ledger_echo')!;
+      expect(server.parentSpanId).toBe(parent);
+      expect(server.kind).toBe(2); // SERVER
+      expect(attr(server, 'network.transport')).toBe('pipe');
+      expect(attr(server, 'mcp.method.name')).toBe('tools/call');
+      expect(ours().find((s) => s.name === 'handler')!.parentSpanId).toBe(server.spanId);
+      // No argument value in any attribute.
+      const values = ours().flatMap((s) =>
+        s.attributes.map((a) => String(Object.values(a.value)[0])),
+      );
+      expect(values).not.toContain('traced');
+    } finally {
+      await stdio.close();
+    }
   }, 30_000);
 
   it("a job's run is a span of its own, linked to the call that started it", async () => {

@@ -148,6 +148,8 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     ...(options.approvalOrphanMs ? { approvalOrphanMs: options.approvalOrphanMs } : {}),
   });
   metrics?.watch(kernel);
+  // Scale-out: events are stamped by the shared log, so their delivery here has a lag to time.
+  if (shared) metrics?.watchBus(events);
   for (const name of options.doors) {
     const ctx: DoorContext = {
       data,

@@ -18,6 +18,7 @@ import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { CallObserver, CallStage, ObservedCall } from '../kernel/observe.js';
 import type { Store } from '../kernel/store.js';
+import type { EventBus } from '../kernel/events.js';
 import type { Approval, Grant, Job } from '../kernel/records.js';
 import { AIRLOCK_VERSION } from '../kernel/version.js';
 
@@ -43,6 +44,11 @@ export interface AirlockMetrics {
   timed(store: Store): Store;
   /** Registers the gauges read at collection time. */
   watch(sources: MetricSources): void;
+  /**
+   * Times each event from the moment the shared log stamped it to its
+   * delivery on this instance (scale-out: the bus's lag). Unsubscribes on shutdown.
+   */
+  watchBus(bus: Pick<EventBus, 'subscribe'>): void;
   /** Where open MCP sessions by protocol era are counted (the HTTP app, once it exists). */
   countSessions(count: () => Record<string, number>): void;
   /** The Prometheus text exposition (format 0.0.4) of every metric now. */
@@ -77,15 +83,13 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
       'service.version': AIRLOCK_VERSION,
     }),
     readers,
-    views: [
-      {
-        instrumentName: '*duration*',
-        aggregation: {
-          type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM,
-          options: { boundaries: SECONDS },
-        },
+    views: ['*duration*', '*lag*'].map((instrumentName) => ({
+      instrumentName,
+      aggregation: {
+        type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM as const,
+        options: { boundaries: SECONDS },
       },
-    ],
+    })),
   });
   // Not the global provider: an embedding application keeps its own.
   const meter: Meter = provider.getMeter('airlock', AIRLOCK_VERSION);
@@ -107,6 +111,11 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
     description: 'Store transaction and read time, queueing included',
     unit: 's',
   });
+  const busLag = meter.createHistogram('airlock.event_bus.lag', {
+    description: "Time from an event's stamp in the shared log to its delivery on this instance",
+    unit: 's',
+  });
+  const stopWatching: (() => void)[] = [];
 
   const observer: CallObserver = {
     carrier: () => ({}),
@@ -209,10 +218,18 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
     countSessions(count) {
       sessionCount = count;
     },
+    watchBus(bus) {
+      stopWatching.push(
+        bus.subscribe(({ at }) => busLag.record(Math.max(0, Date.now() - at) / 1000)),
+      );
+    },
     async prometheus() {
       const { resourceMetrics } = await pull.collect();
       return serializer.serialize(resourceMetrics);
     },
-    shutdown: () => provider.shutdown(),
+    shutdown: () => {
+      for (const stop of stopWatching.splice(0)) stop();
+      return provider.shutdown();
+    },
   };
 }

@@ -46,6 +46,11 @@ export interface ProgressUpdate {
 export interface JobContext {
   readonly id: string;
   readonly signal: AbortSignal;
+  /**
+   * The run's trace context as W3C headers (`traceparent`, `tracestate`)
+   * for the job's outbound requests (an LLM endpoint); {} when not traced.
+   */
+  traceContext(): Record<string, string>;
   progress(update: ProgressUpdate): void;
   warn(where: Record<string, unknown>, message: string): void;
 }
@@ -229,6 +234,7 @@ export function createJobRegistry({
     const ctx: JobContext = {
       id: job.id,
       signal: abort.signal,
+      traceContext: () => observer?.carrier() ?? {},
       progress(update) {
         const p = { ...job.progress, ...update } as JobProgress;
         p.overallPercent = update.overallPercent ?? percentOf(p);

@@ -206,6 +206,7 @@ async function runPipeline(
               pageIndex: i,
               blobs: project.blobs,
               signal: job.signal,
+              traceHeaders: job.traceContext(),
               pages: project.history.state.pages,
               skipped: (reason, message, where) =>
                 job.warn({ pageIndex: i, stepId: engine.id, skipped: reason, ...where }, message),

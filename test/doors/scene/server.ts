@@ -10,6 +10,7 @@ import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js'
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { listenLoopback, startServe } from '../../helpers/servers.js';
+import { testEnv } from '../../helpers/cli.js';
 import { connectClient } from '../../helpers/mcp-client.js';
 import { waitFor } from '../../helpers/wait.js';
 import { agentHeaders, ownerHeaders } from '../../helpers/principals.js';
@@ -19,7 +20,8 @@ import { sceneDoor, tempDir } from './helpers.js';
 
 export interface FakeLlm {
   url: string;
-  requests: { system: string; user: string }[];
+  /** Each request's prompt, and the `traceparent` header it carried (issue 33). */
+  requests: { system: string; user: string; traceparent?: string | undefined }[];
   /** Delay per request (ms), to give cancellation time. */
   delayMs: number;
   /** A segment number the reply leaves out (0: none). */
@@ -43,7 +45,8 @@ export async function fakeLlm(): Promise<FakeLlm> {
       const parsed = JSON.parse(body) as { messages: { role: string; content: string }[] };
       const system = parsed.messages.find((m) => m.role === 'system')?.content ?? '';
       const user = parsed.messages.find((m) => m.role === 'user')?.content ?? '';
-      state.requests.push({ system, user });
+      const traceparent = req.headers.traceparent as string | undefined;
+      state.requests.push({ system, user, ...(traceparent ? { traceparent } : {}) });
       const lines = user
         .split('\n')
         .map((l) => /^(\d+): (.*)$/.exec(l))
@@ -147,19 +150,16 @@ export async function sceneServer(): Promise<SceneServer> {
 }
 
 /** The scene door in a real `airlock serve` child process (dist/), llm pointed at a loopback fake. */
-export async function servedScene() {
+/** `airlock serve --doors scene` with the fake LLM; `env` adds to the test environment (OTEL_*). */
+export async function servedScene(env: Record<string, string> = {}) {
   const llm = await fakeLlm();
   const data = tempDir();
   const config = join(data, 'config.json');
   writeFileSync(config, JSON.stringify({ scene: { llm: { baseUrl: llm.url, model: 'fake' } } }));
-  const served = await startServe([
-    '--doors',
-    'scene',
-    '--data',
-    join(data, 'data'),
-    '--config',
-    config,
-  ]);
+  const served = await startServe(
+    ['--doors', 'scene', '--data', join(data, 'data'), '--config', config],
+    testEnv(env),
+  );
   const clients: Client[] = [];
   return {
     ...endpoint(served.url, bearer(served.agentToken!), bearer(served.ownerToken!)),

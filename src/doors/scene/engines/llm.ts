@@ -116,7 +116,7 @@ export function createLlmEngine(config: () => LlmConfig): Engine {
       const system = options.systemPrompt ? `${options.systemPrompt}\n\n${rule}` : rule;
       const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
       return {
-        async page({ page, signal, pages, skipped }) {
+        async page({ page, signal, pages, skipped, traceHeaders }) {
           const nodes = page.nodes.filter(
             (n) =>
               'text' in n.kind &&
@@ -131,6 +131,7 @@ export function createLlmEngine(config: () => LlmConfig): Engine {
           const response = await reach(url, {
             method: 'POST',
             headers: {
+              ...traceHeaders,
               'content-type': 'application/json',
               ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
             },

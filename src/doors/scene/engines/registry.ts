@@ -47,6 +47,8 @@ export interface PageInput {
   pageIndex: number;
   blobs: BlobStore;
   signal: AbortSignal;
+  /** W3C trace headers for the page's outbound requests (the job's span); {} when not traced. */
+  traceHeaders?: Record<string, string>;
   /** The scene's pages as they stand (for context: the text on neighbouring pages). */
   pages?: readonly Page[];
   /**

@@ -51,6 +51,8 @@ const normalise = (text, lang) =>
   lang === 'en' ? text.toUpperCase().replace(/\s+/g, ' ').trim() : text.replace(/\s+/g, '');
 
 const SCALE = Number(process.env.BENCH_REAL_SCALE) || 1;
+/** BENCH_REAL_VERBOSE=1 prints each found block the OCR misread, truth above what was read. */
+const VERBOSE = process.env.BENCH_REAL_VERBOSE === '1';
 
 /** The page's bytes as the bench uses them: as committed, or scaled by SCALE (PNG). */
 async function scaled(bytes) {
@@ -164,7 +166,12 @@ export async function benchEnginesReal() {
         .map((n) => n.text)
         .join(entry.lang === 'en' ? ' ' : '');
       const t = normalise(b.text, entry.lang);
-      errors += editDistance(normalise(read, entry.lang), t);
+      const distance = editDistance(normalise(read, entry.lang), t);
+      errors += distance;
+      if (VERBOSE && distance > 0)
+        console.log(
+          `  ${entry.file} [${distance}] truth: ${t}\n${' '.repeat(entry.file.length + 6)}read: ${normalise(read, entry.lang)}`,
+        );
       chars += [...t].length;
     }
     // Pixels the fill changed outside the true text blocks (grown by 4 px).

@@ -30,6 +30,7 @@ import { crop, cleanText, grow, read, regionNode } from './tesseract.js';
 import { groupBlocks, thicknessOf, union, type TextBlock } from './text-blocks.js';
 import { detectLines } from './text-lines.js';
 import { readLine } from './text-reader.js';
+import { correctEnglish } from './lexicon.js';
 import { columnOrder, readingOrder } from './text-layout.js';
 
 /** Mean tesseract confidence (0–100) a block needs, inside a bubble and outside. */
@@ -199,13 +200,14 @@ export async function detectBlocks(
       read_ = columnOrder(readLines, direction);
     }
     const { ink, inkRatio } = inkOf(rgba, gray, width, { ...block, direction });
-    const text = fixPunctuation(
+    const cleaned = fixPunctuation(
       cleanText(
         read_.map((l) => l.text),
         lang,
       ),
       lang,
     );
+    const text = lang === 'en' ? correctEnglish(cleaned) : cleaned;
     const confidence = read_.length
       ? read_.reduce((s, l) => s + l.confidence, 0) / read_.length
       : 0;

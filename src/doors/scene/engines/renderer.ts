@@ -21,12 +21,12 @@
  * and Chinese translations are set vertically, columns right to left.
  */
 import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
-import type { Node, TextData } from '../model.js';
+import type { Node, Page, TextData } from '../model.js';
 import type { Op } from '../ops.js';
 import { blobBytes, canvasOf, defaultFont, fontFamilies, imageNode, png } from '../images.js';
 import { withoutEvidence } from './fill.js';
 import { comicFont, latinOnly } from './lettering-fonts.js';
-import type { Engine, PipelineOptions } from './registry.js';
+import type { Engine, PageInput, PipelineOptions } from './registry.js';
 import { fitInArea, VERTICAL_ADVANCE, type Area, type Layout } from './bubble-fit.js';
 import { erode, floodFill, maskFrom, type Box, type Mask } from './pixels.js';
 import { maskNode, pixelRect, putImageOps, textNodes } from './raster.js';
@@ -227,6 +227,171 @@ export function fitSize(
 
 const rgba = (c: readonly number[]) => `rgba(${c[0]}, ${c[1]}, ${c[2]}, ${(c[3] ?? 255) / 255})`;
 
+type Skipped = PageInput['skipped'];
+
+/** The page's base image (inpainted, else source) on a canvas, and its bubble mask when it has one. */
+async function baseOf(page: Page, blobs: PageInput['blobs']) {
+  const base = imageNode(page, 'inpainted') ?? imageNode(page, 'source');
+  if (!base) throw new Error(`page '${page.name}' has no source image`);
+  const image = await canvasOf(await blobBytes(blobs, base.image.blob));
+  const { width, height } = image;
+  const canvas = createCanvas(width, height);
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(image, 0, 0);
+  const bubbleNode = maskNode(page, 'bubble');
+  let bubbles: Mask | null = null;
+  if (bubbleNode) {
+    const m = await canvasOf(await blobBytes(blobs, bubbleNode.mask.blob));
+    if (m.width === width && m.height === height)
+      bubbles = maskFrom(m.getContext('2d').getImageData(0, 0, width, height).data, width * height);
+  }
+  return { canvas, ctx, width, height, bubbles };
+}
+
+/**
+ * 1. Where each translation goes, in canvas pixels; a second text in one
+ * bubble joins the first (one text per bubble). Lettering the fill leaves
+ * in place (no evidence to erase it) is not drawn over.
+ */
+function plan(
+  page: Page,
+  nodes: ReturnType<typeof textNodes>,
+  { width, height, bubbles }: { width: number; height: number; bubbles: Mask | null },
+  skipped: Skipped,
+): Planned[] {
+  const sx = width / page.width;
+  const sy = height / page.height;
+  const planned: Planned[] = [];
+  const byBubble = new Map<string, Planned>();
+  for (const { node, text } of nodes) {
+    const content = text.translation?.trim();
+    if (!content || !node.visible) continue;
+    const unfit = withoutEvidence(text, true);
+    if (unfit) {
+      skipped?.(
+        unfit,
+        `Text node ${node.id} not drawn: the fill leaves its lettering (${unfit}).`,
+        {
+          textNodeId: node.id,
+        },
+      );
+      continue;
+    }
+    const t = node.transform;
+    const r = pixelRect(
+      { ...t, x: t.x * sx, y: t.y * sy, width: t.width * sx, height: t.height * sy },
+      width,
+      height,
+    );
+    if (r.w <= 2 * PADDING_PX || r.h <= 2 * PADDING_PX) continue;
+    const inset = PADDING_PX + Math.ceil(text.style?.stroke?.widthPx ?? 0);
+    const area = regionArea(bubbles, width, height, r, inset);
+    const key = area.inBubble ? boxKey(area.box) : null;
+    const first = key ? byBubble.get(key) : undefined;
+    if (first) {
+      first.content += (isCjk(first.content) ? '' : ' ') + content;
+      skipped?.(
+        'merged',
+        `Text node ${node.id} shares a bubble with text node ${first.node.id}; its translation is drawn with that one's.`,
+        { textNodeId: node.id },
+      );
+      continue;
+    }
+    const entry: Planned = { node, text, content, r, area, size: 0, layout: null };
+    planned.push(entry);
+    if (key) byBubble.set(key, entry);
+  }
+  return planned;
+}
+
+/** 2. Each fitted at its largest size; then no size above the page's band (median × SIZE_BAND). */
+function fitAll(planned: Planned[], ctx: SKRSContext2D, options: PipelineOptions): void {
+  const fit = (e: Planned, max?: number) => {
+    const family = fontFor(e.text, options, e.content);
+    const areaW = e.area.box.x1 - e.area.box.x0;
+    const areaH = e.area.box.y1 - e.area.box.y0;
+    // Japanese and Chinese go vertical unless the area is clearly wide (a bubble lettered horizontally).
+    const vertical =
+      isVerticalScript(e.content) && (e.text.direction === 'vertical' || areaH >= areaW * 0.75);
+    const measureAt = (size: number) => {
+      ctx.font = cssFont(size, family, e.text);
+      return { width: (s: string) => ctx.measureText(s).width };
+    };
+    const maxSize = Math.max(MIN_SIZE, Math.min(areaH, areaW, max ?? Infinity));
+    e.layout = fitInArea(
+      e.area,
+      e.content,
+      vertical,
+      measureAt,
+      MIN_SIZE,
+      maxSize,
+      e.text.style?.fontSize,
+    );
+    e.size = e.layout?.size ?? 0;
+    e.vertical = vertical;
+    e.family = family;
+  };
+  for (const e of planned) fit(e);
+  const free = planned.filter((e) => e.layout && !e.text.style?.fontSize);
+  if (free.length >= 2) {
+    const sizes = free.map((e) => e.size).sort((a, b) => a - b);
+    const cap = Math.max(MIN_SIZE, Math.floor(sizes[(sizes.length - 1) >> 1]! * SIZE_BAND));
+    for (const e of free) if (e.size > cap) fit(e, cap);
+  }
+}
+
+/** 3. One planned translation drawn, clipped to its lines, turned with its node. */
+function draw(ctx: SKRSContext2D, e: Planned, layout: Layout): void {
+  const { node, text, r } = e;
+  const t = node.transform;
+  const { size } = layout;
+  const vertical = !!e.vertical;
+  const stroke = text.style?.stroke;
+  ctx.save();
+  ctx.beginPath();
+  for (const l of layout.lines)
+    ctx.rect(l.rect.x0, l.rect.y0, l.rect.x1 - l.rect.x0, l.rect.y1 - l.rect.y0);
+  ctx.clip();
+  if (t.rotationDeg) {
+    ctx.translate(r.x0 + r.w / 2, r.y0 + r.h / 2);
+    ctx.rotate((t.rotationDeg * Math.PI) / 180);
+    ctx.translate(-(r.x0 + r.w / 2), -(r.y0 + r.h / 2));
+  }
+  ctx.font = cssFont(size, e.family!, text);
+  const align = vertical ? 'center' : (text.style?.textAlign ?? 'center');
+  ctx.textAlign = align;
+  ctx.textBaseline = 'middle';
+  const glyphs = (s: string, x: number, y: number) => {
+    if (stroke && stroke.widthPx > 0) {
+      ctx.strokeStyle = rgba(stroke.color);
+      ctx.lineWidth = stroke.widthPx * 2; // half of a centred stroke lies under the fill
+      ctx.lineJoin = 'round';
+      ctx.strokeText(s, x, y);
+    }
+    ctx.fillStyle = rgba(text.style?.color ?? [0, 0, 0, 255]);
+    ctx.fillText(s, x, y);
+  };
+  for (const { text: line, rect } of layout.lines) {
+    if (vertical) {
+      const x = (rect.x0 + rect.x1) / 2;
+      [...line].forEach((ch, k) => {
+        const y = rect.y0 + size * VERTICAL_ADVANCE * (k + 0.5);
+        if (!ROTATED_IN_COLUMNS.test(ch)) return glyphs(ch, x, y);
+        // Long marks, brackets and dashes turn a quarter in a column.
+        ctx.save();
+        ctx.translate(x, y);
+        ctx.rotate(Math.PI / 2);
+        glyphs(ch, 0, 0);
+        ctx.restore();
+      });
+    } else {
+      const x = align === 'left' ? rect.x0 : align === 'right' ? rect.x1 : (rect.x0 + rect.x1) / 2;
+      glyphs(line, x, (rect.y0 + rect.y1) / 2);
+    }
+  }
+  ctx.restore();
+}
+
 export function createRendererEngine(): Engine {
   return {
     id: 'renderer',
@@ -237,174 +402,30 @@ export function createRendererEngine(): Engine {
     async start(options) {
       return {
         async page({ page, blobs, skipped }) {
-          const base = imageNode(page, 'inpainted') ?? imageNode(page, 'source');
-          if (!base) throw new Error(`page '${page.name}' has no source image`);
-          const image = await canvasOf(await blobBytes(blobs, base.image.blob));
-          const { width, height } = image;
-          const canvas = createCanvas(width, height);
-          const ctx = canvas.getContext('2d');
-          ctx.drawImage(image, 0, 0);
-          const bubbleNode = maskNode(page, 'bubble');
-          let bubbles: Mask | null = null;
-          if (bubbleNode) {
-            const m = await canvasOf(await blobBytes(blobs, bubbleNode.mask.blob));
-            if (m.width === width && m.height === height)
-              bubbles = maskFrom(
-                m.getContext('2d').getImageData(0, 0, width, height).data,
-                width * height,
-              );
-          }
-          const sx = width / page.width;
-          const sy = height / page.height;
-          const ops: Op[] = [];
+          const base = await baseOf(page, blobs);
           const nodes = textNodes(page, options.textNodeIds);
           if (!nodes.some(({ text }) => text.translation?.trim()))
             skipped?.(
               'nothingToDo',
               'No translation to draw on this page; its rendered image is the inpainted one.',
             );
-          // 1. Where each translation goes; a second text in one bubble joins the first (one text per bubble).
-          const planned: Planned[] = [];
-          const byBubble = new Map<string, Planned>();
-          for (const { node, text } of nodes) {
-            const content = text.translation?.trim();
-            if (!content || !node.visible) continue;
-            // Not drawn over lettering the fill leaves in place (no evidence to erase it).
-            const unfit = withoutEvidence(text, true);
-            if (unfit) {
-              skipped?.(
-                unfit,
-                `Text node ${node.id} not drawn: the fill leaves its lettering (${unfit}).`,
-                { textNodeId: node.id },
-              );
-              continue;
-            }
-            const t = node.transform;
-            const r = pixelRect(
-              { ...t, x: t.x * sx, y: t.y * sy, width: t.width * sx, height: t.height * sy },
-              width,
-              height,
-            );
-            if (r.w <= 2 * PADDING_PX || r.h <= 2 * PADDING_PX) continue;
-            const stroke = text.style?.stroke;
-            const inset = PADDING_PX + Math.ceil(stroke?.widthPx ?? 0);
-            const area = regionArea(bubbles, width, height, r, inset);
-            const key = area.inBubble ? boxKey(area.box) : null;
-            const first = key ? byBubble.get(key) : undefined;
-            if (first) {
-              first.content += (isCjk(first.content) ? '' : ' ') + content;
-              skipped?.(
-                'merged',
-                `Text node ${node.id} shares a bubble with text node ${first.node.id}; its translation is drawn with that one's.`,
-                { textNodeId: node.id },
-              );
-              continue;
-            }
-            const entry: Planned = { node, text, content, r, area, size: 0, layout: null };
-            planned.push(entry);
-            if (key) byBubble.set(key, entry);
-          }
-          // 2. Each fitted at its largest size; then no size above the page's band (median × SIZE_BAND).
-          const fit = (e: Planned, max?: number) => {
-            const family = fontFor(e.text, options, e.content);
-            const areaW = e.area.box.x1 - e.area.box.x0;
-            const areaH = e.area.box.y1 - e.area.box.y0;
-            // Japanese and Chinese go vertical unless the area is clearly wide (a bubble lettered horizontally).
-            const vertical =
-              isVerticalScript(e.content) &&
-              (e.text.direction === 'vertical' || areaH >= areaW * 0.75);
-            const measureAt = (size: number) => {
-              ctx.font = cssFont(size, family, e.text);
-              return { width: (s: string) => ctx.measureText(s).width };
-            };
-            const maxSize = Math.max(MIN_SIZE, Math.min(areaH, areaW, max ?? Infinity));
-            e.layout = fitInArea(
-              e.area,
-              e.content,
-              vertical,
-              measureAt,
-              MIN_SIZE,
-              maxSize,
-              e.text.style?.fontSize,
-            );
-            e.size = e.layout?.size ?? 0;
-            e.vertical = vertical;
-            e.family = family;
-          };
-          for (const e of planned) fit(e);
-          const free = planned.filter((e) => e.layout && !e.text.style?.fontSize);
-          if (free.length >= 2) {
-            const sizes = free.map((e) => e.size).sort((a, b) => a - b);
-            const cap = Math.max(MIN_SIZE, Math.floor(sizes[(sizes.length - 1) >> 1]! * SIZE_BAND));
-            for (const e of free) if (e.size > cap) fit(e, cap);
-          }
-          // 3. Drawn.
+          const planned = plan(page, nodes, base, skipped);
+          fitAll(planned, base.ctx, options);
+          const ops: Op[] = [];
           for (const e of planned) {
-            const { node, text, r, layout } = e;
-            if (!layout) continue;
-            const t = node.transform;
-            const { size } = layout;
-            const vertical = !!e.vertical;
-            const stroke = text.style?.stroke;
-            ctx.save();
-            ctx.beginPath();
-            for (const l of layout.lines)
-              ctx.rect(l.rect.x0, l.rect.y0, l.rect.x1 - l.rect.x0, l.rect.y1 - l.rect.y0);
-            ctx.clip();
-            if (t.rotationDeg) {
-              ctx.translate(r.x0 + r.w / 2, r.y0 + r.h / 2);
-              ctx.rotate((t.rotationDeg * Math.PI) / 180);
-              ctx.translate(-(r.x0 + r.w / 2), -(r.y0 + r.h / 2));
-            }
-            ctx.font = cssFont(size, e.family!, text);
-            const align = vertical ? 'center' : (text.style?.textAlign ?? 'center');
-            ctx.textAlign = align;
-            ctx.textBaseline = 'middle';
-            const draw = (s: string, x: number, y: number) => {
-              if (stroke && stroke.widthPx > 0) {
-                ctx.strokeStyle = rgba(stroke.color);
-                ctx.lineWidth = stroke.widthPx * 2; // half of a centred stroke lies under the fill
-                ctx.lineJoin = 'round';
-                ctx.strokeText(s, x, y);
-              }
-              ctx.fillStyle = rgba(text.style?.color ?? [0, 0, 0, 255]);
-              ctx.fillText(s, x, y);
-            };
-            for (const { text: line, rect } of layout.lines) {
-              if (vertical) {
-                const x = (rect.x0 + rect.x1) / 2;
-                [...line].forEach((ch, k) => {
-                  const y = rect.y0 + size * VERTICAL_ADVANCE * (k + 0.5);
-                  if (!ROTATED_IN_COLUMNS.test(ch)) return draw(ch, x, y);
-                  // Long marks, brackets and dashes turn a quarter in a column.
-                  ctx.save();
-                  ctx.translate(x, y);
-                  ctx.rotate(Math.PI / 2);
-                  draw(ch, 0, 0);
-                  ctx.restore();
-                });
-              } else {
-                const x =
-                  align === 'left'
-                    ? rect.x0
-                    : align === 'right'
-                      ? rect.x1
-                      : (rect.x0 + rect.x1) / 2;
-                draw(line, x, (rect.y0 + rect.y1) / 2);
-              }
-            }
-            ctx.restore();
-            if (text.fontSizePx !== size)
+            if (!e.layout) continue;
+            draw(base.ctx, e, e.layout);
+            if (e.text.fontSizePx !== e.layout.size)
               ops.push({
                 updateNode: {
                   page: page.id,
-                  id: node.id,
-                  patch: { data: { text: { fontSizePx: size } } },
+                  id: e.node.id,
+                  patch: { data: { text: { fontSizePx: e.layout.size } } },
                 },
               });
           }
-          const hash = await blobs.put(await png(canvas));
-          return [...putImageOps(page, 'rendered', hash, width, height), ...ops];
+          const hash = await blobs.put(await png(base.canvas));
+          return [...putImageOps(page, 'rendered', hash, base.width, base.height), ...ops];
         },
       };
     },

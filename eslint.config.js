@@ -87,6 +87,67 @@ const doorBoundaries = {
   },
 };
 
+/*
+ * No function over 120 lines (issue 26): a long factory closure hides its
+ * parts. Files that still hold one are listed below, to be split and taken
+ * off the list; a file not on it that grows one fails the lint.
+ */
+export const LONG_FUNCTIONS_TO_SPLIT = [
+  'src/cli/http-serve.ts',
+  'src/cli/policy.ts',
+  'src/cli/serve.ts',
+  'src/doors/mcp/gateway.ts',
+  'src/doors/mcp/surface.ts',
+  'src/doors/mcp/upstream.ts',
+  'src/doors/notes/tools-notes.ts',
+  'src/doors/notes/tools-pdf.ts',
+  'src/doors/page/tools.ts',
+  'src/doors/scene/reducer.ts',
+  'src/doors/scene/session.ts',
+  'src/doors/scene/tools.ts',
+  'src/doors/testing/conformance/input-required-tools.ts',
+  'src/doors/testing/ledger.ts',
+  'src/kernel/asks.ts',
+  'src/kernel/consent.ts',
+  'src/kernel/history.ts',
+  'src/kernel/jobs.ts',
+  'src/kernel/journal.ts',
+  'src/kernel/kernel.ts',
+  'src/kernel/logged-bus.ts',
+  'src/kernel/pipeline.ts',
+  'src/kernel/policy.ts',
+  'src/kernel/principals.ts',
+  'src/telemetry/metrics.ts',
+  'src/transport/http-app.ts',
+  'src/transport/mcp-http.ts',
+  'src/transport/mcp-server.ts',
+  'src/transport/mcp-task-listen-stdio.ts',
+  'src/transport/mcp-task-runner.ts',
+  'src/transport/passkeys.ts',
+  'src/transport/rest-kernel.ts',
+  'src/transport/rest-passkeys.ts',
+  'src/web/app/screens/audit.ts',
+  'src/web/app/screens/note-document.ts',
+  'src/web/app/screens/pdf-view.ts',
+  'src/web/app/screens/policy-ask-card.ts',
+  'src/web/app/screens/policy.ts',
+  'src/web/app/screens/scene-page.ts',
+  'src/web/bridge/connection.ts',
+];
+
+const functionLength = [
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines-per-function': [
+        'error',
+        { max: 120, skipBlankLines: true, skipComments: true, IIFEs: true },
+      ],
+    },
+  },
+  { files: LONG_FUNCTIONS_TO_SPLIT, rules: { 'max-lines-per-function': 'off' } },
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -127,6 +188,7 @@ export default tseslint.config(
     rules: { 'no-console': 'error' },
   },
   doorBoundaries,
+  ...functionLength,
   {
     files: ['src/kernel/**/*.ts'],
     rules: {

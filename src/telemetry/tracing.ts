@@ -65,6 +65,53 @@ const header = (headers: McpRequestInfo['headers'], name: string) => {
   return Array.isArray(v) ? v[0] : v;
 };
 
+/** The server span of one MCP request, under the caller's trace (null: not a request). */
+function requestSpan(
+  tracer: Tracer,
+  message: unknown,
+  headers: McpRequestInfo['headers'],
+  transport: 'tcp' | 'pipe',
+): { span: Span; parent: ReturnType<typeof propagation.extract> } | null {
+  // Requests only: notifications, responses and batches are not spans of their own.
+  if (!isObject(message) || typeof message.method !== 'string' || message.id === undefined)
+    return null;
+  const method = message.method;
+  const params = isObject(message.params) ? message.params : {};
+  const meta = isObject(params._meta) ? params._meta : {};
+  const carrier: Record<string, string> = {};
+  const from = typeof meta.traceparent === 'string' ? meta : null;
+  const traceparent = from ? from.traceparent : header(headers, 'traceparent');
+  const tracestate = from ? from.tracestate : header(headers, 'tracestate');
+  if (typeof traceparent === 'string') carrier.traceparent = traceparent;
+  if (typeof tracestate === 'string') carrier.tracestate = tracestate;
+  const parent = propagation.extract(ROOT_CONTEXT, carrier);
+  const target = targetOf(method, params);
+  const session = header(headers, 'mcp-session-id');
+  const version =
+    header(headers, 'mcp-protocol-version') ??
+    (typeof params.protocolVersion === 'string' ? params.protocolVersion : undefined);
+  const attributes: Attributes = {
+    'mcp.method.name': method,
+    'jsonrpc.request.id': String(message.id),
+    'jsonrpc.protocol.version': '2.0',
+    'network.transport': transport,
+    ...(transport === 'tcp' ? { 'network.protocol.name': 'http' } : {}),
+    ...(session ? { 'mcp.session.id': session.slice(0, 8) } : {}),
+    ...(version ? { 'mcp.protocol.version': version } : {}),
+    ...(method === 'tools/call' && target
+      ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' }
+      : {}),
+    ...(method === 'prompts/get' && target ? { 'gen_ai.prompt.name': target } : {}),
+    ...(method.startsWith('resources/') && target ? { 'mcp.resource.uri': target } : {}),
+  };
+  const span = tracer.startSpan(
+    target ? `${method} ${target}` : method,
+    { kind: SpanKind.SERVER, attributes },
+    parent,
+  );
+  return { span, parent };
+}
+
 export function createTracing(options: TracingOptions): AirlockTracing {
   const exporter = new OTLPTraceExporter({
     url: options.otlpUrl,
@@ -84,62 +131,16 @@ export function createTracing(options: TracingOptions): AirlockTracing {
   provider.register({ propagator: new W3CTraceContextPropagator() });
   const tracer: Tracer = provider.getTracer('airlock', AIRLOCK_VERSION);
 
-  /** The server span of one MCP request, under the caller's trace (null: not a request). */
-  function requestSpan(
-    message: unknown,
-    headers: McpRequestInfo['headers'],
-    transport: 'tcp' | 'pipe',
-  ): { span: Span; parent: ReturnType<typeof propagation.extract> } | null {
-    // Requests only: notifications, responses and batches are not spans of their own.
-    if (!isObject(message) || typeof message.method !== 'string' || message.id === undefined)
-      return null;
-    const method = message.method;
-    const params = isObject(message.params) ? message.params : {};
-    const meta = isObject(params._meta) ? params._meta : {};
-    const carrier: Record<string, string> = {};
-    const from = typeof meta.traceparent === 'string' ? meta : null;
-    const traceparent = from ? from.traceparent : header(headers, 'traceparent');
-    const tracestate = from ? from.tracestate : header(headers, 'tracestate');
-    if (typeof traceparent === 'string') carrier.traceparent = traceparent;
-    if (typeof tracestate === 'string') carrier.tracestate = tracestate;
-    const parent = propagation.extract(ROOT_CONTEXT, carrier);
-    const target = targetOf(method, params);
-    const session = header(headers, 'mcp-session-id');
-    const version =
-      header(headers, 'mcp-protocol-version') ??
-      (typeof params.protocolVersion === 'string' ? params.protocolVersion : undefined);
-    const attributes: Attributes = {
-      'mcp.method.name': method,
-      'jsonrpc.request.id': String(message.id),
-      'jsonrpc.protocol.version': '2.0',
-      'network.transport': transport,
-      ...(transport === 'tcp' ? { 'network.protocol.name': 'http' } : {}),
-      ...(session ? { 'mcp.session.id': session.slice(0, 8) } : {}),
-      ...(version ? { 'mcp.protocol.version': version } : {}),
-      ...(method === 'tools/call' && target
-        ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' }
-        : {}),
-      ...(method === 'prompts/get' && target ? { 'gen_ai.prompt.name': target } : {}),
-      ...(method.startsWith('resources/') && target ? { 'mcp.resource.uri': target } : {}),
-    };
-    const span = tracer.startSpan(
-      target ? `${method} ${target}` : method,
-      { kind: SpanKind.SERVER, attributes },
-      parent,
-    );
-    return { span, parent };
-  }
-
   const requests: McpRequestTracer = {
     request({ message, headers, res }, handle) {
-      const started = requestSpan(message, headers, 'tcp');
+      const started = requestSpan(tracer, message, headers, 'tcp');
       if (!started) return handle();
       // A streamed answer outlives the handler: the span ends with the response.
       res.once('close', () => started.span.end());
       return context.with(trace.setSpan(started.parent, started.span), handle);
     },
     stdio(message) {
-      const started = requestSpan(message, {}, 'pipe');
+      const started = requestSpan(tracer, message, {}, 'pipe');
       if (!started) return null;
       const active = trace.setSpan(started.parent, started.span);
       return {

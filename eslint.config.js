@@ -102,7 +102,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/notes/tools-notes.ts',
   'src/doors/notes/tools-pdf.ts',
   'src/doors/page/tools.ts',
-  'src/doors/scene/reducer.ts',
   'src/doors/scene/session.ts',
   'src/doors/scene/tools.ts',
   'src/doors/testing/conformance/input-required-tools.ts',

@@ -48,6 +48,33 @@ type Result = { state: Scene; inverse: Op };
 
 export const sceneReducer: Reducer<Scene, Op> = { apply: applyOp };
 
+/** The project's name and style changed; the inverse puts back what was there. */
+function updateProjectMeta(
+  scene: Scene,
+  patch: Extract<Op, { updateProjectMeta: unknown }>['updateProjectMeta']['patch'],
+): Result {
+  const project = { ...scene.project, style: { ...scene.project.style } };
+  const inverse: {
+    name?: string;
+    style?: { defaultFont?: string | null; sourceLanguage?: SourceLanguage | null };
+  } = {};
+  if (patch.name !== undefined) {
+    inverse.name = project.name;
+    project.name = patch.name;
+  }
+  if (patch.style !== undefined && patch.style.defaultFont !== undefined) {
+    inverse.style = { defaultFont: project.style.defaultFont ?? null };
+    if (patch.style.defaultFont === null) delete project.style.defaultFont;
+    else project.style.defaultFont = patch.style.defaultFont;
+  }
+  if (patch.style !== undefined && patch.style.sourceLanguage !== undefined) {
+    inverse.style = { ...inverse.style, sourceLanguage: project.style.sourceLanguage ?? null };
+    if (patch.style.sourceLanguage === null) delete project.style.sourceLanguage;
+    else project.style.sourceLanguage = patch.style.sourceLanguage;
+  }
+  return { state: { ...scene, project }, inverse: { updateProjectMeta: { patch: inverse } } };
+}
+
 export function applyOp(scene: Scene, op: Op): Result {
   const tag = opTag(op);
   const fail = (kind: OpErrorKind, detail: string): never => {
@@ -66,29 +93,7 @@ export function applyOp(scene: Scene, op: Op): Result {
 
   if ('batch' in op) return applyBatch(scene, op.batch.ops, op.batch.label);
 
-  if ('updateProjectMeta' in op) {
-    const { patch } = op.updateProjectMeta;
-    const project = { ...scene.project, style: { ...scene.project.style } };
-    const inverse: {
-      name?: string;
-      style?: { defaultFont?: string | null; sourceLanguage?: SourceLanguage | null };
-    } = {};
-    if (patch.name !== undefined) {
-      inverse.name = project.name;
-      project.name = patch.name;
-    }
-    if (patch.style !== undefined && patch.style.defaultFont !== undefined) {
-      inverse.style = { defaultFont: project.style.defaultFont ?? null };
-      if (patch.style.defaultFont === null) delete project.style.defaultFont;
-      else project.style.defaultFont = patch.style.defaultFont;
-    }
-    if (patch.style !== undefined && patch.style.sourceLanguage !== undefined) {
-      inverse.style = { ...inverse.style, sourceLanguage: project.style.sourceLanguage ?? null };
-      if (patch.style.sourceLanguage === null) delete project.style.sourceLanguage;
-      else project.style.sourceLanguage = patch.style.sourceLanguage;
-    }
-    return { state: { ...scene, project }, inverse: { updateProjectMeta: { patch: inverse } } };
-  }
+  if ('updateProjectMeta' in op) return updateProjectMeta(scene, op.updateProjectMeta.patch);
 
   if ('addPage' in op) {
     const { page, at = scene.pages.length } = op.addPage;

@@ -94,7 +94,6 @@ const doorBoundaries = {
  */
 export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/cli/http-serve.ts',
-  'src/cli/policy.ts',
   'src/cli/serve.ts',
   'src/doors/mcp/gateway.ts',
   'src/doors/mcp/surface.ts',

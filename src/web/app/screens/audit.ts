@@ -66,6 +66,92 @@ function options(
   select.value = values.includes(current) ? current : '';
 }
 
+/** One entry's row in the table. */
+function auditRow(e: AuditEntry) {
+  return labelCells(
+    h(
+      'tr',
+      // Every agent's calls: kept from the agents driving the page.
+      { 'data-audit-id': e.id, 'data-wu-private': true },
+      h('td', {}, time(e.at)),
+      h('td', {}, e.door),
+      h('td', { class: 'code' }, e.tool),
+      h('td', { title: e.connection }, shortConnection(e.connection)),
+      h('td', { class: e.result === 'ok' ? 'result-ok' : 'result-err' }, e.result),
+      h(
+        'td',
+        {},
+        e.decision ? h('strong', { class: `decision decision-${e.decision}` }, e.decision) : '—',
+      ),
+      h(
+        'td',
+        { class: 'code' },
+        isRuleId(e.rule)
+          ? h('a', { href: href('policy', e.rule), title: 'This rule in the policy' }, e.rule)
+          : e.rule
+            ? decidedBy(e.rule)
+            : '—',
+      ),
+      h('td', {}, `${e.durationMs} ms`),
+      h(
+        'td',
+        {},
+        e.provenance
+          ? `${e.provenance.provider} / ${e.provenance.model} / ${e.provenance.promptVersion}`
+          : '—',
+      ),
+    ),
+    COLUMNS,
+  );
+}
+
+/** The entries the filters pass, as JSON lines from the server, saved as `audit.jsonl`. */
+async function exportFiltered(f: Filters): Promise<void> {
+  const query = new URLSearchParams({ format: 'jsonl', limit: '10000' });
+  for (const key of ['door', 'decision', 'rule'] as const) if (f[key]) query.set(key, f[key]);
+  const res = await request('GET', `audit?${query}`);
+  const lines = (await res.text())
+    .split('\n')
+    .filter((l) => l && matches(JSON.parse(l) as AuditEntry, f));
+  const blob = new Blob(
+    lines.map((l) => l + '\n'),
+    { type: 'application/x-ndjson' },
+  );
+  saveUrl(URL.createObjectURL(blob), 'audit.jsonl');
+}
+
+/** The filter menus offer what the entries hold, keeping each current choice. */
+function refreshChoices(
+  selects: Record<'door' | 'connection' | 'result' | 'rule', HTMLSelectElement>,
+  entries: AuditEntry[],
+  f: Filters,
+): void {
+  const { door, connection, result, rule } = selects;
+  options(door, 'All doors', [...new Set(entries.map((e) => e.door))].sort());
+  options(
+    connection,
+    'All connections',
+    [...new Set(entries.map((e) => e.connection))].sort(),
+    shortConnection,
+  );
+  const codes = [...new Set(entries.map((e) => e.result))].filter((r) => r !== 'ok').sort();
+  const currentResult = result.value || f.result;
+  fill(
+    result,
+    h('option', { value: '' }, 'All results'),
+    h('option', { value: 'ok' }, 'ok'),
+    h('option', { value: 'error' }, 'Any refusal or error'),
+    ...codes.map((c) => h('option', { value: c }, c)),
+  );
+  result.value = currentResult;
+  const rules = [...new Set(entries.flatMap((e) => (e.rule ? [e.rule] : [])))].sort();
+  if (f.rule && !rules.includes(f.rule)) rules.push(f.rule);
+  options(rule, 'All rules', rules, (r) => decidedBy(r));
+  rule.value = f.rule ?? '';
+  door.value = f.door;
+  connection.value = f.connection;
+}
+
 export const auditScreen: Screen = (root, route) => {
   let entries: AuditEntry[] = [];
   const agent = route.query.get('agent') ?? '';
@@ -93,76 +179,13 @@ export const auditScreen: Screen = (root, route) => {
 
   const render = () => {
     const f = filters();
-    options(door, 'All doors', [...new Set(entries.map((e) => e.door))].sort());
-    options(
-      connection,
-      'All connections',
-      [...new Set(entries.map((e) => e.connection))].sort(),
-      shortConnection,
-    );
-    const codes = [...new Set(entries.map((e) => e.result))].filter((r) => r !== 'ok').sort();
-    const currentResult = result.value || f.result;
-    fill(
-      result,
-      h('option', { value: '' }, 'All results'),
-      h('option', { value: 'ok' }, 'ok'),
-      h('option', { value: 'error' }, 'Any refusal or error'),
-      ...codes.map((c) => h('option', { value: c }, c)),
-    );
-    result.value = currentResult;
-    const rules = [...new Set(entries.flatMap((e) => (e.rule ? [e.rule] : [])))].sort();
-    if (f.rule && !rules.includes(f.rule)) rules.push(f.rule);
-    options(rule, 'All rules', rules, (r) => decidedBy(r));
-    rule.value = f.rule ?? '';
-    door.value = f.door;
-    connection.value = f.connection;
+    refreshChoices({ door, connection, result, rule }, entries, f);
     const shown = entries
       .filter((e) => matches(e, filters()))
       .slice()
       .reverse();
     count.textContent = `${shown.length} of ${entries.length} entries`;
-    fill(
-      body,
-      ...shown.map((e) =>
-        labelCells(
-          h(
-            'tr',
-            // Every agent's calls: kept from the agents driving the page.
-            { 'data-audit-id': e.id, 'data-wu-private': true },
-            h('td', {}, time(e.at)),
-            h('td', {}, e.door),
-            h('td', { class: 'code' }, e.tool),
-            h('td', { title: e.connection }, shortConnection(e.connection)),
-            h('td', { class: e.result === 'ok' ? 'result-ok' : 'result-err' }, e.result),
-            h(
-              'td',
-              {},
-              e.decision
-                ? h('strong', { class: `decision decision-${e.decision}` }, e.decision)
-                : '—',
-            ),
-            h(
-              'td',
-              { class: 'code' },
-              isRuleId(e.rule)
-                ? h('a', { href: href('policy', e.rule), title: 'This rule in the policy' }, e.rule)
-                : e.rule
-                  ? decidedBy(e.rule)
-                  : '—',
-            ),
-            h('td', {}, `${e.durationMs} ms`),
-            h(
-              'td',
-              {},
-              e.provenance
-                ? `${e.provenance.provider} / ${e.provenance.model} / ${e.provenance.promptVersion}`
-                : '—',
-            ),
-          ),
-          COLUMNS,
-        ),
-      ),
-    );
+    fill(body, ...shown.map((e) => auditRow(e)));
   };
 
   const load = async () => {
@@ -195,19 +218,7 @@ export const auditScreen: Screen = (root, route) => {
     () =>
       void busy(exportButton, async () => {
         try {
-          const f = filters();
-          const query = new URLSearchParams({ format: 'jsonl', limit: '10000' });
-          for (const key of ['door', 'decision', 'rule'] as const)
-            if (f[key]) query.set(key, f[key]);
-          const res = await request('GET', `audit?${query}`);
-          const lines = (await res.text())
-            .split('\n')
-            .filter((l) => l && matches(JSON.parse(l) as AuditEntry, f));
-          const blob = new Blob(
-            lines.map((l) => l + '\n'),
-            { type: 'application/x-ndjson' },
-          );
-          saveUrl(URL.createObjectURL(blob), 'audit.jsonl');
+          await exportFiltered(filters());
         } catch (e) {
           showError(e, 'Export failed');
         }

@@ -26,6 +26,52 @@ const KIND: Record<string, string> = {
   FreeText: 'Comment',
 };
 
+type Viewport = {
+  width: number;
+  height: number;
+  convertToViewportRectangle(rect: number[]): number[];
+};
+
+/** Each annotation outlined over the page (as a share of its size) and listed beside it. */
+function showAnnotations(
+  overlays: HTMLElement,
+  list: HTMLElement,
+  annotations: PdfAnnotation[],
+  viewport: Viewport,
+): void {
+  fill(
+    overlays,
+    ...annotations.map((a, i) => {
+      const [x1 = 0, y1 = 0, x2 = 0, y2 = 0] = viewport.convertToViewportRectangle(a.rect);
+      const text = a.contentsObj?.str ?? a.contents ?? '';
+      const box = h('span', {
+        class: 'overlay',
+        'data-source': 'pdf',
+        'data-kind': a.subtype,
+        title: `${KIND[a.subtype]} ${i + 1}${text ? `: ${text}` : ''}`,
+      });
+      box.style.left = `${(Math.min(x1, x2) / viewport.width) * 100}%`;
+      box.style.top = `${(Math.min(y1, y2) / viewport.height) * 100}%`;
+      box.style.width = `${(Math.abs(x2 - x1) / viewport.width) * 100}%`;
+      box.style.height = `${(Math.abs(y2 - y1) / viewport.height) * 100}%`;
+      return box;
+    }),
+  );
+  fill(
+    list,
+    ...(annotations.length
+      ? annotations.map((a) => {
+          const text = a.contentsObj?.str ?? a.contents ?? '';
+          return h(
+            'li',
+            { 'data-kind': a.subtype },
+            `${KIND[a.subtype]}${text ? `: ${text}` : ''}`,
+          );
+        })
+      : [h('li', { class: 'empty' }, 'No annotations on this page.')]),
+  );
+}
+
 export const pdfScreen: Screen = (root, route) => {
   const [, documentID = '', surfaceID = ''] = route.params;
   const pageIndex = Math.max(0, Number(route.query.get('page') ?? 0) || 0);
@@ -73,37 +119,7 @@ export const pdfScreen: Screen = (root, route) => {
         (a) => a.subtype in KIND,
       );
       if (mine !== generation) return;
-      fill(
-        overlays,
-        ...annotations.map((a, i) => {
-          const [x1 = 0, y1 = 0, x2 = 0, y2 = 0] = viewport.convertToViewportRectangle(a.rect);
-          const text = a.contentsObj?.str ?? a.contents ?? '';
-          const box = h('span', {
-            class: 'overlay',
-            'data-source': 'pdf',
-            'data-kind': a.subtype,
-            title: `${KIND[a.subtype]} ${i + 1}${text ? `: ${text}` : ''}`,
-          });
-          box.style.left = `${(Math.min(x1, x2) / viewport.width) * 100}%`;
-          box.style.top = `${(Math.min(y1, y2) / viewport.height) * 100}%`;
-          box.style.width = `${(Math.abs(x2 - x1) / viewport.width) * 100}%`;
-          box.style.height = `${(Math.abs(y2 - y1) / viewport.height) * 100}%`;
-          return box;
-        }),
-      );
-      fill(
-        list,
-        ...(annotations.length
-          ? annotations.map((a) => {
-              const text = a.contentsObj?.str ?? a.contents ?? '';
-              return h(
-                'li',
-                { 'data-kind': a.subtype },
-                `${KIND[a.subtype]}${text ? `: ${text}` : ''}`,
-              );
-            })
-          : [h('li', { class: 'empty' }, 'No annotations on this page.')]),
-      );
+      showAnnotations(overlays, list, annotations, viewport);
       heading.textContent = `PDF page ${index + 1} of ${count}`;
       status.textContent = `${annotations.length} annotation${annotations.length === 1 ? '' : 's'} on this page.`;
       fill(

@@ -31,6 +31,64 @@ function imagesOf(page: Page): { role: string; blob: string }[] {
 
 const COLUMNS = ['#', 'Text', 'Translation'] as const;
 
+/** What the detail pane says of a chosen region: its text and translation. */
+const detailOf = (n: TextNode, index: number) => [
+  h('h3', {}, `Region ${index + 1}`),
+  h('p', {}, h('strong', {}, 'Text: '), h('span', { class: 'node-text' }, n.kind.text.text ?? '—')),
+  h(
+    'p',
+    {},
+    h('strong', {}, 'Translation: '),
+    h('span', { class: 'node-translation' }, n.kind.text.translation ?? '—'),
+  ),
+];
+
+/** Each text region as a button over the image (a share of the page) and as a row of the table. */
+function showRegions(
+  page: Page,
+  texts: TextNode[],
+  overlays: HTMLElement,
+  rows: HTMLElement,
+  show: (n: TextNode, index: number) => void,
+): void {
+  fill(
+    overlays,
+    ...texts.map((n, i) => {
+      const t = n.transform;
+      const label = `Region ${i + 1}: ${n.kind.text.text ?? 'no text'}${n.kind.text.translation ? ` → ${n.kind.text.translation}` : ''}`;
+      const b = h('button', {
+        type: 'button',
+        class: 'overlay',
+        'data-node-id': n.id,
+        'aria-pressed': 'false',
+        'aria-label': label,
+        title: label,
+      });
+      b.style.left = `${(t.x / page.width) * 100}%`;
+      b.style.top = `${(t.y / page.height) * 100}%`;
+      b.style.width = `${(t.width / page.width) * 100}%`;
+      b.style.height = `${(t.height / page.height) * 100}%`;
+      b.addEventListener('click', () => show(n, i));
+      return b;
+    }),
+  );
+  fill(
+    rows,
+    ...texts.map((n, i) =>
+      labelCells(
+        h(
+          'tr',
+          { 'data-node-id': n.id },
+          h('td', {}, String(i + 1)),
+          h('td', {}, n.kind.text.text ?? '—'),
+          h('td', { class: 'translation' }, n.kind.text.translation ?? '—'),
+        ),
+        COLUMNS,
+      ),
+    ),
+  );
+}
+
 export const scenePageScreen: Screen = (root, route) => {
   const id = route.params[1]!;
   const heading = h('h1', { tabindex: '-1' }, 'Page');
@@ -55,22 +113,7 @@ export const scenePageScreen: Screen = (root, route) => {
     selected = n.id;
     for (const b of overlays.querySelectorAll<HTMLElement>('.overlay'))
       b.setAttribute('aria-pressed', String(b.dataset.nodeId === n.id));
-    fill(
-      detail,
-      h('h3', {}, `Region ${index + 1}`),
-      h(
-        'p',
-        {},
-        h('strong', {}, 'Text: '),
-        h('span', { class: 'node-text' }, n.kind.text.text ?? '—'),
-      ),
-      h(
-        'p',
-        {},
-        h('strong', {}, 'Translation: '),
-        h('span', { class: 'node-translation' }, n.kind.text.translation ?? '—'),
-      ),
-    );
+    fill(detail, ...detailOf(n, index));
   };
 
   const load = coalesced(async () => {
@@ -111,42 +154,7 @@ export const scenePageScreen: Screen = (root, route) => {
         img.alt = `Page ${index + 1}, ${layer.value} image`;
       }
       const texts = page.nodes.filter(isText);
-      fill(
-        overlays,
-        ...texts.map((n, i) => {
-          const t = n.transform;
-          const label = `Region ${i + 1}: ${n.kind.text.text ?? 'no text'}${n.kind.text.translation ? ` → ${n.kind.text.translation}` : ''}`;
-          const b = h('button', {
-            type: 'button',
-            class: 'overlay',
-            'data-node-id': n.id,
-            'aria-pressed': 'false',
-            'aria-label': label,
-            title: label,
-          });
-          b.style.left = `${(t.x / page.width) * 100}%`;
-          b.style.top = `${(t.y / page.height) * 100}%`;
-          b.style.width = `${(t.width / page.width) * 100}%`;
-          b.style.height = `${(t.height / page.height) * 100}%`;
-          b.addEventListener('click', () => show(n, i));
-          return b;
-        }),
-      );
-      fill(
-        rows,
-        ...texts.map((n, i) =>
-          labelCells(
-            h(
-              'tr',
-              { 'data-node-id': n.id },
-              h('td', {}, String(i + 1)),
-              h('td', {}, n.kind.text.text ?? '—'),
-              h('td', { class: 'translation' }, n.kind.text.translation ?? '—'),
-            ),
-            COLUMNS,
-          ),
-        ),
-      );
+      showRegions(page, texts, overlays, rows, show);
       const current = texts.findIndex((n) => n.id === selected);
       if (current >= 0) show(texts[current]!, current);
     } catch (e) {

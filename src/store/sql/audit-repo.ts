@@ -108,6 +108,21 @@ const linked = (entry: NewAuditEntry, row: LinkedRow): AuditEntry => ({
 export function createAuditRepo(db: SqlClient): AuditRepo {
   /** SQLite: the entries with their ids and links, following the newest entry (or the anchor). */
   const linkSqlite = async (entries: readonly NewAuditEntry[]): Promise<AuditEntry[]> => {
+    const cache = db.chainHead;
+    const start = cache?.head ?? (await readHead());
+    let { id, hash: prevHash } = start;
+    const linkedEntries = entries.map((entry) => {
+      id += 1;
+      const hash = linkHash(prevHash, id, contentDigest(entry));
+      const out = { ...entry, id, prevHash, hash };
+      prevHash = hash;
+      return out;
+    });
+    // The writer clears the cache if this transaction (or its savepoint) rolls back.
+    if (cache) cache.head = { id, hash: prevHash };
+    return linkedEntries;
+  };
+  const readHead = async (): Promise<{ id: number; hash: string }> => {
     const [head] = await db.all<{
       seq: number | null;
       id: number | null;
@@ -115,22 +130,26 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
       anchor: string | null;
     }>(SQLITE_HEAD);
     // AUTOINCREMENT: the next id is above every id ever used, even deleted ones.
-    let id = Math.max(head?.seq ?? 0, head?.id ?? 0);
-    let prevHash =
+    const id = Math.max(head?.seq ?? 0, head?.id ?? 0);
+    const hash =
       head?.id != null
         ? (head.hash ?? GENESIS)
         : head?.anchor
           ? fromNullableJson<{ hash: string }>(head.anchor)!.hash
           : GENESIS;
-    return entries.map((entry) => {
-      id += 1;
-      const hash = linkHash(prevHash, id, contentDigest(entry));
-      const out = { ...entry, id, prevHash, hash };
-      prevHash = hash;
-      return out;
-    });
+    return { id, hash };
   };
   const insertSqlite = async (entries: readonly AuditEntry[]) => {
+    if (entries.length === 1) {
+      const e = entries[0]!;
+      await db.run(`INSERT INTO audit (id, ${LINKED}) VALUES ${SQLITE_ROW}`, [
+        e.id,
+        ...paramsOf(e),
+        e.prevHash,
+        e.hash,
+      ]);
+      return;
+    }
     for (let start = 0; start < entries.length; start += CHUNK) {
       const chunk = entries.slice(start, start + CHUNK);
       await db.run(
@@ -204,6 +223,8 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
     },
 
     async deleteThrough(id) {
+      // Pruning moves the anchor: the next append reads the head afresh.
+      if (db.chainHead) db.chainHead.head = null;
       return db.run('DELETE FROM audit WHERE id <= ?', [id]);
     },
   };

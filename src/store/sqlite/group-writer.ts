@@ -12,10 +12,17 @@
  * answers, so nobody is shown a write that a power loss could still undo.
  *
  * Under no concurrency a group is one write, started at once: no added
- * latency. Writes that arrive while a group runs form the next group.
+ * latency, and no savepoint (a lone write that fails rolls the transaction
+ * back). Writes that arrive while a group runs form the next group.
+ *
+ * Issue 31: transaction control runs as cached prepared statements, and the
+ * audit chain's newest link is kept on the connection (`chainHead`), so an
+ * audit append reads nothing; the cache is dropped on any rollback and when
+ * another connection (another process on the same file) changed the
+ * database since the last group (`PRAGMA data_version`).
  */
 import type { StoreTx } from '../../kernel/store.js';
-import type { SqlClient } from '../sql/sql-client.js';
+import type { ChainHeadCache, SqlClient } from '../sql/sql-client.js';
 import { assertNoFailure, createTxScope } from '../sql/tx-scope.js';
 import { createWriteQueue, type PendingWrite, type WriteOutcome } from '../sql/write-queue.js';
 import type { SqliteDatabase } from './connection.js';
@@ -41,9 +48,26 @@ export function createGroupWriter(
   // Settles once every fsync started so far has (a later fsync covers earlier commits too).
   let synced: Promise<void> = Promise.resolve();
   const stats = { groups: 0, writes: 0 };
+  const chain: ChainHeadCache = client.chainHead ?? { head: null };
+  const statement = (sql: string) => {
+    const prepared = db.prepare(sql);
+    return () => void prepared.run();
+  };
+  const begin = statement('BEGIN IMMEDIATE');
+  const commit = statement('COMMIT');
+  const rollback = statement('ROLLBACK');
+  const savepoint = statement('SAVEPOINT w');
+  const release = statement('RELEASE w');
+  const rollbackTo = statement('ROLLBACK TO w');
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  let seenVersion: unknown;
+  const rolledBack = () => {
+    chain.head = null;
+  };
 
-  const runOne = async (job: PendingWrite): Promise<WriteOutcome> => {
-    db.exec('SAVEPOINT w');
+  /** One write; `alone`: the group's only write, which needs no savepoint. */
+  const runOne = async (job: PendingWrite, alone: boolean): Promise<WriteOutcome> => {
+    if (!alone) savepoint();
     const scope = createTxScope(client);
     try {
       let value: unknown;
@@ -53,27 +77,45 @@ export function createGroupWriter(
         scope.end();
       }
       assertNoFailure(scope);
-      db.exec('RELEASE w');
+      if (!alone) release();
       return { ok: true, value };
     } catch (error) {
-      if (db.inTransaction) db.exec('ROLLBACK TO w; RELEASE w');
+      rolledBack();
+      if (db.inTransaction) {
+        if (alone) rollback();
+        else {
+          rollbackTo();
+          release();
+        }
+      }
       return { ok: false, error };
     }
   };
 
   const runGroup = async (group: PendingWrite[]): Promise<void> => {
     const outcomes: WriteOutcome[] = [];
+    const alone = group.length === 1;
     try {
-      db.exec('BEGIN IMMEDIATE');
+      begin();
+      // Another connection wrote (another process on this file): the cached head may be stale.
+      const version = dataVersion.get();
+      if (version !== seenVersion) rolledBack();
+      seenVersion = version;
       for (const job of group) {
-        outcomes.push(await runOne(job));
+        outcomes.push(await runOne(job, alone));
+        // A lone write that failed rolled back: nothing to commit.
+        if (alone && !outcomes[0]!.ok) {
+          group[0]!.reject((outcomes[0] as { error: unknown }).error);
+          return;
+        }
         // SQLite ended the whole transaction (an I/O error, a full disk):
         // nothing of this group committed; the rest is not tried.
         if (!db.inTransaction) throw lostTransaction(outcomes[outcomes.length - 1]);
       }
-      db.exec('COMMIT');
+      commit();
     } catch (error) {
-      if (db.inTransaction) db.exec('ROLLBACK');
+      rolledBack();
+      if (db.inTransaction) rollback();
       // Nothing committed: every write of the group failed, with this error
       // unless it had its own.
       for (let i = 0; i < group.length; i++) {

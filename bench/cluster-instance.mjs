@@ -14,14 +14,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connection } from '../dist/kernel/connection.js';
-import { createKernel } from '../dist/kernel/kernel.js';
-import { createEventBus } from '../dist/kernel/events.js';
-import { storeEventLog } from '../dist/kernel/event-log.js';
-import { silentLogger } from '../dist/kernel/logger.js';
-import { openStore } from '../dist/store/open.js';
-import { createRedisBusTransport } from '../dist/store/redis-bus.js';
-import { createLedgerDoor } from '../dist/doors/testing/ledger.js';
+
+// CLUSTER_DIST: the build to run (bench/cluster.mjs passes BENCH_BEFORE_DIST's for the before rows).
+const dist = process.env.CLUSTER_DIST ?? new URL('../dist/', import.meta.url).href;
+const load = (path) => import(new URL(path, dist).href);
+const { connection } = await load('kernel/connection.js');
+const { createKernel } = await load('kernel/kernel.js');
+const { createEventBus } = await load('kernel/events.js');
+const { storeEventLog } = await load('kernel/event-log.js');
+const { silentLogger } = await load('kernel/logger.js');
+const { openStore } = await load('store/open.js');
+const { createRedisBusTransport } = await load('store/redis-bus.js');
+const { createLedgerDoor } = await load('doors/testing/ledger.js');
 
 const index = Number(process.env.CLUSTER_INDEX);
 const dir = mkdtempSync(join(tmpdir(), 'airlock-cluster-bench-'));

@@ -10,10 +10,13 @@
  * `pg_stat_activity`, sampled every 25 ms. After the writes, every
  * acknowledged write is looked up in the journal and the audit chain is
  * walked from its start (ordered, complete, intact).
+ *
+ * BENCH_BEFORE_DIST (another build's dist/): each size also runs that
+ * build's instances, right after this one's, in rows marked `before`.
  */
 import { fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { GENESIS, walkChain } from '../dist/kernel/audit-chain.js';
 
@@ -22,8 +25,14 @@ const CLIENTS = Number(process.env.BENCH_CLUSTER_CLIENTS ?? 24);
 const SIZES = (process.env.BENCH_CLUSTER_SIZES ?? '1,2,3').split(',').map(Number);
 const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const APP = 'airlock_bench_cluster';
+const BUILDS = [
+  { tag: '', dist: new URL('../dist/', import.meta.url).href },
+  ...(process.env.BENCH_BEFORE_DIST
+    ? [{ tag: ' (before)', dist: pathToFileURL(`${process.env.BENCH_BEFORE_DIST}/`).href }]
+    : []),
+];
 
-function startInstance(index, store, channel) {
+function startInstance(index, store, channel, dist) {
   const here = fileURLToPath(new URL('./cluster-instance.mjs', import.meta.url));
   const child = fork(here, [], {
     env: {
@@ -32,6 +41,7 @@ function startInstance(index, store, channel) {
       CLUSTER_STORE: store,
       CLUSTER_BUS: REDIS,
       CLUSTER_CHANNEL: channel,
+      CLUSTER_DIST: dist,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -167,61 +177,72 @@ export async function benchCluster({ pg: pgState }) {
   const rows = [];
   const checks = [];
   try {
-    for (const size of SIZES) {
-      const schema = `${pgState.schema}_c${size}`;
-      await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      const url = new URL(pgState.url);
-      url.searchParams.set('schema', schema);
-      url.searchParams.set('application_name', APP);
-      const instances = [];
-      try {
-        for (let i = 0; i < size; i++) {
-          const instance = startInstance(i, url.toString(), `airlock:bench:${schema}`);
-          instances.push(instance);
-          await instance.ready;
-        }
-        const per = Math.ceil(CLIENTS / size);
-        for (const instance of instances) await instance.rpc({ type: 'grant', clients: per });
-        let acked = size * per; // one write per client while granting
-        for (const tool of ['write', 'read']) {
-          const warm = await Promise.all(
-            instances.map((i) => i.rpc({ type: 'run', tool, seconds: 0.5 })),
-          );
-          if (tool === 'write') acked += warm.reduce((a, r) => a + r.calls - r.errors, 0);
-          const stopSampling = sampleWaits(admin);
-          const pgBefore = postgresCpuUs();
-          const t = process.hrtime.bigint();
-          const runs = await Promise.all(
-            instances.map((i) => i.rpc({ type: 'run', tool, seconds: SECONDS })),
-          );
-          const wallS = Number(process.hrtime.bigint() - t) / 1e9;
-          const pgCpu = postgresCpuUs() - pgBefore;
-          const waits = await stopSampling();
-          const calls = runs.reduce((a, r) => a + r.calls, 0);
-          const errors = runs.reduce((a, r) => a + r.errors, 0);
-          const ns = runs.flatMap((r) => r.ns).sort((a, b) => a - b);
-          const cpuUs = runs.reduce((a, r) => a + r.cpuUs, 0);
-          if (tool === 'write') acked += calls - errors;
-          rows.push({
+    for (const size of SIZES)
+      for (const build of BUILDS) {
+        const schema = `${pgState.schema}_c${size}${build.tag ? 'b' : ''}`;
+        await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+        const url = new URL(pgState.url);
+        url.searchParams.set('schema', schema);
+        url.searchParams.set('application_name', APP);
+        const instances = [];
+        try {
+          for (let i = 0; i < size; i++) {
+            const instance = startInstance(
+              i,
+              url.toString(),
+              `airlock:bench:${schema}`,
+              build.dist,
+            );
+            instances.push(instance);
+            await instance.ready;
+          }
+          const per = Math.ceil(CLIENTS / size);
+          for (const instance of instances) await instance.rpc({ type: 'grant', clients: per });
+          let acked = size * per; // one write per client while granting
+          for (const tool of ['write', 'read']) {
+            const warm = await Promise.all(
+              instances.map((i) => i.rpc({ type: 'run', tool, seconds: 0.5 })),
+            );
+            if (tool === 'write') acked += warm.reduce((a, r) => a + r.calls - r.errors, 0);
+            const stopSampling = sampleWaits(admin);
+            const pgBefore = postgresCpuUs();
+            const t = process.hrtime.bigint();
+            const runs = await Promise.all(
+              instances.map((i) => i.rpc({ type: 'run', tool, seconds: SECONDS })),
+            );
+            const wallS = Number(process.hrtime.bigint() - t) / 1e9;
+            const pgCpu = postgresCpuUs() - pgBefore;
+            const waits = await stopSampling();
+            const calls = runs.reduce((a, r) => a + r.calls, 0);
+            const errors = runs.reduce((a, r) => a + r.errors, 0);
+            const ns = runs.flatMap((r) => r.ns).sort((a, b) => a - b);
+            const cpuUs = runs.reduce((a, r) => a + r.cpuUs, 0);
+            if (tool === 'write') acked += calls - errors;
+            rows.push({
+              instances: size,
+              build: build.tag,
+              tool,
+              perSecond: Math.round(calls / wallS),
+              p50Ms: Math.round(percentile(ns, 0.5) / 1e4) / 100,
+              p99Ms: Math.round(percentile(ns, 0.99) / 1e4) / 100,
+              instanceCpu: runs.map((r) => `${Math.round(r.cpuUs / (wallS * 1e4))}%`).join(' '),
+              cpuUsPerCall: Math.round(cpuUs / Math.max(1, calls)),
+              postgresCpu: `${Math.round(pgCpu / (wallS * 1e4))}%`,
+              errors,
+              sample: runs.find((r) => r.sample)?.sample ?? null,
+              waits,
+            });
+          }
+          checks.push({
             instances: size,
-            tool,
-            perSecond: Math.round(calls / wallS),
-            p50Ms: Math.round(percentile(ns, 0.5) / 1e4) / 100,
-            p99Ms: Math.round(percentile(ns, 0.99) / 1e4) / 100,
-            instanceCpu: runs.map((r) => `${Math.round(r.cpuUs / (wallS * 1e4))}%`).join(' '),
-            cpuUsPerCall: Math.round(cpuUs / Math.max(1, calls)),
-            postgresCpu: `${Math.round(pgCpu / (wallS * 1e4))}%`,
-            errors,
-            sample: runs.find((r) => r.sample)?.sample ?? null,
-            waits,
+            build: build.tag,
+            ...(await verify(admin, schema, acked)),
           });
+        } finally {
+          for (const instance of instances) await instance.close().catch(() => undefined);
+          await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
         }
-        checks.push({ instances: size, ...(await verify(admin, schema, acked)) });
-      } finally {
-        for (const instance of instances) await instance.close().catch(() => undefined);
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
       }
-    }
   } finally {
     await admin.end();
   }
@@ -253,7 +274,7 @@ export function printCluster(result, table) {
       ],
       result.rows.map((r) => [
         r.instances,
-        r.tool,
+        `${r.tool}${r.build}`,
         r.perSecond,
         r.ofOne,
         r.p50Ms,
@@ -271,7 +292,7 @@ export function printCluster(result, table) {
   console.log('');
   for (const c of result.checks)
     console.log(
-      `  ${c.instances} instance(s): journal committed ${c.journalCommitted} (writes answered ok ≥ ${c.acked}); audit ${c.auditEntries} entries, chain ${c.chain}`,
+      `  ${c.instances} instance(s)${c.build}: journal committed ${c.journalCommitted} (writes answered ok ≥ ${c.acked}); audit ${c.auditEntries} entries, chain ${c.chain}`,
     );
   const write = (n) => result.rows.find((r) => r.instances === n && r.tool === 'write');
   const three = write(3);

@@ -44,6 +44,7 @@
  * engines, sessions, soak), BENCH_MCP_CALLS (1000),
  * BENCH_LOAD_SECONDS (3), BENCH_LOAD_CLIENTS (10,50,200), BENCH_SOAK_SECONDS (600), BENCH_SOAK_RATE (48),
  * BENCH_SOAK_STORE (sqlite), BENCH_SOAK_KERNEL (JSON kernel options),
+ * BENCH_BEFORE_DIST (another build's dist/: its kernel's writes legs run beside this one's),
  * BENCH_CLUSTER_SECONDS (5), BENCH_CLUSTER_CLIENTS (24), BENCH_CLUSTER_SIZES (1,2,3), BENCH_REDIS_URL, BENCH_NOTES_ELSEWHERE_MB (20), BENCH_SESSIONS (500),
  * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
@@ -433,7 +434,7 @@ async function main() {
   };
   const dropBenchSchemas = async () => {
     if (!pgState.ok) return;
-    for (const suffix of ['', '_notes', '_notes_base', '_load'])
+    for (const suffix of ['', '_before', '_notes', '_notes_base', '_load'])
       await dropSchema(`${pgBench.schema}${suffix}`);
   };
   if (

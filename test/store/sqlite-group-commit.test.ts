@@ -163,6 +163,23 @@ describe("SQLite audit appends follow the writer's cached chain head (issue 31)"
     expect(walk.result()).toMatchObject({ ok: true, count: 9 });
   });
 
+  it("a group's entries are inserted together at its end, each answered with its stored id and hashes", async () => {
+    const before = { ...store.commits };
+    const answered = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.transaction(async (tx) => {
+          const placed = await tx.audit.append(auditEntry(`g${i}`));
+          await tick();
+          return placed;
+        }),
+      ),
+    );
+    expect(store.commits.groups - before.groups).toBeLessThan(20);
+    const stored = await store.read((tx) => tx.audit.list());
+    expect(answered.every((e) => e.id > 0 && e.hash !== null)).toBe(true);
+    expect(new Map(stored.map((e) => [e.id, e]))).toEqual(new Map(answered.map((e) => [e.id, e])));
+  });
+
   it('an append by another connection on the same file is followed, not overwritten', async () => {
     await store.transaction((tx) => tx.audit.append(auditEntry('first')));
     // Another process (the CLI) appends to the same file through its own store.

@@ -30,9 +30,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient } from 'pg';
-import type { AuditEntry, NewAuditEntry } from '../../kernel/records.js';
+import type { AuditEntry } from '../../kernel/records.js';
 import type { StoreTx } from '../../kernel/store.js';
 import { auditInsertAndCommit } from '../sql/audit-repo.js';
+import { deferredAudit } from '../sql/deferred-audit.js';
 import { createTxScope } from '../sql/tx-scope.js';
 import { createWriteQueue, type PendingWrite } from '../sql/write-queue.js';
 import { createPgClient } from './pg-client.js';
@@ -80,14 +81,9 @@ export function createPgGroupWriter(
     job: PendingWrite,
     audit: AuditEntry[],
   ): Promise<unknown> => {
-    const own: AuditEntry[] = [];
-    const deferAudit = (entry: NewAuditEntry): AuditEntry => {
-      // Filled in by the group's INSERT before the caller sees it.
-      const placeholder: AuditEntry = { ...entry, id: 0, prevHash: null, hash: null };
-      own.push(placeholder);
-      return placeholder;
-    };
-    const scope = createTxScope({ ...createPgClient(client, true), deferAudit });
+    // Its entries are filled in by the group's INSERT before the caller sees them.
+    const deferred = deferredAudit();
+    const scope = createTxScope({ ...createPgClient(client, true), deferAudit: deferred.defer });
     let value: unknown;
     let thrown: { error: unknown } | null = null;
     try {
@@ -101,7 +97,7 @@ export function createPgGroupWriter(
     // The function may have caught a failed statement and thrown its own error: that one is answered.
     if (thrown) throw new WriteFailed(thrown.error);
     if (scope.failed) throw new WriteFailed(scope.failure);
-    audit.push(...own);
+    audit.push(...deferred.entries);
     return value;
   };
 

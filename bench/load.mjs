@@ -283,4 +283,30 @@ export function printLoad(result, table) {
         for (const text of texts ?? [])
           console.log(`  ${leg.server} ${r.era}/${r.tool}/${r.clients} ${kind}: ${text}`);
   console.log('');
+  printLoadTargets(result, table);
+}
+
+/** Issue 31's targets for PostgreSQL's write cells: the worst cell next to each. */
+function printLoadTargets(result, table) {
+  const cells = result.rows.filter((r) => r.store === 'postgres' && r.tool === 'write');
+  if (cells.length === 0) return;
+  const worst = (f) => Math.max(...cells.map(f));
+  const sum = (f) => cells.reduce((a, r) => a + f(r), 0);
+  const p99 = worst((r) => r2(r.airlock.p99Ms, r.bare.p99Ms));
+  const cpu = worst((r) => r2(r.airlock.cpuUsPerCall, r.bare.cpuUsPerCall));
+  const errors = sum((r) => r.airlock.errors);
+  const busy = sum((r) => r.airlock.busy);
+  const verdict = (ok) => (ok ? 'met' : 'NOT met');
+  console.log(
+    table(
+      ['postgres write cells (worst)', 'wanted', 'measured', ''],
+      [
+        ['p99 × bare', '≤ 1.5', p99, verdict(p99 <= 1.5)],
+        ['cpu µs/call × bare', '≤ 1.6', cpu, verdict(cpu <= 1.6)],
+        ['errors', '0', errors, verdict(errors === 0)],
+        ['busy', '0', busy, verdict(busy === 0)],
+      ],
+    ),
+  );
+  console.log('');
 }

@@ -31,6 +31,9 @@
  * 8. `writes` (bench/writes.mjs): journaled writes/s at 1 and 8 in flight
  *    against the same store's raw batched insert rate; the older SQLite vs
  *    PostgreSQL comparison (part 2 above) is the `journal` part.
+ * 10. `cluster` (bench/cluster.mjs, issue 31): 1, 2, 3 instances on one
+ *    PostgreSQL + Redis, writes and reads, per-process CPU and the
+ *    backends' wait events; only when named.
  * 9. `notes-scaling` (bench/notes-scaling.mjs), `load` (bench/load.mjs),
  *    `sessions` (bench/sessions.mjs: heap per idle 2025-era session against
  *    a bare SDK server) and `soak` (bench/soak.mjs, only when named) — issue #16.
@@ -40,7 +43,9 @@
  * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,journal,notes-scaling,load,scene,page,policy; also openapi, mcp,
  * engines, sessions, soak), BENCH_MCP_CALLS (1000),
  * BENCH_LOAD_SECONDS (3), BENCH_LOAD_CLIENTS (10,50,200), BENCH_SOAK_SECONDS (600), BENCH_SOAK_RATE (48),
- * BENCH_SOAK_STORE (sqlite), BENCH_SOAK_KERNEL (JSON kernel options), BENCH_NOTES_ELSEWHERE_MB (20), BENCH_SESSIONS (500),
+ * BENCH_SOAK_STORE (sqlite), BENCH_SOAK_KERNEL (JSON kernel options),
+ * BENCH_BEFORE_DIST (another build's dist/: its kernel's writes legs run beside this one's),
+ * BENCH_CLUSTER_SECONDS (5), BENCH_CLUSTER_CLIENTS (24), BENCH_CLUSTER_SIZES (1,2,3), BENCH_REDIS_URL, BENCH_NOTES_ELSEWHERE_MB (20), BENCH_SESSIONS (500),
  * BENCH_SCENE_OPS (1000), BENCH_PAGE_CALLS (2000),
  * BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test),
  * BENCH_REQUIRE_PG=1 (fail instead of skipping when PostgreSQL is down),
@@ -68,6 +73,7 @@ import { benchNotesScaling, printNotesScaling } from './notes-scaling.mjs';
 import { benchLoad, printLoad } from './load.mjs';
 import { benchSoak, printSoak } from './soak.mjs';
 import { benchSessions, printSessions } from './sessions.mjs';
+import { benchCluster, printCluster } from './cluster.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -428,10 +434,13 @@ async function main() {
   };
   const dropBenchSchemas = async () => {
     if (!pgState.ok) return;
-    for (const suffix of ['', '_notes', '_notes_base', '_load'])
+    for (const suffix of ['', '_before', '_notes', '_notes_base', '_load'])
       await dropSchema(`${pgBench.schema}${suffix}`);
   };
-  if (!pgState.ok && ['writes', 'notes-scaling', 'load', 'soak'].some((p) => PARTS.has(p)))
+  if (
+    !pgState.ok &&
+    ['writes', 'notes-scaling', 'load', 'soak', 'cluster'].some((p) => PARTS.has(p))
+  )
     console.log(`! PostgreSQL unreachable at ${PG_URL} (${pgState.reason}); skipping its rows.\n`);
 
   try {
@@ -448,6 +457,10 @@ async function main() {
       if (pgState.ok) await createSchema(`${pgBench.schema}_load`);
       results.load = await benchLoad({ pg: pgBench });
       printLoad(results.load, table);
+    }
+    if (PARTS.has('cluster')) {
+      results.cluster = await benchCluster({ pg: pgBench });
+      printCluster(results.cluster, table);
     }
     if (PARTS.has('soak')) {
       if (pgState.ok) await createSchema(`${pgBench.schema}_load`);

@@ -133,9 +133,9 @@ export function createAudit({
     recordLater(record) {
       queued.push(entryOf(record));
       unsettled += 1;
-      // Full: written now, and this caller waits for it (the writer is FIFO, so
-      // once its batch is durable every earlier one is too).
-      if (unsettled >= maxEntries) return writeTail();
+      // Full: written now, and this caller waits for it and every earlier batch
+      // (PostgreSQL may commit groups of one instance side by side, issue 31).
+      if (unsettled >= maxEntries) return audit.flush();
       timer ??= setTimeout(writeTail, maxDelayMs);
       return null;
     },

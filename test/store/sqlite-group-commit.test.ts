@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
+import { GENESIS, walkChain } from '../../src/kernel/audit-chain.js';
 import { grant } from './fixtures.js';
 
 let dir: string;
@@ -117,5 +118,82 @@ describe('SQLite group commit', () => {
     await closed;
     store = await createSqliteStore({ path: join(dir, 'airlock.db') });
     expect((await store.read((tx) => tx.records.get('close', 'k')))?.value).toBe(1);
+  });
+});
+
+/** The audit entry fields an append needs. */
+const auditEntry = (tool: string) => ({
+  at: Date.now(),
+  connection: 'test',
+  door: 'ledger',
+  tool,
+  argsDigest: 'd',
+  provenance: null,
+  result: 'ok',
+  durationMs: 1,
+  decision: null,
+  rule: null,
+});
+
+describe("SQLite audit appends follow the writer's cached chain head (issue 31)", () => {
+  it('an append rolled back with its write leaves the chain intact for the next ones', async () => {
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) =>
+        store.transaction(async (tx) => {
+          await tx.audit.append(auditEntry(`t${i}`));
+          await tick();
+          if (i % 3 === 1) throw new Error(`write ${i} failed after its audit append`);
+        }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.status === 'rejected')).toHaveLength(4);
+    // A lone write that fails rolls back too.
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.audit.append(auditEntry('lone'));
+        throw new Error('lone write failed');
+      }),
+    ).rejects.toThrow(/lone write failed/);
+    await store.transaction((tx) => tx.audit.append(auditEntry('after')));
+    const entries = await store.read((tx) => tx.audit.list());
+    expect(entries.map((e) => e.tool)).not.toContain('lone');
+    expect(entries).toHaveLength(9);
+    const walk = walkChain(GENESIS);
+    walk.next(entries);
+    expect(walk.result()).toMatchObject({ ok: true, count: 9 });
+  });
+
+  it("a group's entries are inserted together at its end, each answered with its stored id and hashes", async () => {
+    const before = { ...store.commits };
+    const answered = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.transaction(async (tx) => {
+          const placed = await tx.audit.append(auditEntry(`g${i}`));
+          await tick();
+          return placed;
+        }),
+      ),
+    );
+    expect(store.commits.groups - before.groups).toBeLessThan(20);
+    const stored = await store.read((tx) => tx.audit.list());
+    expect(answered.every((e) => e.id > 0 && e.hash !== null)).toBe(true);
+    expect(new Map(stored.map((e) => [e.id, e]))).toEqual(new Map(answered.map((e) => [e.id, e])));
+  });
+
+  it('an append by another connection on the same file is followed, not overwritten', async () => {
+    await store.transaction((tx) => tx.audit.append(auditEntry('first')));
+    // Another process (the CLI) appends to the same file through its own store.
+    const other = await createSqliteStore({ path: join(dir, 'airlock.db') });
+    try {
+      await other.transaction((tx) => tx.audit.append(auditEntry('other process')));
+    } finally {
+      await other.close();
+    }
+    await store.transaction((tx) => tx.audit.append(auditEntry('third')));
+    const entries = await store.read((tx) => tx.audit.list());
+    expect(entries.map((e) => e.tool)).toEqual(['first', 'other process', 'third']);
+    const walk = walkChain(GENESIS);
+    walk.next(entries);
+    expect(walk.result()).toMatchObject({ ok: true, count: 3 });
   });
 });

@@ -1,38 +1,63 @@
 /**
  * Group commit for keyed PostgreSQL writes (READ COMMITTED with the rows
  * they read locked: the journal, door writes, approvals' decisions, audit):
- * keyed transactions of this instance queue up, and one loop runs each
- * queued group in one transaction on one pooled connection — each function
- * in a SAVEPOINT of its own (a group of one needs none), one COMMIT (one
- * WAL flush) and one turn of the
- * audit's ordering lock for the whole group. A function that fails rolls
- * back to its savepoint and only its caller sees the error; the others
- * commit. Every caller is answered only after the COMMIT returned, so an
- * acknowledged write is durable (synchronous_commit).
+ * keyed transactions of this instance queue up, and a loop runs each queued
+ * group in one transaction on one pooled connection — one COMMIT (one WAL
+ * flush) for the group. Up to `PARALLEL_GROUPS` groups run at once, each on
+ * its own connection. Every caller is answered only after the COMMIT
+ * returned, so an acknowledged write is durable (synchronous_commit).
  *
- * A serialization failure or deadlock anywhere in the group rolls the whole
+ * No savepoints (two round trips per write): a write that fails on its own
+ * (its function threw, or one of its statements failed) rolls the group
+ * back; its caller gets the error, and the others run again as a group
+ * without it. A serialization failure or deadlock anywhere rolls the whole
  * group back and runs it again after a jittered backoff (within the same
- * budget as single transactions, run-transaction.ts): each function must be
- * safe to run more than once, as for any store transaction.
+ * budget as single transactions, run-transaction.ts). Either way each
+ * function must be safe to run more than once, as for any store transaction.
+ *
+ * Audit order (issue 31): the audit entries of the group's writes are not
+ * inserted where the writes append them: `deferAudit` hands back the entry,
+ * and the group ends with one simple-query message holding a multi-row
+ * INSERT (which takes the audit's ordering turn, and migration 8's trigger
+ * links the chain) and the COMMIT. The ordering lock is held from that
+ * INSERT to the end of its COMMIT inside the server — never across a round
+ * trip to this process — so groups of any instance overlap in everything
+ * but their commit, and ids are drawn in commit order. The entries get their
+ * id and hashes from that INSERT, before any caller is answered.
  *
  * Under no concurrency a group is one write, started at once: no added
- * latency. Writes that arrive while a group runs form the next group.
+ * latency. Writes that arrive while the groups run form the next group.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient } from 'pg';
+import type { AuditEntry } from '../../kernel/records.js';
 import type { StoreTx } from '../../kernel/store.js';
+import { auditInsertAndCommit } from '../sql/audit-repo.js';
+import { deferredAudit } from '../sql/deferred-audit.js';
 import { createTxScope } from '../sql/tx-scope.js';
-import { createWriteQueue, type PendingWrite, type WriteOutcome } from '../sql/write-queue.js';
+import { createWriteQueue, type PendingWrite } from '../sql/write-queue.js';
 import { createPgClient } from './pg-client.js';
 import { backoffMs, isRetryable, RETRY_BUDGET_MS, MAX_ATTEMPTS } from './run-transaction.js';
 
 /** Most writes in one group: bounds how long the first waits for its commit. */
 export const MAX_GROUP = 32;
+/** Most groups of one instance in flight at once (each holds a pooled connection). */
+export const PARALLEL_GROUPS = 3;
+/** Writes waiting before another group starts beside the running ones. */
+export const SPILL_AT = 8;
 
 /** A retryable failure inside the group: the whole group runs again. */
 class GroupRetry extends Error {
   constructor(readonly failure: unknown) {
     super('the write group must run again');
+  }
+}
+
+/** One write of the group failed on its own: the others run again without it. */
+class WriteFailed extends Error {
+  index = -1;
+  constructor(readonly failure: unknown) {
+    super('a write of the group failed');
   }
 }
 
@@ -50,14 +75,15 @@ export function createPgGroupWriter(
 ): PgGroupWriter {
   const stats = { groups: 0, writes: 0, retries: 0 };
 
-  /** One write of the group; `alone`: the group's only write, which needs no savepoint. */
+  /** One write of the group; its audit entries join `audit` once it succeeded. */
   const runOne = async (
     client: PoolClient,
     job: PendingWrite,
-    alone: boolean,
-  ): Promise<WriteOutcome> => {
-    if (!alone) await client.query('SAVEPOINT w');
-    const scope = createTxScope(createPgClient(client, true));
+    audit: AuditEntry[],
+  ): Promise<unknown> => {
+    // Its entries are filled in by the group's INSERT before the caller sees them.
+    const deferred = deferredAudit();
+    const scope = createTxScope({ ...createPgClient(client, true), deferAudit: deferred.defer });
     let value: unknown;
     let thrown: { error: unknown } | null = null;
     try {
@@ -67,29 +93,33 @@ export function createPgGroupWriter(
     } finally {
       scope.end();
     }
-    // A failed statement decides: the function may have caught it and thrown its own error.
-    const failure = scope.failed ? scope.failure : thrown?.error;
     if (scope.failed && isRetryable(scope.failure)) throw new GroupRetry(scope.failure);
-    if (scope.failed || thrown) {
-      if (!alone) await client.query('ROLLBACK TO SAVEPOINT w');
-      return { ok: false, error: thrown ? thrown.error : failure };
-    }
-    if (!alone) await client.query('RELEASE SAVEPOINT w');
-    return { ok: true, value };
+    // The function may have caught a failed statement and thrown its own error: that one is answered.
+    if (thrown) throw new WriteFailed(thrown.error);
+    if (scope.failed) throw new WriteFailed(scope.failure);
+    audit.push(...deferred.entries);
+    return value;
   };
 
-  /** One attempt at the group: its outcomes once committed. */
-  const attempt = async (group: PendingWrite[]): Promise<WriteOutcome[]> => {
+  /** One attempt at the group: each write's value once committed. */
+  const attempt = async (group: PendingWrite[]): Promise<unknown[]> => {
     const client = await pool.connect();
     let broken = false;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const alone = group.length === 1;
-      const outcomes: WriteOutcome[] = [];
-      for (const job of group) outcomes.push(await runOne(client, job, alone));
-      // A lone write that failed has nothing to commit.
-      await client.query(alone && !outcomes[0]!.ok ? 'ROLLBACK' : 'COMMIT');
-      return outcomes;
+      const values: unknown[] = [];
+      const audit: AuditEntry[] = [];
+      for (const job of group) {
+        try {
+          values.push(await runOne(client, job, audit));
+        } catch (error) {
+          if (error instanceof WriteFailed) error.index = values.length;
+          throw error;
+        }
+      }
+      if (audit.length === 0) await client.query('COMMIT');
+      else await auditInsertAndCommit(client, audit);
+      return values;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {
         broken = true;
@@ -102,34 +132,38 @@ export function createPgGroupWriter(
 
   const runGroup = async (group: PendingWrite[]): Promise<void> => {
     const started = Date.now();
-    for (let tries = 1; ; tries += 1) {
+    let pending = group;
+    for (let tries = 1; pending.length > 0;) {
       try {
-        const outcomes = await attempt(group);
+        const values = await attempt(pending);
         stats.groups += 1;
-        stats.writes += group.length;
-        group.forEach((job, i) => {
-          const outcome = outcomes[i]!;
-          if (outcome.ok) job.resolve(outcome.value);
-          else job.reject(outcome.error);
-        });
+        stats.writes += pending.length;
+        pending.forEach((job, i) => job.resolve(values[i]));
         return;
       } catch (error) {
+        if (error instanceof WriteFailed) {
+          // Nothing committed; that write is answered, the others run again.
+          pending[error.index]!.reject(error.failure);
+          pending = pending.filter((_, i) => i !== error.index);
+          continue;
+        }
         const failure = error instanceof GroupRetry ? error.failure : error;
         const again =
           isRetryable(failure) && tries < MAX_ATTEMPTS && Date.now() - started <= RETRY_BUDGET_MS;
         if (!again) {
           // Nothing of the group committed: every write fails with the cause.
-          for (const job of group) job.reject(failure);
+          for (const job of pending) job.reject(failure);
           return;
         }
         stats.retries += 1;
         onRetry?.(failure, tries);
-        await sleep(backoffMs(tries));
+        tries += 1;
+        await sleep(backoffMs(tries - 1));
       }
     }
   };
 
-  const queue = createWriteQueue(MAX_GROUP, runGroup);
+  const queue = createWriteQueue(MAX_GROUP, runGroup, PARALLEL_GROUPS, SPILL_AT);
 
   return {
     stats,

@@ -83,7 +83,9 @@ const LINKED = `${FIELDS}, prev_hash, hash`;
  * PostgreSQL hands out sequence values before commit, so concurrent
  * appenders could commit ids out of order and a reader polling with
  * `afterId` would skip one for good: appenders take turns (a transaction
- * lock) until they commit. SQLite already has a single writer.
+ * lock) until they commit. Keyed write groups take it last, in the message
+ * that commits (`auditInsertAndCommit`), so it is held only for the commit.
+ * SQLite already has a single writer.
  */
 const TURN = "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.audit'))";
 /** One row's values typed for `INSERT … SELECT` (parameters there have no column to take a type from). */
@@ -105,9 +107,69 @@ const linked = (entry: NewAuditEntry, row: LinkedRow): AuditEntry => ({
   hash: row.hash,
 });
 
+/** The client calls `auditInsertAndCommit` needs (pg's PoolClient has them). */
+interface LiteralClient {
+  query(sql: string): Promise<unknown>;
+  escapeLiteral(value: string): string;
+}
+
+/** A parameter as an SQL literal (numbers are finite; strings escaped by the driver). */
+const literal = (client: LiteralClient, value: SqlParam): string =>
+  value === null ? 'NULL' : typeof value === 'number' ? String(value) : client.escapeLiteral(value);
+
+/**
+ * PostgreSQL group commit (postgres/group-writer.ts): the group's deferred
+ * audit entries are inserted and the transaction committed in one
+ * simple-query message, so the ordering turn the INSERT takes is held only
+ * inside the server, until that COMMIT ends. Each entry is given its id and
+ * hashes (rows in list order get increasing ids and are linked in order).
+ */
+export async function auditInsertAndCommit(
+  client: LiteralClient,
+  entries: AuditEntry[],
+): Promise<void> {
+  const values = entries
+    .map(
+      (e, i) =>
+        `(${[...paramsOf(e), contentDigest(e)].map((v) => literal(client, v)).join(', ')}, ${i})`,
+    )
+    .join(', ');
+  const results = (await client.query(
+    `WITH turn AS (${TURN}) INSERT INTO audit (${FIELDS}, hash) SELECT ${VALUE_COLUMNS} FROM turn, (VALUES ${values}) AS v(${FIELDS}, hash, ord) ORDER BY v.ord RETURNING id, prev_hash, hash; COMMIT`,
+  )) as { rows: LinkedRow[] }[];
+  const rows = results[0]?.rows ?? [];
+  if (rows.length !== entries.length) throw new Error('audit insert returned too few ids');
+  rows.sort((a, b) => Number(a.id) - Number(b.id));
+  entries.forEach((entry, i) => {
+    const row = rows[i]!;
+    entry.id = Number(row.id);
+    entry.prevHash = row.prev_hash;
+    entry.hash = row.hash;
+  });
+}
+const VALUE_COLUMNS = `${FIELDS}, hash`
+  .split(', ')
+  .map((column) => `v.${column}`)
+  .join(', ');
+
 export function createAuditRepo(db: SqlClient): AuditRepo {
   /** SQLite: the entries with their ids and links, following the newest entry (or the anchor). */
   const linkSqlite = async (entries: readonly NewAuditEntry[]): Promise<AuditEntry[]> => {
+    const cache = db.chainHead;
+    const start = cache?.head ?? (await readHead());
+    let { id, hash: prevHash } = start;
+    const linkedEntries = entries.map((entry) => {
+      id += 1;
+      const hash = linkHash(prevHash, id, contentDigest(entry));
+      const out = { ...entry, id, prevHash, hash };
+      prevHash = hash;
+      return out;
+    });
+    // The writer clears the cache if this transaction (or its savepoint) rolls back.
+    if (cache) cache.head = { id, hash: prevHash };
+    return linkedEntries;
+  };
+  const readHead = async (): Promise<{ id: number; hash: string }> => {
     const [head] = await db.all<{
       seq: number | null;
       id: number | null;
@@ -115,22 +177,26 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
       anchor: string | null;
     }>(SQLITE_HEAD);
     // AUTOINCREMENT: the next id is above every id ever used, even deleted ones.
-    let id = Math.max(head?.seq ?? 0, head?.id ?? 0);
-    let prevHash =
+    const id = Math.max(head?.seq ?? 0, head?.id ?? 0);
+    const hash =
       head?.id != null
         ? (head.hash ?? GENESIS)
         : head?.anchor
           ? fromNullableJson<{ hash: string }>(head.anchor)!.hash
           : GENESIS;
-    return entries.map((entry) => {
-      id += 1;
-      const hash = linkHash(prevHash, id, contentDigest(entry));
-      const out = { ...entry, id, prevHash, hash };
-      prevHash = hash;
-      return out;
-    });
+    return { id, hash };
   };
   const insertSqlite = async (entries: readonly AuditEntry[]) => {
+    if (entries.length === 1) {
+      const e = entries[0]!;
+      await db.run(`INSERT INTO audit (id, ${LINKED}) VALUES ${SQLITE_ROW}`, [
+        e.id,
+        ...paramsOf(e),
+        e.prevHash,
+        e.hash,
+      ]);
+      return;
+    }
     for (let start = 0; start < entries.length; start += CHUNK) {
       const chunk = entries.slice(start, start + CHUNK);
       await db.run(
@@ -141,6 +207,7 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
   };
   return {
     async append(entry) {
+      if (db.deferAudit) return db.deferAudit(entry);
       if (db.dialect === 'postgres') {
         const rows = await db.all<LinkedRow>(PG_APPEND, [...paramsOf(entry), contentDigest(entry)]);
         const row = rows[0];
@@ -154,6 +221,7 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
 
     async appendMany(entries) {
       if (entries.length === 0) return [];
+      if (db.deferAudit) return entries.map(db.deferAudit);
       if (db.dialect !== 'postgres') {
         const appended = await linkSqlite(entries);
         await insertSqlite(appended);
@@ -204,6 +272,8 @@ export function createAuditRepo(db: SqlClient): AuditRepo {
     },
 
     async deleteThrough(id) {
+      // Pruning moves the anchor: the next append reads the head afresh.
+      if (db.chainHead) db.chainHead.head = null;
       return db.run('DELETE FROM audit WHERE id <= ?', [id]);
     },
   };

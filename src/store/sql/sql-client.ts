@@ -1,3 +1,5 @@
+import type { AuditEntry, NewAuditEntry } from '../../kernel/records.js';
+
 /**
  * The few operations the shared repositories need from a database
  * connection. Both dialects accept the same SQL here: `?` placeholders
@@ -18,6 +20,23 @@ export interface SqlClient {
    * ends, which is what keeps read-modify-write correct there.
    */
   readonly lockingReads?: boolean;
+  /**
+   * The audit chain's newest link as this connection last wrote it, when
+   * the connection is the only audit writer (SQLite's writer): appends
+   * follow it without reading the table. The writer clears it (`null`)
+   * whenever a savepoint or transaction rolls back.
+   */
+  readonly chainHead?: ChainHeadCache;
+  /**
+   * PostgreSQL group commit: audit entries are collected here and inserted
+   * by the group's last statement, right before its COMMIT (group-writer.ts).
+   */
+  readonly deferAudit?: (entry: NewAuditEntry) => AuditEntry;
+}
+
+/** See `SqlClient.chainHead`: the id and hash the next audit entry follows. */
+export interface ChainHeadCache {
+  head: { id: number; hash: string } | null;
 }
 
 /** `LIMIT ?` and its parameter, or nothing when no limit is given. */

@@ -28,26 +28,32 @@ export function createTxScope(client: SqlClient, single = false): TxScope {
       throw new Error('This store transaction has ended; use its tx only inside the callback.');
     }
   };
-  const track = async <T>(work: () => Promise<T>): Promise<T> => {
-    check();
-    if (single && ++statements > 1) {
-      throw new Error(
-        'This read was declared single-statement (ReadOptions.single) but issued a second statement; drop `single` for it.',
-      );
+  const fail = (error: unknown): never => {
+    if (!failed) {
+      failed = true;
+      failure = error;
     }
+    throw error;
+  };
+  // No async wrapper: a statement costs one promise, not three (issue 31).
+  const track = <T>(work: () => Promise<T>): Promise<T> => {
     try {
-      return await work();
-    } catch (error) {
-      if (!failed) {
-        failed = true;
-        failure = error;
+      check();
+      if (single && ++statements > 1) {
+        throw new Error(
+          'This read was declared single-statement (ReadOptions.single) but issued a second statement; drop `single` for it.',
+        );
       }
-      throw error;
+    } catch (error) {
+      return Promise.reject(error as Error);
     }
+    return work().then(undefined, fail);
   };
   const guarded: SqlClient = {
     dialect: client.dialect,
     lockingReads: client.lockingReads === true,
+    ...(client.chainHead ? { chainHead: client.chainHead } : {}),
+    ...(client.deferAudit ? { deferAudit: client.deferAudit } : {}),
     all: (sql, params) => track(() => client.all(sql, params)),
     run: (sql, params) => track(() => client.run(sql, params)),
   };

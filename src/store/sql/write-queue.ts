@@ -24,16 +24,29 @@ export interface WriteQueue {
   drained(): Promise<void>;
 }
 
+/**
+ * `parallel`: how many groups may run at once (PostgreSQL runs groups on
+ * several connections; SQLite has one writer). A second loop starts only
+ * when `spillAt` writes wait: while one group keeps up, bigger groups cost
+ * less per write than more of them. Each loop takes the next group as soon
+ * as its own one is answered.
+ */
 export function createWriteQueue(
   maxGroup: number,
   runGroup: (group: PendingWrite[]) => Promise<void>,
+  parallel = 1,
+  spillAt = maxGroup,
 ): WriteQueue {
   const queue: PendingWrite[] = [];
-  let running: Promise<void> | null = null;
+  const loops = new Set<Promise<void>>();
 
-  const drain = async (): Promise<void> => {
+  const loop = async (): Promise<void> => {
     while (queue.length > 0) await runGroup(queue.splice(0, maxGroup));
-    running = null;
+  };
+  const start = (): void => {
+    if (loops.size >= parallel || (loops.size > 0 && queue.length < spillAt)) return;
+    const running: Promise<void> = loop().finally(() => loops.delete(running));
+    loops.add(running);
   };
 
   return {
@@ -45,11 +58,11 @@ export function createWriteQueue(
           resolve: resolve as (value: unknown) => void,
           reject,
         });
-        running ??= drain();
+        start();
       });
     },
     async drained() {
-      while (running) await running;
+      while (loops.size > 0) await Promise.all(loops);
     },
   };
 }

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { SqlClient } from '../sql/sql-client.js';
+import type { ChainHeadCache, SqlClient } from '../sql/sql-client.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -34,8 +34,12 @@ export function openReader(path: string, busyTimeoutMs: number): SqliteDatabase 
   return db;
 }
 
-/** A SqlClient over one connection, caching prepared statements. */
-export function createSqliteClient(db: SqliteDatabase): SqlClient {
+/**
+ * A SqlClient over one connection, caching prepared statements. Statements
+ * run synchronously; the promise is only the interface's (no async frame).
+ * `chainHead`: the writer's cache of the audit chain's newest link.
+ */
+export function createSqliteClient(db: SqliteDatabase, chainHead?: ChainHeadCache): SqlClient {
   const statements = new Map<string, Database.Statement>();
   const prepare = (sql: string): Database.Statement => {
     let statement = statements.get(sql);
@@ -47,11 +51,20 @@ export function createSqliteClient(db: SqliteDatabase): SqlClient {
   };
   return {
     dialect: 'sqlite',
-    async all<R extends object>(sql: string, params: readonly unknown[] = []) {
-      return prepare(sql).all(...params) as R[];
+    ...(chainHead ? { chainHead } : {}),
+    all<R extends object>(sql: string, params: readonly unknown[] = []) {
+      try {
+        return Promise.resolve(prepare(sql).all(...params) as R[]);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
     },
-    async run(sql: string, params: readonly unknown[] = []) {
-      return prepare(sql).run(...params).changes;
+    run(sql: string, params: readonly unknown[] = []) {
+      try {
+        return Promise.resolve(prepare(sql).run(...params).changes);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
     },
   };
 }

@@ -48,7 +48,11 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     writerDb.close();
     throw error;
   }
-  const writer: Connection = { db: writerDb, client: createSqliteClient(writerDb) };
+  // The only audit writer on this file keeps the chain's newest link (group-writer.ts).
+  const writer: Connection = {
+    db: writerDb,
+    client: createSqliteClient(writerDb, { head: null }),
+  };
   const readers = createReaderPool<Connection>(
     () => {
       const db = openReader(path, busyTimeoutMs);

@@ -104,7 +104,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/scene/session.ts',
   'src/doors/scene/tools.ts',
   'src/doors/testing/conformance/input-required-tools.ts',
-  'src/doors/testing/ledger.ts',
   'src/kernel/asks.ts',
   'src/kernel/consent.ts',
   'src/kernel/history.ts',

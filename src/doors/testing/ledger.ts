@@ -28,99 +28,130 @@ interface Account {
   entries: { operationID: string; amount: number }[];
 }
 
+const echo = defineTool({
+  name: 'ledger_echo',
+  description: 'Echo the text back (a trivial read-only tool).',
+  input: z.object({ text: z.string().max(1000) }).strict(),
+  output: z.object({ text: z.string() }),
+  effect: 'read',
+  handler: async ({ text }) => ({ text }),
+});
+
+const requestWrite = defineTool({
+  name: 'ledger_request_write_access',
+  description: 'Ask the owner for write access to the ledger.',
+  input: z.object({}).strict(),
+  effect: 'read',
+  handler: async (_input, ctx) => {
+    const grant = await ctx.requestConsent({
+      capability: 'write',
+      summary: 'ledger: write access',
+    });
+    return 'ok' in grant ? grant : { grantID: grant.id, expiresAt: grant.expiresAt };
+  },
+});
+
+const append = defineTool({
+  name: 'ledger_append',
+  description:
+    'Append an amount to an account, idempotently (operationID) and version-checked (expectedVersion).',
+  input: z
+    .object({
+      operationID: uuidString(),
+      account: utf8String(1, 64),
+      amount: z.number().int(),
+      expectedVersion: z.number().int().min(0).nullable(),
+      delayMs: z.number().int().min(0).max(60_000).optional(),
+    })
+    .strict(),
+  effect: 'write',
+  // Published without hints, as this door always has (MCP's defaults then read as destructive).
+  statedHints: [],
+  consent: { capability: 'write' },
+  writes: true,
+  journal: {
+    operationId: (i) => i.operationID,
+    target: (i) => i.account,
+    provenance: () => ({ provider: 'test', model: 'ledger', promptVersion: '1' }),
+    // The account record is all it writes, inside ctx.write.
+    atomic: true,
+  },
+  handler: async (input, ctx) => {
+    if (input.delayMs) await new Promise((r) => setTimeout(r, input.delayMs));
+    return ctx.write(async (tx) => {
+      const current = (await tx.records.get<Account>(COLLECTION, input.account))?.value ?? {
+        version: 0,
+        entries: [],
+      };
+      if (input.expectedVersion !== null && input.expectedVersion !== current.version) {
+        throw new AirlockError(
+          'versionConflict',
+          `Account ${input.account} is at version ${current.version}; read it and retry with expectedVersion ${current.version}.`,
+          {
+            currentVersion: current.version,
+          },
+        );
+      }
+      const next: Account = {
+        version: current.version + 1,
+        entries: [...current.entries, { operationID: input.operationID, amount: input.amount }],
+      };
+      await tx.records.put(COLLECTION, input.account, next);
+      return {
+        operationID: input.operationID,
+        account: input.account,
+        committedVersion: next.version,
+      };
+    });
+  },
+});
+
+const read = defineTool({
+  name: 'ledger_read',
+  description: 'Read an account.',
+  input: z.object({ account: utf8String(1, 64) }).strict(),
+  effect: 'read',
+  handler: async ({ account }, ctx) => {
+    const rec = await ctx.store.read((tx) => tx.records.get<Account>(COLLECTION, account));
+    return rec
+      ? { account, ...rec.value }
+      : failure('notFound', `No account ${account}; append to create it.`);
+  },
+});
+
+const count = defineTool({
+  name: 'ledger_count',
+  description: 'Start a job that counts to `to`, one unit per 10 ms, reporting progress.',
+  input: z.object({ to: z.number().int().min(1).max(10_000) }).strict(),
+  // Starting a job writes its record; published without hints, as before.
+  effect: 'write',
+  statedHints: [],
+  handler: async ({ to }, ctx) => {
+    const jobId = await ctx.jobs.start({
+      door: 'ledger',
+      kind: 'count',
+      input: { to },
+      run: async (job) => {
+        for (let i = 1; i <= to; i++) {
+          if (job.signal.aborted) throw new Error('cancelled');
+          await new Promise((r) => setTimeout(r, 10));
+          job.progress({
+            step: 'count',
+            currentUnit: i,
+            totalUnits: to,
+            currentStepIndex: 0,
+            totalSteps: 1,
+          });
+        }
+        return 'completed';
+      },
+    });
+    return { jobId };
+  },
+});
+
 export function createLedgerDoor(): ServedDoor {
   let kernel: Kernel | undefined;
-
-  const echo = defineTool({
-    name: 'ledger_echo',
-    description: 'Echo the text back (a trivial read-only tool).',
-    input: z.object({ text: z.string().max(1000) }).strict(),
-    output: z.object({ text: z.string() }),
-    effect: 'read',
-    handler: async ({ text }) => ({ text }),
-  });
-
-  const requestWrite = defineTool({
-    name: 'ledger_request_write_access',
-    description: 'Ask the owner for write access to the ledger.',
-    input: z.object({}).strict(),
-    effect: 'read',
-    handler: async (_input, ctx) => {
-      const grant = await ctx.requestConsent({
-        capability: 'write',
-        summary: 'ledger: write access',
-      });
-      return 'ok' in grant ? grant : { grantID: grant.id, expiresAt: grant.expiresAt };
-    },
-  });
-
-  const append = defineTool({
-    name: 'ledger_append',
-    description:
-      'Append an amount to an account, idempotently (operationID) and version-checked (expectedVersion).',
-    input: z
-      .object({
-        operationID: uuidString(),
-        account: utf8String(1, 64),
-        amount: z.number().int(),
-        expectedVersion: z.number().int().min(0).nullable(),
-        delayMs: z.number().int().min(0).max(60_000).optional(),
-      })
-      .strict(),
-    effect: 'write',
-    // Published without hints, as this door always has (MCP's defaults then read as destructive).
-    statedHints: [],
-    consent: { capability: 'write' },
-    writes: true,
-    journal: {
-      operationId: (i) => i.operationID,
-      target: (i) => i.account,
-      provenance: () => ({ provider: 'test', model: 'ledger', promptVersion: '1' }),
-      // The account record is all it writes, inside ctx.write.
-      atomic: true,
-    },
-    handler: async (input, ctx) => {
-      if (input.delayMs) await new Promise((r) => setTimeout(r, input.delayMs));
-      return ctx.write(async (tx) => {
-        const current = (await tx.records.get<Account>(COLLECTION, input.account))?.value ?? {
-          version: 0,
-          entries: [],
-        };
-        if (input.expectedVersion !== null && input.expectedVersion !== current.version) {
-          throw new AirlockError(
-            'versionConflict',
-            `Account ${input.account} is at version ${current.version}; read it and retry with expectedVersion ${current.version}.`,
-            {
-              currentVersion: current.version,
-            },
-          );
-        }
-        const next: Account = {
-          version: current.version + 1,
-          entries: [...current.entries, { operationID: input.operationID, amount: input.amount }],
-        };
-        await tx.records.put(COLLECTION, input.account, next);
-        return {
-          operationID: input.operationID,
-          account: input.account,
-          committedVersion: next.version,
-        };
-      });
-    },
-  });
-
-  const read = defineTool({
-    name: 'ledger_read',
-    description: 'Read an account.',
-    input: z.object({ account: utf8String(1, 64) }).strict(),
-    effect: 'read',
-    handler: async ({ account }, ctx) => {
-      const rec = await ctx.store.read((tx) => tx.records.get<Account>(COLLECTION, account));
-      return rec
-        ? { account, ...rec.value }
-        : failure('notFound', `No account ${account}; append to create it.`);
-    },
-  });
 
   const query = defineTool({
     name: 'ledger_query_operation',
@@ -130,37 +161,6 @@ export function createLedgerDoor(): ServedDoor {
     effect: 'read',
     handler: async ({ operationID }, ctx) =>
       kernel!.journal.state('ledger', journalKey(ctx.connection, operationID)),
-  });
-
-  const count = defineTool({
-    name: 'ledger_count',
-    description: 'Start a job that counts to `to`, one unit per 10 ms, reporting progress.',
-    input: z.object({ to: z.number().int().min(1).max(10_000) }).strict(),
-    // Starting a job writes its record; published without hints, as before.
-    effect: 'write',
-    statedHints: [],
-    handler: async ({ to }, ctx) => {
-      const jobId = await ctx.jobs.start({
-        door: 'ledger',
-        kind: 'count',
-        input: { to },
-        run: async (job) => {
-          for (let i = 1; i <= to; i++) {
-            if (job.signal.aborted) throw new Error('cancelled');
-            await new Promise((r) => setTimeout(r, 10));
-            job.progress({
-              step: 'count',
-              currentUnit: i,
-              totalUnits: to,
-              currentStepIndex: 0,
-              totalSteps: 1,
-            });
-          }
-          return 'completed';
-        },
-      });
-      return { jobId };
-    },
   });
 
   return {

@@ -1,0 +1,354 @@
+/**
+ * Airlock as the OAuth client of one HTTP upstream (spec/gateway.md §1
+ * "OAuth upstreams"), on the SDK's own helpers (`auth()` does discovery,
+ * CIMD or dynamic registration, PKCE, the code exchange and refresh):
+ *
+ * - `begin` / `finish`: the owner's connect. `begin` discovers the
+ *   upstream's authorization server afresh, registers if needed, and
+ *   returns the authorization URL to send the owner's browser to; the
+ *   state and PKCE verifier wait in the sealed grant; `finish` redeems the
+ *   code the callback brought.
+ * - `provider`: what the upstream's transport asks for a token on each
+ *   request. It refreshes ahead of expiry and after a 401, one refresh at a
+ *   time, and never starts an authorization or a registration: when the
+ *   grant cannot be refreshed it is marked `reconnect` and the call fails
+ *   with `ReconnectRequired`.
+ *
+ * The authorization server found at connect is pinned (its discovery state
+ * is kept), and tokens are stamped with its issuer, so a later 401 naming
+ * other metadata cannot redirect a token or a refresh elsewhere; a grant is
+ * used only for the URL it was made for. Tokens go to the upstream URL only,
+ * with the SDK's same-origin redirect policy.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  auth,
+  SdkErrorCode,
+  SdkHttpError,
+  UnauthorizedError,
+  type AuthProvider,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/client';
+import type { OAuthSettings } from '../config.js';
+import type { Grant, GrantSecrets, GrantStore } from './grant.js';
+
+/** The owner has to connect the upstream (again); the reason speaks to a person. */
+export class ReconnectRequired extends Error {
+  override name = 'ReconnectRequired';
+  constructor(
+    readonly upstream: string,
+    readonly reason: string,
+  ) {
+    super(`the upstream '${upstream}' needs the owner to reconnect it: ${reason}`);
+  }
+}
+
+/** A connect that cannot go on (no such pending connect, refused by the server); the message speaks to the owner. */
+export class ConnectRefused extends Error {
+  override name = 'ConnectRefused';
+}
+
+/** Whether `error` (from a request to the upstream) means it refused Airlock's authorization. */
+export function authorizationFailure(error: unknown): string | null {
+  if (error instanceof ReconnectRequired) return error.reason;
+  if (error instanceof UnauthorizedError) return 'it refused the token';
+  if (error instanceof SdkHttpError && error.code === SdkErrorCode.ClientHttpAuthentication)
+    return 'it refused the token even after a refresh';
+  return null;
+}
+
+/** How long an owner's connect waits for its callback. */
+export const PENDING_MS = 10 * 60_000;
+/** A token this close to expiry is refreshed before it is sent. */
+export const REFRESH_AHEAD_MS = 60_000;
+/** While blocked, the store is read again at most this often (another instance may have connected it). */
+const RECHECK_MS = 2_000;
+
+export interface AuthorizationView {
+  kind: 'oauth';
+  status: 'notConnected' | 'connected' | 'reconnect';
+  reason: string | null;
+  /** The authorization server's issuer. */
+  issuer: string | null;
+  scope: string | null;
+  expiresAt: number | null;
+  connectedAt: number | null;
+}
+
+export interface UpstreamAuthorization {
+  /** For the upstream's transport: the bearer token, refreshed when needed. */
+  readonly provider: AuthProvider;
+  /** Why the upstream cannot be connected now (the owner must connect it), or null. */
+  blocked(): Promise<string | null>;
+  view(): Promise<AuthorizationView>;
+  /** Starts the owner's connect; the URL to send the owner's browser to. */
+  begin(redirectUrl: string): Promise<URL>;
+  /** Whether `state` is this upstream's pending connect. */
+  pending(state: string): Promise<boolean>;
+  /** Marks the grant `reconnect` (the upstream refused its token even after a refresh). */
+  refuse(reason: string): Promise<void>;
+  /** Completes the owner's connect with the callback's parameters. */
+  finish(callback: { code: string; state: string; iss?: string | undefined }): Promise<void>;
+}
+
+export interface UpstreamAuthorizationOptions {
+  upstream: string;
+  url: string;
+  settings: OAuthSettings;
+  grants: GrantStore;
+  /** Every secret value the grant holds, each time it is read or changed (for scrubbing). */
+  onSecrets(values: string[]): void;
+}
+
+type Mode = 'connect' | 'background';
+
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+export function createUpstreamAuthorization(
+  options: UpstreamAuthorizationOptions,
+): UpstreamAuthorization {
+  const { upstream, url, settings, grants } = options;
+  const scope = settings.scopes?.length ? settings.scopes.join(' ') : undefined;
+  let refreshing: Promise<void> | null = null;
+  let checkedAt = 0;
+
+  const secretsOf = (s: GrantSecrets) =>
+    [
+      s.tokens?.access_token,
+      s.tokens?.refresh_token,
+      s.tokens?.id_token,
+      s.client?.client_secret,
+      s.pending?.verifier,
+    ].filter((v): v is string => typeof v === 'string' && v.length >= 8);
+
+  const noticed = (grant: Grant | null) => {
+    if (grant) options.onSecrets(secretsOf(grant.secrets));
+    return grant;
+  };
+  const read = async (fresh = false) => noticed(await grants.get(fresh));
+  const write: GrantStore['put'] = async (secrets, facts) => {
+    options.onSecrets(secretsOf(secrets));
+    return grants.put(secrets, facts);
+  };
+
+  const usable = (grant: Grant | null) =>
+    grant?.row.status === 'connected' && grant.secrets.serverUrl === url && grant.secrets.tokens
+      ? grant.secrets.tokens
+      : null;
+
+  /** An SDK provider over `work` (mutated as the flow goes). */
+  function clientProvider(
+    mode: Mode,
+    work: GrantSecrets,
+    extra: { state?: string; verifier?: string; onRedirect?: (url: URL) => void },
+  ): OAuthClientProvider {
+    const redirect = work.pending?.redirectUrl ?? work.redirectUrl;
+    const metadata: OAuthClientMetadata = {
+      client_name: 'Airlock',
+      redirect_uris: redirect ? [redirect] : [],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...(scope ? { scope } : {}),
+    };
+    const refuse = (reason: string): never => {
+      throw new ReconnectRequired(upstream, reason);
+    };
+    return {
+      get redirectUrl() {
+        return redirect;
+      },
+      ...(settings.clientMetadataUrl ? { clientMetadataUrl: settings.clientMetadataUrl } : {}),
+      get clientMetadata() {
+        return metadata;
+      },
+      ...(extra.state ? { state: () => extra.state! } : {}),
+      clientInformation: () => work.client,
+      saveClientInformation(info) {
+        // Registering is the owner's act (a connect), never a side effect of an agent's call.
+        if (mode === 'background' && info.client_id !== work.client?.client_id)
+          refuse('its client registration is no longer accepted');
+        work.client = info;
+      },
+      tokens: () => work.tokens,
+      saveTokens(tokens) {
+        work.tokens = { ...tokens, obtainedAt: Date.now() };
+      },
+      redirectToAuthorization(authorizationUrl) {
+        if (mode === 'background' || !extra.onRedirect)
+          refuse('its authorization ended and cannot be refreshed');
+        extra.onRedirect!(authorizationUrl);
+      },
+      saveCodeVerifier(verifier) {
+        if (mode === 'background') refuse('its authorization ended and cannot be refreshed');
+        work.pending = {
+          state: extra.state ?? '',
+          verifier,
+          redirectUrl: redirect ?? '',
+          createdAt: Date.now(),
+        };
+      },
+      codeVerifier: () => extra.verifier ?? work.pending?.verifier ?? '',
+      invalidateCredentials(what) {
+        if (what === 'all' || what === 'client') delete work.client;
+        if (what === 'all' || what === 'tokens') delete work.tokens;
+        if (what === 'all' || what === 'verifier') delete work.pending;
+        if (what === 'all' || what === 'discovery') delete work.discovery;
+      },
+      saveDiscoveryState(state) {
+        work.discovery = state;
+      },
+      discoveryState: () => work.discovery,
+    };
+  }
+
+  async function markReconnect(reason: string) {
+    const grant = await grants.get(true);
+    if (!grant) return;
+    const { tokens: _dropped, ...rest } = grant.secrets;
+    await write(rest, { status: 'reconnect', reason });
+  }
+
+  const expiring = (grant: Grant | null) => {
+    const tokens = usable(grant);
+    if (!tokens?.expires_in) return false;
+    return tokens.obtainedAt + tokens.expires_in * 1000 - Date.now() < REFRESH_AHEAD_MS;
+  };
+
+  /** One refresh at a time; `ahead`: only if still expiring once the store is read again. */
+  function refresh(ahead: boolean): Promise<void> {
+    refreshing ??= (async () => {
+      try {
+        const grant = await read(true);
+        const tokens = usable(grant);
+        if (!tokens)
+          throw new ReconnectRequired(upstream, grant?.row.reason ?? 'it is not connected');
+        if (ahead && !expiring(grant)) return; // another instance refreshed it
+        if (!tokens.refresh_token)
+          throw new ReconnectRequired(
+            upstream,
+            'its access token expired and its authorization server gave no refresh token',
+          );
+        const work: GrantSecrets = { ...grant!.secrets };
+        // Plain fetch: the upstream's configured headers are not for its authorization server.
+        const result = await auth(clientProvider('background', work, {}), {
+          serverUrl: url,
+          ...(scope ? { scope } : {}),
+        });
+        if (result !== 'AUTHORIZED' || !work.tokens)
+          throw new ReconnectRequired(upstream, 'its authorization ended and cannot be refreshed');
+        await write(work, { status: 'connected', reason: null });
+      } catch (error) {
+        if (error instanceof ReconnectRequired) await markReconnect(error.reason);
+        throw error;
+      } finally {
+        refreshing = null;
+      }
+    })();
+    return refreshing;
+  }
+
+  const provider: AuthProvider = {
+    async token() {
+      const grant = await read();
+      if (!usable(grant)) return undefined;
+      if (expiring(grant) && usable(grant)!.refresh_token)
+        await refresh(true).catch((error: unknown) => {
+          // A failed refresh ahead of time is not yet a failure: the token may still be good.
+          if (error instanceof ReconnectRequired) throw error;
+        });
+      return usable(await read())?.access_token;
+    },
+    async onUnauthorized() {
+      await refresh(false);
+    },
+  };
+
+  return {
+    provider,
+    refuse: markReconnect,
+    async blocked() {
+      const stale = Date.now() - checkedAt > RECHECK_MS;
+      let grant = await read();
+      if (!usable(grant) && stale) {
+        checkedAt = Date.now();
+        grant = await read(true);
+      }
+      if (usable(grant)) return null;
+      if (grant && grant.secrets.serverUrl && grant.secrets.serverUrl !== url)
+        return 'it was connected for another URL; connect it again';
+      return grant?.row.reason ?? 'the owner has not connected it yet';
+    },
+    async view() {
+      const grant = await read().catch(() => null);
+      const row = grant?.row;
+      const status = usable(grant ?? null)
+        ? 'connected'
+        : row?.status === 'reconnect' ||
+            (grant?.secrets.serverUrl && grant.secrets.serverUrl !== url)
+          ? 'reconnect'
+          : 'notConnected';
+      return {
+        kind: 'oauth',
+        status,
+        reason: status === 'connected' ? null : (row?.reason ?? null),
+        issuer: row?.issuer ?? null,
+        scope: row?.scope ?? null,
+        expiresAt: status === 'connected' ? (row?.expiresAt ?? null) : null,
+        connectedAt: row?.connectedAt ?? null,
+      };
+    },
+    async begin(redirectUrl) {
+      const current = (await read(true))?.secrets;
+      const work: GrantSecrets =
+        current && current.serverUrl === url ? { ...current } : { serverUrl: url };
+      // The owner's connect discovers afresh; a registration made for another redirect URL is dropped.
+      delete work.discovery;
+      delete work.pending;
+      if (work.redirectUrl !== redirectUrl && !settings.clientMetadataUrl) delete work.client;
+      work.redirectUrl = redirectUrl;
+      const state = randomBytes(32).toString('base64url');
+      let target: URL | null = null;
+      const result = await auth(
+        clientProvider('connect', work, { state, onRedirect: (u) => (target = u) }),
+        { serverUrl: url, ...(scope ? { scope } : {}), forceReauthorization: true },
+      );
+      if (result !== 'REDIRECT' || !target || !work.pending)
+        throw new ConnectRefused(
+          `The upstream '${upstream}' did not ask for an authorization; check its URL and that it requires OAuth.`,
+        );
+      await write(work, {});
+      return target;
+    },
+    async pending(state) {
+      const p = (await read(true))?.secrets.pending;
+      return !!p && sameText(p.state, state) && Date.now() - p.createdAt < PENDING_MS;
+    },
+    async finish({ code, state, iss }) {
+      const grant = await read(true);
+      const p = grant?.secrets.pending;
+      if (!grant || !p || !sameText(p.state, state) || Date.now() - p.createdAt >= PENDING_MS)
+        throw new ConnectRefused(
+          `No connect of '${upstream}' is waiting for this answer (it expired after 10 minutes, or was answered already); choose Connect again.`,
+        );
+      const work: GrantSecrets = { ...grant.secrets };
+      const result = await auth(clientProvider('connect', work, { verifier: p.verifier }), {
+        serverUrl: url,
+        authorizationCode: code,
+        ...(iss ? { iss } : {}),
+        ...(scope ? { scope } : {}),
+      });
+      if (result !== 'AUTHORIZED' || !work.tokens)
+        throw new ConnectRefused(
+          `The authorization server of '${upstream}' gave no token; choose Connect again.`,
+        );
+      delete work.pending;
+      await write(work, { status: 'connected', reason: null, connectedAt: Date.now() });
+    },
+  };
+}

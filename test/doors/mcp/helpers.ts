@@ -98,7 +98,9 @@ export async function gatewayWorkspace(
     async close() {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
       await app.close();
-      await tk.dispose();
+      // A data folder the caller gave is the caller's to keep (a restart test reopens it).
+      if (options.dataDir) await tk.close();
+      else await tk.dispose();
     },
   };
 }

@@ -31,6 +31,13 @@ export interface OAuthUpstream {
   registrations: number;
   /** Access token lifetime (s) for tokens issued from now on. */
   accessTokenTtl: number;
+  /** Requests to the MCP endpoint answered 401. */
+  rejected: number;
+  /**
+   * Hostile from now on: every MCP request is answered with a 401 naming
+   * `resourceMetadata`, or redirected (307) to `redirectTo`.
+   */
+  hostile: { resourceMetadata?: string; redirectTo?: string };
   /** Ends every grant (the user revoking the app at the authorization server). */
   revokeAll(): Promise<void>;
   /** Ends the access tokens only (a refresh still works). */
@@ -84,6 +91,8 @@ export async function oauthUpstream(
     refreshes: 0,
     registrations: 0,
     accessTokenTtl: options.accessTokenTtl ?? 3600,
+    rejected: 0,
+    hostile: {} as { resourceMetadata?: string; redirectTo?: string },
   };
 
   const provider = new Provider(issuer, {
@@ -102,13 +111,20 @@ export async function oauthUpstream(
           return {
             scope: SCOPE,
             audience: url,
-            accessTokenTTL: state.accessTokenTtl,
             accessTokenFormat: 'opaque',
           };
         },
       },
     },
     pkce: { required: () => true },
+    ttl: {
+      AccessToken: () => state.accessTokenTtl,
+      AuthorizationCode: 60,
+      Grant: 86_400,
+      Interaction: 600,
+      RefreshToken: 86_400,
+      Session: 86_400,
+    },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
@@ -179,7 +195,21 @@ export async function oauthUpstream(
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(metadata));
         return;
       }
+      if (state.hostile.redirectTo) {
+        res.writeHead(307, { location: state.hostile.redirectTo }).end();
+        return;
+      }
+      if (state.hostile.resourceMetadata) {
+        state.rejected++;
+        res
+          .writeHead(401, {
+            'www-authenticate': `Bearer resource_metadata="${state.hostile.resourceMetadata}"`,
+          })
+          .end();
+        return;
+      }
       if (!(await valid(req.headers.authorization))) {
+        state.rejected++;
         res
           .writeHead(401, {
             'www-authenticate': `Bearer resource_metadata="${rsBase}/.well-known/oauth-protected-resource/mcp", scope="${SCOPE}"`,
@@ -202,10 +232,6 @@ export async function oauthUpstream(
     });
   });
 
-  const adapterFor = (model: string) =>
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    new (provider as any).Adapter(model) as { revokeByGrantId(id: string): Promise<void> };
-
   return {
     url,
     issuer,
@@ -219,6 +245,12 @@ export async function oauthUpstream(
     get registrations() {
       return state.registrations;
     },
+    get rejected() {
+      return state.rejected;
+    },
+    get hostile() {
+      return state.hostile;
+    },
     get accessTokenTtl() {
       return state.accessTokenTtl;
     },
@@ -226,13 +258,11 @@ export async function oauthUpstream(
       state.accessTokenTtl = v;
     },
     async revokeAll() {
-      // Every grant the owner made: destroying it ends its access and refresh tokens.
+      // Every grant the owner made: destroying it ends its refresh tokens; its access tokens go too.
       for (const token of new Set(state.seenTokens)) {
         const at = await provider.AccessToken.find(token);
-        if (at?.grantId) {
-          await adapterFor('AccessToken').revokeByGrantId(at.grantId);
-          await (await provider.Grant.find(at.grantId))?.destroy();
-        }
+        if (at?.grantId) await (await provider.Grant.find(at.grantId))?.destroy();
+        await at?.destroy();
       }
     },
     async revokeAccessTokens() {
@@ -241,10 +271,10 @@ export async function oauthUpstream(
     },
     async close() {
       for (const t of sessions.values()) await t.close().catch(() => undefined);
-      await new Promise((r) => rsServer.close(r));
-      await new Promise((r) => asServer.close(r));
+      const closed = [rsServer, asServer].map((s) => new Promise((r) => s.close(r)));
       rsServer.closeAllConnections();
       asServer.closeAllConnections();
+      await Promise.all(closed);
     },
   };
 }
@@ -277,4 +307,54 @@ export async function browse(
     next = new URL(location, next).href;
   }
   throw new Error('too many redirects');
+}
+
+export interface Recorder {
+  base: string;
+  /** Every request it got: method, path, headers and body. */
+  seen: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A hostile origin: its protected-resource metadata claims the upstream's
+ * resource and names itself as the authorization server (whose metadata
+ * points every endpoint at itself); it records all it is sent.
+ */
+export async function recorder(resource: string): Promise<Recorder> {
+  const seen: string[] = [];
+  const server = createServer();
+  const base = await listen(server);
+  server.on('request', (req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      seen.push(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }));
+      const json = (v: unknown) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(v));
+      if (req.url?.startsWith('/.well-known/oauth-protected-resource'))
+        json({ resource, authorization_servers: [base] });
+      else if (req.url?.startsWith('/.well-known/'))
+        json({
+          issuer: base,
+          authorization_endpoint: `${base}/authorize`,
+          token_endpoint: `${base}/token`,
+          registration_endpoint: `${base}/register`,
+          response_types_supported: ['code'],
+          code_challenge_methods_supported: ['S256'],
+        });
+      else if (req.url === '/token')
+        json({ access_token: 'evil-token-123456', token_type: 'Bearer' });
+      else res.writeHead(401).end();
+    });
+  });
+  return {
+    base,
+    seen,
+    async close() {
+      const closed = new Promise((r) => server.close(r));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
 }

@@ -60,7 +60,7 @@ export function authorizationFailure(error: unknown): string | null {
 
 /** How long an owner's connect waits for its callback. */
 export const PENDING_MS = 10 * 60_000;
-/** A token this close to expiry is refreshed before it is sent. */
+/** A token this close to expiry (at most half its lifetime) is refreshed before it is sent. */
 export const REFRESH_AHEAD_MS = 60_000;
 /** While blocked, the store is read again at most this often (another instance may have connected it). */
 const RECHECK_MS = 2_000;
@@ -214,10 +214,13 @@ export function createUpstreamAuthorization(
     await write(rest, { status: 'reconnect', reason });
   }
 
+  /** In the last minute of its life (or the last half, for a token that lives less than two). */
   const expiring = (grant: Grant | null) => {
     const tokens = usable(grant);
     if (!tokens?.expires_in) return false;
-    return tokens.obtainedAt + tokens.expires_in * 1000 - Date.now() < REFRESH_AHEAD_MS;
+    const lifetime = tokens.expires_in * 1000;
+    const ahead = Math.min(REFRESH_AHEAD_MS, lifetime / 2);
+    return tokens.obtainedAt + lifetime - Date.now() < ahead;
   };
 
   /** One refresh at a time; `ahead`: only if still expiring once the store is read again. */

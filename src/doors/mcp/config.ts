@@ -78,8 +78,16 @@ export const OAuthSchema = z
         return url.protocol === 'https:' && url.pathname !== '/';
       }, 'must be an https:// URL with a path')
       .optional(),
+    /** A client the owner registered at the upstream's authorization server beforehand (no CIMD, no registration). */
+    clientId: z.string().min(1).optional(),
+    /** Its secret, if it has one; `${VAR}` is read from the environment, and the value is a secret. */
+    clientSecret: z.string().min(1).optional(),
   })
-  .strict();
+  .strict()
+  .refine((o) => !o.clientSecret || o.clientId, {
+    message: 'clientSecret needs clientId',
+    path: ['clientSecret'],
+  });
 
 export type OAuthSettings = z.output<typeof OAuthSchema>;
 

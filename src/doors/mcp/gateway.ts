@@ -238,6 +238,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             upstream: u.name,
             url: u.config.url,
             settings: oauth,
+            headers: u.headers,
             grants: createGrantStore({
               upstream: u.name,
               store: () => kernel?.store ?? null,

@@ -60,6 +60,19 @@ export function resolveUpstream(
     throw new UpstreamConfigError(
       `upstreams.${name}: give either an Authorization header or oauth, not both (with oauth Airlock sends the token it holds)`,
     );
+  // A pre-registered client's secret: `${VAR}` expanded, and scrubbed like every secret.
+  const oauth =
+    !isStdio(config) && config.oauth?.clientSecret
+      ? (() => {
+          const { value, used } = expandEnv(
+            config.oauth.clientSecret,
+            env,
+            `upstreams.${name}.oauth.clientSecret`,
+          );
+          secrets.push(value, ...used);
+          return { ...config.oauth, clientSecret: value };
+        })()
+      : undefined;
   for (const variable of config.secrets) {
     const value = env[variable];
     if (value === undefined)
@@ -73,7 +86,13 @@ export function resolveUpstream(
       throw new UpstreamConfigError(
         `upstreams.${name}: a secret value is ${value.length} characters long; a secret needs at least ${MIN_SECRET_LENGTH}, or it cannot be told apart from ordinary text and kept out of results`,
       );
-  return { name, config, env: upstreamEnv, headers, secrets };
+  return {
+    name,
+    config: oauth && !isStdio(config) ? { ...config, oauth } : config,
+    env: upstreamEnv,
+    headers,
+    secrets,
+  };
 }
 
 export interface McpDoorsOptions {

@@ -230,6 +230,10 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         logger.info({ upstream: name, pid: pidOf() }, 'upstream running');
       } catch (error) {
         if ((state as UpstreamState) === 'stopped') return;
+        // Refused while connecting (e.g. more scope wanted): recorded, and the owner must reconnect.
+        const refused = options.authorization ? authorizationFailure(error) : null;
+        if (refused && (refused.scope || !(await options.authorization!.blocked())))
+          await options.authorization!.refuse(refused.reason, refused.scope).catch(() => undefined);
         const blocked = await options.authorization?.blocked().catch(() => null);
         if (blocked) {
           logger.warn(
@@ -329,12 +333,13 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       );
     },
     async refusedAuthorization(error) {
-      const reason = options.authorization ? authorizationFailure(error) : null;
-      if (!reason) return null;
-      // A refusal after a good refresh was not recorded by the refresh: record it.
-      if (!(await options.authorization!.blocked())) await options.authorization!.refuse(reason);
-      if (state !== 'stopped') await unauthorized(reason);
-      return reconnectFailure(reason);
+      const refused = options.authorization ? authorizationFailure(error) : null;
+      if (!refused) return null;
+      // A refusal after a good refresh (or a wish for more scope) was not recorded by a refresh: record it.
+      if (refused.scope || !(await options.authorization!.blocked()))
+        await options.authorization!.refuse(refused.reason, refused.scope);
+      if (state !== 'stopped') await unauthorized(refused.reason);
+      return reconnectFailure(refused.reason);
     },
     async stop() {
       state = 'stopped';

@@ -23,6 +23,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   auth,
+  computeScopeUnion,
+  extractWWWAuthenticateParams,
+  InsufficientScopeError,
   SdkErrorCode,
   SdkHttpError,
   UnauthorizedError,
@@ -49,12 +52,21 @@ export class ConnectRefused extends Error {
   override name = 'ConnectRefused';
 }
 
-/** Whether `error` (from a request to the upstream) means it refused Airlock's authorization. */
-export function authorizationFailure(error: unknown): string | null {
-  if (error instanceof ReconnectRequired) return error.reason;
-  if (error instanceof UnauthorizedError) return 'it refused the token';
+/**
+ * Whether `error` (from a request to the upstream) means it refused
+ * Airlock's authorization: why, and the scope it asks for when it wants more
+ * (a 403 `insufficient_scope`, which only the owner's reconnect can grant).
+ */
+export function authorizationFailure(error: unknown): { reason: string; scope?: string } | null {
+  if (error instanceof ReconnectRequired) return { reason: error.reason };
+  if (error instanceof InsufficientScopeError)
+    return {
+      reason: `it asks for more access${error.requiredScope ? ` (scope ${error.requiredScope})` : ''}`,
+      ...(error.requiredScope ? { scope: error.requiredScope } : {}),
+    };
+  if (error instanceof UnauthorizedError) return { reason: 'it refused the token' };
   if (error instanceof SdkHttpError && error.code === SdkErrorCode.ClientHttpAuthentication)
-    return 'it refused the token even after a refresh';
+    return { reason: 'it refused the token even after a refresh' };
   return null;
 }
 
@@ -86,8 +98,11 @@ export interface UpstreamAuthorization {
   begin(redirectUrl: string): Promise<URL>;
   /** Whether `state` is this upstream's pending connect. */
   pending(state: string): Promise<boolean>;
-  /** Marks the grant `reconnect` (the upstream refused its token even after a refresh). */
-  refuse(reason: string): Promise<void>;
+  /**
+   * Marks the grant `reconnect` (the upstream refused its token even after a
+   * refresh, or asks for more scope: the owner's reconnect then asks for it too).
+   */
+  refuse(reason: string, scope?: string): Promise<void>;
   /** Completes the owner's connect with the callback's parameters. */
   finish(callback: { code: string; state: string; iss?: string | undefined }): Promise<void>;
 }
@@ -97,6 +112,8 @@ export interface UpstreamAuthorizationOptions {
   url: string;
   settings: OAuthSettings;
   grants: GrantStore;
+  /** The upstream's configured headers (sent with the probe that finds its 401). */
+  headers?: Record<string, string> | undefined;
   /** Every secret value the grant holds, each time it is read or changed (for scrubbing). */
   onSecrets(values: string[]): void;
 }
@@ -168,10 +185,21 @@ export function createUpstreamAuthorization(
         return metadata;
       },
       ...(extra.state ? { state: () => extra.state! } : {}),
-      clientInformation: () => work.client,
+      // A pre-registered client (config) when nothing was registered or named by CIMD.
+      clientInformation: () =>
+        work.client ??
+        (settings.clientId
+          ? {
+              client_id: settings.clientId,
+              ...(settings.clientSecret ? { client_secret: settings.clientSecret } : {}),
+            }
+          : undefined),
       saveClientInformation(info) {
         // Registering is the owner's act (a connect), never a side effect of an agent's call.
-        if (mode === 'background' && info.client_id !== work.client?.client_id)
+        if (
+          mode === 'background' &&
+          info.client_id !== (work.client?.client_id ?? settings.clientId)
+        )
           refuse('its client registration is no longer accepted');
         work.client = info;
       },
@@ -207,11 +235,57 @@ export function createUpstreamAuthorization(
     };
   }
 
-  async function markReconnect(reason: string) {
+  /** One unauthenticated JSON-RPC request to the upstream (its configured headers, no token). */
+  const probe = (method: string, params: Record<string, unknown>) =>
+    fetch(url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        ...options.headers,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method, params }),
+    })
+      .then(async (res) => {
+        await res.body?.cancel().catch(() => undefined);
+        return res;
+      })
+      .catch(() => null);
+
+  /**
+   * The upstream's own 401 (to `tools/list`, else `initialize`, without a
+   * token): where its protected-resource metadata is and which scope it asks
+   * for, when its `WWW-Authenticate` says (RFC 9728 §5.1); nothing otherwise.
+   */
+  async function challenge(): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+    let res = await probe('tools/list', {});
+    if (res?.status !== 401)
+      res = await probe('initialize', {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'airlock', version: '1' },
+      });
+    if (res?.status !== 401) return {};
+    const { resourceMetadataUrl, scope: asked } = extractWWWAuthenticateParams(res);
+    return {
+      ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
+      ...(asked ? { scope: asked } : {}),
+    };
+  }
+
+  async function markReconnect(reason: string, wanted?: string) {
     const grant = await grants.get(true);
     if (!grant) return;
-    const { tokens: _dropped, ...rest } = grant.secrets;
-    await write(rest, { status: 'reconnect', reason });
+    const { tokens, ...rest } = grant.secrets;
+    // A step-up keeps what was granted and adds what is asked (the refresh grant cannot widen it).
+    const wantedScope = wanted
+      ? computeScopeUnion(rest.wantedScope, tokens?.scope, wanted)
+      : rest.wantedScope;
+    await write(
+      { ...rest, ...(wantedScope ? { wantedScope } : {}) },
+      { status: 'reconnect', reason },
+    );
   }
 
   /** In the last minute of its life (or the last half, for a token that lives less than two). */
@@ -235,7 +309,9 @@ export function createUpstreamAuthorization(
         if (!tokens.refresh_token)
           throw new ReconnectRequired(
             upstream,
-            'its access token expired and its authorization server gave no refresh token',
+            ahead
+              ? 'its access token expired and its authorization server gave no refresh token'
+              : 'it refused the access token and its authorization server gave no refresh token',
           );
         const work: GrantSecrets = { ...grant!.secrets };
         // Plain fetch: the upstream's configured headers are not for its authorization server.
@@ -317,9 +393,17 @@ export function createUpstreamAuthorization(
       work.redirectUrl = redirectUrl;
       const state = randomBytes(32).toString('base64url');
       let target: URL | null = null;
+      const found = await challenge();
+      // What the configuration or the upstream's 401 asks, and what it asked for since (step-up).
+      const asked = computeScopeUnion(scope ?? found.scope, work.wantedScope);
       const result = await auth(
         clientProvider('connect', work, { state, onRedirect: (u) => (target = u) }),
-        { serverUrl: url, ...(scope ? { scope } : {}), forceReauthorization: true },
+        {
+          serverUrl: url,
+          ...(found.resourceMetadataUrl ? { resourceMetadataUrl: found.resourceMetadataUrl } : {}),
+          ...(asked ? { scope: asked } : {}),
+          forceReauthorization: true,
+        },
       );
       if (result !== 'REDIRECT' || !target || !work.pending)
         throw new ConnectRefused(
@@ -351,6 +435,7 @@ export function createUpstreamAuthorization(
           `The authorization server of '${upstream}' gave no token; choose Connect again.`,
         );
       delete work.pending;
+      delete work.wantedScope;
       await write(work, { status: 'connected', reason: null, connectedAt: Date.now() });
     },
   };

@@ -28,6 +28,8 @@ export interface GrantSecrets {
   client?: StoredOAuthClientInformation;
   tokens?: StoredOAuthTokens & { obtainedAt: number };
   discovery?: OAuthDiscoveryState;
+  /** Scope the upstream asked for beyond the grant (a 403 `insufficient_scope`): the next connect asks for it. */
+  wantedScope?: string;
   /** An owner's connect waiting for its callback. */
   pending?: { state: string; verifier: string; redirectUrl: string; createdAt: number };
 }

@@ -24,6 +24,7 @@ import { scenesScreen } from './screens/scenes.js';
 import { needsDoor, settingsScreen } from './screens/settings.js';
 import { signInScreen } from './screens/sign-in.js';
 import { upstreamsScreen } from './screens/upstreams.js';
+import { finishUpstreamConnect, takeUpstreamCallback } from './upstream-callback.js';
 import type { Screen } from './screens/screen.js';
 
 const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> = {
@@ -61,6 +62,8 @@ async function start(): Promise<void> {
   const nav = document.querySelector<HTMLElement>('header nav')!;
   const indicator = document.getElementById('live')!;
   initErrors(document.getElementById('errors')!);
+  // An OAuth upstream's authorization server sent the owner back here: finish its connect once signed in.
+  let upstreamCallback = takeUpstreamCallback();
   let mounted = await doors();
   let stop: (() => void) | void;
   let stream: EventStream | null = null;
@@ -99,6 +102,12 @@ async function start(): Promise<void> {
     });
     show();
     if (bridgeWanted() && mounted.includes('page')) void startBridge();
+    const callback = upstreamCallback;
+    upstreamCallback = null;
+    if (callback)
+      void finishUpstreamConnect(callback)
+        .then(() => show())
+        .catch((e: unknown) => showError(e, 'Could not connect the upstream'));
   };
 
   const showSignIn = (message?: string) => {

@@ -54,6 +54,8 @@ export const MAX_QUICK_FAILURES = 6;
 /** A connection that stayed up this long resets the failure count. */
 const STABLE_MS = 10_000;
 const DEFAULT_BACKOFF = [250, 500, 1000, 2000, 4000, 8000, 15_000] as const;
+/** How often an upstream waiting for the owner's connect looks whether it was connected elsewhere. */
+export const AUTHORIZATION_RECHECK_MS = 3_000;
 
 export interface Upstream {
   readonly name: string;
@@ -204,6 +206,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     state = 'unauthorized';
     lastError = `the owner must connect it: ${reason}`;
     clearTimeout(timer);
+    // Connected on another instance sharing the store: look again now and then, and start then.
+    timer = setTimeout(() => {
+      if (state === 'unauthorized') void attempt();
+    }, AUTHORIZATION_RECHECK_MS);
+    timer.unref();
     const c = current;
     current = null;
     await c?.client.close().catch(() => undefined);

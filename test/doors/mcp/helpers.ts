@@ -49,6 +49,8 @@ export async function gatewayWorkspace(
     dataDir?: string;
     /** Every logger of the workspace (door, kernel, HTTP app); silent by default. */
     logger?: Logger;
+    /** The owner's headers of another instance on the same store (a new owner token would end its). */
+    owner?: Record<string, string>;
   } = {},
 ): Promise<GatewayWorkspace> {
   const { doors, gateway } = createMcpDoorsFrom({
@@ -66,7 +68,7 @@ export async function gatewayWorkspace(
   const app = createHttpApp({ kernel: tk.kernel, logger: options.logger ?? silentLogger });
   const addr = await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${addr.port}`;
-  const owner = await ownerHeaders(tk.kernel);
+  const owner = options.owner ?? (await ownerHeaders(tk.kernel));
   const clients: Client[] = [];
   return {
     tk,

@@ -364,7 +364,8 @@ export function createUpstreamAuthorization(
       return grant?.row.reason ?? 'the owner has not connected it yet';
     },
     async view() {
-      const grant = await read().catch(() => null);
+      // Read afresh: another instance sharing the store may have connected, refreshed or lost it.
+      const grant = await read(true).catch(() => null);
       const row = grant?.row;
       const status = usable(grant ?? null)
         ? 'connected'

@@ -95,7 +95,8 @@ export function createGrantStore(options: {
         row: {
           ...row,
           status: 'reconnect',
-          reason: 'its stored tokens cannot be read (the key file changed)',
+          reason:
+            'its stored tokens were sealed with another key (instances sharing a store need the same upstream-oauth.key in their data folders; copy it, or connect it again)',
         },
         secrets: { serverUrl: '' },
       };

@@ -24,7 +24,7 @@ import { scenesScreen } from './screens/scenes.js';
 import { needsDoor, settingsScreen } from './screens/settings.js';
 import { signInScreen } from './screens/sign-in.js';
 import { upstreamsScreen } from './screens/upstreams.js';
-import { finishUpstreamConnect, takeUpstreamCallback } from './upstream-callback.js';
+import { pendingUpstreamConnect } from './upstream-callback.js';
 import type { Screen } from './screens/screen.js';
 
 const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> = {
@@ -62,8 +62,6 @@ async function start(): Promise<void> {
   const nav = document.querySelector<HTMLElement>('header nav')!;
   const indicator = document.getElementById('live')!;
   initErrors(document.getElementById('errors')!);
-  // An OAuth upstream's authorization server sent the owner back here: finish its connect once signed in.
-  let upstreamCallback = takeUpstreamCallback();
   let mounted = await doors();
   let stop: (() => void) | void;
   let stream: EventStream | null = null;
@@ -100,14 +98,8 @@ async function start(): Promise<void> {
       onEvent: (e) => handleEvent(e),
       onState: (s) => liveIndicator(indicator, s),
     });
-    show();
+    showAndFinishConnect(show);
     if (bridgeWanted() && mounted.includes('page')) void startBridge();
-    const callback = upstreamCallback;
-    upstreamCallback = null;
-    if (callback)
-      void finishUpstreamConnect(callback)
-        .then(() => show())
-        .catch((e: unknown) => showError(e, 'Could not connect the upstream'));
   };
 
   const showSignIn = (message?: string) => {
@@ -198,6 +190,9 @@ async function start(): Promise<void> {
   if (owner) enter();
   else showSignIn();
 }
+
+// An OAuth upstream's authorization server sent the owner back here: finished once signed in.
+const showAndFinishConnect = pendingUpstreamConnect();
 
 // Every owner decision the server refuses without the owner's presence asks for the passkey.
 onPresenceNeeded(presenceFor);

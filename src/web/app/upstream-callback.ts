@@ -9,6 +9,7 @@
  * Browser-only.
  */
 import { post } from './api.js';
+import { showError } from './errors.js';
 
 export const CALLBACK_PATH = '/upstream-oauth/callback';
 
@@ -24,8 +25,20 @@ export function takeUpstreamCallback(): Record<string, string> | null {
   return params;
 }
 
-/** Hands the answer to the server; the upstream's name once connected. */
-export async function finishUpstreamConnect(params: Record<string, string>): Promise<string> {
-  const done = await post<{ upstream: string }>('upstreams/oauth/callback', params);
-  return done.upstream;
+/**
+ * Takes this page's callback (if it is one) now, and answers what the
+ * signed-in page calls to show its screen: it shows it, hands the answer to
+ * the server once, and shows the screen again (the upstream connected).
+ */
+export function pendingUpstreamConnect(): (show: () => void) => void {
+  let params = takeUpstreamCallback();
+  return (show) => {
+    show();
+    const answer = params;
+    params = null;
+    if (answer)
+      void post('upstreams/oauth/callback', answer)
+        .then(() => show())
+        .catch((e: unknown) => showError(e, 'Could not connect the upstream'));
+  };
 }

@@ -18,12 +18,17 @@
  *    check the suite marks untestable — a pass on a missing fixture is no
  *    pass) fails the run unless scripts/conformance-expected-failures.json
  *    lists it with a reason; a listed entry that no longer fails fails too.
- * 4. The suites have no stdio server mode, so a short smoke test drives the
+ * 4. The client `auth` suite of both versions (`conformance client --suite
+ *    auth`) against Airlock's upstream OAuth client (the mcp door, spec/
+ *    gateway.md §1 "OAuth upstreams") through scripts/conformance-auth-client.mjs,
+ *    judged the same way (keys `client auth <version>` in the baseline).
+ * 5. The suites have no stdio server mode, so a short smoke test drives the
  *    same fixtures over `airlock stdio --doors conformance` with the SDK
  *    client, on both protocol eras. It is ours, not the official suite.
  *
  * Always stops the server. Exit code 0 only when nothing unexpected happened.
- * Options: --keep (keep the results folder), --skip-stdio.
+ * Options: --keep (keep the results folder), --skip-stdio, --client-auth-only
+ * (only step 4: no server is started).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -194,6 +199,43 @@ function runSuite(run, url, out) {
   });
 }
 
+/**
+ * Runs one version's client `auth` suite under Node 22 with Airlock's driver
+ * (the suite appends its mock server's URL); its checks go to `out/auth/`.
+ */
+function runClientAuthSuite(run, out) {
+  mkdirSync(out, { recursive: true });
+  const log = openSync(join(out, 'suite.log'), 'w');
+  const cli = join(root, run.pkg, 'dist/index.js');
+  const driver = `${process.execPath} ${join(root, 'scripts/conformance-auth-client.mjs')}`;
+  const child = spawn(NODE22, [cli, 'client', '--command', driver, '--suite', 'auth', '-o', out], {
+    cwd: out,
+    stdio: ['ignore', log, log],
+  });
+  cleanups.push(() => stopProcess(child));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(signal ? `signal ${signal}` : code);
+    });
+  });
+}
+
+/** Scenario → checks, from the client suite's `auth/<scenario>-<timestamp>/checks.json` folders. */
+function readClientResults(out) {
+  const scenarios = new Map();
+  const dir = join(out, 'auth');
+  if (!existsSync(dir)) return scenarios;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const name = /^(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry.name)?.[1];
+    if (!entry.isDirectory() || !name) continue;
+    const file = join(dir, entry.name, 'checks.json');
+    scenarios.set(`auth/${name}`, existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null);
+  }
+  return scenarios;
+}
+
 /** Scenario → checks, from the suite's `server-<scenario>-<timestamp>/checks.json` folders. */
 function readResults(out) {
   const scenarios = new Map();
@@ -283,11 +325,12 @@ async function main() {
   const workdir = mkdtempSync(join(tmpdir(), 'airlock-conformance-'));
   if (!args.has('--keep'))
     cleanups.push(async () => rmSync(workdir, { recursive: true, force: true }));
-  const url = await startServer(workdir);
-  console.log(`airlock serve --doors conformance: ${url}`);
+  const serverRuns = args.has('--client-auth-only') ? [] : RUNS;
+  const url = serverRuns.length ? await startServer(workdir) : null;
+  if (url) console.log(`airlock serve --doors conformance: ${url}`);
 
   let allOk = true;
-  for (const run of RUNS) {
+  for (const run of serverRuns) {
     const out = join(workdir, run.id.replace(/[^\w.-]+/g, '_'));
     console.log(`running ${run.title} …`);
     const exit = await runSuite(run, url, out);
@@ -304,7 +347,26 @@ async function main() {
     allOk = printReport(run.title, exit, report) && allOk;
   }
 
-  if (args.has('--skip-stdio')) {
+  for (const run of RUNS) {
+    const id = `client auth ${run.version}`;
+    const out = join(workdir, id.replace(/[^\w.-]+/g, '_'));
+    console.log(
+      `running conformance ${run.version} — client auth suite (Airlock's upstream OAuth client) …`,
+    );
+    const exit = await runClientAuthSuite(run, out);
+    if (cleaning) return 130;
+    const scenarios = readClientResults(out);
+    const report = judge(scenarios, baseline[id] ?? {});
+    if (scenarios.size === 0)
+      report.unexpected.push(`no scenario ran (suite exit ${exit}); see ${join(out, 'suite.log')}`);
+    if (exit !== 0 && exit !== 1)
+      report.unexpected.push(
+        `the suite itself failed (exit ${exit}); see ${join(out, 'suite.log')}`,
+      );
+    allOk = printReport(`conformance ${run.version} — client auth suite`, exit, report) && allOk;
+  }
+
+  if (args.has('--skip-stdio') || args.has('--client-auth-only')) {
     console.log('\nstdio: skipped (--skip-stdio)');
   } else {
     console.log(

@@ -67,6 +67,9 @@ progress { width: 100%; height: 14px; }
 .status-failed, .status-cancelled { color: var(--danger); }
 .status-completed_with_errors { color: var(--warn); }
 .warnings { color: var(--warn); margin: 4px 0 0; padding-left: 1.2em; }
+.authorization { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; margin: 6px 0; }
+.authorization p { margin: 0; flex: 1 1 20em; }
+.authorization .needs { color: var(--warn); }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); gap: 10px; list-style: none; padding: 0; }
 .thumb { display: block; border: 1px solid var(--line); border-radius: 6px; padding: 6px; background: var(--panel);
   color: var(--fg); text-decoration: none; text-align: center; }

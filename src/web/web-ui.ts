@@ -110,7 +110,13 @@ export function createWebUi(options: WebUiOptions = {}): StaticHandler {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     // `/login` is the same page: the sign-in link printed at start carries its code in the fragment.
-    if (path === '/' || path === '/index.html' || path === '/login')
+    // `/upstream-oauth/callback`: an OAuth upstream's authorization server sends the owner back here (the mcp door's CALLBACK_PATH).
+    if (
+      path === '/' ||
+      path === '/index.html' ||
+      path === '/login' ||
+      path === '/upstream-oauth/callback'
+    )
       return send(req, res, 'text/html; charset=utf-8', html);
     if (path === '/ui/style.css') return send(req, res, 'text/css; charset=utf-8', css);
     let full: string | null = null;

@@ -40,6 +40,10 @@ describe('the config file is strict: every unknown key is refused with the key m
       'unknown key `header` in `upstreams.gh`; did you mean `headers`?',
     ],
     [
+      { upstreams: { gh: { url: 'https://x/mcp', oauth: { scope: ['a'] } } } },
+      'unknown key `scope` in `upstreams.gh.oauth`; did you mean `scopes`?',
+    ],
+    [
       { upstreams: { fs: { cmd: 'x' } } },
       'unknown key `cmd` in `upstreams.fs`; did you mean `command`?',
     ],
@@ -127,6 +131,10 @@ describe('the config file is strict: every unknown key is refused with the key m
         upstreams: {
           fs: { command: 'npx', args: ['x'], limits: { upstreamMessageBytes: 1_048_576 } },
           gh: { url: 'https://x/mcp' },
+          linear: {
+            url: 'https://mcp.example/mcp',
+            oauth: { scopes: ['read'], clientMetadataUrl: 'https://me.example/airlock.json' },
+          },
         },
         scene: { projectRoots: ['p'], llm: { model: 'm' } },
         notes: { prefix: 'rooqi' },

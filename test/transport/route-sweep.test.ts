@@ -26,6 +26,7 @@ import { connectClient } from '../helpers/mcp-client.js';
 import { comicPage, tempDir } from '../doors/scene/helpers.js';
 import { fakeLlm, type FakeLlm } from '../doors/scene/server.js';
 import { serverBin } from '../doors/mcp/helpers.js';
+import { browse, oauthUpstream, type OAuthUpstream } from '../doors/mcp/oauth-fixtures.js';
 import { samplePdf } from '../doors/notes/fixtures.js';
 
 type Headers = Record<string, string>;
@@ -41,6 +42,7 @@ let owner: Headers;
 let alice: Headers;
 let bob: Headers;
 let audiences: Map<string, string>;
+let oauth: OAuthUpstream;
 
 const PETSTORE = fileURLToPath(new URL('../fixtures/openapi/petstore.yaml', import.meta.url));
 
@@ -49,6 +51,7 @@ beforeAll(async () => {
   llm = await fakeLlm();
   // The llm step waits until its job is cancelled: pipelines stay running for the cancel routes.
   llm.delayMs = 60_000;
+  oauth = await oauthUpstream();
   const ctx: DoorContext = {
     data: dir,
     storage: fileFolderStorage,
@@ -62,6 +65,8 @@ beforeAll(async () => {
         args: [serverBin('memory')],
         env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
       },
+      // An HTTP upstream that requires OAuth (a real authorization server on loopback).
+      gh: { url: oauth.url, oauth: {} },
     },
     config: { scene: { llm: { baseUrl: llm.url, model: 'fake' } } },
   };
@@ -103,6 +108,7 @@ afterAll(async () => {
   await app?.close();
   await tk?.close();
   await llm?.close();
+  await oauth?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -537,6 +543,25 @@ const CASES: Record<string, RouteCase> = {
       return at(`upstreams/${mem!.name}/tools/${tool.replace(/^mem_/, '')}/effect`, {
         json: { effect: 'write' },
       });
+    },
+  },
+
+  // Connecting an OAuth upstream (issue 29 item 4): the owner's alone.
+  'POST /api/v1/upstreams/{name}/connect': {
+    kind: 'write',
+    tool: 'upstream.connect',
+    request: async () => at('upstreams/gh/connect', { json: {} }),
+  },
+  'POST /api/v1/upstreams/oauth/callback': {
+    kind: 'write',
+    tool: 'upstream.connected',
+    request: async () => {
+      const started = await must(owner, 'POST', 'upstreams/gh/connect', { json: {} });
+      const answer = await browse(
+        started.authorizationUrl as string,
+        `${base}/upstream-oauth/callback`,
+      );
+      return at('upstreams/oauth/callback', { json: answer });
     },
   },
 

@@ -58,6 +58,39 @@ export const StdioUpstreamSchema = z
   })
   .strict();
 
+/** `upstreams.NAME.oauth` (spec/gateway.md §1 "OAuth upstreams"). */
+export const OAuthSchema = z
+  .object({
+    /** Scopes to ask for; default: those the upstream's protected-resource metadata lists. */
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one OAuth scope token'))
+      .optional(),
+    /**
+     * A client ID metadata document (CIMD) the owner hosts: used as the
+     * client id when the upstream's authorization server supports CIMD, else
+     * Airlock registers itself dynamically (RFC 7591).
+     */
+    clientMetadataUrl: z
+      .string()
+      .url()
+      .refine((u) => {
+        const url = new URL(u);
+        return url.protocol === 'https:' && url.pathname !== '/';
+      }, 'must be an https:// URL with a path')
+      .optional(),
+    /** A client the owner registered at the upstream's authorization server beforehand (no CIMD, no registration). */
+    clientId: z.string().min(1).optional(),
+    /** Its secret, if it has one; `${VAR}` is read from the environment, and the value is a secret. */
+    clientSecret: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((o) => !o.clientSecret || o.clientId, {
+    message: 'clientSecret needs clientId',
+    path: ['clientSecret'],
+  });
+
+export type OAuthSettings = z.output<typeof OAuthSchema>;
+
 export const HttpUpstreamSchema = z
   .object({
     url: z
@@ -65,6 +98,8 @@ export const HttpUpstreamSchema = z
       .url()
       .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL'),
     headers: z.record(z.string(), z.string()).default({}),
+    /** The upstream requires OAuth: the owner connects it once (Upstreams screen); Airlock is the client. */
+    oauth: OAuthSchema.optional(),
     ...common,
   })
   .strict();

@@ -81,7 +81,8 @@ export async function forwardCall(
     return result;
   } catch (error) {
     if (ctx.signal.aborted) throw error; // the kernel answers timeout or cancelled
-    return failureOf(error, call);
+    // Refused with a 401, the call was not run: unavailable, never uncertain.
+    return (await upstream.refusedAuthorization(error)) ?? failureOf(error, call);
   }
 }
 

@@ -10,7 +10,6 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import {
-  createScrubber,
   DEFAULT_LIMITS,
   scrubbedLogger,
   scrubValue,
@@ -27,6 +26,15 @@ import { upstreamTool } from './tools.js';
 import { compactTools, type CatalogEntry } from './catalog.js';
 import { definitionOf, digestOf, flagsOf, REVIEWS, reviewStateOf, type Review } from './pinning.js';
 import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream.js';
+import { isStdio } from './config.js';
+import {
+  createUpstreamAuthorization,
+  type AuthorizationView,
+  type UpstreamAuthorization,
+} from './oauth/client.js';
+import { createGrantStore } from './oauth/grant.js';
+import { fileSealer, type Sealer } from './oauth/seal.js';
+import { growingScrubber } from './oauth/token-scrub.js';
 
 export const OVERRIDES = 'mcp.effects';
 
@@ -62,8 +70,10 @@ export interface UpstreamRuntime {
   readonly name: string;
   readonly upstream: Upstream;
   readonly scrub: Scrubber;
-  /** Whether any secret is configured (else `scrub` changes nothing). */
+  /** Whether any secret is configured or tokens may be held (else `scrub` changes nothing). */
   readonly hasSecrets: boolean;
+  /** An OAuth upstream's grant (config `oauth`). */
+  readonly authorization: UpstreamAuthorization | null;
   readonly separator: string;
   readonly auditReads: boolean;
   /** The upstream's tools as last listed. */
@@ -92,6 +102,8 @@ export interface Gateway {
   setEffect(upstream: string, tool: string, effect: Effect | null): Promise<ToolView | null>;
   /** Called by each door's start; the first call loads stored overrides. */
   attach(kernel: Kernel): Promise<void>;
+  /** The OAuth upstreams' grants as the owner may see them (never a token), by upstream name. */
+  authorizations(): Promise<Record<string, AuthorizationView>>;
   /** Listeners for resource and prompt list changes (the MCP surface). */
   onListChanged(listener: (upstream: string, kind: 'resources' | 'prompts') => void): () => void;
   stop(): Promise<void>;
@@ -102,6 +114,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** Folder for the lazy start's tool cache; none → lazy upstreams connect at start. */
   cacheDir?: string | undefined;
+  /** The data folder: OAuth upstreams' key file (`upstream-oauth.key`) lives there. */
+  dataDir?: string | undefined;
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
@@ -209,13 +223,40 @@ export function createGateway(options: GatewayOptions): Gateway {
     return tools;
   }
 
+  let sealer: Sealer | null = null;
+  const sealerOf = () => {
+    if (!options.dataDir) throw new Error('an OAuth upstream needs a data folder for its key file');
+    return (sealer ??= fileSealer(options.dataDir));
+  };
+
   for (const u of options.upstreams) {
-    const scrub = createScrubber(u.secrets);
+    const scrub = growingScrubber(u.secrets);
+    const oauth = !isStdio(u.config) ? u.config.oauth : undefined;
+    const authorization =
+      oauth && !isStdio(u.config)
+        ? createUpstreamAuthorization({
+            upstream: u.name,
+            url: u.config.url,
+            settings: oauth,
+            headers: u.headers,
+            grants: createGrantStore({
+              upstream: u.name,
+              store: () => kernel?.store ?? null,
+              sealer: {
+                seal: (plain, name) => sealerOf().seal(plain, name),
+                open: (sealed, name) => sealerOf().open(sealed, name),
+              },
+            }),
+            // The tokens are secrets of this upstream: scrubbed from all it shows, a second line of defence.
+            onSecrets: (values) => scrub.add(values),
+          })
+        : null;
     const logger = scrubbedLogger(options.logger.child({ door: 'mcp', upstream: u.name }), scrub);
     const rt: UpstreamRuntime = {
       name: u.name,
       scrub,
-      hasSecrets: u.secrets.length > 0,
+      hasSecrets: u.secrets.length > 0 || authorization !== null,
+      authorization,
       separator: u.config.separator,
       auditReads: u.config.auditReads,
       listed: [],
@@ -234,6 +275,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         headers: u.headers,
         logger,
         scrub,
+        authorization: authorization ?? undefined,
         onConnected: async (client) => {
           rt.listed = await listTools(client, scrub, logger);
           rt.known = true;
@@ -359,6 +401,11 @@ export function createGateway(options: GatewayOptions): Gateway {
         await Promise.all(runtimes.map((rt) => startOne(rt, configs.get(rt.name)!)));
       })();
       return attached;
+    },
+    async authorizations() {
+      const out: Record<string, AuthorizationView> = {};
+      for (const rt of runtimes) if (rt.authorization) out[rt.name] = await rt.authorization.view();
+      return out;
     },
     onListChanged(listener) {
       listeners.add(listener);

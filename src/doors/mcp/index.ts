@@ -17,6 +17,7 @@ import {
 import { createGateway, type Gateway, type ResolvedUpstream } from './gateway.js';
 import { createExtender, createPresenter, MCP_CAPABILITIES } from './surface.js';
 import { upstreamRoutes, type OwnerAudit } from './rest.js';
+import { connectRoutes } from './oauth/routes.js';
 
 export {
   parseUpstreamFlag,
@@ -51,6 +52,27 @@ export function resolveUpstream(
     );
   const upstreamEnv = isStdio(config) ? expandAll(config.env, 'env') : {};
   const headers = isStdio(config) ? {} : expandAll(config.headers, 'headers');
+  if (
+    !isStdio(config) &&
+    config.oauth &&
+    Object.keys(headers).some((h) => /^authorization$/i.test(h))
+  )
+    throw new UpstreamConfigError(
+      `upstreams.${name}: give either an Authorization header or oauth, not both (with oauth Airlock sends the token it holds)`,
+    );
+  // A pre-registered client's secret: `${VAR}` expanded, and scrubbed like every secret.
+  const oauth =
+    !isStdio(config) && config.oauth?.clientSecret
+      ? (() => {
+          const { value, used } = expandEnv(
+            config.oauth.clientSecret,
+            env,
+            `upstreams.${name}.oauth.clientSecret`,
+          );
+          secrets.push(value, ...used);
+          return { ...config.oauth, clientSecret: value };
+        })()
+      : undefined;
   for (const variable of config.secrets) {
     const value = env[variable];
     if (value === undefined)
@@ -64,7 +86,13 @@ export function resolveUpstream(
       throw new UpstreamConfigError(
         `upstreams.${name}: a secret value is ${value.length} characters long; a secret needs at least ${MIN_SECRET_LENGTH}, or it cannot be told apart from ordinary text and kept out of results`,
       );
-  return { name, config, env: upstreamEnv, headers, secrets };
+  return {
+    name,
+    config: oauth && !isStdio(config) ? { ...config, oauth } : config,
+    env: upstreamEnv,
+    headers,
+    secrets,
+  };
 }
 
 export interface McpDoorsOptions {
@@ -73,6 +101,8 @@ export interface McpDoorsOptions {
   logger: Logger;
   /** Where a lazy upstream's last tool list is kept. */
   cacheDir?: string | undefined;
+  /** The data folder (an OAuth upstream's key file). */
+  dataDir?: string | undefined;
 }
 
 /** One door per upstream, all sharing one gateway (names, overrides, resources and prompts). */
@@ -87,6 +117,7 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
     upstreams: resolved,
     logger: options.logger,
     cacheDir: options.cacheDir,
+    dataDir: options.dataDir,
   });
   let limitsOf: (mount: string) => number = () => DEFAULT_LIMITS.responseBytes;
   let ownerAudit: OwnerAudit = async () => {
@@ -111,7 +142,14 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
       instructions: `Tools named ${rt.name}${rt.separator}… come from the MCP server '${rt.name}' through Airlock: the owner's policy may ask them before a change runs (approvalRequired: wait and call again). Tools that change something take an optional operationID: reuse it when retrying so the change happens once.`,
     },
     http: {
-      ...(i === 0 ? { routes: upstreamRoutes(gateway, (...a) => ownerAudit(...a)) } : {}),
+      ...(i === 0
+        ? {
+            routes: [
+              ...upstreamRoutes(gateway, (...a) => ownerAudit(...a)),
+              ...connectRoutes(gateway, (...a) => ownerAudit(...a)),
+            ],
+          }
+        : {}),
       banner: () => {
         const s = rt.upstream.status();
         return [
@@ -145,5 +183,6 @@ export async function createMcpDoors(ctx: DoorContext): Promise<ServedDoor[]> {
     env: ctx.env,
     logger: ctx.logger,
     cacheDir: join(ctx.data, 'mcp'),
+    dataDir: ctx.data,
   }).doors;
 }

@@ -25,7 +25,15 @@ export function upstreamRoutes(gateway: Gateway, audit: OwnerAudit): RestRoute[]
       method: 'GET',
       path: 'upstreams',
       summary: 'The mcp door’s upstreams: state, last stderr lines, tools and their effects',
-      handler: async () => ({ status: 200, body: { upstreams: gateway.views() } }),
+      handler: async () => {
+        const authorizations = await gateway.authorizations();
+        const upstreams = gateway
+          .views()
+          .map((v) =>
+            authorizations[v.name] ? { ...v, authorization: authorizations[v.name] } : v,
+          );
+        return { status: 200, body: { upstreams } };
+      },
     },
     {
       method: 'PUT',

@@ -13,8 +13,11 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { AIRLOCK_VERSION, failure, type Failure, type Logger } from '../../kernel/index.js';
 import { isStdio, type UpstreamConfig } from './config.js';
 import { BoundedReadBuffer, DEFAULT_UPSTREAM_MESSAGE_BYTES } from './bounded.js';
+import { authorizationFailure, type UpstreamAuthorization } from './oauth/client.js';
 
-export type UpstreamState = 'idle' | 'starting' | 'running' | 'restarting' | 'failed' | 'stopped';
+/** `unauthorized`: an OAuth upstream the owner has not connected, or whose grant ended (reconnect). */
+export type UpstreamState =
+  'idle' | 'starting' | 'running' | 'restarting' | 'failed' | 'stopped' | 'unauthorized';
 
 export interface UpstreamStatus {
   name: string;
@@ -42,6 +45,8 @@ export interface UpstreamOptions {
   onConnected(client: Client): Promise<void>;
   /** Backoff delays in ms; the last repeats. */
   backoffMs?: readonly number[];
+  /** An OAuth upstream's grant (`oauth` in its config): its transport's tokens, and whether it may connect. */
+  authorization?: UpstreamAuthorization | undefined;
 }
 
 export const STDERR_LINES = 50;
@@ -49,6 +54,8 @@ export const MAX_QUICK_FAILURES = 6;
 /** A connection that stayed up this long resets the failure count. */
 const STABLE_MS = 10_000;
 const DEFAULT_BACKOFF = [250, 500, 1000, 2000, 4000, 8000, 15_000] as const;
+/** How often an upstream waiting for the owner's connect looks whether it was connected elsewhere. */
+export const AUTHORIZATION_RECHECK_MS = 3_000;
 
 export interface Upstream {
   readonly name: string;
@@ -58,6 +65,12 @@ export interface Upstream {
   /** The connected client, waiting (bounded) while it starts or restarts; a failure when it cannot be reached. */
   client(waitMs: number): Promise<Client | Failure>;
   stop(): Promise<void>;
+  /**
+   * For a request that failed because the upstream refused Airlock's
+   * authorization: the upstream waits for the owner's reconnect, and the
+   * call's failure says so; null for any other error.
+   */
+  refusedAuthorization(error: unknown): Promise<Failure | null>;
 }
 
 export function createUpstream(options: UpstreamOptions): Upstream {
@@ -122,6 +135,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     }
     return new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: options.headers },
+      ...(options.authorization ? { authProvider: options.authorization.provider } : {}),
     });
   }
 
@@ -187,9 +201,35 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     timer.unref();
   }
 
+  /** Marks the upstream as waiting for the owner's (re)connect; no restarts until then. */
+  async function unauthorized(reason: string) {
+    state = 'unauthorized';
+    lastError = `the owner must connect it: ${reason}`;
+    clearTimeout(timer);
+    // Connected on another instance sharing the store: look again now and then, and start then.
+    timer = setTimeout(() => {
+      if (state === 'unauthorized') void attempt();
+    }, AUTHORIZATION_RECHECK_MS);
+    timer.unref();
+    const c = current;
+    current = null;
+    await c?.client.close().catch(() => undefined);
+    settle();
+  }
+
   function attempt(): Promise<void> {
     connecting ??= (async () => {
       try {
+        const blocked = await options.authorization?.blocked();
+        if (blocked) {
+          if ((state as UpstreamState) !== 'unauthorized')
+            logger.warn(
+              { upstream: name, reason: blocked },
+              'upstream waits for the owner to connect it',
+            );
+          await unauthorized(blocked);
+          return;
+        }
         await connectOnce();
         if (state === 'restarting') restarts++;
         state = 'running';
@@ -197,12 +237,31 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         logger.info({ upstream: name, pid: pidOf() }, 'upstream running');
       } catch (error) {
         if ((state as UpstreamState) === 'stopped') return;
+        // Refused while connecting (e.g. more scope wanted): recorded, and the owner must reconnect.
+        const refused = options.authorization ? authorizationFailure(error) : null;
+        if (refused && (refused.scope || !(await options.authorization!.blocked())))
+          await options.authorization!.refuse(refused.reason, refused.scope).catch(() => undefined);
+        const blocked = await options.authorization?.blocked().catch(() => null);
+        if (blocked) {
+          logger.warn(
+            { upstream: name, reason: blocked },
+            'upstream waits for the owner to connect it',
+          );
+          await unauthorized(blocked);
+          return;
+        }
         lastError = scrub(error instanceof Error ? error.message : String(error));
         logger.warn({ upstream: name, lastError }, 'upstream did not start');
         scheduleRestart();
       } finally {
         connecting = null;
-        if (state === 'running' || state === 'failed' || state === 'stopped') settle();
+        if (
+          state === 'running' ||
+          state === 'failed' ||
+          state === 'stopped' ||
+          state === 'unauthorized'
+        )
+          settle();
       }
     })();
     return connecting;
@@ -210,6 +269,13 @@ export function createUpstream(options: UpstreamOptions): Upstream {
 
   const pidOf = () =>
     current && current.transport instanceof StdioClientTransport ? current.transport.pid : null;
+
+  const reconnectFailure = (reason: string) =>
+    failure(
+      'unavailable',
+      `The upstream '${name}' needs the owner to reconnect it (${reason}); ask the owner to choose Reconnect for '${name}' on the Upstreams screen of the Airlock web UI, then call again.`,
+      { upstream: name, state: 'unauthorized' },
+    );
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -238,7 +304,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       stderr: [...stderr],
     }),
     async start() {
-      if (state === 'idle' || state === 'failed') {
+      if (state === 'idle' || state === 'failed' || state === 'unauthorized') {
         state = 'starting';
         quickFailures = 0;
       }
@@ -246,6 +312,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       if (state !== 'running') throw new Error(lastError ?? `upstream ${name} did not start`);
     },
     async client(waitMs) {
+      const blocked = await options.authorization?.blocked();
+      if (blocked) {
+        if (state !== 'stopped' && state !== 'unauthorized') await unauthorized(blocked);
+        return reconnectFailure(blocked);
+      }
+      if (state === 'unauthorized') {
+        state = 'starting';
+        void attempt();
+      }
       if (state === 'idle') {
         state = 'starting';
         void attempt();
@@ -263,6 +338,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         `The upstream '${name}' is ${state === 'restarting' ? 'restarting' : 'not running'}; retry in a few seconds.`,
         { upstream: name, state },
       );
+    },
+    async refusedAuthorization(error) {
+      const refused = options.authorization ? authorizationFailure(error) : null;
+      if (!refused) return null;
+      // A refusal after a good refresh (or a wish for more scope) was not recorded by a refresh: record it.
+      if (refused.scope || !(await options.authorization!.blocked()))
+        await options.authorization!.refuse(refused.reason, refused.scope);
+      if (state !== 'stopped') await unauthorized(refused.reason);
+      return reconnectFailure(refused.reason);
     },
     async stop() {
       state = 'stopped';

@@ -24,6 +24,7 @@ import { scenesScreen } from './screens/scenes.js';
 import { needsDoor, settingsScreen } from './screens/settings.js';
 import { signInScreen } from './screens/sign-in.js';
 import { upstreamsScreen } from './screens/upstreams.js';
+import { pendingUpstreamConnect } from './upstream-callback.js';
 import type { Screen } from './screens/screen.js';
 
 const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> = {
@@ -97,7 +98,7 @@ async function start(): Promise<void> {
       onEvent: (e) => handleEvent(e),
       onState: (s) => liveIndicator(indicator, s),
     });
-    show();
+    showAndFinishConnect(show);
     if (bridgeWanted() && mounted.includes('page')) void startBridge();
   };
 
@@ -189,6 +190,9 @@ async function start(): Promise<void> {
   if (owner) enter();
   else showSignIn();
 }
+
+// An OAuth upstream's authorization server sent the owner back here: finished once signed in.
+const showAndFinishConnect = pendingUpstreamConnect();
 
 // Every owner decision the server refuses without the owner's presence asks for the passkey.
 onPresenceNeeded(presenceFor);

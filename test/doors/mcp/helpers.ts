@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
 import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
-import { silentLogger } from '../../../src/kernel/logger.js';
+import { silentLogger, type Logger } from '../../../src/kernel/logger.js';
 import { createMcpDoorsFrom, parseUpstreams, type Gateway } from '../../../src/doors/mcp/index.js';
 import type { UpstreamInput } from '../../../src/doors/mcp/config.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
@@ -45,19 +45,30 @@ export async function gatewayWorkspace(
     /** Where lazy upstreams' tool lists are kept (`<data>/mcp`). */
     cacheDir?: string;
     kernel?: Partial<Omit<KernelOptions, 'store' | 'blobs' | 'events' | 'logger'>>;
+    /** Where the workspace keeps its data (the kernel's store, an OAuth upstream's key file). */
+    dataDir?: string;
+    /** Every logger of the workspace (door, kernel, HTTP app); silent by default. */
+    logger?: Logger;
+    /** The owner's headers of another instance on the same store (a new owner token would end its). */
+    owner?: Record<string, string>;
   } = {},
 ): Promise<GatewayWorkspace> {
   const { doors, gateway } = createMcpDoorsFrom({
     upstreams: parseUpstreams(upstreams),
     env: options.env ?? process.env,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     cacheDir: options.cacheDir,
+    dataDir: options.dataDir,
   });
-  const tk = await testKernel(doors, options.kernel ?? {});
-  const app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
+  const tk = await testKernel(doors, {
+    ...(options.kernel ?? {}),
+    ...(options.dataDir ? { dir: options.dataDir } : {}),
+    ...(options.logger ? ({ logger: options.logger } as object) : {}),
+  });
+  const app = createHttpApp({ kernel: tk.kernel, logger: options.logger ?? silentLogger });
   const addr = await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${addr.port}`;
-  const owner = await ownerHeaders(tk.kernel);
+  const owner = options.owner ?? (await ownerHeaders(tk.kernel));
   const clients: Client[] = [];
   return {
     tk,
@@ -89,7 +100,9 @@ export async function gatewayWorkspace(
     async close() {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
       await app.close();
-      await tk.dispose();
+      // A data folder the caller gave is the caller's to keep (a restart test reopens it).
+      if (options.dataDir) await tk.close();
+      else await tk.dispose();
     },
   };
 }

@@ -7,7 +7,7 @@
  * treats the tool accordingly. Refreshed every few seconds and whenever a
  * tool list changes.
  */
-import { ApiError, get, put } from '../api.js';
+import { ApiError, get, post, put } from '../api.js';
 import { fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { live, subscribe } from '../live.js';
@@ -23,7 +23,19 @@ interface ToolView {
   annotated: Effect;
 }
 
+/** An OAuth upstream's grant as the owner sees it (never a token). */
+interface AuthorizationView {
+  kind: 'oauth';
+  status: 'notConnected' | 'connected' | 'reconnect';
+  reason: string | null;
+  issuer: string | null;
+  scope: string | null;
+  expiresAt: number | null;
+  connectedAt: number | null;
+}
+
 interface UpstreamView {
+  authorization?: AuthorizationView;
   name: string;
   transport: 'stdio' | 'http';
   target: string;
@@ -65,6 +77,48 @@ function effectSelect(u: UpstreamView, t: ToolView, reload: () => Promise<void>)
   return select;
 }
 
+/**
+ * An OAuth upstream's connection: its state and a Connect / Reconnect
+ * button that sends this tab to the upstream's authorization server (it
+ * comes back to `/upstream-oauth/callback`, which finishes the connect).
+ */
+function authorizationPart(u: UpstreamView, a: AuthorizationView) {
+  const label = a.status === 'notConnected' ? 'Connect' : 'Reconnect';
+  const button = h(
+    'button',
+    { type: 'button', 'data-connect': u.name, class: a.status === 'connected' ? '' : 'primary' },
+    label,
+  );
+  onOwner(button, 'click', () => {
+    button.disabled = true;
+    void post<{ authorizationUrl: string }>(`upstreams/${encodeURIComponent(u.name)}/connect`, {})
+      .then(({ authorizationUrl }) => {
+        const target = new URL(authorizationUrl);
+        if (target.protocol !== 'https:' && target.protocol !== 'http:')
+          throw new Error(
+            `the authorization server's address is not a web address: ${target.href}`,
+          );
+        location.assign(target.href);
+      })
+      .catch((e: unknown) => {
+        button.disabled = false;
+        showError(e, `Could not start connecting ${u.name}`);
+      });
+  });
+  const status =
+    a.status === 'connected'
+      ? `Connected to ${a.issuer ?? 'its authorization server'}${a.scope ? ` (scope ${a.scope})` : ''}.`
+      : a.status === 'reconnect'
+        ? `Needs reconnecting: ${a.reason ?? 'its authorization ended'}. Agents’ calls to it are refused until you reconnect it.`
+        : 'Not connected yet: it requires OAuth. Connect it once; Airlock keeps its tokens (encrypted) and refreshes them.';
+  return h(
+    'div',
+    { class: 'authorization', 'data-authorization': a.status },
+    h('p', { class: a.status === 'connected' ? 'meta' : 'needs', role: 'status' }, status),
+    button,
+  );
+}
+
 function upstreamCard(u: UpstreamView, reload: () => Promise<void>) {
   return h(
     'li',
@@ -77,7 +131,11 @@ function upstreamCard(u: UpstreamView, reload: () => Promise<void>) {
       u.pid ? ` · pid ${u.pid}` : '',
       ` · restarted ${u.restarts} time${u.restarts === 1 ? '' : 's'}`,
     ),
-    u.lastError ? h('p', { class: 'meta', role: 'note' }, `Last error: ${u.lastError}`) : null,
+    u.authorization ? authorizationPart(u, u.authorization) : null,
+    // An upstream waiting for the owner's (re)connect says why above.
+    u.lastError && u.state !== 'unauthorized'
+      ? h('p', { class: 'meta', role: 'note' }, `Last error: ${u.lastError}`)
+      : null,
     u.stderr.length
       ? h(
           'details',

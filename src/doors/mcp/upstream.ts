@@ -13,6 +13,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { AIRLOCK_VERSION, failure, type Failure, type Logger } from '../../kernel/index.js';
 import { isStdio, type UpstreamConfig } from './config.js';
 import { BoundedReadBuffer, DEFAULT_UPSTREAM_MESSAGE_BYTES } from './bounded.js';
+import { boundedFetch } from './http-bounded.js';
 
 export type UpstreamState = 'idle' | 'starting' | 'running' | 'restarting' | 'failed' | 'stopped';
 
@@ -122,6 +123,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     }
     return new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: options.headers },
+      fetch: boundedHttpFetch(name, config, logger),
     });
   }
 
@@ -273,6 +275,17 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       await c?.client.close().catch(() => undefined);
     },
   };
+}
+
+/** The HTTP transport's fetch, cutting any upstream message over the limit (http-bounded.ts). */
+function boundedHttpFetch(name: string, config: UpstreamConfig, logger: Logger) {
+  const maxBytes = config.limits.upstreamMessageBytes ?? DEFAULT_UPSTREAM_MESSAGE_BYTES;
+  return boundedFetch(maxBytes, (bytes, id) =>
+    logger.warn(
+      { upstream: name, bytes, limit: maxBytes, id },
+      'upstream message over the limit discarded',
+    ),
+  );
 }
 
 export type { Tool };

@@ -12,6 +12,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import {
   createScrubber,
   DEFAULT_LIMITS,
+  operationOf,
   scrubbedLogger,
   scrubValue,
   type Scrubber,
@@ -58,6 +59,17 @@ export interface UpstreamView extends UpstreamStatus {
   tools: ToolView[];
 }
 
+/** A write whose upstream stopped while it ran: it may or may not have happened (the journal keeps it uncertain). */
+export interface UncertainWrite {
+  /** Published name. */
+  tool: string;
+  upstreamTool: string | null;
+  operationId: string;
+  /** The connection that made the call (its agent). */
+  connection: string;
+  at: number;
+}
+
 export interface UpstreamRuntime {
   readonly name: string;
   readonly upstream: Upstream;
@@ -88,6 +100,8 @@ export interface Gateway {
   readonly runtimes: readonly UpstreamRuntime[];
   runtime(name: string): UpstreamRuntime | undefined;
   views(): UpstreamView[];
+  /** Per upstream, its writes left uncertain (newest first, at most 50). */
+  uncertainWrites(): Promise<Map<string, UncertainWrite[]>>;
   /** Sets (or with null clears) the owner's effect for one upstream tool; stored. */
   setEffect(upstream: string, tool: string, effect: Effect | null): Promise<ToolView | null>;
   /** Called by each door's start; the first call loads stored overrides. */
@@ -332,6 +346,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     runtimes,
     runtime: (name) => runtimes.find((r) => r.name === name),
     views: () => runtimes.map((rt) => ({ ...rt.upstream.status(), tools: rt.views })),
+    async uncertainWrites() {
+      const found = new Map<string, UncertainWrite[]>(runtimes.map((rt) => [rt.name, []]));
+      if (!kernel) return found;
+      const entries = await kernel.store.read((tx) => tx.journal.listByState('uncertain', 1000));
+      for (const entry of entries.sort((a, b) => b.updatedAt - a.updatedAt)) {
+        const list = found.get(entry.scope);
+        const rt = runtimes.find((r) => r.name === entry.scope);
+        if (!list || !rt || list.length >= 50) continue;
+        list.push({
+          tool: entry.tool,
+          upstreamTool: rt.views.find((v) => v.name === entry.tool)?.upstreamTool ?? null,
+          operationId: operationOf(entry.operationId),
+          connection: entry.connection,
+          at: entry.updatedAt,
+        });
+      }
+      return found;
+    },
     async setEffect(upstream, tool, effect) {
       const rt = runtimes.find((r) => r.name === upstream);
       if (!rt || !kernel) return null;

@@ -80,6 +80,35 @@ function boundedJson(
   });
 }
 
+/** The mark of the answer put in place of one the upstream never gave (its stream ended first). */
+export const STREAM_ENDED_MARK = 'upstreamStreamEnded';
+
+function streamEnded(id: Id): JSONRPCMessage {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: TOO_LARGE_CODE,
+      message: 'The upstream closed its answer stream before answering.',
+      data: { airlock: STREAM_ENDED_MARK },
+    },
+  } as JSONRPCMessage;
+}
+
+/**
+ * Whether one SSE event is a JSON-RPC response (id with result or error, no
+ * method), or carries an event id (the SDK then resumes the stream itself).
+ * Keys are looked for with their quotes: inside a JSON string they are escaped.
+ */
+function answers(event: Buffer): boolean {
+  if (event.subarray(0, 3).toString('latin1') === 'id:' || event.includes('\nid:')) return true;
+  return (
+    event.includes('"id"') &&
+    (event.includes('"result"') || event.includes('"error"')) &&
+    !event.includes('"method"')
+  );
+}
+
 const ID_AT_START = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/;
 
 /**
@@ -98,7 +127,10 @@ function boundedSse(
   let eventBytes = 0;
   /** Bytes of the current line seen so far (its own end not yet met). */
   let lineBytes = 0;
+  /** Whether the POST's answer went by (or the stream can be resumed), so an early end is no loss. */
+  let answered = ids.length === 0;
   const flushEvent = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (!answered && event.length > 0) answered = answers(Buffer.concat(event));
     for (const part of event) controller.enqueue(part);
     event = [];
     eventBytes = 0;
@@ -123,6 +155,11 @@ function boundedSse(
         .catch(() => ({ value: undefined, done: true as const }));
       if (done || !value) {
         flushEvent(controller);
+        // The upstream went away before answering (and gave no event id to resume from).
+        if (!answered && ids[0] !== undefined)
+          controller.enqueue(
+            encoder.encode(`event: message\ndata: ${JSON.stringify(streamEnded(ids[0]))}\n\n`),
+          );
         controller.close();
         return 'passed';
       }

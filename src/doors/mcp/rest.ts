@@ -25,7 +25,14 @@ export function upstreamRoutes(gateway: Gateway, audit: OwnerAudit): RestRoute[]
       method: 'GET',
       path: 'upstreams',
       summary: 'The mcp door’s upstreams: state, last stderr lines, tools and their effects',
-      handler: async () => ({ status: 200, body: { upstreams: gateway.views() } }),
+      handler: async () => {
+        const uncertain = await gateway.uncertainWrites();
+        const upstreams = gateway.views().map((v) => ({
+          ...v,
+          uncertainWrites: uncertain.get(v.name) ?? [],
+        }));
+        return { status: 200, body: { upstreams } };
+      },
     },
     {
       method: 'PUT',

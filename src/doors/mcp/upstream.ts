@@ -58,6 +58,13 @@ export interface Upstream {
   start(): Promise<void>;
   /** The connected client, waiting (bounded) while it starts or restarts; a failure when it cannot be reached. */
   client(waitMs: number): Promise<Client | Failure>;
+  /**
+   * The connection behind `client` is gone though it did not close (an HTTP
+   * upstream that restarted, forgot the session, or stopped answering):
+   * dropped, and reconnected with backoff. Calls still waiting on it end as
+   * when a connection closes. A client already replaced is left alone.
+   */
+  lost(client: Client, reason: string): void;
   stop(): Promise<void>;
 }
 
@@ -163,6 +170,12 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     }
     current = { client, transport };
     connectedAt = Date.now();
+    // An HTTP call's stream that breaks mid-answer: the upstream went away (its calls end, it is reconnected).
+    if (!isStdio(config))
+      client.onerror = (error) => {
+        if (/SSE stream disconnected/.test(error.message))
+          upstream.lost(client, `the upstream's stream broke: ${error.message}`);
+      };
     client.onclose = () => {
       if (current?.client !== client) return;
       current = null;
@@ -176,7 +189,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
 
   function scheduleRestart() {
     quickFailures++;
-    if (quickFailures >= MAX_QUICK_FAILURES) {
+    // A command that keeps dying is given up; a URL that does not answer is tried again (at the longest backoff).
+    if (quickFailures >= MAX_QUICK_FAILURES && isStdio(config)) {
       state = 'failed';
       logger.error({ upstream: name, lastError }, 'upstream failed; giving up restarting');
       settle();
@@ -222,7 +236,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       });
     });
 
-  return {
+  const upstream: Upstream = {
     name,
     status: () => ({
       name,
@@ -266,6 +280,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         { upstream: name, state },
       );
     },
+    lost(client, reason) {
+      if (current?.client !== client || state !== 'running') return;
+      current = null;
+      if (Date.now() - connectedAt >= STABLE_MS) quickFailures = 0;
+      lastError = scrub(reason);
+      logger.warn({ upstream: name, lastError }, 'upstream connection lost; reconnecting');
+      void client.close().catch(() => undefined);
+      scheduleRestart();
+    },
     async stop() {
       state = 'stopped';
       clearTimeout(timer);
@@ -275,6 +298,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       await c?.client.close().catch(() => undefined);
     },
   };
+  return upstream;
 }
 
 /** The HTTP transport's fetch, cutting any upstream message over the limit (http-bounded.ts). */

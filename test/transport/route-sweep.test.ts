@@ -540,6 +540,18 @@ const CASES: Record<string, RouteCase> = {
     },
   },
 
+  'POST /api/v1/upstreams/{name}/tools/{tool}/review': {
+    kind: 'write',
+    tool: 'upstream.review',
+    request: async () => {
+      const [mem] = (await must(owner, 'GET', 'upstreams')).upstreams as Json[];
+      const tool = (mem!.tools as Json[])[0]!;
+      return at(`upstreams/${mem!.name}/tools/${tool.upstreamTool as string}/review`, {
+        json: { digest: tool.digest },
+      });
+    },
+  },
+
   // The transport's own: the owner's browser session.
   'POST /api/v1/session': {
     kind: 'session',

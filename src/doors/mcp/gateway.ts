@@ -53,6 +53,9 @@ export interface ToolView {
   flags?: string[];
   /** For an unreviewed tool: what changed since the review (or that it is new). */
   diff?: unknown;
+  /** Pinning: the digest of its definition now (what a re-review pins), and when the owner last reviewed it. */
+  digest?: string;
+  reviewedAt?: number;
 }
 
 export interface UpstreamView extends UpstreamStatus {
@@ -104,6 +107,16 @@ export interface Gateway {
   uncertainWrites(): Promise<Map<string, UncertainWrite[]>>;
   /** Sets (or with null clears) the owner's effect for one upstream tool; stored. */
   setEffect(upstream: string, tool: string, effect: Effect | null): Promise<ToolView | null>;
+  /**
+   * The owner's review of one tool's definition as shown (`digest`): pinned,
+   * stored, and the tool served by its effect again. `stale` when the
+   * definition changed since it was shown; `notPinned` for `trust: "annotations"`.
+   */
+  review(
+    upstream: string,
+    tool: string,
+    digest: string,
+  ): Promise<ToolView | 'notFound' | 'stale' | 'notPinned'>;
   /** Called by each door's start; the first call loads stored overrides. */
   attach(kernel: Kernel): Promise<void>;
   /** Listeners for resource and prompt list changes (the MCP surface). */
@@ -156,6 +169,10 @@ export function createGateway(options: GatewayOptions): Gateway {
             : {}),
           ...(flags.length ? { flags } : {}),
           ...(unreviewed ? { diff: unreviewed.diff } : {}),
+          ...(state ? { digest: digestOf(tool) } : {}),
+          ...(state && rt.reviews?.get(tool.name)
+            ? { reviewedAt: rt.reviews.get(tool.name)!.reviewedAt }
+            : {}),
         });
         defs.push(
           upstreamTool({
@@ -381,6 +398,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       rebuild(null);
       return rt.views.find((v) => v.upstreamTool === tool) ?? null;
+    },
+    async review(upstream, tool, digest) {
+      const rt = runtimes.find((r) => r.name === upstream);
+      const listed = rt?.listed.find((t) => t.name === tool);
+      if (!rt || !kernel || !listed) return 'notFound';
+      if (rt.trust !== 'pin') return 'notPinned';
+      if (digestOf(listed) !== digest) return 'stale';
+      rt.reviews ??= new Map();
+      rt.reviews.set(tool, reviewOf(listed));
+      await storeReviews(rt);
+      rebuild(null);
+      return rt.views.find((v) => v.upstreamTool === tool) ?? 'notFound';
     },
     attach(k) {
       attached ??= (async () => {

@@ -12,6 +12,7 @@ import { failure, type Failure, type ToolContext } from '../../kernel/index.js';
 import type { Upstream } from './upstream.js';
 import { TOO_LARGE_MARK } from './bounded.js';
 import { STREAM_ENDED_MARK } from './http-bounded.js';
+import { currentRequest, type Callers } from './client-requests.js';
 
 /** How long a call waits for an upstream that is starting or restarting. */
 export const READY_WAIT_MS = 15_000;
@@ -26,6 +27,8 @@ export interface ForwardCall {
   /** Bounds the upstream request; the kernel's own timeout aborts it first. */
   timeoutMs: number;
   scrub: (text: string) => string;
+  /** The upstream's calls in flight, so what it asks back reaches this caller only. */
+  callers?: Callers;
 }
 
 /** The text of an error result's content, for the message. */
@@ -40,7 +43,7 @@ function textOf(result: CallToolResult): string {
 type ForwardContext = Pick<
   ToolContext,
   'signal' | 'progress' | 'progressRequested' | 'traceContext'
->;
+> & { readonly connection?: { readonly id: string } };
 
 /**
  * An HTTP upstream that answers 404 to its session has forgotten it (it
@@ -49,6 +52,22 @@ type ForwardContext = Pick<
  * at once, reconnected in the background.
  */
 export async function forwardCall(
+  call: ForwardCall,
+  ctx: ForwardContext,
+): Promise<CallToolResult | Failure> {
+  const leave = call.callers?.enter({
+    connection: ctx.connection?.id ?? '',
+    scope: currentRequest(),
+    signal: ctx.signal,
+  });
+  try {
+    return await forwardRetrying(call, ctx);
+  } finally {
+    leave?.();
+  }
+}
+
+async function forwardRetrying(
   call: ForwardCall,
   ctx: ForwardContext,
 ): Promise<CallToolResult | Failure> {

@@ -28,6 +28,8 @@ import { upstreamTool } from './tools.js';
 import { compactTools, type CatalogEntry } from './catalog.js';
 import { definitionOf, digestOf, flagsOf, REVIEWS, reviewStateOf, type Review } from './pinning.js';
 import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream.js';
+import { Callers, installClientRequests } from './client-requests.js';
+import { anySignal, askOwner } from './owner-inbox.js';
 
 export const OVERRIDES = 'mcp.effects';
 
@@ -97,6 +99,8 @@ export interface UpstreamRuntime {
   compact: string[];
   /** Whether its tools were listed since start (or came from the lazy cache). */
   known: boolean;
+  /** Agent calls in flight on it, for the requests it sends back (client-requests.ts). */
+  readonly callers: Callers;
 }
 
 export interface Gateway {
@@ -183,6 +187,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             limits: kernel?.limits(rt.name) ?? DEFAULT_LIMITS,
             scrub: rt.scrub,
             auditReads: rt.auditReads,
+            callers: rt.callers,
             ...(unreviewed ? { unreviewed: { diff: unreviewed.diff, flags } } : {}),
           }),
         );
@@ -243,6 +248,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   for (const u of options.upstreams) {
     const scrub = createScrubber(u.secrets);
     const logger = scrubbedLogger(options.logger.child({ door: 'mcp', upstream: u.name }), scrub);
+    const callers = new Callers();
+    const allow = {
+      sampling: u.config.allow.sampling === true,
+      formElicitation: u.config.allow.formElicitation === true,
+      roots: u.config.allow.roots === true,
+    };
     const rt: UpstreamRuntime = {
       name: u.name,
       scrub,
@@ -258,6 +269,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       catalog: [],
       compact: [],
       known: false,
+      callers,
       upstream: createUpstream({
         name: u.name,
         config: u.config,
@@ -265,6 +277,16 @@ export function createGateway(options: GatewayOptions): Gateway {
         headers: u.headers,
         logger,
         scrub,
+        configureClient: (client) =>
+          installClientRequests(client, {
+            name: u.name,
+            allow,
+            callers,
+            ownerInbox: (caller, request, signal) =>
+              kernel
+                ? askOwner(kernel, rt, caller.connection, request, anySignal(signal, caller.signal))
+                : Promise.resolve('cancel'),
+          }),
         onConnected: async (client) => {
           rt.listed = await listTools(client, scrub, logger);
           rt.known = true;

@@ -39,6 +39,8 @@ export interface UpstreamOptions {
   logger: Logger;
   scrub: (text: string) => string;
   onListChanged(kind: 'tools' | 'resources' | 'prompts'): void;
+  /** Called with each new client before it connects (request handlers). */
+  configureClient?(client: Client): void;
   /** Called after each (re)connection, before the upstream counts as running. */
   onConnected(client: Client): Promise<void>;
   /** Backoff delays in ms; the last repeats. */
@@ -142,6 +144,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         // An HTTP upstream may speak either era: probe (2026-07-28 `server/discover`,
         // else the 2025 handshake). A stdio upstream is spawned once, as it is.
         ...(isStdio(config) ? {} : { versionNegotiation: { mode: 'auto' as const } }),
+        // Declared so an upstream asks (and hears why not, when the owner did not allow it): client-requests.ts.
+        capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} },
         listChanged: {
           tools: {
             autoRefresh: false,
@@ -161,6 +165,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         },
       },
     );
+    options.configureClient?.(client);
     try {
       await client.connect(transport);
       await options.onConnected(client);

@@ -18,6 +18,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { callTool, gatewayWorkspace, type GatewayWorkspace } from './helpers.js';
 import { agentHeaders } from '../../helpers/principals.js';
 import { waitFor } from '../../helpers/wait.js';
+import { MODERN_PROTOCOL } from '../../helpers/mcp-client.js';
 
 let http: HttpServer;
 let ws: GatewayWorkspace;
@@ -242,5 +243,27 @@ describe('requests from the upstream', () => {
       );
     expect(unprompted).toMatch(/only to the agent whose call is in flight/);
     expect(JSON.stringify(asked)).toBe(before);
+  });
+
+  it('a 2026-07-28-era client, which cannot be asked mid-call, is not asked: the upstream hears why', async () => {
+    const headers = await agentHeaders(ws.tk.kernel, 'carol');
+    const carol = new Client(
+      { name: 'carol-client', version: '1.0.0' },
+      {
+        versionNegotiation: { mode: { pin: MODERN_PROTOCOL } },
+        capabilities: { sampling: {} },
+      },
+    );
+    carol.setRequestHandler('sampling/createMessage', async () => {
+      throw new Error('carol was asked');
+    });
+    await carol.connect(
+      new StreamableHTTPClientTransport(new URL(`${ws.base}/mcp`), { requestInit: { headers } }),
+    );
+    try {
+      expect(await said(carol, 'open_sample')).toMatch(/refused: .*cannot take a sampling request/);
+    } finally {
+      await carol.close();
+    }
   });
 });

@@ -8,11 +8,15 @@
  * it is the kernel's own work.
  *
  * `node bench/mcp-proxy.mjs COMMAND ARGS…` serves over stdio;
+ * `node bench/mcp-proxy.mjs --http URL` over streamable HTTP to an HTTP upstream;
  * `createBareProxy(transport)` builds one in process (its `server` is
  * connected by the caller, e.g. to an in-memory transport).
  */
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -40,7 +44,32 @@ export async function createBareProxy(upstreamTransport) {
   return { server, close: () => upstream.close() };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/** `--http URL`: the same proxy over streamable HTTP both ways (sessions, as Airlock serves; prints `listening <url>`). */
+async function serveHttp(url) {
+  const proxy = await createBareProxy(new StreamableHTTPClientTransport(new URL(url)));
+  const sessions = new Map();
+  const http = createServer((req, res) => {
+    const id = req.headers['mcp-session-id'];
+    const existing = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (existing) return void existing.handleRequest(req, res);
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sid) => sessions.set(sid, transport),
+    });
+    void proxy
+      .server()
+      .connect(transport)
+      .then(() => transport.handleRequest(req, res));
+  });
+  http.listen(0, '127.0.0.1', () =>
+    console.log(`listening http://127.0.0.1:${http.address().port}/mcp`),
+  );
+  process.on('SIGTERM', () => process.exit(0));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === '--http') {
+  await serveHttp(process.argv[3]);
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [command, ...args] = process.argv.slice(2);
   const proxy = await createBareProxy(
     new StdioClientTransport({ command, args, stderr: 'ignore' }),

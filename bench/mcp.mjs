@@ -11,6 +11,7 @@
  * | same, auditReads false | as above                     | as above, reads not audited (no durable store write per call) |
  * | bare proxy, stdio| —                                  | client ⇄ bare SDK proxy (stdio) ⇄ upstream (stdio)          |
  * | bare proxy, in process | —                            | client ⇄ bare SDK proxy in this process (in-memory) ⇄ upstream |
+ * | bare proxy, http | —                                  | client ⇄ bare SDK proxy (HTTP) ⇄ upstream (HTTP)            |
  * | filesystem       | client ⇄ server-filesystem (stdio) | client ⇄ `airlock mcp` (stdio) ⇄ server-filesystem          |
  * | kernel.call only | —                                  | `kernel.call` of the door's tool, the upstream answered in process (no MCP, no hop), read audited / not |
  *
@@ -22,11 +23,16 @@
  * calls a realistic upstream (`read_text_file` of a small file, the npm
  * server pinned in devDependencies) beside the trivial echo. The
  * `kernel.call only` rows are the kernel pipeline alone, in µs per call.
+ * Besides wall time, the CPU each proxy process (Airlock, bare proxy; stdio
+ * and HTTP) spends per call while its own leg runs (/proc, 10 ms ticks:
+ * robust under load, where wall time is not), their RSS, and the RSS of
+ * `airlock mcp` over a 10,000-tool upstream (issue 28) against a one-tool
+ * one. Target (issue 28): through Airlock ≤ ×1.15 the bare proxy.
  * Run with `BENCH_PARTS=mcp npm run bench` (part of bench/run.mjs). Env:
  * BENCH_MCP_CALLS (1000 sequential calls per leg).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +61,7 @@ export const MCP_CALLS = int('BENCH_MCP_CALLS', 1000);
 const UPSTREAM = fileURLToPath(new URL('./mcp-upstream.mjs', import.meta.url));
 const PROXY = fileURLToPath(new URL('./mcp-proxy.mjs', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/airlock.js', import.meta.url));
+const MANY = fileURLToPath(new URL('../test/fixtures/mcp/many-upstream.mjs', import.meta.url));
 const FILESYSTEM = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-filesystem/dist/index.js',
 );
@@ -79,6 +86,26 @@ const stdio = (args, env) =>
     ...(env ? { env: { ...process.env, ...env } } : {}),
     stderr: 'ignore',
   });
+
+/** CPU time (user + system) a process has used so far, in µs (Linux /proc; clock ticks of 10 ms). */
+function cpuUsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** Resident set size of a process, in MiB (Linux /proc). */
+function rssMibOf(pid) {
+  try {
+    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Math.round(Number(kb) / 102.4) / 10 : null;
+  } catch {
+    return null;
+  }
+}
 
 /** Starts a child and resolves with the first match of `ready` in its stdout. */
 function started(args, ready) {
@@ -293,6 +320,13 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       'echo',
     );
     closers.push(() => directHttp.close());
+    const proxyHttpChild = await started([PROXY, '--http', upstreamUrl], /listening (\S+)/);
+    closers.push(() => proxyHttpChild.child.kill('SIGTERM'));
+    const proxyHttp = await connected(
+      new StreamableHTTPClientTransport(new URL(proxyHttpChild.match[1])),
+      'up_echo',
+    );
+    closers.push(() => proxyHttp.close());
     const airlockHttp = await connected(
       new StreamableHTTPClientTransport(new URL(airlock.match[1]), {
         requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
@@ -313,6 +347,7 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       { key: 'bare SDK proxy in process', run: sequential(echo(proxyInProcess.client)) },
       { key: 'http direct', run: sequential(echo(directHttp)) },
       { key: 'http through airlock', run: sequential(echo(airlockHttp)) },
+      { key: 'http through bare SDK proxy', run: sequential(echo(proxyHttp)) },
       { key: 'filesystem read direct', run: sequential(readFile(directFs, file)) },
       { key: 'filesystem read through airlock', run: sequential(readFile(airlockFs, file)) },
       { key: 'kernel.call only, read audited', run: sequential(kernelAlone.audited) },
@@ -320,7 +355,34 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
     ];
     // Warm up every path (JIT, first connections) before measuring.
     for (const leg of legs) await leg.run(50);
+    // The proxy processes' own CPU per call (robust under load, unlike wall time), counted
+    // only while their own leg runs: what they spend idle between slices is not the calls'.
+    const processes = {
+      'stdio: airlock process': ['stdio through airlock', airlockStdio.transport?.pid],
+      'stdio: bare SDK proxy process': ['stdio through bare SDK proxy', proxyStdio.transport?.pid],
+      'http: airlock process': ['http through airlock', airlock.child.pid],
+      'http: bare SDK proxy process': ['http through bare SDK proxy', proxyHttpChild.child.pid],
+    };
+    const spent = new Map();
+    for (const [name, [key, pid]] of Object.entries(processes)) {
+      const leg = legs.find((l) => l.key === key);
+      const run = leg.run;
+      spent.set(name, 0);
+      leg.run = async (n) => {
+        const before = cpuUsOf(pid);
+        const out = await run(n);
+        spent.set(name, spent.get(name) + (cpuUsOf(pid) - before));
+        return out;
+      };
+    }
     const samples = await interleave(legs, MCP_CALLS);
+    const cpu = Object.fromEntries(
+      Object.entries(processes).map(([name, [, pid]]) => [
+        name,
+        { cpuUsPerCall: Math.round(spent.get(name) / MCP_CALLS), rssMib: rssMibOf(pid) },
+      ]),
+    );
+    const many = await manyToolsRss(dir);
     const rows = legs.map((l) => {
       const s = samples.get(l.key);
       return { path: l.key, ...stats(s.ns, s.wallNs) };
@@ -331,9 +393,25 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       p95: ratio(by[a].p95Us, by[b].p95Us),
       callsPerSecond: ratio(by[a].perSecond, by[b].perSecond),
     });
+    const perCall = (a, b) =>
+      cpu[a].cpuUsPerCall && cpu[b].cpuUsPerCall
+        ? ratio(cpu[a].cpuUsPerCall, cpu[b].cpuUsPerCall)
+        : null;
     return {
       calls: MCP_CALLS,
       rows,
+      cpu,
+      cpuRatios: {
+        'stdio: airlock / bare SDK proxy, CPU per call': perCall(
+          'stdio: airlock process',
+          'stdio: bare SDK proxy process',
+        ),
+        'http: airlock / bare SDK proxy, CPU per call': perCall(
+          'http: airlock process',
+          'http: bare SDK proxy process',
+        ),
+      },
+      many,
       ratios: {
         'stdio: through airlock / direct': pair('stdio through airlock', 'stdio direct'),
         'stdio: airlock in process / direct': pair(
@@ -357,6 +435,14 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
           'bare SDK proxy in process',
         ),
         'http: through airlock / direct': pair('http through airlock', 'http direct'),
+        'http: bare SDK proxy / direct (the extra hop, no kernel)': pair(
+          'http through bare SDK proxy',
+          'http direct',
+        ),
+        'http: through airlock / bare SDK proxy (the kernel)': pair(
+          'http through airlock',
+          'http through bare SDK proxy',
+        ),
         'filesystem read_text_file: through airlock / direct': pair(
           'filesystem read through airlock',
           'filesystem read direct',
@@ -367,6 +453,36 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
     for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * RSS of `airlock mcp` over an upstream of 10,000 tools (the compact
+ * search/call pair on `/mcp`), after listing its tools and one search,
+ * against the same over the one-tool echo upstream.
+ */
+async function manyToolsRss(dir) {
+  const measure = async (spec, data, search) => {
+    const c = await connected(
+      stdio([BIN, 'mcp', spec, '--data', join(dir, data)], { AIRLOCK_LOG_LEVEL: 'warn' }),
+      search,
+    );
+    try {
+      let listed = 0;
+      let cursor;
+      do {
+        const page = await c.listTools(cursor ? { cursor } : undefined);
+        listed += page.tools.length;
+        cursor = page.nextCursor;
+      } while (cursor);
+      if (search) await c.callTool({ name: search, arguments: { query: 'code word w9999' } });
+      return { tools: listed, rssMib: rssMibOf(c.transport.pid) };
+    } finally {
+      await c.close();
+    }
+  };
+  const one = await measure(`up=${process.execPath} ${UPSTREAM} stdio`, 'rss-one', null);
+  const many = await measure(`many=${process.execPath} ${MANY}`, 'rss-many', 'many_search_tools');
+  return { oneTool: one, tenThousandTools: many };
 }
 
 export function printMcp(results, table) {
@@ -387,5 +503,12 @@ export function printMcp(results, table) {
   );
   for (const [pair, r] of Object.entries(results.ratios))
     console.log(`${pair}: median ×${r.median}, p95 ×${r.p95}, calls/s ×${r.callsPerSecond}`);
-  console.log('(target: stdio through airlock ≤ 1.3× direct)\n');
+  for (const [k, v] of Object.entries(results.cpu ?? {}))
+    console.log(`${k}: ${v.cpuUsPerCall ?? '?'} µs CPU per call, RSS ${v.rssMib ?? '?'} MiB`);
+  for (const [k, v] of Object.entries(results.cpuRatios ?? {})) console.log(`${k}: ×${v}`);
+  if (results.many)
+    console.log(
+      `RSS of airlock mcp: one-tool upstream ${results.many.oneTool.rssMib} MiB; 10,000-tool upstream ${results.many.tenThousandTools.rssMib} MiB (after listing /mcp and one search)`,
+    );
+  console.log('(target: through airlock ≤ ×1.15 the bare SDK proxy, stdio and http)\n');
 }

@@ -365,6 +365,25 @@ function requestScope(server: Server, ctx: ServerContext): McpRequestScope {
     requestState: typeof state === 'string' ? state : undefined,
     log: (level, data) => ctx.mcpReq.log(level, data),
     closeStream: ctx.http?.closeSSE,
+    // Mid-call requests to the client exist only in a session (2025 era, stdio).
+    ...(envelope === undefined
+      ? {
+          client: {
+            sample: (params, options) =>
+              ctx.mcpReq.requestSampling(
+                params as never,
+                { ...options, relatedRequestId: ctx.mcpReq.id } as never,
+              ),
+            elicit: (params, options) =>
+              ctx.mcpReq.elicitInput(
+                params as never,
+                { ...options, relatedRequestId: ctx.mcpReq.id } as never,
+              ),
+            listRoots: (options) =>
+              server.listRoots(undefined, { ...options, relatedRequestId: ctx.mcpReq.id } as never),
+          },
+        }
+      : {}),
   };
 }
 

@@ -62,6 +62,18 @@ export interface McpRequestScope {
   ): Promise<void>;
   /** Closes this request's SSE stream so the client resumes it, where the transport supports that. */
   readonly closeStream?: (() => void) | undefined;
+  /**
+   * Requests to the calling client during this call, related to it (a
+   * 2025-era session or stdio); absent in the 2026-07-28 era, whose
+   * requests cannot be asked mid-call. Capabilities are not checked here.
+   */
+  readonly client?:
+    | {
+        sample(params: unknown, options: { signal: AbortSignal }): Promise<unknown>;
+        elicit(params: unknown, options: { signal: AbortSignal }): Promise<unknown>;
+        listRoots(options: { signal: AbortSignal }): Promise<unknown>;
+      }
+    | undefined;
 }
 
 /**

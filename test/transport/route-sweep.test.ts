@@ -546,6 +546,18 @@ const CASES: Record<string, RouteCase> = {
     },
   },
 
+  'POST /api/v1/upstreams/{name}/tools/{tool}/review': {
+    kind: 'write',
+    tool: 'upstream.review',
+    request: async () => {
+      const [mem] = (await must(owner, 'GET', 'upstreams')).upstreams as Json[];
+      const tool = (mem!.tools as Json[])[0]!;
+      return at(`upstreams/${mem!.name}/tools/${tool.upstreamTool as string}/review`, {
+        json: { digest: tool.digest },
+      });
+    },
+  },
+
   // Connecting an OAuth upstream (issue 29 item 4): the owner's alone.
   'POST /api/v1/upstreams/{name}/connect': {
     kind: 'write',

@@ -33,6 +33,18 @@ const common = {
    * `annotations`: the upstream's annotations are believed as they come.
    */
   trust: z.enum(['pin', 'annotations']).default('pin'),
+  /**
+   * What the upstream may ask of the calling agent's client during a call
+   * (spec/gateway.md §2 "Requests from the upstream"); all refused by default.
+   */
+  allow: z
+    .object({
+      sampling: z.boolean().optional(),
+      formElicitation: z.boolean().optional(),
+      roots: z.boolean().optional(),
+    })
+    .strict()
+    .default({}),
   /** Bounds on what the upstream sends (spec/gateway.md §2 "Bounded"). */
   limits: z
     .object({

@@ -11,6 +11,8 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { failure, type Failure, type ToolContext } from '../../kernel/index.js';
 import type { Upstream } from './upstream.js';
 import { TOO_LARGE_MARK } from './bounded.js';
+import { STREAM_ENDED_MARK } from './http-bounded.js';
+import { currentRequest, type Callers } from './client-requests.js';
 
 /** How long a call waits for an upstream that is starting or restarting. */
 export const READY_WAIT_MS = 15_000;
@@ -25,6 +27,8 @@ export interface ForwardCall {
   /** Bounds the upstream request; the kernel's own timeout aborts it first. */
   timeoutMs: number;
   scrub: (text: string) => string;
+  /** The upstream's calls in flight, so what it asks back reaches this caller only. */
+  callers?: Callers;
 }
 
 /** The text of an error result's content, for the message. */
@@ -36,10 +40,59 @@ function textOf(result: CallToolResult): string {
   return text.length > 500 ? `${text.slice(0, 500)}…` : text || '(no text)';
 }
 
+type ForwardContext = Pick<
+  ToolContext,
+  'signal' | 'progress' | 'progressRequested' | 'traceContext'
+> & { readonly connection?: { readonly id: string } };
+
+/**
+ * An HTTP upstream that answers 404 to its session has forgotten it (it
+ * restarted): the request was not run, so it is sent once more on a new
+ * session. One that refuses the connection was not reached: `unavailable`
+ * at once, reconnected in the background.
+ */
 export async function forwardCall(
   call: ForwardCall,
-  ctx: Pick<ToolContext, 'signal' | 'progress' | 'progressRequested' | 'traceContext'>,
+  ctx: ForwardContext,
 ): Promise<CallToolResult | Failure> {
+  const leave = call.callers?.enter({
+    connection: ctx.connection?.id ?? '',
+    scope: currentRequest(),
+    signal: ctx.signal,
+  });
+  try {
+    return await forwardRetrying(call, ctx);
+  } finally {
+    leave?.();
+  }
+}
+
+async function forwardRetrying(
+  call: ForwardCall,
+  ctx: ForwardContext,
+): Promise<CallToolResult | Failure> {
+  const first = await forwardOnce(call, ctx);
+  if (!(first instanceof SessionGone)) return first;
+  return forwardOnce(call, ctx).then((again) =>
+    again instanceof SessionGone ? failureOf(again.error, call) : again,
+  );
+}
+
+class SessionGone {
+  constructor(readonly error: unknown) {}
+}
+
+const statusOf = (error: unknown) =>
+  error instanceof SdkError ? (error.data as { status?: unknown } | undefined)?.status : undefined;
+/** Nothing reached the upstream: the connection was refused. */
+const refused = (error: unknown) =>
+  error instanceof TypeError &&
+  (error.cause as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
+
+async function forwardOnce(
+  call: ForwardCall,
+  ctx: ForwardContext,
+): Promise<CallToolResult | Failure | SessionGone> {
   const { upstream, tool, scrub } = call;
   const client = await call.upstream.client(READY_WAIT_MS);
   // Nothing was sent: a plain unavailable, even for a write.
@@ -82,26 +135,58 @@ export async function forwardCall(
   } catch (error) {
     if (ctx.signal.aborted) throw error; // the kernel answers timeout or cancelled
     // Refused with a 401, the call was not run: unavailable, never uncertain.
-    return (await upstream.refusedAuthorization(error)) ?? failureOf(error, call);
+    const unauthorized = await upstream.refusedAuthorization(error);
+    if (unauthorized) return unauthorized;
+    if (statusOf(error) === 404) {
+      upstream.lost(client, 'the upstream no longer knows its session (it restarted)');
+      return new SessionGone(error);
+    }
+    if (refused(error)) {
+      upstream.lost(
+        client,
+        `the upstream refused the connection (${String((error as TypeError).cause)})`,
+      );
+      return failure(
+        'unavailable',
+        `The upstream '${upstream.name}' is not answering (nothing was sent to it); it is being reconnected. Retry in a few seconds.`,
+        { upstream: upstream.name, tool, state: 'restarting' },
+      );
+    }
+    if (error instanceof TypeError && /fetch failed/.test(error.message))
+      upstream.lost(client, `the connection to the upstream broke (${String(error.cause)})`);
+    const mark =
+      error instanceof ProtocolError ? (error.data as { airlock?: unknown })?.airlock : null;
+    if (mark === STREAM_ENDED_MARK) {
+      upstream.lost(client, 'the upstream closed a call’s stream before answering');
+      return stopped(call);
+    }
+    return failureOf(error, call);
   }
 }
 
-function failureOf(error: unknown, { upstream, tool, writes, scrub }: ForwardCall): Failure {
+/** The upstream stopped while the call ran: a write may or may not have happened. */
+function stopped({ upstream, tool, writes }: ForwardCall): Failure {
+  const who = `${upstream.name}'s tool ${tool}`;
+  return failure(
+    'unavailable',
+    writes
+      ? `The upstream '${upstream.name}' stopped while ${who} ran, so the change may or may not have happened; it is being restarted. Check the result before retrying, and retry with the same operationID (never a new one).`
+      : `The upstream '${upstream.name}' stopped while ${who} ran; it is being restarted. Retry in a few seconds.`,
+    { upstream: upstream.name, tool, ...(writes ? { mutationUncertain: true } : {}) },
+  );
+}
+
+function failureOf(error: unknown, call: ForwardCall): Failure {
+  const { upstream, tool, writes, scrub } = call;
   const who = `${upstream.name}'s tool ${tool}`;
   if (
-    error instanceof SdkError &&
-    (error.code === SdkErrorCode.ConnectionClosed ||
-      error.code === SdkErrorCode.NotConnected ||
-      error.code === SdkErrorCode.SendFailed)
-  ) {
-    return failure(
-      'unavailable',
-      writes
-        ? `The upstream '${upstream.name}' stopped while ${who} ran, so the change may or may not have happened; it is being restarted. Check the result before retrying, and retry with the same operationID (never a new one).`
-        : `The upstream '${upstream.name}' stopped while ${who} ran; it is being restarted. Retry in a few seconds.`,
-      { upstream: upstream.name, tool, ...(writes ? { mutationUncertain: true } : {}) },
-    );
-  }
+    (error instanceof SdkError &&
+      (error.code === SdkErrorCode.ConnectionClosed ||
+        error.code === SdkErrorCode.NotConnected ||
+        error.code === SdkErrorCode.SendFailed)) ||
+    (error instanceof TypeError && /fetch failed|terminated/.test(error.message))
+  )
+    return stopped(call);
   if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
     return failure(
       writes ? 'mutationUncertain' : 'timeout',

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import {
   DEFAULT_LIMITS,
+  operationOf,
   scrubbedLogger,
   scrubValue,
   type Scrubber,
@@ -35,6 +36,8 @@ import {
 import { createGrantStore } from './oauth/grant.js';
 import { fileSealer, type Sealer } from './oauth/seal.js';
 import { growingScrubber } from './oauth/token-scrub.js';
+import { Callers, installClientRequests } from './client-requests.js';
+import { anySignal, askOwner } from './owner-inbox.js';
 
 export const OVERRIDES = 'mcp.effects';
 
@@ -60,10 +63,24 @@ export interface ToolView {
   flags?: string[];
   /** For an unreviewed tool: what changed since the review (or that it is new). */
   diff?: unknown;
+  /** Pinning: the digest of its definition now (what a re-review pins), and when the owner last reviewed it. */
+  digest?: string;
+  reviewedAt?: number;
 }
 
 export interface UpstreamView extends UpstreamStatus {
   tools: ToolView[];
+}
+
+/** A write whose upstream stopped while it ran: it may or may not have happened (the journal keeps it uncertain). */
+export interface UncertainWrite {
+  /** Published name. */
+  tool: string;
+  upstreamTool: string | null;
+  operationId: string;
+  /** The connection that made the call (its agent). */
+  connection: string;
+  at: number;
 }
 
 export interface UpstreamRuntime {
@@ -92,14 +109,28 @@ export interface UpstreamRuntime {
   compact: string[];
   /** Whether its tools were listed since start (or came from the lazy cache). */
   known: boolean;
+  /** Agent calls in flight on it, for the requests it sends back (client-requests.ts). */
+  readonly callers: Callers;
 }
 
 export interface Gateway {
   readonly runtimes: readonly UpstreamRuntime[];
   runtime(name: string): UpstreamRuntime | undefined;
   views(): UpstreamView[];
+  /** Per upstream, its writes left uncertain (newest first, at most 50). */
+  uncertainWrites(): Promise<Map<string, UncertainWrite[]>>;
   /** Sets (or with null clears) the owner's effect for one upstream tool; stored. */
   setEffect(upstream: string, tool: string, effect: Effect | null): Promise<ToolView | null>;
+  /**
+   * The owner's review of one tool's definition as shown (`digest`): pinned,
+   * stored, and the tool served by its effect again. `stale` when the
+   * definition changed since it was shown; `notPinned` for `trust: "annotations"`.
+   */
+  review(
+    upstream: string,
+    tool: string,
+    digest: string,
+  ): Promise<ToolView | 'notFound' | 'stale' | 'notPinned'>;
   /** Called by each door's start; the first call loads stored overrides. */
   attach(kernel: Kernel): Promise<void>;
   /** The OAuth upstreams' grants as the owner may see them (never a token), by upstream name. */
@@ -156,6 +187,10 @@ export function createGateway(options: GatewayOptions): Gateway {
             : {}),
           ...(flags.length ? { flags } : {}),
           ...(unreviewed ? { diff: unreviewed.diff } : {}),
+          ...(state ? { digest: digestOf(tool) } : {}),
+          ...(state && rt.reviews?.get(tool.name)
+            ? { reviewedAt: rt.reviews.get(tool.name)!.reviewedAt }
+            : {}),
         });
         defs.push(
           upstreamTool({
@@ -166,6 +201,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             limits: kernel?.limits(rt.name) ?? DEFAULT_LIMITS,
             scrub: rt.scrub,
             auditReads: rt.auditReads,
+            callers: rt.callers,
             ...(unreviewed ? { unreviewed: { diff: unreviewed.diff, flags } } : {}),
           }),
         );
@@ -252,6 +288,12 @@ export function createGateway(options: GatewayOptions): Gateway {
           })
         : null;
     const logger = scrubbedLogger(options.logger.child({ door: 'mcp', upstream: u.name }), scrub);
+    const callers = new Callers();
+    const allow = {
+      sampling: u.config.allow.sampling === true,
+      formElicitation: u.config.allow.formElicitation === true,
+      roots: u.config.allow.roots === true,
+    };
     const rt: UpstreamRuntime = {
       name: u.name,
       scrub,
@@ -268,6 +310,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       catalog: [],
       compact: [],
       known: false,
+      callers,
       upstream: createUpstream({
         name: u.name,
         config: u.config,
@@ -276,6 +319,16 @@ export function createGateway(options: GatewayOptions): Gateway {
         logger,
         scrub,
         authorization: authorization ?? undefined,
+        configureClient: (client) =>
+          installClientRequests(client, {
+            name: u.name,
+            allow,
+            callers,
+            ownerInbox: (caller, request, signal) =>
+              kernel
+                ? askOwner(kernel, rt, caller.connection, request, anySignal(signal, caller.signal))
+                : Promise.resolve('cancel'),
+          }),
         onConnected: async (client) => {
           rt.listed = await listTools(client, scrub, logger);
           rt.known = true;
@@ -374,6 +427,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     runtimes,
     runtime: (name) => runtimes.find((r) => r.name === name),
     views: () => runtimes.map((rt) => ({ ...rt.upstream.status(), tools: rt.views })),
+    async uncertainWrites() {
+      const found = new Map<string, UncertainWrite[]>(runtimes.map((rt) => [rt.name, []]));
+      if (!kernel) return found;
+      const entries = await kernel.store.read((tx) => tx.journal.listByState('uncertain', 1000));
+      for (const entry of entries.sort((a, b) => b.updatedAt - a.updatedAt)) {
+        const list = found.get(entry.scope);
+        const rt = runtimes.find((r) => r.name === entry.scope);
+        if (!list || !rt || list.length >= 50) continue;
+        list.push({
+          tool: entry.tool,
+          upstreamTool: rt.views.find((v) => v.name === entry.tool)?.upstreamTool ?? null,
+          operationId: operationOf(entry.operationId),
+          connection: entry.connection,
+          at: entry.updatedAt,
+        });
+      }
+      return found;
+    },
     async setEffect(upstream, tool, effect) {
       const rt = runtimes.find((r) => r.name === upstream);
       if (!rt || !kernel) return null;
@@ -391,6 +462,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       rebuild(null);
       return rt.views.find((v) => v.upstreamTool === tool) ?? null;
+    },
+    async review(upstream, tool, digest) {
+      const rt = runtimes.find((r) => r.name === upstream);
+      const listed = rt?.listed.find((t) => t.name === tool);
+      if (!rt || !kernel || !listed) return 'notFound';
+      if (rt.trust !== 'pin') return 'notPinned';
+      if (digestOf(listed) !== digest) return 'stale';
+      rt.reviews ??= new Map();
+      rt.reviews.set(tool, reviewOf(listed));
+      await storeReviews(rt);
+      rebuild(null);
+      return rt.views.find((v) => v.upstreamTool === tool) ?? 'notFound';
     },
     attach(k) {
       attached ??= (async () => {

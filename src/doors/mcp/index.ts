@@ -18,6 +18,7 @@ import { createGateway, type Gateway, type ResolvedUpstream } from './gateway.js
 import { createExtender, createPresenter, MCP_CAPABILITIES } from './surface.js';
 import { upstreamRoutes, type OwnerAudit } from './rest.js';
 import { connectRoutes } from './oauth/routes.js';
+import { withMcpRequest } from './client-requests.js';
 
 export {
   parseUpstreamFlag,
@@ -138,6 +139,7 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
       presenter: createPresenter(rt.name, rt.hasSecrets ? rt.scrub : null),
       capabilities: MCP_CAPABILITIES,
       compactTools: () => rt.compact,
+      withMcpRequest,
       extendServer: extend(rt.name),
       instructions: `Tools named ${rt.name}${rt.separator}… come from the MCP server '${rt.name}' through Airlock: the owner's policy may ask them before a change runs (approvalRequired: wait and call again). Tools that change something take an optional operationID: reuse it when retrying so the change happens once.`,
     },

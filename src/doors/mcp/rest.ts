@@ -15,6 +15,7 @@ import { EffectSchema } from './config.js';
 import type { Gateway } from './gateway.js';
 
 const EffectBody = z.object({ effect: EffectSchema.nullable() }).strict();
+const ReviewBody = z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/) }).strict();
 
 /** Records an owner action in the audit trail (the kernel's `audit.ownerAction`, once the door started). */
 export type OwnerAudit = (tool: string, args: unknown, result: string) => Promise<unknown>;
@@ -26,12 +27,15 @@ export function upstreamRoutes(gateway: Gateway, audit: OwnerAudit): RestRoute[]
       path: 'upstreams',
       summary: 'The mcp door’s upstreams: state, last stderr lines, tools and their effects',
       handler: async () => {
-        const authorizations = await gateway.authorizations();
-        const upstreams = gateway
-          .views()
-          .map((v) =>
-            authorizations[v.name] ? { ...v, authorization: authorizations[v.name] } : v,
-          );
+        const [authorizations, uncertain] = await Promise.all([
+          gateway.authorizations(),
+          gateway.uncertainWrites(),
+        ]);
+        const upstreams = gateway.views().map((v) => ({
+          ...v,
+          ...(authorizations[v.name] ? { authorization: authorizations[v.name] } : {}),
+          uncertainWrites: uncertain.get(v.name) ?? [],
+        }));
         return { status: 200, body: { upstreams } };
       },
     },
@@ -65,6 +69,44 @@ export function upstreamRoutes(gateway: Gateway, audit: OwnerAudit): RestRoute[]
             `The upstream '${rt.name}' lists no tool '${params.tool}' (or is not connected yet); GET /api/v1/upstreams lists its tools.`,
           );
         return { status: 200, body: { upstream: rt.name, tool: view } };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'upstreams/{name}/tools/{tool}/review',
+      decides: true,
+      summary:
+        'Pin one upstream tool’s definition as reviewed (the digest shown in GET /upstreams)',
+      handler: async ({ params, body }) => {
+        const parsed = ReviewBody.safeParse(body);
+        if (!parsed.success)
+          return failure(
+            'malformedRequest',
+            'Send {"digest": "<the tool’s digest from GET /api/v1/upstreams>"}; fix the body and send again.',
+          );
+        const args = { upstream: params.name, tool: params.tool, digest: parsed.data.digest };
+        const outcome = await gateway.review(
+          params.name ?? '',
+          params.tool ?? '',
+          parsed.data.digest,
+        );
+        await audit('upstream.review', args, typeof outcome === 'string' ? outcome : 'ok');
+        if (outcome === 'notFound')
+          return failure(
+            'notFound',
+            `No tool '${params.tool}' on an upstream named '${params.name}' (or it is not connected yet); GET /api/v1/upstreams lists them.`,
+          );
+        if (outcome === 'notPinned')
+          return failure(
+            'malformedRequest',
+            `The upstream '${params.name}' is configured with trust "annotations": nothing is pinned. Set trust to "pin" in the configuration to review its tools.`,
+          );
+        if (outcome === 'stale')
+          return failure(
+            'versionConflict',
+            `The definition of ${params.tool} changed since it was shown; reload the Upstreams screen, look at it again, and pin what you see.`,
+          );
+        return { status: 200, body: { upstream: params.name, tool: outcome } };
       },
     },
   ];

@@ -16,6 +16,7 @@ import {
   type Limits,
 } from '../../kernel/index.js';
 import { compileCheck } from './schema-check.js';
+import type { Callers } from './client-requests.js';
 import { forwardCall } from './forward.js';
 import type { Tool, Upstream } from './upstream.js';
 
@@ -41,6 +42,8 @@ export interface UpstreamToolSpec {
   auditReads: boolean;
   /** Pinning: its definition is not the one the owner reviewed; the ask's card shows what changed. */
   unreviewed?: { diff: unknown; flags: string[] };
+  /** The upstream's calls in flight (client-requests.ts). */
+  callers?: Callers;
 }
 
 /** Whether Airlock adds its operationID to this tool (it changes something, and has no field of that name). */
@@ -140,6 +143,7 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
             writes: effect !== 'read',
             timeoutMs: spec.limits.timeoutMs + 5_000,
             scrub,
+            ...(spec.callers ? { callers: spec.callers } : {}),
           },
           ctx,
         );

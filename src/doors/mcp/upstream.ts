@@ -14,6 +14,7 @@ import { AIRLOCK_VERSION, failure, type Failure, type Logger } from '../../kerne
 import { isStdio, type UpstreamConfig } from './config.js';
 import { BoundedReadBuffer, DEFAULT_UPSTREAM_MESSAGE_BYTES } from './bounded.js';
 import { authorizationFailure, type UpstreamAuthorization } from './oauth/client.js';
+import { boundedFetch } from './http-bounded.js';
 
 /** `unauthorized`: an OAuth upstream the owner has not connected, or whose grant ended (reconnect). */
 export type UpstreamState =
@@ -41,6 +42,8 @@ export interface UpstreamOptions {
   logger: Logger;
   scrub: (text: string) => string;
   onListChanged(kind: 'tools' | 'resources' | 'prompts'): void;
+  /** Called with each new client before it connects (request handlers). */
+  configureClient?(client: Client): void;
   /** Called after each (re)connection, before the upstream counts as running. */
   onConnected(client: Client): Promise<void>;
   /** Backoff delays in ms; the last repeats. */
@@ -64,6 +67,13 @@ export interface Upstream {
   start(): Promise<void>;
   /** The connected client, waiting (bounded) while it starts or restarts; a failure when it cannot be reached. */
   client(waitMs: number): Promise<Client | Failure>;
+  /**
+   * The connection behind `client` is gone though it did not close (an HTTP
+   * upstream that restarted, forgot the session, or stopped answering):
+   * dropped, and reconnected with backoff. Calls still waiting on it end as
+   * when a connection closes. A client already replaced is left alone.
+   */
+  lost(client: Client, reason: string): void;
   stop(): Promise<void>;
   /**
    * For a request that failed because the upstream refused Airlock's
@@ -136,6 +146,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     return new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: options.headers },
       ...(options.authorization ? { authProvider: options.authorization.provider } : {}),
+      fetch: boundedHttpFetch(name, config, logger),
     });
   }
 
@@ -147,6 +158,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         // An HTTP upstream may speak either era: probe (2026-07-28 `server/discover`,
         // else the 2025 handshake). A stdio upstream is spawned once, as it is.
         ...(isStdio(config) ? {} : { versionNegotiation: { mode: 'auto' as const } }),
+        // Declared so an upstream asks (and hears why not, when the owner did not allow it): client-requests.ts.
+        capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} },
         listChanged: {
           tools: {
             autoRefresh: false,
@@ -166,6 +179,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         },
       },
     );
+    options.configureClient?.(client);
     try {
       await client.connect(transport);
       await options.onConnected(client);
@@ -175,6 +189,12 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     }
     current = { client, transport };
     connectedAt = Date.now();
+    // An HTTP call's stream that breaks mid-answer: the upstream went away (its calls end, it is reconnected).
+    if (!isStdio(config))
+      client.onerror = (error) => {
+        if (/SSE stream disconnected/.test(error.message))
+          upstream.lost(client, `the upstream's stream broke: ${error.message}`);
+      };
     client.onclose = () => {
       if (current?.client !== client) return;
       current = null;
@@ -188,7 +208,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
 
   function scheduleRestart() {
     quickFailures++;
-    if (quickFailures >= MAX_QUICK_FAILURES) {
+    // A command that keeps dying is given up; a URL that does not answer is tried again (at the longest backoff).
+    if (quickFailures >= MAX_QUICK_FAILURES && isStdio(config)) {
       state = 'failed';
       logger.error({ upstream: name, lastError }, 'upstream failed; giving up restarting');
       settle();
@@ -286,7 +307,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       });
     });
 
-  return {
+  const upstream: Upstream = {
     name,
     status: () => ({
       name,
@@ -348,6 +369,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       if (state !== 'stopped') await unauthorized(refused.reason);
       return reconnectFailure(refused.reason);
     },
+    lost(client, reason) {
+      if (current?.client !== client || state !== 'running') return;
+      current = null;
+      if (Date.now() - connectedAt >= STABLE_MS) quickFailures = 0;
+      lastError = scrub(reason);
+      logger.warn({ upstream: name, lastError }, 'upstream connection lost; reconnecting');
+      void client.close().catch(() => undefined);
+      scheduleRestart();
+    },
     async stop() {
       state = 'stopped';
       clearTimeout(timer);
@@ -357,6 +387,18 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       await c?.client.close().catch(() => undefined);
     },
   };
+  return upstream;
+}
+
+/** The HTTP transport's fetch, cutting any upstream message over the limit (http-bounded.ts). */
+function boundedHttpFetch(name: string, config: UpstreamConfig, logger: Logger) {
+  const maxBytes = config.limits.upstreamMessageBytes ?? DEFAULT_UPSTREAM_MESSAGE_BYTES;
+  return boundedFetch(maxBytes, (bytes, id) =>
+    logger.warn(
+      { upstream: name, bytes, limit: maxBytes, id },
+      'upstream message over the limit discarded',
+    ),
+  );
 }
 
 export type { Tool };

@@ -213,7 +213,10 @@ describe('filesystem upstream', () => {
       source: 'annotations',
       annotated: 'destructive',
       review: 'reviewed',
+      digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      reviewedAt: expect.any(Number),
     });
+    expect(fs!.uncertainWrites).toEqual([]);
   });
 
   it('agents can neither see the upstreams nor override an effect', async () => {

@@ -4,7 +4,11 @@
  * lines it wrote to stderr), and its tools with the effect Airlock assumes.
  * Annotations are the upstream's claim; the owner overrides an effect here
  * (`PUT /api/v1/upstreams/{name}/tools/{tool}/effect`), and the policy then
- * treats the tool accordingly. Refreshed every few seconds and whenever a
+ * treats the tool accordingly. Pinning: each tool says whether its
+ * definition is the one the owner reviewed, what changed since (added
+ * description words marked), any flags, and "Pin as shown"
+ * (`POST …/review` with the digest shown). Writes left uncertain by an
+ * upstream that stopped mid-call are listed. Refreshed every few seconds and whenever a
  * tool list changes.
  */
 import { ApiError, get, post, put } from '../api.js';
@@ -15,12 +19,31 @@ import type { Screen } from './screen.js';
 
 type Effect = 'read' | 'write' | 'destructive';
 
+interface Diff {
+  new: boolean;
+  changed?: string[];
+  addedWords?: string[];
+}
+
 interface ToolView {
   name: string;
   upstreamTool: string;
   effect: Effect;
-  source: 'override' | 'annotations';
+  source: 'override' | 'annotations' | 'unreviewed';
   annotated: Effect;
+  /** Pinning (trust "pin"): absent when the upstream's annotations are trusted. */
+  review?: 'reviewed' | 'unreviewed';
+  flags?: string[];
+  diff?: Diff;
+  digest?: string;
+  reviewedAt?: number;
+}
+
+interface UncertainWrite {
+  tool: string;
+  operationId: string;
+  connection: string;
+  at: number;
 }
 
 /** An OAuth upstream's grant as the owner sees it (never a token). */
@@ -45,6 +68,7 @@ interface UpstreamView {
   lastError: string | null;
   stderr: string[];
   tools: ToolView[];
+  uncertainWrites?: UncertainWrite[];
 }
 
 const EFFECTS: Effect[] = ['read', 'write', 'destructive'];
@@ -119,6 +143,99 @@ function authorizationPart(u: UpstreamView, a: AuthorizationView) {
   );
 }
 
+const FIELD_NAMES: Record<string, string> = {
+  description: 'description',
+  title: 'title',
+  inputSchema: 'parameters',
+  outputSchema: 'result shape',
+  annotations: 'annotations',
+};
+
+/** What changed in a tool's definition since the owner pinned it, the added words marked. */
+function changes(t: ToolView) {
+  const diff = t.diff;
+  if (!diff) return null;
+  if (diff.new) return h('p', { class: 'meta' }, 'New since your review.');
+  const fields = (diff.changed ?? []).map((f) => FIELD_NAMES[f] ?? f).join(', ');
+  return h(
+    'p',
+    { class: 'meta' },
+    `Changed since your review: ${fields || 'its definition'}.`,
+    diff.addedWords?.length
+      ? h(
+          'span',
+          { class: 'added-words' },
+          ' Words added to the description: ',
+          ...diff.addedWords.flatMap((w, i) => [i ? ' ' : '', h('mark', {}, w)]),
+        )
+      : '',
+  );
+}
+
+/** Pinned or not, what changed, and the owner's "pin as shown". */
+function pinCell(u: UpstreamView, t: ToolView, reload: () => Promise<void>) {
+  const flags = t.flags?.length
+    ? h('p', { class: 'flags', role: 'note' }, `Flagged: ${t.flags.join(', ')}.`)
+    : null;
+  if (!t.review) return h('td', {}, 'not pinned (annotations trusted)', flags);
+  if (t.review === 'reviewed')
+    return h(
+      'td',
+      { 'data-pin': 'reviewed' },
+      `pinned${t.reviewedAt ? ` ${new Date(t.reviewedAt).toLocaleString()}` : ''}`,
+      t.digest ? h('span', { class: 'meta' }, ` · ${t.digest.slice(0, 12)}`) : '',
+      flags,
+    );
+  const pin = h(
+    'button',
+    { type: 'button', 'aria-label': `Pin ${t.name} as shown` },
+    'Pin as shown',
+  );
+  onOwner(pin, 'click', () => {
+    pin.disabled = true;
+    void post(
+      `upstreams/${encodeURIComponent(u.name)}/tools/${encodeURIComponent(t.upstreamTool)}/review`,
+      { digest: t.digest },
+    )
+      .then(reload)
+      .catch((e: unknown) => showError(e, `Could not pin ${t.name}`))
+      .finally(() => (pin.disabled = false));
+  });
+  return h(
+    'td',
+    { 'data-pin': 'unreviewed' },
+    h('strong', {}, 'not reviewed: asks before every call'),
+    changes(t),
+    flags,
+    pin,
+  );
+}
+
+function uncertainList(u: UpstreamView) {
+  const writes = u.uncertainWrites ?? [];
+  if (!writes.length) return null;
+  return h(
+    'details',
+    { open: true, class: 'uncertain' },
+    h(
+      'summary',
+      {},
+      `${writes.length} write${writes.length === 1 ? '' : 's'} may or may not have happened (the upstream stopped while ${writes.length === 1 ? 'it' : 'they'} ran)`,
+    ),
+    h(
+      'ul',
+      {},
+      ...writes.map((w) =>
+        h(
+          'li',
+          {},
+          `${w.tool} · operation ${w.operationId} · ${w.connection} · ${new Date(w.at).toLocaleString()}`,
+        ),
+      ),
+    ),
+  );
+}
+
 function upstreamCard(u: UpstreamView, reload: () => Promise<void>) {
   return h(
     'li',
@@ -148,6 +265,7 @@ function upstreamCard(u: UpstreamView, reload: () => Promise<void>) {
           h('pre', { class: 'stderr' }, u.stderr.join('\n')),
         )
       : null,
+    uncertainList(u),
     u.tools.length
       ? h(
           'table',
@@ -155,7 +273,14 @@ function upstreamCard(u: UpstreamView, reload: () => Promise<void>) {
           h(
             'thead',
             {},
-            h('tr', {}, h('th', {}, 'Tool'), h('th', {}, 'Upstream name'), h('th', {}, 'Effect')),
+            h(
+              'tr',
+              {},
+              h('th', {}, 'Tool'),
+              h('th', {}, 'Upstream name'),
+              h('th', {}, 'Effect'),
+              h('th', {}, 'Pinned'),
+            ),
           ),
           h(
             'tbody',
@@ -167,6 +292,7 @@ function upstreamCard(u: UpstreamView, reload: () => Promise<void>) {
                 h('td', {}, t.name),
                 h('td', {}, t.upstreamTool),
                 h('td', {}, effectSelect(u, t, reload)),
+                pinCell(u, t, reload),
               ),
             ),
           ),

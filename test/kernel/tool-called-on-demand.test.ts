@@ -24,6 +24,10 @@ import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { conn } from '../helpers/kernel.js';
 import { waitFor } from '../helpers/wait.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
+import { describeWithRedis, REDIS_URL } from '../services/redis.js';
+import { createRedisBusTransport } from '../../src/store/redis-bus.js';
+import { connection } from '../../src/kernel/connection.js';
+import { randomUUID } from 'node:crypto';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -156,4 +160,52 @@ await describeWithPostgres('toolCalled on demand (PostgreSQL log)', () => {
     await echo(a);
     expect((await flushed(a)).length).toBe(count);
   });
+});
+
+// Two instances on one PostgreSQL schema and one Redis channel (PostgreSQL is required with Redis here).
+await describeWithRedis('per-call state stays fresh on two instances over Redis', () => {
+  const schema = uniqueSchema('ondemandredis');
+  afterAll(() => dropSchema(schema));
+  {
+    const pair = async () => {
+      const channel = `airlock:test:${randomUUID()}`;
+      const redis = () => createRedisBusTransport({ url: REDIS_URL, channel });
+      return [await instance({ pg: schema }, redis()), await instance({ pg: schema }, redis())];
+    };
+
+    it("a toolCalled listener on B gets A's calls over Redis; without one, A's calls log nothing", async () => {
+      const [a, b] = await pair();
+      const count = (await flushed(a!)).length;
+      await echo(a!);
+      expect((await flushed(a!)).length).toBe(count);
+      const got: DeliveredEvent[] = [];
+      b!.events.subscribe((e) => got.push(e), { events: ['toolCalled'] });
+      await waitFor(() => a!.events.wants('toolCalled'), { message: "A hears B's interest" });
+      await echo(a!);
+      await waitFor(() => got.length === 1, { message: "B gets A's toolCalled" });
+    });
+
+    it('an agent revoked on B is refused on A at its very next call, though A just admitted it', async () => {
+      const [a, b] = await pair();
+      const added = await b!.kernel.principals.addAgent(`rv-${randomUUID().slice(0, 8)}`);
+      if ('ok' in added) throw new Error(added.message);
+      expect(await a!.kernel.principals.authenticate(added.token)).toMatchObject({ kind: 'agent' });
+      await b!.kernel.principals.revokeAgent(added.name);
+      // No wait for the bus: the epoch in the store answers.
+      expect(await a!.kernel.principals.authenticate(added.token)).toBeNull();
+    });
+
+    it("a policy rule added on B decides A's next call once A's bus has it", async () => {
+      const [a, b] = await pair();
+      const agentConn = connection('http:olga', 'http', undefined, 'olga');
+      const call = () =>
+        a!.kernel.call('ledger', 'ledger_echo', { text: 'x' }, { connection: agentConn });
+      expect((await call()).ok).toBe(true);
+      const heard: string[] = [];
+      a!.events.subscribe((e) => heard.push(e.data.event), { events: ['policyChanged'] });
+      await b!.kernel.policy.add({ tool: 'ledger_echo', agent: 'olga', decision: 'deny' });
+      await waitFor(() => heard.includes('policyChanged'), { message: 'A hears the change' });
+      expect(await call()).toMatchObject({ ok: false, code: 'notAuthorized' });
+    });
+  }
 });

@@ -197,7 +197,7 @@ await describeWithRedis('per-call state stays fresh on two instances over Redis'
 
     it("a policy rule added on B decides A's next call once A's bus has it", async () => {
       const [a, b] = await pair();
-      const agentConn = connection('http:olga', 'http', undefined, 'olga');
+      const agentConn = connection('http:olga', 'http-principal', undefined, 'olga');
       const call = () =>
         a!.kernel.call('ledger', 'ledger_echo', { text: 'x' }, { connection: agentConn });
       expect((await call()).ok).toBe(true);

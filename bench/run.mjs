@@ -115,17 +115,23 @@ async function timed(fn) {
   return Number(process.hrtime.bigint() - t);
 }
 
-/** Runs each leg `total` times in slices of ROUND, rotating the order every round. */
-async function interleave(legs, total) {
-  const samples = new Map(legs.map((l) => [l.key, { ns: [], wallNs: 0 }]));
+/**
+ * Runs each leg `total` times in slices of ROUND, rotating the order every
+ * round. With `cpuUs` (a function returning some process's CPU µs) each leg
+ * is also charged that process's CPU time across its slices.
+ */
+async function interleave(legs, total, cpuUs) {
+  const samples = new Map(legs.map((l) => [l.key, { ns: [], wallNs: 0, cpuUs: 0 }]));
   for (let r = 0, done = 0; done < total; r++, done += ROUND) {
     const n = Math.min(ROUND, total - done);
     for (let i = 0; i < legs.length; i++) {
       const leg = legs[(r + i) % legs.length];
       const s = samples.get(leg.key);
+      const cpu0 = cpuUs ? await cpuUs() : 0;
       const t = process.hrtime.bigint();
       s.ns.push(...(await leg.run(n)));
       s.wallNs += Number(process.hrtime.bigint() - t);
+      if (cpuUs) s.cpuUs += (await cpuUs()) - cpu0;
     }
   }
   return samples;
@@ -170,7 +176,12 @@ async function startEchoServers() {
     child.once('exit', (code) => reject(new Error(`echo servers exited early (${code})`)));
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { urls, tokens, close: () => (child.send('close'), exited) };
+  const cpuUs = () =>
+    new Promise((resolve) => {
+      child.once('message', (m) => resolve(m.cpuUs));
+      child.send('cpu');
+    });
+  return { urls, tokens, cpuUs, close: () => (child.send('close'), exited) };
 }
 
 async function benchCalls() {
@@ -191,15 +202,19 @@ async function benchCalls() {
       legs.push({ key: `${era}/${name}`, era, server: name, run });
     }
   }
-  const samples = await interleave(legs, CALLS);
+  const samples = await interleave(legs, CALLS, servers.cpuUs);
   for (const c of clients) await c.close();
   await servers.close();
 
-  const rows = legs.map((l) => ({
-    era: l.era,
-    server: l.server,
-    ...stats(samples.get(l.key).ns, samples.get(l.key).wallNs),
-  }));
+  const rows = legs.map((l) => {
+    const s = samples.get(l.key);
+    return {
+      era: l.era,
+      server: l.server,
+      ...stats(s.ns, s.wallNs),
+      serverCpuUs: round(s.cpuUs / s.ns.length),
+    };
+  });
   const median = (era, server) => rows.find((r) => r.era === era && r.server === server);
   const ratios = {};
   for (const era of Object.keys(ERAS)) {
@@ -209,6 +224,7 @@ async function benchCalls() {
         median: ratio(a.medianUs, b.medianUs),
         p95: ratio(a.p95Us, b.p95Us),
         callsPerSecond: ratio(a.perSecond, b.perSecond),
+        serverCpu: ratio(a.serverCpuUs, b.serverCpuUs),
       };
     }
   }
@@ -413,12 +429,28 @@ async function main() {
     );
     console.log(
       table(
-        ['era', 'server', 'median µs', 'p95 µs', 'calls/s'],
-        results.calls.rows.map((r) => [r.era, r.server, r.medianUs, r.p95Us, r.perSecond]),
+        ['era', 'server', 'median µs', 'p95 µs', 'calls/s', 'server CPU µs/call'],
+        results.calls.rows.map((r) => [
+          r.era,
+          r.server,
+          r.medianUs,
+          r.p95Us,
+          r.perSecond,
+          r.serverCpuUs,
+        ]),
       ),
     );
     for (const [pair, r] of Object.entries(results.calls.ratios))
-      console.log(`${pair}: median ×${r.median}, p95 ×${r.p95}, calls/s ×${r.callsPerSecond}`);
+      console.log(
+        `${pair}: median ×${r.median}, p95 ×${r.p95}, calls/s ×${r.callsPerSecond}, server CPU/call ×${r.serverCpu}`,
+      );
+    for (const era of Object.keys(ERAS)) {
+      const r = results.calls.ratios[`${era} airlock/sdk-server`];
+      const met = (x) => (x <= 1.1 ? 'met' : 'NOT met');
+      console.log(
+        `target (issue 31): ${era} trivial call ≤ ×1.10 sdk-server — median ×${r.median} (${met(r.median)}), server CPU/call ×${r.serverCpu} (${met(r.serverCpu)})`,
+      );
+    }
     console.log('');
   }
 

@@ -190,11 +190,19 @@ async function serveEcho() {
     urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
     tokens: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.token])),
   });
-  process.once('message', async () => {
+  // 'cpu' asks for this process's CPU time (µs, user+system) so the parent can
+  // charge each leg's server CPU to it; anything else means close.
+  const onMessage = async (message) => {
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      return process.send({ cpuUs: user + system });
+    }
+    process.off('message', onMessage);
     for (const server of Object.values(servers)) await server.close();
     await airlock.close();
     process.exit(0);
-  });
+  };
+  process.on('message', onMessage);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await serveEcho();

@@ -31,6 +31,73 @@ export interface DeliveredEvent {
 
 export type EventListener = (event: DeliveredEvent) => void;
 
+/**
+ * Events published only while a listener wants them (kernel.md §9, issue 31):
+ * a `toolCalled` nobody listens to is neither built, logged nor delivered, so
+ * a read call writes nothing ordered.
+ */
+export const ON_DEMAND_EVENTS: ReadonlySet<string> = new Set(['toolCalled']);
+
+export interface SubscribeOptions {
+  /** Only these events reach the listener (default: all). */
+  events?: readonly string[];
+  /** False: every event but the on-demand ones (a listener that must not keep them alive). */
+  onDemand?: boolean;
+}
+
+/** The listener set of a bus, with how many listeners want each on-demand event. */
+export interface Listeners {
+  add(listener: EventListener, options?: SubscribeOptions): () => void;
+  deliver(event: DeliveredEvent, report: (error: unknown) => void): void;
+  wants(event: string): boolean;
+  clear(): void;
+}
+
+export function createListeners(): Listeners {
+  /** Per listener, which events it takes: all (null), or a predicate. */
+  const all = new Map<EventListener, ((event: string) => boolean) | null>();
+  const wanting = new Map<string, number>();
+  const count = (takes: ((event: string) => boolean) | null, by: 1 | -1) => {
+    for (const name of ON_DEMAND_EVENTS)
+      if (!takes || takes(name)) wanting.set(name, (wanting.get(name) ?? 0) + by);
+  };
+  return {
+    add(listener, options) {
+      // Subscribing one function twice is one listener (as with a Set).
+      if (all.has(listener)) return () => undefined;
+      const only = options?.events ? new Set(options.events) : null;
+      const takes = only
+        ? (event: string) => only.has(event)
+        : options?.onDemand === false
+          ? (event: string) => !ON_DEMAND_EVENTS.has(event)
+          : null;
+      all.set(listener, takes);
+      count(takes, 1);
+      return () => {
+        if (all.get(listener) !== takes || !all.delete(listener)) return;
+        count(takes, -1);
+      };
+    },
+    deliver(event, report) {
+      for (const [listener, takes] of [...all]) {
+        if (takes && !takes(event.data.event)) continue;
+        try {
+          listener(event);
+        } catch (error) {
+          report(error);
+        }
+      }
+    },
+    wants(event) {
+      return !ON_DEMAND_EVENTS.has(event) || (wanting.get(event) ?? 0) > 0;
+    },
+    clear() {
+      all.clear();
+      wanting.clear();
+    },
+  };
+}
+
 /** What a transport carries: the event, and its log id and time when the bus has a log. */
 export interface BusMessage {
   readonly id?: number;
@@ -47,8 +114,11 @@ export interface BusTransport {
 }
 
 export interface EventBus {
+  /** An on-demand event (ON_DEMAND_EVENTS) nobody wants is dropped: check `wants` before building one. */
   publish(event: AirlockEvent): void;
-  subscribe(listener: EventListener): () => void;
+  subscribe(listener: EventListener, options?: SubscribeOptions): () => void;
+  /** Whether a listener (on any instance, with a transport) wants `event` now; always true for other events. */
+  wants(event: string): boolean;
   /**
    * Events with id greater than `afterId`, or null when the ring (or log) no
    * longer reaches back that far or the id is not one of this bus's.
@@ -82,7 +152,8 @@ async function createRingEventBus(options: EventBusOptions): Promise<EventBus> {
   const ringSize = options.ringSize ?? 1000;
   const now = options.now ?? Date.now;
   const ring: DeliveredEvent[] = [];
-  const listeners = new Set<EventListener>();
+  const listeners = createListeners();
+  const report = (error: unknown) => options.onError?.(error);
   // Ids start from the clock so that, after a restart, they continue above the old
   // ones and a client's stale Last-Event-ID gets a fresh snapshot, never silence.
   let lastId = options.firstId ?? now();
@@ -91,13 +162,7 @@ async function createRingEventBus(options: EventBusOptions): Promise<EventBus> {
     const delivered: DeliveredEvent = { id: ++lastId, at: now(), data };
     ring.push(delivered);
     if (ring.length > ringSize) ring.shift();
-    for (const listener of [...listeners]) {
-      try {
-        listener(delivered);
-      } catch (error) {
-        options.onError?.(error);
-      }
-    }
+    listeners.deliver(delivered, report);
   };
 
   const transport = options.transport;
@@ -105,7 +170,7 @@ async function createRingEventBus(options: EventBusOptions): Promise<EventBus> {
 
   return {
     publish(event) {
-      if (!transport) return deliver(event);
+      if (!transport) return listeners.wants(event.event) ? deliver(event) : undefined;
       // The bus is down: this instance's own listeners still get the event (the
       // other instances cannot), rather than nobody.
       transport.send({ data: event }).catch((error) => {
@@ -113,9 +178,12 @@ async function createRingEventBus(options: EventBusOptions): Promise<EventBus> {
         deliver(event);
       });
     },
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+    subscribe(listener, subscribeOptions) {
+      return listeners.add(listener, subscribeOptions);
+    },
+    wants(event) {
+      // With a transport another instance may want it: the ring bus is for tests and one-shot commands.
+      return transport !== undefined || listeners.wants(event);
     },
     async since(afterId) {
       // An id from the future is from another run (or instance): start over with a snapshot.

@@ -149,10 +149,13 @@ export function createJobRegistry({
   let sweeper: NodeJS.Timeout | undefined;
 
   // A cancel asked on another instance reaches the one running the job.
-  const unsubscribe = events.subscribe(({ data }) => {
-    if (data.event === 'jobCancelRequested' && typeof data.id === 'string')
-      running.get(data.id)?.abort.abort(new Error('cancelled'));
-  });
+  const unsubscribe = events.subscribe(
+    ({ data }) => {
+      if (data.event === 'jobCancelRequested' && typeof data.id === 'string')
+        running.get(data.id)?.abort.abort(new Error('cancelled'));
+    },
+    { events: ['jobCancelRequested'] },
+  );
 
   /** Runs `spec` for `job` here, from the next tick; `start` answers at once. */
   const launch = (job: Job, spec: JobSpec) => {

@@ -13,14 +13,22 @@
  *
  * When the log cannot be written (the store is down) events wait in order and
  * are retried; nothing is delivered without its id.
+ *
+ * An on-demand event (`toolCalled`) is logged only while a listener on some
+ * instance wants it (issue 31: a read writes nothing ordered). With a
+ * transport, an instance whose listeners want one says so on the transport
+ * (`busInterest`, unlogged) at once and then every `catchUpMs`; the others
+ * count it for three such periods.
  */
-import type {
-  AirlockEvent,
-  BusMessage,
-  DeliveredEvent,
-  EventBus,
-  EventBusOptions,
-  EventListener,
+import { randomUUID } from 'node:crypto';
+import {
+  createListeners,
+  ON_DEMAND_EVENTS,
+  type AirlockEvent,
+  type BusMessage,
+  type DeliveredEvent,
+  type EventBus,
+  type EventBusOptions,
 } from './events.js';
 
 export interface EventLog {
@@ -48,23 +56,21 @@ export async function createLoggedEventBus(
   const { log, transport } = options;
   const now = options.now ?? Date.now;
   const report = (error: unknown) => options.onError?.(error);
-  const listeners = new Set<EventListener>();
+  const listeners = createListeners();
   const held = new Map<number, DeliveredEvent>();
   let closed = false;
+  const catchUpMs = options.catchUpMs ?? 1_000;
+  const interest = remoteInterest(transport, now, catchUpMs * 3, report);
 
   // A new instance starts at the log's head: what came before is history (replay).
   let lastId = (await log.read(Number.MAX_SAFE_INTEGER, 0)).last;
 
   const emit = (e: DeliveredEvent) => {
     lastId = e.id;
-    for (const listener of [...listeners]) {
-      try {
-        listener(e);
-      } catch (error) {
-        report(error);
-      }
-    }
+    listeners.deliver(e, report);
   };
+  const wanted = () => [...ON_DEMAND_EVENTS].filter((name) => listeners.wants(name));
+  const wants = (event: string) => listeners.wants(event) || interest.wants(event);
 
   let gapTimer: NodeJS.Timeout | undefined;
   const accept = (e: DeliveredEvent) => {
@@ -147,18 +153,22 @@ export async function createLoggedEventBus(
 
   if (transport) {
     await transport.start((message: BusMessage) => {
-      if (typeof message.id !== 'number' || typeof message.at !== 'number') return;
+      if (typeof message.id !== 'number' || typeof message.at !== 'number')
+        return interest.heard(message.data);
       accept({ id: message.id, at: message.at, data: message.data });
     });
   }
   const poll = transport
-    ? setInterval(() => void catchUp(), options.catchUpMs ?? 1_000)
+    ? setInterval(() => {
+        void catchUp();
+        interest.announce(wanted());
+      }, catchUpMs)
     : undefined;
   poll?.unref();
 
   return {
     publish(event) {
-      if (closed) return;
+      if (closed || !wants(event.event)) return;
       queue.push({ at: now(), data: event });
       if (queue.length > MAX_QUEUED) {
         queue.splice(0, queue.length - MAX_QUEUED);
@@ -168,10 +178,14 @@ export async function createLoggedEventBus(
         flushing = undefined;
       });
     },
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+    subscribe(listener, subscribeOptions) {
+      const before = wanted().length;
+      const unsubscribe = listeners.add(listener, subscribeOptions);
+      // The other instances hear of a new interest at once, not at the next period.
+      if (wanted().length > before) interest.announce(wanted());
+      return unsubscribe;
     },
+    wants,
     async since(afterId) {
       const { events, first, last } = await log.read(afterId, log.retained + READ_PAGE);
       // An id the log never handed out (another deployment, a reset store): start over.
@@ -192,6 +206,34 @@ export async function createLoggedEventBus(
       clearTimeout(gapTimer);
       listeners.clear();
       await transport?.close();
+    },
+  };
+}
+
+const INTEREST = 'busInterest';
+
+/** Which on-demand events listeners on other instances want (heard over the transport). */
+function remoteInterest(
+  transport: EventBusOptions['transport'],
+  now: () => number,
+  ttlMs: number,
+  report: (error: unknown) => void,
+) {
+  const instance = randomUUID();
+  const until = new Map<string, number>();
+  return {
+    announce(events: readonly string[]) {
+      if (!transport || events.length === 0) return;
+      transport.send({ data: { event: INTEREST, instance, events } }).catch(report);
+    },
+    heard(data: AirlockEvent) {
+      if (data.event !== INTEREST || data.instance === instance || !Array.isArray(data.events))
+        return;
+      for (const name of data.events)
+        if (typeof name === 'string' && ON_DEMAND_EVENTS.has(name)) until.set(name, now() + ttlMs);
+    },
+    wants(event: string) {
+      return (until.get(event) ?? 0) > now();
     },
   };
 }

@@ -128,15 +128,17 @@ export async function runPipeline(
       const full = services.audit.recordLater(auditRecord('ok'));
       if (full) await full;
     }
-    services.events.publish({
-      event: 'toolCalled',
-      door: mount,
-      tool: tool.name,
-      connection: connectionLabel(connection.id),
-      ...(connection.agent ? { agent: connection.agent } : {}),
-      result: outcome.ok ? 'ok' : outcome.code,
-      durationMs: Date.now() - started,
-    });
+    // On demand (kernel §9): built, logged and delivered only while a listener wants it.
+    if (services.events.wants('toolCalled'))
+      services.events.publish({
+        event: 'toolCalled',
+        door: mount,
+        tool: tool.name,
+        connection: connectionLabel(connection.id),
+        ...(connection.agent ? { agent: connection.agent } : {}),
+        result: outcome.ok ? 'ok' : outcome.code,
+        durationMs: Date.now() - started,
+      });
     if (observed) {
       stageDone('audit');
       observed.end({

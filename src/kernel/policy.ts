@@ -287,9 +287,12 @@ export function createPolicy({
   const configReadOnly: ReadOnly = config?.readOnly ?? false;
   let cache: { at: number; view: Promise<PolicyView> } | null = null;
 
-  events.subscribe((e) => {
-    if (e.data.event === 'policyChanged') cache = null;
-  });
+  events.subscribe(
+    (e) => {
+      if (e.data.event === 'policyChanged') cache = null;
+    },
+    { events: ['policyChanged'] },
+  );
 
   const loadOwner = async (): Promise<StoredPolicy> => {
     const found = await store.read(

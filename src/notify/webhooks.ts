@@ -197,19 +197,22 @@ export function startNotifier(o: NotifierOptions): Notifier {
     }
   }
 
-  const unsubscribe = o.events.subscribe(({ id, at, data }) => {
-    if (!(NOTIFY_EVENTS as readonly string[]).includes(data.event)) return;
-    const notice = noticeOf(id, at, data, links);
-    if (!notice) return;
-    for (const hook of hooks) {
-      if (hook.events && !hook.events.includes(notice.event)) continue;
-      const running = deliver(hook, notice).catch((err: unknown) =>
-        o.logger.error({ err, eventId: id }, 'webhook delivery could not be recorded'),
-      );
-      inFlight.add(running);
-      void running.finally(() => inFlight.delete(running));
-    }
-  });
+  const unsubscribe = o.events.subscribe(
+    ({ id, at, data }) => {
+      if (!(NOTIFY_EVENTS as readonly string[]).includes(data.event)) return;
+      const notice = noticeOf(id, at, data, links);
+      if (!notice) return;
+      for (const hook of hooks) {
+        if (hook.events && !hook.events.includes(notice.event)) continue;
+        const running = deliver(hook, notice).catch((err: unknown) =>
+          o.logger.error({ err, eventId: id }, 'webhook delivery could not be recorded'),
+        );
+        inFlight.add(running);
+        void running.finally(() => inFlight.delete(running));
+      }
+    },
+    { events: NOTIFY_EVENTS },
+  );
 
   return {
     async idle() {

@@ -220,7 +220,9 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
     },
     watchBus(bus) {
       stopWatching.push(
-        bus.subscribe(({ at }) => busLag.record(Math.max(0, Date.now() - at) / 1000)),
+        bus.subscribe(({ at }) => busLag.record(Math.max(0, Date.now() - at) / 1000), {
+          onDemand: false,
+        }),
       );
     },
     async prometheus() {

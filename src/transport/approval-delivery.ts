@@ -145,10 +145,13 @@ export function decided(
     };
     const timer = setTimeout(() => finish(false), ms);
     signal?.addEventListener('abort', () => finish(false), { once: true });
-    const unsubscribe = kernel.events.subscribe(({ data }) => {
-      const approval = data.approval as { id?: unknown } | undefined;
-      if (data.event === 'approvalDecided' && approval?.id === approvalId) finish(true);
-    });
+    const unsubscribe = kernel.events.subscribe(
+      ({ data }) => {
+        const approval = data.approval as { id?: unknown } | undefined;
+        if (data.event === 'approvalDecided' && approval?.id === approvalId) finish(true);
+      },
+      { events: ['approvalDecided'] },
+    );
     // Decided before we listened (another instance, or the owner was quick).
     void kernel.store
       .read((tx) => tx.approvals.get(approvalId))

@@ -147,10 +147,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const modernNode = toNodeHandler(modern, { onerror, maxRequestBodySize: options.maxBodyBytes });
   // The SDK's listen streams learn of list changes from its bus: a door's
   // tools changing (on any instance, over the kernel bus) is published there.
-  const unfeed = kernel.events.subscribe(({ data }) => {
-    if (data.event === 'toolsChanged' && mounts.includes(String(data.door)))
-      modern.notify.toolsChanged();
-  });
+  const unfeed = kernel.events.subscribe(
+    ({ data }) => {
+      if (data.event === 'toolsChanged' && mounts.includes(String(data.door)))
+        modern.notify.toolsChanged();
+    },
+    { events: ['toolsChanged'] },
+  );
   const taskListen = createTaskListen({
     kernel,
     bus: modern.bus,
@@ -206,11 +209,14 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   }
 
   // A revoked agent's open sessions end at once (its token already fails).
-  const unsubscribe = kernel.events.subscribe(({ data }) => {
-    if (data.event !== 'agentsChanged' || data.change !== 'revoked') return;
-    const revoked = data.key ?? data.agent;
-    for (const [id, s] of sessions) if (s.agent === revoked) void closeSession(id);
-  });
+  const unsubscribe = kernel.events.subscribe(
+    ({ data }) => {
+      if (data.event !== 'agentsChanged' || data.change !== 'revoked') return;
+      const revoked = data.key ?? data.agent;
+      for (const [id, s] of sessions) if (s.agent === revoked) void closeSession(id);
+    },
+    { events: ['agentsChanged'] },
+  );
 
   /** Makes room for one more session of `agent`: its least recently used goes past the cap. */
   async function makeRoom(agent: string) {

@@ -24,14 +24,20 @@ interface Declaration {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Declarations per served schema object: a tool's schema is built once, checked on every call. */
+const declared = new WeakMap<object, readonly Declaration[]>();
+
 /** The top-level arguments a tool's input schema mirrors into headers. */
-export function headerDeclarations(inputSchema: unknown): Declaration[] {
+export function headerDeclarations(inputSchema: unknown): readonly Declaration[] {
   if (!isObject(inputSchema) || !isObject(inputSchema.properties)) return [];
+  const known = declared.get(inputSchema);
+  if (known) return known;
   const out: Declaration[] = [];
   for (const [argument, schema] of Object.entries(inputSchema.properties)) {
     if (isObject(schema) && typeof schema['x-mcp-header'] === 'string')
       out.push({ argument, header: schema['x-mcp-header'], type: schema.type });
   }
+  declared.set(inputSchema, out);
   return out;
 }
 

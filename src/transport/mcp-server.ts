@@ -332,17 +332,20 @@ export function createMcpServer({
   // request's server lives for one request and reads the list afresh.
   if (dynamicTools)
     server.oninitialized = () => {
-      const unsubscribe = kernel.events.subscribe(({ data }) => {
-        if (data.event !== 'toolsChanged' || !mounts.includes(String(data.door))) return;
-        try {
-          served = servedTools(kernel, mounts, toolNames, oneMount ? null : listBudgetTokens);
-        } catch (error) {
-          // Two doors now offer one name: keep the last good list until it is resolved.
-          kernel.logger.warn({ err: (error as Error).message }, 'tool list not refreshed');
-          return;
-        }
-        if (server.transport) void server.sendToolListChanged().catch(() => undefined);
-      });
+      const unsubscribe = kernel.events.subscribe(
+        ({ data }) => {
+          if (data.event !== 'toolsChanged' || !mounts.includes(String(data.door))) return;
+          try {
+            served = servedTools(kernel, mounts, toolNames, oneMount ? null : listBudgetTokens);
+          } catch (error) {
+            // Two doors now offer one name: keep the last good list until it is resolved.
+            kernel.logger.warn({ err: (error as Error).message }, 'tool list not refreshed');
+            return;
+          }
+          if (server.transport) void server.sendToolListChanged().catch(() => undefined);
+        },
+        { events: ['toolsChanged'] },
+      );
       const previous = server.onclose;
       server.onclose = () => {
         unsubscribe();

@@ -78,11 +78,14 @@ export function createTaskListen(options: TaskListenOptions): TaskListen {
   const open = new Map<(graceful: boolean) => void, string>();
 
   // A revoked agent's listens end at once (its token already fails).
-  const unsubscribe = kernel.events.subscribe(({ data }) => {
-    if (data.event !== 'agentsChanged' || data.change !== 'revoked') return;
-    const revoked = data.key ?? data.agent;
-    for (const [end, agent] of open) if (agent === revoked) end(false);
-  });
+  const unsubscribe = kernel.events.subscribe(
+    ({ data }) => {
+      if (data.event !== 'agentsChanged' || data.change !== 'revoked') return;
+      const revoked = data.key ?? data.agent;
+      for (const [end, agent] of open) if (agent === revoked) end(false);
+    },
+    { events: ['agentsChanged'] },
+  );
 
   const refuse = (
     res: ServerResponse,

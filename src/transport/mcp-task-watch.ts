@@ -78,11 +78,14 @@ export async function watchTasks(options: TaskWatchOptions): Promise<TaskWatch> 
     else void read(taskId);
   };
   // Subscribed before the first reads, so a change while they run is read again.
-  const unsubscribe = kernel.events.subscribe(({ data }) => {
-    if (data.event === 'taskChanged' && typeof data.taskId === 'string') touch(data.taskId);
-    else if (data.event === 'jobFinished')
-      for (const [taskId, f] of followed) if (f.jobs.has(String(data.id))) touch(taskId);
-  });
+  const unsubscribe = kernel.events.subscribe(
+    ({ data }) => {
+      if (data.event === 'taskChanged' && typeof data.taskId === 'string') touch(data.taskId);
+      else if (data.event === 'jobFinished')
+        for (const [taskId, f] of followed) if (f.jobs.has(String(data.id))) touch(taskId);
+    },
+    { events: ['taskChanged', 'jobFinished'] },
+  );
 
   const acknowledged: string[] = [];
   const initial: TaskView[] = [];

@@ -53,10 +53,13 @@ export async function askOwner(
           : undefined;
     const timer = setTimeout(() => finish('cancel'), OWNER_WAIT_MS);
     signal.addEventListener('abort', () => finish('cancel'), { once: true });
-    const unsubscribe = kernel.events.subscribe(({ data }) => {
-      const approval = data.approval as { id?: unknown; status?: unknown } | undefined;
-      if (data.event === 'approvalDecided' && approval?.id === id) fromStatus(approval.status);
-    });
+    const unsubscribe = kernel.events.subscribe(
+      ({ data }) => {
+        const approval = data.approval as { id?: unknown; status?: unknown } | undefined;
+        if (data.event === 'approvalDecided' && approval?.id === id) fromStatus(approval.status);
+      },
+      { events: ['approvalDecided'] },
+    );
     void kernel.store
       .read((tx) => tx.approvals.get(id))
       .then((a) => fromStatus(a?.status))

@@ -17,8 +17,21 @@ const sources = [
     .filter((f) => f.endsWith('.ts'))
     .map((f) => [`screens/${f}`, readFileSync(new URL(`screens/${f}`, dir), 'utf8')] as const),
 ];
-/** Files that write to the server but are not controls: the API client, the session, sign-in. */
-const NOT_CONTROLS = new Set(['api.ts', 'session.ts', 'screens/sign-in.ts', 'dom.ts']);
+/**
+ * Files that write to the server but are not controls: the API client, the
+ * session, sign-in, and the end of an OAuth upstream's connect — the
+ * authorization server's redirect back to this tab, whose one-time `state`
+ * the server issued to the owner's own Connect (itself an owner gesture with
+ * presence) and checks, so a page that sends the browser there with any
+ * other answer is refused (test/doors/mcp/oauth-upstream.test.ts).
+ */
+const NOT_CONTROLS = new Set([
+  'api.ts',
+  'session.ts',
+  'screens/sign-in.ts',
+  'dom.ts',
+  'upstream-callback.ts',
+]);
 
 describe("the owner's controls", () => {
   it('every screen that writes to the server does it from onOwner', () => {

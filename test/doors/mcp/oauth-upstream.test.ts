@@ -193,6 +193,22 @@ describe('attacks on an OAuth upstream’s grant', () => {
     for (const secret of secrets) expect(seen.includes(secret)).toBe(false);
   });
 
+  it('a callback with a state the owner’s connect was not given is refused, even in the owner’s session', async () => {
+    // What a page on another local port can do: send the owner's browser to the callback
+    // with an answer of its own, which the UI hands on with the owner's session.
+    const o = await oauthWorkspace();
+    const { ws } = o;
+    await ws.rest('POST', 'upstreams/gh/connect', {});
+    const forged = await ws.rest('POST', 'upstreams/oauth/callback', {
+      state: 'x'.repeat(43),
+      code: 'attacker-code',
+    });
+    expect(forged.status).toBeGreaterThanOrEqual(400);
+    expect(forged.status).toBeLessThan(500);
+    const view = (await ws.rest('GET', 'upstreams')).body.upstreams[0] as Json;
+    expect(view.authorization).toMatchObject({ status: 'notConnected' });
+  });
+
   it('a hostile upstream naming other metadata in its 401 gets no token sent elsewhere; the owner must reconnect', async () => {
     const o = await oauthWorkspace();
     const { ws, up } = o;

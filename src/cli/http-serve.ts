@@ -19,6 +19,7 @@ import { untilSignal } from './signals.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
 import { startNotifier, type NotifyConfig } from '../notify/webhooks.js';
 import { pushSource } from '../notify/push.js';
+import { emailSource } from '../notify/email.js';
 import { approvalUrl } from '../transport/approval-delivery.js';
 import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
 import { dropPrivileges, type RunAs } from './run-as.js';
@@ -188,6 +189,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     origin: uiBase,
     sources: [
       pushSource({ store: workspace.store, origin: uiBase, allowPrivate: o.notify?.allowPrivate }),
+      ...(o.notify?.smtp ? [emailSource(o.notify.smtp)] : []),
     ],
   });
   writeServerRecord(workspace.data, uiBase);

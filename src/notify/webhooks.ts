@@ -25,6 +25,7 @@ import {
   type WebhookFormat,
 } from './formats.js';
 import { SIGNATURE_HEADER, signWebhook } from './signature.js';
+import type { SmtpConfig } from './email.js';
 
 export interface WebhookConfig {
   url: string;
@@ -40,6 +41,8 @@ export interface NotifyConfig {
   webhooks?: WebhookConfig[] | undefined;
   /** URL prefixes allowed although they are private or loopback addresses. */
   allowPrivate?: string[] | undefined;
+  /** Email (email.ts). */
+  smtp?: SmtpConfig | undefined;
 }
 
 /** The store collection of deliveries, keyed by event id and webhook. */

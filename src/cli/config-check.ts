@@ -107,7 +107,7 @@ export const OwnerConfigSchema = z
   .partial()
   .strict();
 
-/** `notify`: webhooks for new asks and failed jobs (authority.md §6). */
+/** `notify`: webhooks and email for new asks and failed jobs (authority.md §6). */
 export const NotifySchema = z
   .object({
     webhooks: z.array(
@@ -121,6 +121,18 @@ export const NotifySchema = z
         .strict(),
     ),
     allowPrivate: z.array(z.string().url()),
+    /** Email (issue 30): the same words and link as a push, through this SMTP server. */
+    smtp: z
+      .object({
+        host: z.string().min(1),
+        port: z.number().int().min(1).max(65535).optional(),
+        secure: z.boolean().optional(),
+        user: z.string().optional(),
+        pass: z.string().optional(),
+        from: z.string().min(3),
+        to: z.array(z.string().email()).min(1),
+      })
+      .strict(),
   })
   .partial()
   .strict();

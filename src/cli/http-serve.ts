@@ -18,6 +18,8 @@ import { PORTABLE_TOOL_NAME, portableToolName, type ToolNames } from '../transpo
 import { untilSignal } from './signals.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
 import { startNotifier, type NotifyConfig } from '../notify/webhooks.js';
+import { pushSource } from '../notify/push.js';
+import { emailSource } from '../notify/email.js';
 import { approvalUrl } from '../transport/approval-delivery.js';
 import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
 import { dropPrivileges, type RunAs } from './run-as.js';
@@ -178,15 +180,18 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   // Approval links open the inbox where the passkey works.
   inbox.origin = uiBase;
   // Webhooks link the cards at the same address (authority.md §6).
-  const notifier = o.notify?.webhooks?.length
-    ? startNotifier({
-        store: workspace.store,
-        events: workspace.kernel.events,
-        logger,
-        config: o.notify,
-        origin: uiBase,
-      })
-    : undefined;
+  // …and Web Push to every device the owner turned notifications on for.
+  const notifier = startNotifier({
+    store: workspace.store,
+    events: workspace.kernel.events,
+    logger,
+    config: o.notify ?? {},
+    origin: uiBase,
+    sources: [
+      pushSource({ store: workspace.store, origin: uiBase, allowPrivate: o.notify?.allowPrivate }),
+      ...(o.notify?.smtp ? [emailSource(o.notify.smtp)] : []),
+    ],
+  });
   writeServerRecord(workspace.data, uiBase);
   // The one-time sign-in link goes to a terminal only (issue 25): never into a log file
   // or a pipe another process reads. It dies at first use or after 10 minutes.
@@ -265,7 +270,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   logger.info('shutting down');
   app.server.close();
   metricsServer?.close();
-  await notifier?.close();
+  await notifier.close();
   await workspace.close();
   await app.close();
   return 0;

@@ -45,6 +45,13 @@ export interface Consent {
    * approvals are cancelled and its grants end, since nothing can use them again.
    */
   endConnection(connection: string): Promise<void>;
+  /**
+   * The agent gave up waiting (its task cancelled, issue 30): a pending
+   * approval is closed `cancelled` with `reason` and leaves the inbox; a
+   * decision on it answers what became of it (`goneApproval`). False when it
+   * was no longer pending.
+   */
+  withdraw(id: string, reason: string): Promise<boolean>;
 }
 
 export interface ConsentOptions {
@@ -328,6 +335,15 @@ export function createConsent({
           approval: shown(a),
         });
       for (const grantId of ended) events.publish({ event: 'grantRevoked', grantId });
+    },
+    async withdraw(id, reason) {
+      const done = await store.transaction(async (tx) => {
+        const a = await tx.approvals.get(id);
+        if (a?.status !== 'pending') return null;
+        return tx.approvals.decide(id, closed('cancelled', now(), reason));
+      }, KEYED);
+      if (done) events.publish({ event: 'approvalDecided', approval: shown(done) });
+      return done !== null;
     },
     grants: (connection) =>
       store.read((tx) => tx.grants.listActive(now(), connection), ONE_STATEMENT),

@@ -25,6 +25,7 @@ import {
   type WebhookFormat,
 } from './formats.js';
 import { SIGNATURE_HEADER, signWebhook } from './signature.js';
+import type { SmtpConfig } from './email.js';
 
 export interface WebhookConfig {
   url: string;
@@ -40,6 +41,8 @@ export interface NotifyConfig {
   webhooks?: WebhookConfig[] | undefined;
   /** URL prefixes allowed although they are private or loopback addresses. */
   allowPrivate?: string[] | undefined;
+  /** Email (email.ts). */
+  smtp?: SmtpConfig | undefined;
 }
 
 /** The store collection of deliveries, keyed by event id and webhook. */
@@ -48,12 +51,18 @@ export const DELIVERIES = 'notify-deliveries';
 export const RETRY_DELAYS_MS = [1_000, 5_000, 30_000];
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
+/** How a delivery went out: a webhook's format, a Web Push or an email. */
+export type DeliveryFormat = WebhookFormat | 'push' | 'email';
+
 export interface Delivery {
   eventId: number;
   event: NotifyEventName;
-  /** The webhook's origin only: a URL's path or query may itself be a secret (Slack's are). */
+  /**
+   * Where it went: a webhook's or push service's origin only (a URL's path or
+   * query may itself be a secret — Slack's are), or the email's recipients.
+   */
   webhook: string;
-  format: WebhookFormat;
+  format: DeliveryFormat;
   status: 'sending' | 'delivered' | 'failed';
   attempts: number;
   /** Why the last try failed. */
@@ -71,6 +80,20 @@ export async function refusedWebhook(config: NotifyConfig): Promise<string | nul
   return null;
 }
 
+/** One place a notice goes: a webhook, a push subscription, the email recipients. */
+export interface Destination {
+  /** Stable among destinations: with the event id, the delivery's key. */
+  id: string;
+  /** Shown in the deliveries (`webhook`). */
+  label: string;
+  format: DeliveryFormat;
+  /** Throws `Retryable` for a 5xx, 429, timeout or network error; any other error fails at once. */
+  send(notice: Notice, signal: AbortSignal): Promise<void>;
+}
+
+/** The destinations of a notice (the webhooks asking for its event; every push subscription; …). */
+export type DestinationSource = (notice: Notice) => Promise<Destination[]> | Destination[];
+
 export interface NotifierOptions {
   store: Store;
   events: EventBus;
@@ -81,6 +104,8 @@ export interface NotifierOptions {
   retryDelaysMs?: number[];
   timeoutMs?: number;
   now?: () => number;
+  /** Destinations besides the configured webhooks (push, email). */
+  sources?: DestinationSource[];
 }
 
 export interface Notifier {
@@ -95,10 +120,40 @@ const hookKey = (hook: WebhookConfig) =>
     .digest('hex')
     .slice(0, 12);
 
-const deliveryKey = (eventId: number, hook: WebhookConfig) =>
-  `${String(eventId).padStart(16, '0')}:${hookKey(hook)}`;
+const deliveryKey = (eventId: number, destination: string) =>
+  `${String(eventId).padStart(16, '0')}:${destination}`;
 
-class Retryable extends Error {}
+/** A failure worth another try later. */
+export class Retryable extends Error {}
+
+/** Fails a response the way every HTTP destination does: 5xx/429 retried, other non-2xx not. */
+export async function checkResponse(response: Response): Promise<void> {
+  await response.body?.cancel().catch(() => undefined);
+  if (response.status >= 500 || response.status === 429)
+    throw new Retryable(`HTTP ${response.status}`);
+  if (response.status >= 300) throw new Error(`HTTP ${response.status}`);
+}
+
+/** `fetch` with a deadline, an abort and no redirects; network errors and timeouts are retryable. */
+export async function post(
+  url: string,
+  init: { headers: Record<string, string>; body: string | Uint8Array<ArrayBuffer> },
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<Response> {
+  try {
+    return await fetch(url, {
+      method: 'POST',
+      headers: init.headers,
+      body: init.body,
+      redirect: 'manual',
+      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+    });
+  } catch (error) {
+    const e = error as Error;
+    throw new Retryable(e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : e.message);
+  }
+}
 
 export function startNotifier(o: NotifierOptions): Notifier {
   const hooks = o.config.webhooks ?? [];
@@ -126,41 +181,39 @@ export function startNotifier(o: NotifierOptions): Notifier {
       { isolation: 'keyed' },
     );
 
-  async function send(hook: WebhookConfig, notice: Notice): Promise<void> {
-    const refused = await refusedDestination(hook.url, o.config.allowPrivate ?? []);
-    if (refused) throw new Error(refused);
-    const { headers, body } = render(notice, hook.format ?? 'json');
-    const signed: Record<string, string> = hook.secret
-      ? { [SIGNATURE_HEADER]: signWebhook(hook.secret, body, Math.floor(now() / 1000)) }
-      : {};
-    let response: Response;
-    try {
-      response = await fetch(hook.url, {
-        method: 'POST',
-        headers: { ...headers, ...signed, 'user-agent': 'Airlock-Webhook' },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]),
-      });
-    } catch (error) {
-      const e = error as Error;
-      throw new Retryable(
-        e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : e.message,
+  const webhookDestination = (hook: WebhookConfig): Destination => ({
+    id: hookKey(hook),
+    label: new URL(hook.url).origin,
+    format: hook.format ?? 'json',
+    async send(notice, signal) {
+      const refused = await refusedDestination(hook.url, o.config.allowPrivate ?? []);
+      if (refused) throw new Error(refused);
+      const { headers, body } = render(notice, hook.format ?? 'json');
+      const signed: Record<string, string> = hook.secret
+        ? { [SIGNATURE_HEADER]: signWebhook(hook.secret, body, Math.floor(now() / 1000)) }
+        : {};
+      const response = await post(
+        hook.url,
+        { headers: { ...headers, ...signed, 'user-agent': 'Airlock-Webhook' }, body },
+        signal,
+        timeoutMs,
       );
-    }
-    await response.body?.cancel().catch(() => undefined);
-    if (response.status >= 500 || response.status === 429)
-      throw new Retryable(`HTTP ${response.status}`);
-    if (response.status >= 300) throw new Error(`HTTP ${response.status}`);
-  }
+      await checkResponse(response);
+    },
+  });
+  const webhooks: DestinationSource = (notice) =>
+    hooks
+      .filter((hook) => !hook.events || hook.events.includes(notice.event))
+      .map(webhookDestination);
+  const sources = [webhooks, ...(o.sources ?? [])];
 
-  async function deliver(hook: WebhookConfig, notice: Notice): Promise<void> {
-    const key = deliveryKey(notice.id, hook);
+  async function deliver(to: Destination, notice: Notice): Promise<void> {
+    const key = deliveryKey(notice.id, to.id);
     const delivery: Delivery = {
       eventId: notice.id,
       event: notice.event,
-      webhook: new URL(hook.url).origin,
-      format: hook.format ?? 'json',
+      webhook: to.label,
+      format: to.format,
       status: 'sending',
       attempts: 0,
       error: null,
@@ -171,7 +224,7 @@ export function startNotifier(o: NotifierOptions): Notifier {
     for (let attempt = 0; ; attempt++) {
       delivery.attempts = attempt + 1;
       try {
-        await send(hook, notice);
+        await to.send(notice, stop.signal);
         await save(key, { ...delivery, status: 'delivered', error: null, updatedAt: now() });
         return;
       } catch (error) {
@@ -180,7 +233,7 @@ export function startNotifier(o: NotifierOptions): Notifier {
         if (!(error instanceof Retryable) || attempt >= delays.length) {
           o.logger.warn(
             { webhook: delivery.webhook, eventId: notice.id, error: delivery.error },
-            'webhook delivery failed',
+            'notification delivery failed',
           );
           await save(key, { ...delivery, status: 'failed', updatedAt: now() });
           return;
@@ -202,17 +255,19 @@ export function startNotifier(o: NotifierOptions): Notifier {
       if (!(NOTIFY_EVENTS as readonly string[]).includes(data.event)) return;
       const notice = noticeOf(id, at, data, links);
       if (!notice) return;
-      for (const hook of hooks) {
-        if (hook.events && !hook.events.includes(notice.event)) continue;
-        const running = deliver(hook, notice).catch((err: unknown) =>
-          o.logger.error({ err, eventId: id }, 'webhook delivery could not be recorded'),
-        );
-        inFlight.add(running);
-        void running.finally(() => inFlight.delete(running));
-      }
+      const running = fanOut(notice).catch((err: unknown) =>
+        o.logger.error({ err, eventId: id }, 'notification delivery could not be recorded'),
+      );
+      inFlight.add(running);
+      void running.finally(() => inFlight.delete(running));
     },
     { events: NOTIFY_EVENTS },
   );
+
+  async function fanOut(notice: Notice): Promise<void> {
+    const all = (await Promise.all(sources.map((source) => source(notice)))).flat();
+    await Promise.all(all.map((to) => deliver(to, notice)));
+  }
 
   return {
     async idle() {

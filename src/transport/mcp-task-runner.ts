@@ -83,6 +83,19 @@ export async function startTaskRunner(
           if (!(await waitForApproval(approvalId, job.signal))) return 'completed';
           continue;
         }
+        // Denied: the task fails with the owner's reason (issue 30), nothing ran.
+        if (!outcome.ok && outcome.code === 'approvalDenied') {
+          await tasks.advance(taskId, {
+            status: 'failed',
+            statusMessage: outcome.message,
+            error: {
+              code: -32603,
+              message: outcome.message,
+              data: { code: 'approvalDenied', ...outcome.data },
+            },
+          });
+          return 'completed';
+        }
         if ('protocolError' in presented) {
           const { protocolError } = presented as ProtocolErrorOutcome;
           await tasks.advance(taskId, {
@@ -139,6 +152,20 @@ export async function startTaskRunner(
         : {},
     });
     // Decided on any instance (the event, or the store), or given up when the ask expires.
+    // Cancelled by the agent (tasks/cancel): the ask leaves the owner's inbox (issue 30).
+    const withdraw = () =>
+      void kernel.consent
+        .withdraw(approvalId, 'the agent cancelled its task')
+        .catch(() => undefined);
+    signal.addEventListener('abort', withdraw, { once: true });
+    try {
+      return await waitForDecision(approvalId, signal);
+    } finally {
+      signal.removeEventListener('abort', withdraw);
+    }
+  }
+
+  async function waitForDecision(approvalId: string, signal: AbortSignal) {
     for (;;) {
       await decided(kernel, approvalId, 1000, signal);
       if (signal.aborted) throw new Error('cancelled');

@@ -12,7 +12,7 @@ import { validateInput } from '../kernel/validate.js';
 import { DECISIONS, type Decision } from '../kernel/policy.js';
 import { policyRoutes } from './rest-policy.js';
 import { agentActivityRoute } from './rest-agent-activity.js';
-import { listDeliveries } from '../notify/webhooks.js';
+import { notifyRoutes } from './rest-notify.js';
 
 const ApproveBody = z
   .object({
@@ -144,16 +144,7 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
         return 'ok' in denied ? denied : { status: 200, body: shown(denied) };
       },
     },
-    {
-      method: 'GET',
-      path: 'notify/deliveries',
-      summary:
-        'Webhook deliveries, newest first: the event, the webhook (its origin), `delivered`, `failed` (after its retries, with the last `error`) or `sending`',
-      handler: async () => ({
-        status: 200,
-        body: { deliveries: await listDeliveries(kernel.store) },
-      }),
-    },
+    ...notifyRoutes(kernel),
     {
       method: 'GET',
       path: 'grants',

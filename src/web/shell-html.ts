@@ -28,6 +28,7 @@ export function shellHtml(): string {
 <meta name="color-scheme" content="light dark">
 <title>Airlock workspace</title>
 <link rel="icon" href="data:,">
+<link rel="manifest" href="/manifest.webmanifest">
 <link rel="stylesheet" href="/ui/style.css">
 <script type="module" src="/ui/main.js"></script>
 </head>

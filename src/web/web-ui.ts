@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { shellHtml } from './shell-html.js';
 import { styles } from './styles.js';
+import { MANIFEST, SERVICE_WORKER } from './service-worker.js';
 
 export interface WebUiOptions {
   /** Folder of the compiled browser modules (default: `app/` beside this file). */
@@ -83,6 +84,8 @@ export function createWebUi(options: WebUiOptions = {}): StaticHandler {
   const webauthn = webauthnDir();
   const html = Buffer.from(shellHtml());
   const css = Buffer.from(styles);
+  const worker = Buffer.from(SERVICE_WORKER);
+  const manifest = Buffer.from(MANIFEST);
 
   const send = (req: IncomingMessage, res: ServerResponse, type: string, bytes: Buffer) => {
     res.writeHead(200, {
@@ -119,6 +122,10 @@ export function createWebUi(options: WebUiOptions = {}): StaticHandler {
     )
       return send(req, res, 'text/html; charset=utf-8', html);
     if (path === '/ui/style.css') return send(req, res, 'text/css; charset=utf-8', css);
+    // At the root so its scope is the whole UI (issue 30).
+    if (path === '/sw.js') return send(req, res, 'text/javascript; charset=utf-8', worker);
+    if (path === '/manifest.webmanifest')
+      return send(req, res, 'application/manifest+json; charset=utf-8', manifest);
     let full: string | null = null;
     if (path.startsWith('/ui/vendor/pdfjs/') && pdfDir) {
       const rel = path.slice('/ui/vendor/pdfjs/'.length);

@@ -268,7 +268,7 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
       expect((done.result?.['structuredContent'] as { status: string }).status).toBe('completed');
     });
 
-    it('a denied approval ends the task completed with the denial as a tool error', async () => {
+    it('a denied approval fails the task with approvalDenied and the reason', async () => {
       const carol = await as('carol');
       const { taskId } = (await carol.create('ledger_count', { to: 4 })) as { taskId: string };
       const waiting = await carol.until(taskId, (t) => t.status === 'input_required');
@@ -281,9 +281,11 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
       });
       expect(denied.status).toBe(200);
       const done = await carol.until(taskId);
-      expect(done.status).toBe('completed');
-      expect(done.result?.['isError']).toBe(true);
-      expect(JSON.stringify(done.result)).toMatch(/approvalDenied/);
+      expect(done.status).toBe('failed');
+      expect(done.error).toMatchObject({
+        data: { code: 'approvalDenied', approvalID: approvalId, reason: 'not now' },
+      });
+      expect(done.error?.message).toMatch(/not now/);
     });
   });
 
@@ -350,7 +352,7 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
       expect(toolJson(await read(account))).toMatchObject({ version: 1, entries: [{ amount: 5 }] });
     });
 
-    it("denied, the approval task ends with approvalDenied and the owner's reason, and nothing ran", async () => {
+    it("denied, the approval task fails with approvalDenied and the owner's reason, and nothing ran", async () => {
       const dave = await as('dave', 'B');
       const account = `denied-${Date.now()}`;
       const created = await dave.create('ledger_append', {
@@ -375,12 +377,42 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
       }
       await decide(A, id, 'deny', { reason: 'not this account' });
       const done = await dave.until(taskId);
-      expect(done.status).toBe('completed');
-      expect(done.result?.['isError']).toBe(true);
-      expect(JSON.stringify(done.result)).toMatch(/approvalDenied/);
-      expect(JSON.stringify(done.result)).toMatch(/not this account/);
+      expect(done.status).toBe('failed');
+      expect(done.error).toMatchObject({
+        data: { code: 'approvalDenied', approvalID: id, reason: 'not this account' },
+      });
       expect(toolJson(await read(account))).toMatchObject({ code: 'notFound' });
     });
+    it('cancelled by the agent, the task withdraws its ask: it leaves the inbox and a decision on it says it was withdrawn', async () => {
+      const dave = await as('dave', 'A');
+      const created = await dave.create('ledger_append', {
+        operationID: crypto.randomUUID(),
+        account: `cancelled-${Date.now()}`,
+        amount: 3,
+        expectedVersion: null,
+      });
+      const taskId = String(created['taskId']);
+      const id = approvalOf(await dave.until(taskId, (x) => x.status === 'input_required'));
+      const pending = async () =>
+        (
+          (await (await fetch(`${B.base}/api/v1/approvals`, { headers: owner })).json()) as {
+            approvals: { id: string }[];
+          }
+        ).approvals.map((a) => a.id);
+      expect(await pending()).toContain(id);
+      await dave.cancel(taskId);
+      await waitFor(async () => !(await pending()).includes(id));
+      const late = await fetch(`${B.base}/api/v1/approvals/${id}/approve`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: JSON.stringify({ scope: 'once' }),
+      });
+      expect(late.status).toBe(400);
+      expect(((await late.json()) as { message: string }).message).toBe(
+        `Request ${id} was withdrawn (the agent cancelled its task); nothing was approved.`,
+      );
+    });
+
     it('an ask that expires undecided fails its task (expired), and nothing ran', async () => {
       const dave = await as('dave', 'A');
       const account = `expired-${Date.now()}`;

@@ -442,6 +442,31 @@ const CASES: Record<string, RouteCase> = {
     tool: 'approvals.deny',
     request: async () => at(`approvals/${await pendingAsk()}/deny`, { json: { reason: 'no' } }),
   },
+  'POST /api/v1/notify/push/subscriptions': {
+    kind: 'write',
+    tool: 'notify.push.subscribe',
+    request: async () =>
+      at('notify/push/subscriptions', {
+        json: {
+          endpoint: `https://push.example/send/${randomUUID()}`,
+          keys: { p256dh: 'BPub', auth: 'c2VjcmV0' },
+          device: 'sweep',
+        },
+      }),
+  },
+  'DELETE /api/v1/notify/push/subscriptions/{id}': {
+    kind: 'write',
+    tool: 'notify.push.unsubscribe',
+    request: async () => {
+      const made = await must(owner, 'POST', 'notify/push/subscriptions', {
+        json: {
+          endpoint: `https://push.example/send/${randomUUID()}`,
+          keys: { p256dh: 'BPub', auth: 'c2VjcmV0' },
+        },
+      });
+      return at(`notify/push/subscriptions/${made.subscription.id}`);
+    },
+  },
   'DELETE /api/v1/grants/{id}': {
     kind: 'write',
     tool: 'grants.revoke',

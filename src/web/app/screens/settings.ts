@@ -1,10 +1,11 @@
-/** Settings: the owner session (sign out) and the page bridge switch. */
+/** Settings: the owner session (sign out), passkeys, notifications and the page bridge switch. */
 import { doors } from '../api.js';
 import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { bridgeSection } from '../bridge.js';
 import { signOut } from '../session.js';
 import { passkeysSection } from './passkeys.js';
+import { notificationsSection } from './notify-settings.js';
 import type { Screen } from './screen.js';
 
 export const settingsScreen: Screen = (root) => {
@@ -28,6 +29,7 @@ export const settingsScreen: Screen = (root) => {
       h('div', { class: 'row' }, out),
     ),
     passkeysSection(),
+    notificationsSection(),
     bridgeSlot,
   );
   void doors().then((d) => bridgeSlot.replaceWith(bridgeSection(d.includes('page'))));

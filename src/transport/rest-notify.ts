@@ -1,0 +1,132 @@
+/**
+ * The owner's notification routes (authority.md §6): deliveries, and this
+ * device's Web Push subscription. Adding a subscription changes where asks
+ * go, so it is an owner decision (presence, issue 25); an agent's token is
+ * refused on every route here (owner audience).
+ */
+import { z } from 'zod';
+import type { Kernel } from '../kernel/kernel.js';
+import { failure } from '../kernel/errors.js';
+import { validateInput } from '../kernel/validate.js';
+import type { RestRoute } from './surface.js';
+import { listDeliveries } from '../notify/webhooks.js';
+import {
+  listSubscriptions,
+  removeSubscription,
+  saveSubscription,
+  vapidKeys,
+} from '../notify/push.js';
+
+const base64url = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]+=*$/, 'must be base64url')
+  .max(200);
+
+const SubscribeBody = z
+  .object({
+    endpoint: z
+      .string()
+      .url()
+      .max(2000)
+      .refine((u) => /^https?:\/\//.test(u) && !new URL(u).username && !new URL(u).password, {
+        message: 'must be an http(s) URL without user information',
+      }),
+    keys: z.object({ p256dh: base64url, auth: base64url }).strict(),
+    /** What to call this device in Settings. */
+    device: z.string().max(100).optional(),
+    /** What the browser's PushSubscription.toJSON() also sends. */
+    expirationTime: z.number().nullable().optional(),
+  })
+  .strict();
+
+export function notifyRoutes(kernel: Kernel): RestRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: 'notify/deliveries',
+      summary:
+        'Notification deliveries, newest first: the event, where it went (`webhook`: an origin, or email recipients), the `format` (`json`, `slack`, `ntfy`, `push`, `email`), `delivered`, `failed` (after its retries, with the last `error`) or `sending`',
+      handler: async () => ({
+        status: 200,
+        body: { deliveries: await listDeliveries(kernel.store) },
+      }),
+    },
+    {
+      method: 'GET',
+      path: 'notify/push/key',
+      summary: 'The VAPID public key a browser subscribes with (`applicationServerKey`)',
+      handler: async () => ({
+        status: 200,
+        body: { publicKey: (await vapidKeys(kernel.store)).publicKey },
+      }),
+    },
+    {
+      method: 'GET',
+      path: 'notify/push/subscriptions',
+      summary:
+        'Devices that receive Web Push notifications (`id`, `device`, `service`, `createdAt`)',
+      handler: async () => ({
+        status: 200,
+        body: {
+          subscriptions: (await listSubscriptions(kernel.store)).map((s) => ({
+            id: s.id,
+            device: s.device,
+            service: new URL(s.endpoint).origin,
+            createdAt: s.createdAt,
+          })),
+        },
+      }),
+    },
+    {
+      method: 'POST',
+      path: 'notify/push/subscriptions',
+      summary:
+        'Send asks to this device: a PushSubscription (`endpoint`, `keys.p256dh`, `keys.auth`) and an optional `device` name',
+      decides: true,
+      handler: async ({ body }) => {
+        const parsed = validateInput(SubscribeBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        const { endpoint, keys, device } = parsed.value;
+        const saved = await saveSubscription(kernel.store, {
+          endpoint,
+          keys,
+          device: device ?? 'this device',
+        });
+        // The audit names the device and its push service, never the subscription's keys.
+        const service = new URL(endpoint).origin;
+        await kernel.audit.ownerAction(
+          'notify.push.subscribe',
+          'airlock',
+          { id: saved.id, device: saved.device, service },
+          'ok',
+        );
+        return {
+          status: 201,
+          body: {
+            subscription: { id: saved.id, device: saved.device, service: new URL(endpoint).origin },
+          },
+        };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: 'notify/push/subscriptions/{id}',
+      summary: 'Stop sending notifications to a device',
+      handler: async ({ params }) => {
+        const removed = await removeSubscription(kernel.store, params.id!);
+        await kernel.audit.ownerAction(
+          'notify.push.unsubscribe',
+          'airlock',
+          { id: params.id },
+          removed ? 'ok' : 'notFound',
+        );
+        return removed
+          ? { status: 200, body: { removed: params.id } }
+          : failure(
+              'notFound',
+              `No push subscription ${params.id}; list them with GET /api/v1/notify/push/subscriptions.`,
+            );
+      },
+    },
+  ];
+}

@@ -1,0 +1,349 @@
+/**
+ * Web Push (authority.md §6, issue 30): a push service double on loopback
+ * holds a browser's subscription keys, checks each request's VAPID JWT
+ * (RFC 8292, ES256 over the service's origin) and decrypts its body per
+ * RFC 8291 (`aes128gcm`) with Node's own crypto — not with web-push.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createECDH,
+  createDecipheriv,
+  createPublicKey,
+  hkdfSync,
+  randomBytes,
+  verify,
+} from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../../src/store/open.js';
+import { createEventBus, type EventBus } from '../../src/kernel/events.js';
+import { silentLogger } from '../../src/kernel/logger.js';
+import type { Store } from '../../src/kernel/store.js';
+import { listDeliveries, startNotifier, type Notifier } from '../../src/notify/webhooks.js';
+import {
+  listSubscriptions,
+  pushSource,
+  saveSubscription,
+  vapidKeys,
+} from '../../src/notify/push.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { testKernel, type TestKernel } from '../helpers/kernel.js';
+import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
+import { waitFor } from '../helpers/wait.js';
+
+const ORIGIN = 'https://airlock.example';
+const b64u = (b: Buffer) => b.toString('base64url');
+
+/** RFC 8291 §3.4 / RFC 8188: the plaintext of an `aes128gcm` body for the holder of `ua`'s keys. */
+function decrypt(body: Buffer, uaPrivate: ReturnType<typeof createECDH>, auth: Buffer): string {
+  const salt = body.subarray(0, 16);
+  const rs = body.readUInt32BE(16);
+  const idlen = body[20]!;
+  const asPublic = body.subarray(21, 21 + idlen);
+  const ciphertext = body.subarray(21 + idlen);
+  expect(idlen).toBe(65);
+  expect(ciphertext.length).toBeLessThanOrEqual(rs);
+  const uaPublic = uaPrivate.getPublicKey();
+  const ecdhSecret = uaPrivate.computeSecret(asPublic);
+  const keyInfo = Buffer.concat([Buffer.from('WebPush: info\0'), uaPublic, asPublic]);
+  const ikm = Buffer.from(hkdfSync('sha256', ecdhSecret, auth, keyInfo, 32));
+  const cek = Buffer.from(
+    hkdfSync('sha256', ikm, salt, Buffer.from('Content-Encoding: aes128gcm\0'), 16),
+  );
+  const nonce = Buffer.from(
+    hkdfSync('sha256', ikm, salt, Buffer.from('Content-Encoding: nonce\0'), 12),
+  );
+  const decipher = createDecipheriv('aes-128-gcm', cek, nonce);
+  decipher.setAuthTag(ciphertext.subarray(-16));
+  const padded = Buffer.concat([decipher.update(ciphertext.subarray(0, -16)), decipher.final()]);
+  // The last record ends with the delimiter 0x02 and zero or more zero bytes.
+  let end = padded.length - 1;
+  while (padded[end] === 0) end--;
+  expect(padded[end]).toBe(2);
+  return padded.subarray(0, end).toString('utf8');
+}
+
+/** RFC 8292: `Authorization: vapid t=<JWT>, k=<public key>`; the JWT is ES256 by `k` for this origin. */
+function checkVapid(headers: IncomingHttpHeaders, audience: string, publicKey: string) {
+  const m = /^vapid t=([^,]+), k=(.+)$/.exec(String(headers.authorization));
+  if (!m) throw new Error(`no VAPID authorization: ${headers.authorization}`);
+  const [, jwt, k] = m;
+  expect(k).toBe(publicKey);
+  const [h, p, sig] = jwt!.split('.');
+  const raw = Buffer.from(k!, 'base64url');
+  const key = createPublicKey({
+    key: { kty: 'EC', crv: 'P-256', x: b64u(raw.subarray(1, 33)), y: b64u(raw.subarray(33, 65)) },
+    format: 'jwk',
+  });
+  const ok = verify(
+    'sha256',
+    Buffer.from(`${h}.${p}`),
+    { key, dsaEncoding: 'ieee-p1363' },
+    Buffer.from(sig!, 'base64url'),
+  );
+  expect(ok).toBe(true);
+  const claims = JSON.parse(Buffer.from(p!, 'base64url').toString());
+  expect(claims.aud).toBe(audience);
+  expect(claims.exp).toBeGreaterThan(Date.now() / 1000);
+}
+
+/** A push service on loopback holding one browser's subscription. */
+async function pushService(statuses: number[] = []) {
+  const ua = createECDH('prime256v1');
+  ua.generateKeys();
+  const auth = randomBytes(16);
+  const received: { headers: IncomingHttpHeaders; body: Buffer }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(statuses.shift() ?? 201).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    received,
+    subscription: {
+      endpoint: `${origin}/push/${b64u(randomBytes(8))}`,
+      keys: { p256dh: b64u(ua.getPublicKey()), auth: b64u(auth) },
+    },
+    open: (i: number) => decrypt(received[i]!.body, ua, auth),
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+const ask = (id = 'apr_1') => ({
+  event: 'approvalRequested',
+  approval: {
+    id,
+    kind: 'policy',
+    agent: 'default',
+    door: 'fs',
+    tool: 'delete_file',
+    capability: 'policy',
+    rule: 'deletes',
+    preview: { path: '/home/owner/SECRET-PATH.txt', content: 'ARGUMENT-VALUE' },
+    summary: 'delete /home/owner/SECRET-PATH.txt',
+    arguments: { path: '/home/owner/SECRET-PATH.txt' },
+  },
+});
+
+let dir: string;
+let store: Store;
+let events: EventBus;
+let closers: (() => Promise<void>)[];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'airlock-push-'));
+  ({ store } = await openStore({ data: dir }));
+  events = await createEventBus();
+  closers = [];
+});
+
+afterEach(async () => {
+  for (const c of closers.reverse()) await c();
+  await events.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function notifierFor(service: { origin: string }): Promise<Notifier> {
+  const n = startNotifier({
+    store,
+    events,
+    logger: silentLogger,
+    origin: ORIGIN,
+    config: {},
+    retryDelaysMs: [10, 20],
+    sources: [pushSource({ store, origin: ORIGIN, allowPrivate: [`${service.origin}/`] })],
+  });
+  closers.push(() => n.close());
+  return n;
+}
+
+describe('Web Push', () => {
+  it('sends one encrypted, VAPID-signed notification per new ask, with the card link and no argument values', async () => {
+    const svc = await pushService();
+    closers.push(svc.close);
+    await saveSubscription(store, { ...svc.subscription, device: 'phone' });
+    const notifier = await notifierFor(svc);
+    events.publish(ask('apr_1'));
+    events.publish(ask('apr_2'));
+    await waitFor(() => svc.received.length === 2);
+    await notifier.idle();
+    const keys = await vapidKeys(store);
+    const payloads = svc.received.map((r, i) => {
+      expect(r.headers['content-encoding']).toBe('aes128gcm');
+      expect(Number(r.headers.ttl)).toBeGreaterThan(0);
+      checkVapid(r.headers, svc.origin, keys.publicKey);
+      expect(r.body.toString('latin1')).not.toContain('delete_file');
+      return JSON.parse(svc.open(i));
+    });
+    const first = payloads.find((p) => p.url.endsWith('apr_1'));
+    expect(first).toEqual({
+      title: 'Airlock: approval requested',
+      body: 'default asks to call delete_file on fs',
+      url: `${ORIGIN}/#/approvals/apr_1`,
+      tag: 'airlock-approvalRequested-apr_1',
+    });
+    for (const p of payloads) {
+      const text = JSON.stringify(p);
+      expect(text).not.toContain('ARGUMENT-VALUE');
+      expect(text).not.toContain('SECRET-PATH');
+    }
+    // Nothing else was pushed (one per ask), and each is a delivery the owner can see.
+    expect(svc.received).toHaveLength(2);
+    const deliveries = await listDeliveries(store);
+    expect(deliveries.map((d) => [d.format, d.status, d.webhook])).toEqual([
+      ['push', 'delivered', svc.origin],
+      ['push', 'delivered', svc.origin],
+    ]);
+  });
+
+  it('removes a subscription after a 410 from the push service', async () => {
+    const svc = await pushService([410]);
+    closers.push(svc.close);
+    await saveSubscription(store, { ...svc.subscription, device: 'old laptop' });
+    const notifier = await notifierFor(svc);
+    events.publish(ask());
+    await waitFor(async () => (await listDeliveries(store))[0]?.status === 'failed');
+    await notifier.idle();
+    expect(await listSubscriptions(store)).toEqual([]);
+    expect((await listDeliveries(store))[0]!.error).toMatch(/410.*removed/);
+    events.publish(ask('apr_next'));
+    await notifier.idle();
+    expect(svc.received).toHaveLength(1);
+  });
+
+  it('a push to a private address not listed in notify.allowPrivate is refused', async () => {
+    const svc = await pushService();
+    closers.push(svc.close);
+    await saveSubscription(store, { ...svc.subscription, device: 'probe' });
+    const n = startNotifier({
+      store,
+      events,
+      logger: silentLogger,
+      origin: ORIGIN,
+      config: {},
+      sources: [pushSource({ store, origin: ORIGIN })],
+    });
+    closers.push(() => n.close());
+    events.publish(ask());
+    await waitFor(async () => (await listDeliveries(store))[0]?.status === 'failed');
+    expect(svc.received).toHaveLength(0);
+    expect((await listDeliveries(store))[0]!.error).toMatch(/notify\.allowPrivate/);
+  });
+
+  it('keeps one VAPID key pair in the store, the same for every instance', async () => {
+    const [a, b] = await Promise.all([vapidKeys(store), vapidKeys(store)]);
+    expect(a).toEqual(b);
+    await store.close();
+    ({ store } = await openStore({ data: dir }));
+    expect(await vapidKeys(store)).toEqual(a);
+  });
+});
+
+describe('push subscription routes', () => {
+  let tk: TestKernel;
+  let app: HttpApp;
+  let base: string;
+  beforeEach(async () => {
+    tk = await testKernel([], { dir: mkdtempSync(join(tmpdir(), 'airlock-push-app-')) });
+    app = createHttpApp({ kernel: tk.kernel, logger: silentLogger });
+    base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}/api/v1/notify/push`;
+    closers.push(
+      () => app.close(),
+      () => tk.close(),
+    );
+  });
+  const sub = {
+    endpoint: 'https://push.example/send/abc',
+    keys: { p256dh: 'BPub', auth: 'c2VjcmV0' },
+    device: 'phone',
+  };
+
+  it('an agent cannot subscribe a device, list devices or read the key: notifications stay the owner’s', async () => {
+    const alice = {
+      ...(await agentHeaders(tk.kernel, 'alice')),
+      'content-type': 'application/json',
+    };
+    const post = await fetch(`${base}/subscriptions`, {
+      method: 'POST',
+      headers: alice,
+      body: JSON.stringify({ ...sub, endpoint: 'https://attacker.example/send/x' }),
+    });
+    expect(post.status).toBe(403);
+    expect((await fetch(`${base}/subscriptions`, { headers: alice })).status).toBe(403);
+    expect((await fetch(`${base}/key`, { headers: alice })).status).toBe(403);
+    expect(await listSubscriptions(tk.kernel.store)).toEqual([]);
+  });
+
+  it('the owner subscribes, lists and removes a device; the keys are never listed', async () => {
+    const owner = { ...(await ownerHeaders(tk.kernel)), 'content-type': 'application/json' };
+    const key = await (await fetch(`${base}/key`, { headers: owner })).json();
+    expect(key.publicKey).toBe((await vapidKeys(tk.kernel.store)).publicKey);
+    const made = await fetch(`${base}/subscriptions`, {
+      method: 'POST',
+      headers: owner,
+      body: JSON.stringify(sub),
+    });
+    expect(made.status).toBe(201);
+    const { subscription } = await made.json();
+    const listed = await (await fetch(`${base}/subscriptions`, { headers: owner })).json();
+    expect(listed.subscriptions).toEqual([
+      {
+        id: subscription.id,
+        device: 'phone',
+        service: 'https://push.example',
+        createdAt: expect.any(Number),
+      },
+    ]);
+    expect(JSON.stringify(listed)).not.toContain('c2VjcmV0');
+    const bad = await fetch(`${base}/subscriptions`, {
+      method: 'POST',
+      headers: owner,
+      body: JSON.stringify({ ...sub, endpoint: 'file:///etc/passwd' }),
+    });
+    expect(bad.status).toBe(400);
+    const gone = await fetch(`${base}/subscriptions/${subscription.id}`, {
+      method: 'DELETE',
+      headers: owner,
+    });
+    expect(gone.status).toBe(200);
+    expect(await listSubscriptions(tk.kernel.store)).toEqual([]);
+  });
+});
+
+describe('the installable UI', () => {
+  it('serves the service worker at the root scope and the manifest, both linked from the page', async () => {
+    const { createWebUi } = await import('../../src/web/web-ui.js');
+    const tk = await testKernel([], { dir: mkdtempSync(join(tmpdir(), 'airlock-push-ui-')) });
+    const app = createHttpApp({
+      kernel: tk.kernel,
+      logger: silentLogger,
+      staticHandler: createWebUi(),
+    });
+    closers.push(
+      () => app.close(),
+      () => tk.close(),
+    );
+    const base = `http://localhost:${(await app.listen(0, '127.0.0.1')).port}`;
+    const sw = await fetch(`${base}/sw.js`);
+    expect(sw.status).toBe(200);
+    expect(sw.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const source = await sw.text();
+    expect(source).toContain("addEventListener('push'");
+    expect(source).toContain('wanted.origin === self.location.origin');
+    const manifest = await (await fetch(`${base}/manifest.webmanifest`)).json();
+    expect(manifest).toMatchObject({ name: 'Airlock', start_url: '/', display: 'standalone' });
+    expect(await (await fetch(`${base}/`)).text()).toContain(
+      '<link rel="manifest" href="/manifest.webmanifest">',
+    );
+  });
+});

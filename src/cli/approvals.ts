@@ -9,6 +9,7 @@ export const APPROVALS_HELP = `Usage:
   airlock approvals approve ID --project P    approve a consent request, choosing the project (id or name)
   airlock approvals approve ID [--scope S]    approve a policy ask: once (default; that exact call runs once)
                                               or 15m (this rule, agent and target for 15 minutes)
+                                              or 15m-subject (that, only the same file/note/page)
   airlock approvals deny ID [--reason R]      deny; the agent sees the reason
   airlock approvals verify-receipt FILE       check a receipt's ownerProofSHA256 (JSON file)
 
@@ -52,8 +53,8 @@ export async function approvals(argv: string[]): Promise<number> {
       case 'approve': {
         if (!arg) throw new UsageError('approvals approve: give the approval ID');
         const scope = values.scope;
-        if (scope !== undefined && scope !== 'once' && scope !== '15m')
-          throw new UsageError(`--scope must be once or 15m; got '${scope}'`);
+        if (scope !== undefined && scope !== 'once' && scope !== '15m' && scope !== '15m-subject')
+          throw new UsageError(`--scope must be once, 15m or 15m-subject; got '${scope}'`);
         const r = await api.call('POST', `approvals/${encodeURIComponent(arg)}/approve`, {
           ...(values.project ? { resource: values.project } : {}),
           ...(scope ? { scope } : {}),
@@ -64,7 +65,9 @@ export async function approvals(argv: string[]): Promise<number> {
           : r.body.kind === 'policy'
             ? r.body.scope === '15m'
               ? ' for 15 minutes (this rule, agent and target)'
-              : ' once (that exact call may run once)'
+              : r.body.scope === '15m-subject'
+                ? ` for 15 minutes, only ${String((r.body.preview as { subject?: unknown } | null)?.subject ?? 'this subject')} (this rule, agent, target and subject)`
+                : ' once (that exact call may run once)'
             : '';
         process.stdout.write(`Approved ${arg}${how}.\n`);
         return 0;

@@ -6,7 +6,9 @@
  * The owner approves **once** (that exact call runs once: the retry marks
  * the approval used with a compare-and-set, so two instances cannot both
  * run it), approves **for 15 minutes** (a grant for this rule, agent and
- * target, listed and revocable with the other grants), or denies with a
+ * target, listed and revocable with the other grants; or narrowed to the
+ * call's subject — the same file, note or page — where the door names one),
+ * or denies with a
  * reason the agent sees. A denial stands for 15 minutes, so an agent cannot
  * nag; after that the same call asks again.
  */
@@ -53,6 +55,8 @@ export interface AskedCall {
   target: string | null;
   /** The rule that asked. */
   rule: string;
+  /** What the call acts on in the door's words (CallPolicySpec.subject), kept in the preview; a 15-minute approval may be narrowed to it. */
+  subject?: string | null;
   /** The version of the state the call acts on (CallPolicySpec.observes), kept with the ask; read only when the call waits. */
   observe?: () => Promise<string | undefined>;
   preview: () => Promise<Preview>;
@@ -74,6 +78,16 @@ function observedIn(preview: unknown): string | undefined {
 /** The capability a 15-minute approval's grant carries. */
 export const askCapability = (rule: string, target: string | null) =>
   `policy:${rule}|${target ?? ''}`;
+
+/** The capability a 15-minute approval narrowed to one subject carries (the subject is URI-encoded, so no `|` inside it). */
+export const askSubjectCapability = (rule: string, target: string | null, subject: string) =>
+  `${askCapability(rule, target)}|${encodeURIComponent(subject)}`;
+
+/** The subject an ask kept (its preview's `subject`), if any. */
+export function subjectIn(preview: unknown): string | undefined {
+  const v = (preview as { subject?: unknown } | null)?.subject;
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
 
 const agentConnection = (agent: string) => `agent:${agent}`;
 
@@ -109,11 +123,20 @@ export function createAsks({
       if (agent === null) return null;
       const at = now();
       const capability = askCapability(call.rule, call.target);
+      const narrowed = call.subject
+        ? askSubjectCapability(call.rule, call.target, call.subject)
+        : null;
       const granted = await store.read(
         (tx) => tx.grants.listActive(at, agentConnection(agent)),
         ONE_STATEMENT,
       );
-      if (granted.some((g) => g.door === call.door && g.capability === capability)) return null;
+      if (
+        granted.some(
+          (g) =>
+            g.door === call.door && (g.capability === capability || g.capability === narrowed),
+        )
+      )
+        return null;
 
       const observed = await call.observe?.();
       const preview = await call.preview();
@@ -158,6 +181,7 @@ export function createAsks({
           rule: call.rule,
           preview: {
             ...preview,
+            ...(call.subject ? { subject: call.subject } : {}),
             ...(observed !== undefined ? { observed } : {}),
             ...(changed ? { changed } : {}),
           },
@@ -204,12 +228,21 @@ export function createAsks({
         }
         if (approval.status !== 'pending') return goneApproval(approval);
         let grantId: string | null = null;
-        if (scope === '15m' && approval.agent) {
+        const subject = subjectIn(approval.preview);
+        if (scope === '15m-subject' && !subject)
+          return failure(
+            'malformedRequest',
+            `Request ${id} names no single file, note or page to narrow to; approve it with {"scope": "once"} or {"scope": "15m"}.`,
+          );
+        if ((scope === '15m' || scope === '15m-subject') && approval.agent) {
           const grant: Grant = {
             id: randomUUID(),
             connection: agentConnection(approval.agent),
             door: approval.door,
-            capability: askCapability(approval.rule ?? '', approval.target),
+            capability:
+              scope === '15m-subject' && subject
+                ? askSubjectCapability(approval.rule ?? '', approval.target, subject)
+                : askCapability(approval.rule ?? '', approval.target),
             resource: null,
             createdAt: at,
             expiresAt: at + ASK_LIFETIME_MS,

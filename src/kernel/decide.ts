@@ -122,6 +122,7 @@ export async function decideCall(
     digest: callDigest(tool.name, binds === undefined ? input : { input, binds }),
     target: approvalTarget(targets, tool.policy?.targetsAre),
     rule: verdict.rule,
+    subject: (await tool.policy?.subject?.(input, connection)) ?? null,
     ...(tool.policy?.observes
       ? { observe: async () => tool.policy?.observes?.(input, connection) }
       : {}),

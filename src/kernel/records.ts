@@ -40,8 +40,12 @@ export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'expired', 'c
  * (authority.md §3).
  */
 export const APPROVAL_KINDS = ['consent', 'policy'] as const;
-/** How the owner approved a policy ask: this exact call once, or this rule, agent and target for 15 minutes. */
-export const APPROVAL_SCOPES = ['once', '15m'] as const;
+/**
+ * How the owner approved a policy ask: this exact call once, this rule, agent
+ * and target for 15 minutes, or that narrowed to the call's subject (the same
+ * file, note or page; `preview.subject`) for 15 minutes.
+ */
+export const APPROVAL_SCOPES = ['once', '15m', '15m-subject'] as const;
 export type ApprovalScope = (typeof APPROVAL_SCOPES)[number];
 export const ApprovalSchema = z.object({
   id: z.string(),

@@ -98,6 +98,14 @@ export interface CallPolicySpec<I> {
    */
   targetsAre?: 'names' | 'parts';
   /**
+   * The one thing the call acts on, in the door's words ("file /a.txt",
+   * "note 3f…", "page https://…"), when the door can name it from the
+   * arguments (issue 27). The owner may narrow a 15-minute approval to it:
+   * the grant then covers only calls of this agent, rule and target whose
+   * subject is the same. Null or absent: the approval cannot be narrowed.
+   */
+  subject?: (input: I, connection: Connection) => string | null | Promise<string | null>;
+  /**
    * The state the call acts on when its arguments do not say it (an undo's
    * `{}`: the step it reverts). An approval binds to it with the arguments,
    * so approving one call never lets a later one act on something else.

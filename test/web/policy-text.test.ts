@@ -193,7 +193,18 @@ describe('approve buttons in words', () => {
     expect(approvalScopes({ agent: 'default', target: 'fs:edit_file', rule: 'r-1' })).toEqual({
       once: 'Only this call',
       quarter: 'Every fs:edit_file call by default for 15 minutes',
+      narrow: null,
     });
+  });
+
+  it('offers the 15 minutes narrowed to the subject the door named, saying exactly what it covers', () => {
+    const a = { agent: 'default', target: 'fs:edit_file', rule: 'r-1' };
+    expect(approvalScopes({ ...a, preview: { summary: 's', subject: 'file /a.txt' } }).narrow).toBe(
+      'Only fs:edit_file on file /a.txt by default for 15 minutes',
+    );
+    expect(grantCapabilityText('policy:r-1|fs:edit_file|file%20%2Fa.txt')).toBe(
+      'policy ask approved for 15 minutes (rule r-1, target fs:edit_file, only file /a.txt)',
+    );
   });
 
   it('says a call made of parts is covered only with exactly that set', () => {

@@ -87,6 +87,7 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
   const target = `${upstream.name}:${tool.name}`;
   const targets = [target] as const;
   const hints = tool.annotations ?? {};
+  const namesPath = declaresPath(tool.inputSchema);
   return defineTool({
     name: spec.name,
     ...(tool.title ? { title: tool.title } : {}),
@@ -106,6 +107,14 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
     },
     policy: {
       targets: () => targets,
+      // The file a "15 minutes" approval may be narrowed to: only a tool whose
+      // declared input has a string `path` names one (no guessing from other arguments).
+      ...(namesPath
+        ? {
+            subject: (args: Record<string, unknown>) =>
+              typeof args.path === 'string' ? `file ${args.path}` : null,
+          }
+        : {}),
       preview: (args) => ({
         summary: `${upstream.name}: ${tool.name}`,
         upstream: upstream.name,
@@ -150,4 +159,11 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
       return effect === 'read' ? send() : ctx.writeOutside(send);
     },
   });
+}
+
+/** Whether an upstream tool's input schema declares a top-level string `path` (the file it acts on). */
+function declaresPath(schema: unknown): boolean {
+  const props = (schema as { properties?: Record<string, unknown> } | null)?.properties;
+  const path = props && Object.hasOwn(props, 'path') ? props.path : undefined;
+  return (path as { type?: unknown } | undefined)?.type === 'string';
 }

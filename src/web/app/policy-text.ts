@@ -87,8 +87,8 @@ export function readOnlyText(readOnly: ReadOnly): string {
  */
 export function grantCapabilityText(capability: string): string {
   if (!capability.startsWith('policy:')) return capability;
-  const [rule = '', target = ''] = capability.slice('policy:'.length).split('|', 2);
-  return `policy ask approved for 15 minutes (${decidedBy(rule)}${target ? `, target ${target}` : ''})`;
+  const [rule = '', target = '', subject = ''] = capability.slice('policy:'.length).split('|', 3);
+  return `policy ask approved for 15 minutes (${decidedBy(rule)}${target ? `, target ${target}` : ''}${subject ? `, only ${decodeURIComponent(subject)}` : ''})`;
 }
 
 /**
@@ -100,9 +100,13 @@ export function grantCapabilityText(capability: string): string {
  * parts the whole set; a tool with no target leaves every call the rule asks
  * about, whatever the tool.
  */
-export function approvalScopes(a: Pick<Approval, 'agent' | 'target' | 'rule'>): {
+export function approvalScopes(
+  a: Pick<Approval, 'agent' | 'target' | 'rule'> & Partial<Pick<Approval, 'preview'>>,
+): {
   once: string;
   quarter: string;
+  /** The 15-minute scope narrowed to the call's subject (kernel `preview.subject`), when the door named one. */
+  narrow: string | null;
 } {
   // The inbox gets approvals as `shown` (kernel/consent.ts): `agent` is the agent's name.
   const who = a.agent ?? 'this agent';
@@ -113,7 +117,12 @@ export function approvalScopes(a: Pick<Approval, 'agent' | 'target' | 'rule'>): 
       : target.includes(',')
         ? `Every call made of exactly ${target.split(',').join(', ')} by ${who} for 15 minutes`
         : `Every ${target} call by ${who} for 15 minutes`;
-  return { once: 'Only this call', quarter };
+  const subject = (a.preview as { subject?: unknown } | null)?.subject;
+  const narrow =
+    typeof subject === 'string' && subject !== ''
+      ? `Only ${target || 'calls'} on ${subject} by ${who} for 15 minutes`
+      : null;
+  return { once: 'Only this call', quarter, narrow };
 }
 
 /** A rule's `origin` in words: "made from the inbox (request 1a2b3c4d…)"; other text as written. */

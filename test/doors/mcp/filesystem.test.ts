@@ -109,6 +109,50 @@ describe('filesystem upstream', () => {
     expect(readFileSync(path, 'utf8')).toBe('one');
   });
 
+  it('"Approve 15 minutes" narrowed to the file covers that file only: another file or another agent is asked (issue 27)', async () => {
+    const path = join(dir, 'narrow.txt');
+    const other = join(dir, 'narrow-other.txt');
+    const asked = await callTool(alice, 'fs_write_file', { path, content: 'one' });
+    const id = errorOf(asked).approvalID as string;
+    const item = ((await ws.rest('GET', 'approvals')).body.approvals as Json[]).find(
+      (a) => a.id === id,
+    )!;
+    expect(item.preview).toMatchObject({ subject: `file ${path}` });
+    const r = await ws.rest('POST', `approvals/${id}/approve`, { scope: '15m-subject' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ scope: '15m-subject' });
+    // The same file with other content runs without asking.
+    expect((await callTool(alice, 'fs_write_file', { path, content: 'two' })).isError).toBeFalsy();
+    expect(readFileSync(path, 'utf8')).toBe('two');
+    // Another file is asked; nothing is written.
+    const elsewhere = await callTool(alice, 'fs_write_file', { path: other, content: 'x' });
+    expect(errorOf(elsewhere)).toMatchObject({ code: 'approvalRequired' });
+    expect(existsSync(other)).toBe(false);
+    // A second agent on the same file is asked; the file keeps alice's content.
+    const bob = await ws.agent('bob-narrow');
+    const byBob = await callTool(bob, 'fs_write_file', { path, content: 'bob' });
+    expect(errorOf(byBob)).toMatchObject({ code: 'approvalRequired' });
+    expect(readFileSync(path, 'utf8')).toBe('two');
+  });
+
+  it('a tool that declares no `path` (move_file) names no file: its ask cannot be narrowed', async () => {
+    const source = join(dir, 'nn1.txt');
+    writeFileSync(source, 'x');
+    const asked = await callTool(alice, 'fs_move_file', {
+      source,
+      destination: join(dir, 'nn2.txt'),
+    });
+    const id = errorOf(asked).approvalID as string;
+    const item = ((await ws.rest('GET', 'approvals')).body.approvals as Json[]).find(
+      (a) => a.id === id,
+    )!;
+    expect(item.preview.subject).toBeUndefined();
+    const r = await ws.rest('POST', `approvals/${id}/approve`, { scope: '15m-subject' });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'malformedRequest' });
+    await ws.rest('POST', `approvals/${id}/deny`, { reason: 'test' });
+  });
+
   it('move_file answers approvalRequired until the owner approves once', async () => {
     const source = join(dir, 'm1.txt');
     const destination = join(dir, 'm2.txt');

@@ -78,6 +78,16 @@ export function policyAskCard(
   const deny = h('button', { type: 'button', class: 'danger' }, 'Deny');
   decide(once, 'approve', async () => ({ scope: 'once' }));
   decide(quarter, 'approve', async () => ({ scope: '15m' }));
+  // Narrowed to the same file, note or page, where the door names one.
+  const narrow = scopes.narrow
+    ? h(
+        'button',
+        { type: 'button', 'data-scope': '15m-subject' },
+        'Approve 15 minutes, this one only ',
+        h('span', { class: 'scope' }, scopes.narrow),
+      )
+    : null;
+  if (narrow) decide(narrow, 'approve', async () => ({ scope: '15m-subject' }));
   const target = ruleTarget(a);
   const onlyTarget = target
     ? h('input', { id: `approval-${a.id}-only-target`, type: 'checkbox', name: 'only-target' })
@@ -164,6 +174,7 @@ export function policyAskCard(
         { class: 'row' },
         once,
         quarter,
+        ...(narrow ? [narrow] : []),
         h('label', { for: reasonId }, 'Reason if you deny (the agent sees it)', reason),
         deny,
       ),

@@ -225,6 +225,24 @@ describe('default policy: destructive calls ask the owner', () => {
     expect(deletes()).toEqual(['/items/d6/', '/items/d7/']);
   });
 
+  it('approve for 15 minutes narrowed to the resource covers that resource only (issue 27)', async () => {
+    const first = await call(alice, del('n1'));
+    const id = first.parsed.approvalID as string;
+    const card = ((await rest('GET', 'approvals')).body.approvals as Json[]).find(
+      (a) => a.id === id,
+    )!;
+    expect(card.preview).toMatchObject({ subject: 'resource /items/n1/' });
+    const approved = await rest('POST', `approvals/${id}/approve`, { scope: '15m-subject' });
+    expect(approved.body).toMatchObject({ scope: '15m-subject' });
+    expect((await call(alice, del('n1'))).isError).toBe(false);
+    // Another resource, and another agent on the same one, are asked; nothing ran for them.
+    expect((await call(alice, del('n2'))).parsed).toMatchObject({ code: 'approvalRequired' });
+    expect((await call(bob, del('n1'))).parsed).toMatchObject({ code: 'approvalRequired' });
+    // A path value that would reach another resource is named as that resource, not n1.
+    expect((await call(alice, del('n1/../n2'))).isError).toBe(true);
+    expect(deletes()).toEqual(['/items/n1/']);
+  });
+
   it('a denial reaches the agent with the reason as approvalDenied', async () => {
     const first = await call(alice, del('d10'));
     const denied = await rest('POST', `approvals/${first.parsed.approvalID}/deny`, {

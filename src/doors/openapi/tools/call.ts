@@ -100,6 +100,22 @@ export function callTargets(rt: Runtime, input: CallInput): string[] {
  * headers and body — credentials shown as [REDACTED], every configured
  * secret scrubbed in whatever form it takes.
  */
+/** `resource <path>` of the request the handler would send (built the same way), or null when the call is refused first. */
+export function callSubject(rt: Runtime, input: CallInput): string | null {
+  const ready = precheck(rt, input);
+  if ('ok' in ready) return null;
+  const req = buildRequest({
+    method: ready.method,
+    base: ready.base,
+    pathValues: ready.checked.pathValues,
+    params: ready.checked.params,
+    data: ready.checked.data,
+    credentials: rt.credentials(ready.method),
+    extraHeaders: rt.extraHeaders,
+  });
+  return `resource ${new URL(req.url).pathname}`;
+}
+
 export function callPreview(rt: Runtime, input: CallInput) {
   const ready = precheck(rt, input);
   const summary = `${rt.prefix}: ${input.resource}.${input.method}`;
@@ -177,6 +193,9 @@ export function callTool(rt: Runtime, probe: Probe) {
         const ready = precheck(rt, input);
         return 'ok' in ready ? ready : null;
       },
+      // The resource a "15 minutes" approval may be narrowed to: the path of the very
+      // request the handler would send (built the same way), so the words cannot differ from it.
+      subject: (input) => callSubject(rt, input),
       // What a PUT/PATCH/DELETE would replace or delete, read now: shown on the card,
       // and its version kept, so an approved call whose resource changed is asked again.
       observes: async (input) => {

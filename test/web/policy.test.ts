@@ -161,6 +161,10 @@ describe('web UI: policy', () => {
     await expect(card.locator('[data-scope="15m"] .scope').textContent()).resolves.toBe(
       `Every call by default that rule ${ruleId} asks about (any tool) for 15 minutes`,
     );
+    // Narrowed to what the door names (the ledger's echo: its text), in words.
+    await expect(card.locator('[data-scope="15m-subject"] .scope').textContent()).resolves.toBe(
+      'Only calls on text hello owner by default for 15 minutes',
+    );
     await screenshots(ui, 'approvals-policy-ask');
 
     await card.getByRole('button', { name: 'Approve once' }).click();
@@ -300,5 +304,21 @@ describe('web UI: policy', () => {
     );
     expect(ui.errors).toEqual([]);
     expect(ui.a11y).toEqual([]);
+  });
+
+  it('"Approve this one 15 minutes" lets the same subject through and asks for another (issue 27)', async () => {
+    const { page } = ui;
+    const asked = await agent.call('ledger_echo', { text: 'narrow me' });
+    await go(ui, `approvals/${String(asked.body.approvalID)}`, 'Approvals');
+    const card = page.locator(`[data-approval-id="${String(asked.body.approvalID)}"]`);
+    await card.getByRole('button', { name: 'Approve this one 15 minutes' }).click();
+    await card.waitFor({ state: 'detached' });
+    expect((await agent.call('ledger_echo', { text: 'narrow me' })).isError).toBe(false);
+    expect((await agent.call('ledger_echo', { text: 'narrow me' })).isError).toBe(false);
+    const other = await agent.call('ledger_echo', { text: 'something else' });
+    expect(other.body.code).toBe('approvalRequired');
+    const otherCard = page.locator(`[data-approval-id="${String(other.body.approvalID)}"]`);
+    await otherCard.getByRole('button', { name: 'Deny', exact: true }).click();
+    await otherCard.waitFor({ state: 'detached' });
   });
 });

@@ -34,6 +34,8 @@ const echo = defineTool({
   input: z.object({ text: z.string().max(1000) }).strict(),
   output: z.object({ text: z.string() }),
   effect: 'read',
+  // What a narrowed 15-minute approval covers (issue 27), read only when the policy asks.
+  policy: { subject: ({ text }) => `text ${text}` },
   handler: async ({ text }) => ({ text }),
 });
 

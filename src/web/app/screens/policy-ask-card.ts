@@ -83,7 +83,7 @@ export function policyAskCard(
     ? h(
         'button',
         { type: 'button', 'data-scope': '15m-subject' },
-        'Approve 15 minutes, this one only ',
+        'Approve this one 15 minutes ',
         h('span', { class: 'scope' }, scopes.narrow),
       )
     : null;

@@ -266,6 +266,8 @@ function candidates(received: Received[]): string[] {
 describe('web UI: a page on another loopback port', () => {
   const attackers: Server[] = [];
   afterAll(async () => {
+    // A browser may still hold a keep-alive connection to the attacker's port: cut it, or close waits for it.
+    for (const a of attackers) a.closeAllConnections();
     await Promise.all(attackers.map((a) => new Promise((r) => a.close(r))));
   });
 

@@ -137,6 +137,19 @@ export const NotifySchema = z
   .partial()
   .strict();
 
+/** `oauth` (authority.md §7): Airlock as authorization server for remote MCP clients. */
+export const OAuthConfigSchema = z
+  .object({
+    /** Default true; false: agent tokens only. */
+    enabled: z.boolean(),
+    /** Clients may register themselves (RFC 7591); default false (metadata documents only). */
+    dynamicRegistration: z.boolean(),
+    /** Access token lifetime, 1 minute to 1 day (default 60). */
+    accessTokenMinutes: z.number().int().min(1).max(1440),
+  })
+  .partial()
+  .strict();
+
 const port = z.union([z.number().int(), z.string()]);
 
 /** Every key the config file may hold; the flags of the same name win over it. */
@@ -163,6 +176,7 @@ export const ConfigFileSchema = z
     jobs: JobsSchema,
     approvals: ApprovalsSchema,
     notify: NotifySchema,
+    oauth: OAuthConfigSchema,
     retention: RetentionConfigSchema,
     telemetry: TelemetryConfigSchema,
     policy: PolicyConfigSchema,

@@ -7,6 +7,7 @@
  * finish within the kernel's grace, close the rest). Shared by `serve` and
  * `openapi`.
  */
+import { createOAuthServer, type OAuthSettings } from '../transport/oauth/server.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkSelfTargets, type SelfTargetCheck } from './self-target.js';
@@ -71,6 +72,8 @@ export interface HttpServeOptions {
   listBudgetTokens?: number | undefined;
   /** The config file's `notify` section, its webhook URLs already checked. */
   notify?: NotifyConfig;
+  /** The config file's `oauth` section (authority.md §7); `enabled: false` turns OAuth off. */
+  oauth?: OAuthConfig | undefined;
   /** openapi mounts and `--allow-self`: a door pointed at this server is refused unless allowed. */
   selfTargets?: Pick<SelfTargetCheck, 'mounts' | 'allowSelf'>;
 }
@@ -92,6 +95,11 @@ function toolNamesLine(workspace: Workspace, names: ToolNames): string[] {
     : [];
 }
 
+/** The config file's `oauth` section. */
+export interface OAuthConfig extends OAuthSettings {
+  enabled?: boolean;
+}
+
 export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number> {
   // Listening for SIGINT/SIGTERM from the start: one that arrives while the
   // server starts (a supervisor that gave up) still shuts it down cleanly,
@@ -104,7 +112,12 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     logger,
   });
   const inbox: { origin?: string } = {};
+  const oauth =
+    o.oauth?.enabled === false
+      ? undefined
+      : createOAuthServer({ kernel: workspace.kernel, logger, settings: o.oauth ?? {} });
   const app = createHttpApp({
+    oauth,
     kernel: workspace.kernel,
     logger,
     allowAnonymous: o.allowAnonymous,
@@ -176,6 +189,8 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     : `http://${shownHost}:${address.port}`;
   const ui = o.publicUrl ? new URL(o.publicUrl) : new URL(base);
   workspace.passkeys.setRelyingParty({ id: ui.hostname, origin: ui.origin });
+  // The issuer and the resources are the address the owner and clients reach.
+  await oauth?.start(ui.origin, { proxy: !!o.publicUrl });
   const uiBase = ui.origin + ui.pathname.replace(/\/$/, '');
   // Approval links open the inbox where the passkey works.
   inbox.origin = uiBase;

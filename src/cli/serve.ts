@@ -14,6 +14,7 @@ import {
   JobsSchema,
   NotifySchema,
   OpenApiMountsSchema,
+  OAuthConfigSchema,
 } from './config-check.js';
 import { ensureOwner } from './credentials.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
@@ -394,6 +395,7 @@ export async function serve(argv: string[]): Promise<number> {
     approvalWaitMs,
     listBudgetTokens: listBudgetOf(config),
     ...(notify ? { notify } : {}),
+    ...(config.oauth !== undefined ? { oauth: OAuthConfigSchema.parse(config.oauth) } : {}),
     agentToken: token,
     allowAnonymous,
     publicUrl,

@@ -78,6 +78,12 @@ export type Principal = { kind: 'owner' } | { kind: 'agent'; agent: string; key:
 export interface Principals {
   /** Who a bearer token belongs to, or null for an unknown or revoked one. */
   authenticate(token: string): Promise<Principal | null>;
+  /**
+   * The active agent with this key (name and id), or null once it is revoked
+   * or replaced by a later agent of the same name — as of the current epoch
+   * (an OAuth access token acts as the agent its consent made).
+   */
+  agentByKey(key: string): Promise<{ agent: string; key: string } | null>;
   /** Makes an agent and returns its token (the only time it is shown). */
   addAgent(name: string): Promise<{ name: string; token: string } | Failure>;
   /** Sets an agent's token (creating the agent), e.g. `--token` for `default`. */
@@ -330,6 +336,12 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
       if (ownerIs && sameHash(ownerIs, hash)) return { kind: 'owner' };
       const agent = agents.get(hash);
       return agent === undefined ? null : { kind: 'agent', agent: agent.name, key: agent.key };
+    },
+
+    async agentByKey(key) {
+      const { agents } = await known();
+      for (const a of agents.values()) if (a.key === key) return { agent: a.name, key: a.key };
+      return null;
     },
 
     async addAgent(name) {

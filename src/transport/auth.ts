@@ -32,6 +32,14 @@ export interface AuthOptions {
   principals: Principals;
   /** Admit requests without a credential as the agent `anonymous` (loopback binds only). */
   allowAnonymous?: boolean;
+  /**
+   * An OAuth access token (authority.md §7): the agent it acts as on this
+   * request, a refusal saying why, or null when it is no token of this server.
+   */
+  accessToken?: (
+    token: string,
+    req: IncomingMessage,
+  ) => Promise<{ agent: string; key: string } | { refused: string } | null>;
 }
 
 /** The agent a caller acts as on MCP and agent routes (null for the owner). */
@@ -73,11 +81,14 @@ export async function identifyCaller(
   if (auth !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     const principal = match ? await options.principals.authenticate(match[1]!) : null;
-    if (!principal)
+    if (!principal) {
+      const oauth = match && options.accessToken ? await options.accessToken(match[1]!, req) : null;
+      if (oauth && 'agent' in oauth) return { kind: 'agent', agent: oauth.agent, key: oauth.key };
       return failure(
         'notAuthorized',
-        `The bearer token is not valid or was revoked. ${NEEDS_TOKEN}`,
+        oauth?.refused ?? `The bearer token is not valid, expired or was revoked. ${NEEDS_TOKEN}`,
       );
+    }
     return principal.kind === 'owner'
       ? { kind: 'owner', via: 'bearer' }
       : { kind: 'agent', agent: principal.agent, key: principal.key };

@@ -31,7 +31,12 @@ export interface GuardOptions {
 /** A refusal is `notAuthorized` (403): the request is not from a page or host this server trusts. */
 export type GuardResult = { ok: true } | { ok: false; status: 403; message: string };
 
-export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions): GuardResult {
+export function checkHostAndOrigin(
+  req: IncomingMessage,
+  options: GuardOptions,
+  /** OAuth's public endpoints: browser-based clients call them from their own origin. */
+  { ignoreOrigin = false }: { ignoreOrigin?: boolean } = {},
+): GuardResult {
   const allowed = new Set([...LOOPBACK_HOSTS, ...options.allowedHosts]);
   const host = req.headers.host;
   if (!host || !allowed.has(hostnameOf(host))) {
@@ -42,7 +47,7 @@ export function checkHostAndOrigin(req: IncomingMessage, options: GuardOptions):
     };
   }
   const origin = req.headers.origin;
-  if (origin === undefined) return { ok: true };
+  if (origin === undefined || ignoreOrigin) return { ok: true };
   if (options.allowedOrigins.includes(origin)) return { ok: true };
   let parsed: URL;
   try {

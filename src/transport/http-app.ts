@@ -30,6 +30,8 @@ import type { RestRoute, ServingKernel } from './surface.js';
 import type { Passkeys } from './passkeys.js';
 import { passkeyRoutes } from './rest-passkeys.js';
 import { mountOf } from '../kernel/kernel.js';
+import type { OAuthServer } from './oauth/server.js';
+import { oauthRoutes } from './oauth/routes.js';
 
 export interface HttpAppOptions {
   kernel: ServingKernel;
@@ -62,6 +64,12 @@ export interface HttpAppOptions {
   tracer?: McpRequestTracer | undefined;
   /** The Prometheus text of the metrics (telemetry/metrics.ts): `GET /metrics`, owner-only. */
   metrics?: (() => Promise<string>) | undefined;
+  /**
+   * Airlock as OAuth authorization and resource server for remote MCP
+   * clients (authority.md §7); none: agent tokens only, and the OAuth
+   * discovery paths answer 404 with the token hint.
+   */
+  oauth?: OAuthServer | undefined;
   /** Serves the web UI and other static pages; returns false when it did not handle the request. */
   staticHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
@@ -81,6 +89,9 @@ const TOKEN_HINT =
   'Airlock takes agent tokens, not OAuth: the owner creates one with "airlock agents add NAME" and the client sends it as Authorization: Bearer <token>.';
 const MCP_CHALLENGE = `Bearer realm="airlock", error_description="${TOKEN_HINT.replace(/"/g, "'")}"`;
 /** Where OAuth clients look for an authorization server or register themselves (RFC 8414, 9728, 7591). */
+/** The hint beside an OAuth challenge, for clients that cannot do OAuth. */
+const TOKEN_HINT_OAUTH =
+  "Connect with OAuth (the owner approves the client in Airlock's web UI), or send an agent token the owner creates with airlock agents add NAME as Authorization: Bearer <token>.";
 const isOAuthProbe = (path: string) =>
   path === '/register' ||
   path === '/authorize' ||
@@ -97,9 +108,19 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     allowedHosts: options.allowedHosts ?? [],
     allowedOrigins: options.allowedOrigins ?? [],
   };
+  const { oauth } = options;
   const auth: AuthOptions = {
     principals: kernel.principals,
     allowAnonymous: options.allowAnonymous ?? false,
+    // An OAuth access token is good on the MCP endpoint it was issued for, nowhere else.
+    ...(oauth
+      ? {
+          accessToken: async (token: string, req: IncomingMessage) => {
+            const path = (req.url ?? '/').split('?')[0]!;
+            return isMcpPath(path) ? oauth.authenticate(token, path) : null;
+          },
+        }
+      : {}),
   };
   const routes: RestRoute[] = [
     ...kernelRoutes(kernel),
@@ -107,6 +128,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ...served.flatMap((d) => d.http?.routes ?? []),
   ];
   if (options.passkeys) routes.push(...passkeyRoutes(kernel, options.passkeys, () => routes));
+  if (oauth) routes.push(...oauthRoutes(oauth));
   const rest = createRestDispatch({
     routes,
     logger,
@@ -189,7 +211,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         caller?.kind === 'owner'
           ? 'The owner’s credential is not an agent’s: give each MCP client its own agent token (`airlock agents add NAME`).'
           : 'No agent token. Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
-      if (!caller) res.setHeader('www-authenticate', MCP_CHALLENGE);
+      if (!caller) res.setHeader('www-authenticate', oauth ? oauthChallenge(path) : MCP_CHALLENGE);
       sendJsonRpcError(res, caller ? 403 : 401, -32001, refused);
       return;
     }
@@ -213,6 +235,24 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return false;
   }
 
+  /** OAuth discovery first; the token hint stays for clients that cannot do OAuth. */
+  const oauthChallenge = (path: string, error?: string) =>
+    `${oauth!.challenge(path, error)}, error_description="${TOKEN_HINT_OAUTH}"`;
+
+  /** The OAuth paths: metadata and the authorization server's endpoints (public; Host still checked). */
+  async function handleOAuth(req: IncomingMessage, res: ServerResponse, path: string) {
+    if (!oauth) return false;
+    if (oauth.owns(path)) {
+      await oauth.handle(req, res);
+      return true;
+    }
+    const metadata = req.method === 'GET' ? oauth.protectedResource(path) : null;
+    if (!metadata) return false;
+    res.setHeader('access-control-allow-origin', '*');
+    sendJson(res, 200, metadata);
+    return true;
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
@@ -220,7 +260,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       sendJson(res, 200, { status: 'ok', doors: served.map(mountOf), store: kernel.store.kind });
       return;
     }
-    const guarded = checkHostAndOrigin(req, guard);
+    // OAuth clients in a browser (the Inspector) call these from their own origin.
+    const oauthPath = !!oauth && (oauth.owns(path) || path.startsWith('/.well-known/'));
+    const guarded = checkHostAndOrigin(req, guard, { ignoreOrigin: oauthPath });
     if (!guarded.ok) {
       if (isMcpPath(path)) sendJsonRpcError(res, guarded.status, -32000, guarded.message);
       else sendFailure(res, failure('notAuthorized', guarded.message), guarded.status);
@@ -240,7 +282,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (isMcpPath(path) || path.startsWith('/api/v1/') || koharuEvents) {
       const caller = await identifyCaller(req, auth);
       if (caller && 'ok' in caller) {
-        res.setHeader('www-authenticate', 'Bearer realm="airlock", error="invalid_token"');
+        res.setHeader(
+          'www-authenticate',
+          oauth && isMcpPath(path)
+            ? oauthChallenge(path, 'invalid_token')
+            : 'Bearer realm="airlock", error="invalid_token"',
+        );
         if (isMcpPath(path)) sendJsonRpcError(res, 401, -32001, caller.message);
         else sendFailure(res, caller, 401);
         return;
@@ -249,6 +296,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       else await handleApi(req, res, url, caller);
       return;
     }
+    if (await handleOAuth(req, res, path)) return;
     if (isOAuthProbe(path)) {
       // No OAuth here (yet): a client that tries it (mcp-remote, the Inspector) shows this body's words.
       sendJson(res, 404, {

@@ -44,6 +44,10 @@ describe('the config file is strict: every unknown key is refused with the key m
       'unknown key `scope` in `upstreams.gh.oauth`; did you mean `scopes`?',
     ],
     [
+      { oauth: { dynamicRegistraton: true } },
+      'unknown key `dynamicRegistraton` in `oauth`; did you mean `dynamicRegistration`?',
+    ],
+    [
       { upstreams: { fs: { cmd: 'x' } } },
       'unknown key `cmd` in `upstreams.fs`; did you mean `command`?',
     ],
@@ -138,6 +142,7 @@ describe('the config file is strict: every unknown key is refused with the key m
         },
         scene: { projectRoots: ['p'], llm: { model: 'm' } },
         notes: { prefix: 'rooqi' },
+        oauth: { enabled: true, dynamicRegistration: true, accessTokenMinutes: 30 },
       }),
     ).toBeNull();
   });

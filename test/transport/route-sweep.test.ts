@@ -28,6 +28,8 @@ import { fakeLlm, type FakeLlm } from '../doors/scene/server.js';
 import { serverBin } from '../doors/mcp/helpers.js';
 import { browse, oauthUpstream, type OAuthUpstream } from '../doors/mcp/oauth-fixtures.js';
 import { samplePdf } from '../doors/notes/fixtures.js';
+import { createOAuthServer, type OAuthServer } from '../../src/transport/oauth/server.js';
+import { Browser, cimdHost, type CimdHost } from '../helpers/oauth-client.js';
 
 type Headers = Record<string, string>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -43,6 +45,8 @@ let alice: Headers;
 let bob: Headers;
 let audiences: Map<string, string>;
 let oauth: OAuthUpstream;
+let oauthServer: OAuthServer;
+let cimd: CimdHost;
 
 const PETSTORE = fileURLToPath(new URL('../fixtures/openapi/petstore.yaml', import.meta.url));
 
@@ -76,13 +80,17 @@ beforeAll(async () => {
   tk = await testKernel(doors, { dir });
   const passkeys = createPasskeys({ store: tk.kernel.store });
   passkeys.setRelyingParty({ id: 'localhost', origin: 'http://localhost' });
+  oauthServer = createOAuthServer({ kernel: tk.kernel, logger: silentLogger });
   app = createHttpApp({
     kernel: tk.kernel,
     logger: silentLogger,
     maxBodyBytes: 16 * 1024 * 1024,
     passkeys,
+    oauth: oauthServer,
   });
   base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}`;
+  await oauthServer.start(base, { proxy: false });
+  cimd = await cimdHost();
   owner = await ownerHeaders(tk.kernel);
   alice = await agentHeaders(tk.kernel, 'alice');
   bob = await agentHeaders(tk.kernel, 'bob');
@@ -109,6 +117,7 @@ afterAll(async () => {
   await tk?.close();
   await llm?.close();
   await oauth?.close();
+  await cimd?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -599,6 +608,29 @@ const CASES: Record<string, RouteCase> = {
         `${base}/upstream-oauth/callback`,
       );
       return at('upstreams/oauth/callback', { json: answer });
+    },
+  },
+
+  // Connecting a remote MCP client (issue 29): the owner's consent makes its agent.
+  'POST /api/v1/oauth/requests/{id}': {
+    kind: 'write',
+    tool: 'oauth.consent',
+    request: async () => {
+      const url = new URL(`${base}/oauth/authorize`);
+      for (const [k, v] of Object.entries({
+        response_type: 'code',
+        client_id: cimd.clientId,
+        redirect_uri: cimd.redirectUri,
+        scope: 'mcp',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      }))
+        url.searchParams.set(k, v);
+      const consent = await new Browser().follow(url.href, (u) =>
+        u.pathname.startsWith('/oauth/consent/'),
+      );
+      const id = consent.pathname.slice('/oauth/consent/'.length);
+      return at(`oauth/requests/${id}`, { json: { decision: 'approve', agent: 'swept' } });
     },
   },
 

@@ -118,7 +118,9 @@ export function createWebUi(options: WebUiOptions = {}): StaticHandler {
       path === '/' ||
       path === '/index.html' ||
       path === '/login' ||
-      path === '/upstream-oauth/callback'
+      path === '/upstream-oauth/callback' ||
+      // An MCP client's OAuth connection waits here for the owner's consent (authority.md §7).
+      /^\/oauth\/consent\/[\w-]{1,100}$/.test(path)
     )
       return send(req, res, 'text/html; charset=utf-8', html);
     if (path === '/ui/style.css') return send(req, res, 'text/css; charset=utf-8', css);

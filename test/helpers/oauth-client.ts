@@ -33,6 +33,9 @@ export async function cimdHost(name = 'Test Client'): Promise<CimdHost> {
     if (req.url === '/client.json') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(host.document));
+    } else if (req.url?.startsWith('/callback')) {
+      // The client's own page the browser lands on with the answer.
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>back</title>');
     } else res.writeHead(404).end();
   });
   const port = await listenLoopback(server);

@@ -25,6 +25,7 @@ import { needsDoor, settingsScreen } from './screens/settings.js';
 import { signInScreen } from './screens/sign-in.js';
 import { upstreamsScreen } from './screens/upstreams.js';
 import { pendingUpstreamConnect } from './upstream-callback.js';
+import { consentIdOfPage, oauthConsentScreen } from './screens/oauth-consent.js';
 import type { Screen } from './screens/screen.js';
 
 const SCREENS: Record<string, { screen: Screen; door?: string; title: string }> = {
@@ -57,6 +58,33 @@ function loginCode(): string | null {
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** Screen-reader users hear of a new request wherever they are; the nav badge counts them. */
+function announceRequests(): void {
+  // Screen-reader users hear of a new request wherever they are in the workspace.
+  const announce = document.getElementById('announce');
+  subscribe('event', () => {
+    const e = live().lastEvent;
+    const a =
+      e?.event === 'approvalRequested'
+        ? (e.approval as { kind?: string; door?: string; capability?: string; tool?: string })
+        : null;
+    if (a && announce)
+      announce.textContent =
+        a.kind === 'policy'
+          ? `New policy ask: ${a.tool ?? ''} on ${a.door ?? ''}`
+          : `New request: ${a.door ?? ''} ${a.capability ?? ''} access`;
+  });
+
+  const badge = document.querySelector<HTMLElement>('[data-badge="approvals"]');
+  subscribe('approvals', () => {
+    if (!badge) return;
+    const n = live().approvals.length;
+    badge.hidden = n === 0;
+    badge.textContent = String(n);
+    badge.setAttribute('aria-label', `${n} pending`);
+  });
+}
+
 async function start(): Promise<void> {
   const main = document.getElementById('main')!;
   const nav = document.querySelector<HTMLElement>('header nav')!;
@@ -69,6 +97,17 @@ async function start(): Promise<void> {
   let first = true;
 
   const show = () => {
+    // An OAuth client's connection waits for the owner's consent on this page.
+    if (consentId) {
+      document.title = 'Connect an MCP client · Airlock workspace';
+      if (typeof stop === 'function') stop();
+      stop = oauthConsentScreen(main, {
+        screen: 'oauth-consent',
+        params: [consentId],
+        query: new URLSearchParams(),
+      });
+      return;
+    }
     const route = parseRoute(location.hash);
     const entry = SCREENS[route.screen] ?? SCREENS.approvals!;
     const name = SCREENS[route.screen] ? route.screen : 'approvals';
@@ -127,29 +166,7 @@ async function start(): Promise<void> {
   };
   onSessionEnded(leave);
 
-  // Screen-reader users hear of a new request wherever they are in the workspace.
-  const announce = document.getElementById('announce');
-  subscribe('event', () => {
-    const e = live().lastEvent;
-    const a =
-      e?.event === 'approvalRequested'
-        ? (e.approval as { kind?: string; door?: string; capability?: string; tool?: string })
-        : null;
-    if (a && announce)
-      announce.textContent =
-        a.kind === 'policy'
-          ? `New policy ask: ${a.tool ?? ''} on ${a.door ?? ''}`
-          : `New request: ${a.door ?? ''} ${a.capability ?? ''} access`;
-  });
-
-  const badge = document.querySelector<HTMLElement>('[data-badge="approvals"]');
-  subscribe('approvals', () => {
-    if (!badge) return;
-    const n = live().approvals.length;
-    badge.hidden = n === 0;
-    badge.textContent = String(n);
-    badge.setAttribute('aria-label', `${n} pending`);
-  });
+  announceRequests();
 
   window.addEventListener('hashchange', () => {
     if (signedIn) show();
@@ -190,6 +207,9 @@ async function start(): Promise<void> {
   if (owner) enter();
   else showSignIn();
 }
+
+// An MCP client asks to connect (authority.md §7): its consent shows once signed in.
+const consentId = consentIdOfPage();
 
 // An OAuth upstream's authorization server sent the owner back here: finished once signed in.
 const showAndFinishConnect = pendingUpstreamConnect();

@@ -24,8 +24,16 @@ import type { Screen } from './screen.js';
 
 const REFRESH_MS = 10_000;
 
+/** The OAuth client an agent was made for (authority.md §7). */
+interface OAuthClientOf {
+  clientId: string;
+  clientName: string;
+  connectedAt: number;
+}
+
 interface Loaded {
   agents: AgentInfo[];
+  oauth: Record<string, OAuthClientOf>;
   activity: Map<string, AgentActivity>;
   rules: ListedRule[];
 }
@@ -151,6 +159,13 @@ function agentCard(agent: AgentInfo, data: Loaded, reload: () => Promise<void>) 
       revoked ? ` · revoked ${time(agent.revokedAt!)}` : '',
       agent.id ? ` · id ${agent.id}` : '',
     ),
+    data.oauth[agent.name]
+      ? h(
+          'p',
+          { 'data-oauth-client': data.oauth[agent.name]!.clientId },
+          `Connected by OAuth: ${data.oauth[agent.name]!.clientName} (${data.oauth[agent.name]!.clientId}), last ${time(data.oauth[agent.name]!.connectedAt)}. Revoking ends its tokens at once.`,
+        )
+      : null,
     ...activityPart(data.activity.get(agent.name)),
     h(
       'p',
@@ -205,7 +220,7 @@ export const agentsScreen: Screen = (root) => {
     ' ',
     add,
   );
-  let data: Loaded = { agents: [], activity: new Map(), rules: [] };
+  let data: Loaded = { agents: [], oauth: {}, activity: new Map(), rules: [] };
   let loads = 0;
 
   const render = () => {
@@ -223,14 +238,19 @@ export const agentsScreen: Screen = (root) => {
   const load = async () => {
     const mine = ++loads;
     try {
-      const [agents, activity, policy] = await Promise.all([
+      const [agents, activity, policy, oauth] = await Promise.all([
         get<{ agents: AgentInfo[] }>('agents'),
         get<{ activity: AgentActivity[] }>('agents/activity'),
         get<{ rules: ListedRule[] }>('policy'),
+        // Absent when OAuth is off.
+        get<{ agents: Record<string, OAuthClientOf> }>('oauth/agents').catch(() => ({
+          agents: {},
+        })),
       ]);
       if (mine !== loads) return;
       data = {
         agents: agents.agents,
+        oauth: oauth.agents,
         activity: new Map(activity.activity.map((a) => [a.agent, a])),
         rules: policy.rules,
       };

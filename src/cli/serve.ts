@@ -61,8 +61,8 @@ Options:
                      and --prefix P, default prefix 'plane')
 ${UPSTREAM_HELP}
   --public-url URL   the address the owner opens the web UI at (behind a proxy); it
-                     sets the passkeys' RP ID and origin (default
-                     http://localhost:PORT on a loopback bind)
+                     sets the passkeys' RP ID and origin and the OAuth issuer and
+                     resources (default http://localhost:PORT on a loopback bind)
   --run-as USER      started as root: make the data folder USER's (0700, files 0600),
                      bind, then drop to USER, so the account agents run under
                      cannot read the store (see docs/security.md)
@@ -94,6 +94,10 @@ ${UPSTREAM_HELP}
                      (every approval and policy, agent, upstream or credential
                      change needs the owner's passkey; default once a passkey is
                      enrolled; "none" turns it off), and {"publicUrl": "https://…"}
+                     and remote MCP clients by OAuth (on by default; each
+                     connection is your consent in the web UI and makes an
+                     agent): {"oauth": {"enabled": true, "dynamicRegistration":
+                     false, "accessTokenMinutes": 60}}
                      and retention: {"retention": {"journalHours": 24, "auditDays": 90,
                      "auditArchive": "audit-archive.jsonl", "sweepMinutes": 10}}
                      (auditDays 0 keeps the audit forever; pruned entries are

@@ -459,3 +459,54 @@ describe('on a deployment the owner reaches by name (not loopback)', () => {
     }
   });
 });
+
+describe('with dynamic registration turned on, the 2026-07-28 era', () => {
+  it('a client registers itself, is approved and calls tools; the page says nobody vouches for its name', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { Client, StreamableHTTPClientTransport, UnauthorizedError } =
+      await import('@modelcontextprotocol/client');
+    const data = mkdtempSync(join(tmpdir(), 'airlock-oauth-dcr-'));
+    const config = join(data, 'airlock.json');
+    writeFileSync(config, JSON.stringify({ oauth: { dynamicRegistration: true } }));
+    const dcr = await startServe(['--doors', 'ledger', '--data', data, '--config', config]);
+    const registered = new MemoryProvider(cimd, 'register');
+    const url = new URL(`${dcr.url}/mcp`);
+    const modern = { versionNegotiation: { mode: { pin: '2026-07-28' } } } as const;
+    const transport = new StreamableHTTPClientTransport(url, { authProvider: registered });
+    const first = await new Client({ name: 'dcr', version: '1' }, modern).connect(transport).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(first).toBeInstanceOf(UnauthorizedError);
+    expect(registered.info?.client_id).toBeTruthy();
+    expect(registered.info?.client_id).not.toBe(cimd.clientId);
+    const browser = new Browser();
+    const consent = await browser.follow(registered.authorizationUrl!.href, (u) =>
+      u.pathname.startsWith('/oauth/consent/'),
+    );
+    const id = consent.pathname.slice('/oauth/consent/'.length);
+    const shown = (await (
+      await fetch(`${dcr.url}/api/v1/oauth/requests/${id}`, {
+        headers: { authorization: `Bearer ${dcr.ownerToken!}` },
+      })
+    ).json()) as { client: { identifiedBy: string }; doors: string[] };
+    expect(shown.client.identifiedBy).toBe('registration');
+    expect(shown.doors).toEqual(['ledger']);
+    const decided = await decideConsent(dcr.url, dcr.ownerToken!, id, {
+      decision: 'approve',
+      agent: 'registered',
+    });
+    const { redirectTo } = (await decided.json()) as { redirectTo: string };
+    const back = await browser.follow(new URL(redirectTo, dcr.url).href, (u) =>
+      u.href.startsWith(cimd.redirectUri),
+    );
+    await transport.finishAuth(back.searchParams);
+    const client = new Client({ name: 'dcr', version: '1' }, modern);
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: registered }));
+    const echoed = await client.callTool({ name: 'ledger_echo', arguments: { text: 'modern' } });
+    expect(echoed.isError).toBeFalsy();
+    await client.close();
+    dcr.child.kill('SIGTERM');
+    await dcr.exited;
+  });
+});

@@ -82,7 +82,13 @@ export interface Cluster {
 export async function startCluster({
   leaseMs = 3_000,
   doors = 'ledger',
-}: { leaseMs?: number; doors?: string } = {}): Promise<Cluster> {
+  publicUrl = false,
+}: {
+  leaseMs?: number;
+  doors?: string;
+  /** Start every instance with `--public-url` = nginx's address (as `localhost`). */
+  publicUrl?: boolean;
+} = {}): Promise<Cluster> {
   const root = mkdtempSync(join(tmpdir(), 'airlock-cluster-'));
   const schema = uniqueSchema('cluster');
   const store = `${PG_URL}?schema=${schema}`;
@@ -100,6 +106,7 @@ export async function startCluster({
   await startRedis();
   writeFileSync(join(root, 'config.json'), JSON.stringify({ jobs: { leaseMs } }));
   const ports = [await freePort(), await freePort(), await freePort()];
+  const listen = await freePort();
   const startInstance = (i: number) => {
     const data = join(root, `data-${i}`);
     mkdirSync(data, { recursive: true });
@@ -116,6 +123,7 @@ export async function startCluster({
       bus,
       '--config',
       join(root, 'config.json'),
+      ...(publicUrl ? ['--public-url', `http://localhost:${listen}`] : []),
     ]).then((s) => ({ ...s, url: `http://127.0.0.1:${ports[i]}` }));
   };
   // The first instance makes the owner and the agent 'default' in the store; the others share them.
@@ -127,7 +135,6 @@ export async function startCluster({
 
   const nginxDir = join(root, 'nginx');
   mkdirSync(nginxDir, { recursive: true });
-  const listen = await freePort();
   writeFileSync(join(nginxDir, 'nginx.conf'), nginxConfig(listen, ports, nginxDir));
   const nginx = spawn(NGINX, ['-c', join(nginxDir, 'nginx.conf'), '-g', 'daemon off;'], {
     stdio: 'ignore',

@@ -8,7 +8,7 @@
  * the owner's revoke ends them. Then what an attacker would try.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,15 +28,20 @@ let served: Served;
 let base: string;
 let owner: string;
 let cimd: CimdHost;
+const dirs: string[] = [];
 
 beforeAll(async () => {
   const data = mkdtempSync(join(tmpdir(), 'airlock-oauth-'));
+  dirs.push(data);
   served = await startServe(['--doors', 'ledger,notes', '--data', data]);
   base = served.url;
   owner = served.ownerToken!;
   cimd = await cimdHost('Remote Agent App');
 }, 60_000);
 afterAll(async () => {
+  served?.child.kill('SIGTERM');
+  await served?.exited;
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
   await cimd?.close();
 });
 
@@ -466,6 +471,7 @@ describe('with dynamic registration turned on, the 2026-07-28 era', () => {
     const { Client, StreamableHTTPClientTransport, UnauthorizedError } =
       await import('@modelcontextprotocol/client');
     const data = mkdtempSync(join(tmpdir(), 'airlock-oauth-dcr-'));
+    dirs.push(data);
     const config = join(data, 'airlock.json');
     writeFileSync(config, JSON.stringify({ oauth: { dynamicRegistration: true } }));
     const dcr = await startServe(['--doors', 'ledger', '--data', data, '--config', config]);

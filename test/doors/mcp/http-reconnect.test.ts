@@ -72,15 +72,13 @@ async function startUpstream() {
     const existing = typeof id === 'string' ? sessions.get(id) : undefined;
     if (existing) return void existing.handleRequest(req, res);
     if (typeof id === 'string') {
-      res
-        .writeHead(404, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: -32001, message: 'Session not found' },
-          }),
-        );
+      res.writeHead(404, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32001, message: 'Session not found' },
+        }),
+      );
       return;
     }
     const transport = new NodeStreamableHTTPServerTransport({

@@ -22,13 +22,18 @@
  *    auth`) against Airlock's upstream OAuth client (the mcp door, spec/
  *    gateway.md §1 "OAuth upstreams") through scripts/conformance-auth-client.mjs,
  *    judged the same way (keys `client auth <version>` in the baseline).
+ * 4b. The 0.2.0-alpha.12 authorization-server scenarios (`conformance
+ *    authorization`: metadata endpoint, authorization code grant) against
+ *    Airlock's own OAuth server through scripts/conformance-authz.mjs, which
+ *    serves the suite's client metadata document and plays the owner's
+ *    browser and consent (key `authorization <version>` in the baseline).
  * 5. The suites have no stdio server mode, so a short smoke test drives the
  *    same fixtures over `airlock stdio --doors conformance` with the SDK
  *    client, on both protocol eras. It is ours, not the official suite.
  *
  * Always stops the server. Exit code 0 only when nothing unexpected happened.
  * Options: --keep (keep the results folder), --skip-stdio, --client-auth-only
- * (only step 4: no server is started).
+ * (only step 4: no server is started), --authorization-only (only step 4b).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -44,6 +49,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stdioSmoke } from './conformance-stdio.mjs';
+import { readAuthzResults, runAuthorizationSuite } from './conformance-authz.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
@@ -118,9 +124,13 @@ function preflight() {
   }
 }
 
+/** The data folder of the server `startServer` started (its owner token is there). */
+let serverData = '';
+
 /** Starts `airlock serve` and resolves with its MCP URL once it has printed it. */
 async function startServer(workdir) {
   const data = mkdtempSync(join(tmpdir(), 'airlock-conformance-data-'));
+  serverData = data;
   cleanups.push(async () => rmSync(data, { recursive: true, force: true }));
   const log = openSync(join(workdir, 'server.log'), 'w');
   const child = spawn(
@@ -317,6 +327,32 @@ function printReport(title, cliExit, report) {
   return ok;
 }
 
+/** The 0.2.0-alpha.12 authorization-server scenarios against Airlock's own OAuth server. */
+async function authorizationServer(url, workdir, baseline) {
+  const run = RUNS[1];
+  const id = `authorization ${run.version}`;
+  const out = join(workdir, id.replace(/[^\w.-]+/g, '_'));
+  console.log(
+    `running conformance ${run.version} — authorization server suite (Airlock's OAuth server) …`,
+  );
+  const exit = await runAuthorizationSuite({
+    node22: NODE22,
+    cli: join(root, run.pkg, 'dist/index.js'),
+    issuer: new URL(url).origin,
+    ownerToken: readFileSync(join(serverData, 'owner.token'), 'utf8').trim(),
+    out,
+    cleanups,
+  });
+  if (cleaning) return false;
+  const scenarios = readAuthzResults(out);
+  const report = judge(scenarios, baseline[id] ?? {});
+  if (scenarios.size === 0)
+    report.unexpected.push(`no scenario ran (suite exit ${exit}); see ${join(out, 'suite.log')}`);
+  if (exit !== 0 && exit !== 1)
+    report.unexpected.push(`the suite itself failed (exit ${exit}); see ${join(out, 'suite.log')}`);
+  return printReport(`conformance ${run.version} — authorization server suite`, exit, report);
+}
+
 async function main() {
   preflight();
   const baseline = JSON.parse(
@@ -325,8 +361,9 @@ async function main() {
   const workdir = mkdtempSync(join(tmpdir(), 'airlock-conformance-'));
   if (!args.has('--keep'))
     cleanups.push(async () => rmSync(workdir, { recursive: true, force: true }));
-  const serverRuns = args.has('--client-auth-only') ? [] : RUNS;
-  const url = serverRuns.length ? await startServer(workdir) : null;
+  const onlyAuthz = args.has('--authorization-only');
+  const serverRuns = args.has('--client-auth-only') || onlyAuthz ? [] : RUNS;
+  const url = serverRuns.length || onlyAuthz ? await startServer(workdir) : null;
   if (url) console.log(`airlock serve --doors conformance: ${url}`);
 
   let allOk = true;
@@ -347,7 +384,9 @@ async function main() {
     allOk = printReport(run.title, exit, report) && allOk;
   }
 
-  for (const run of RUNS) {
+  if (url) allOk = (await authorizationServer(url, workdir, baseline)) && allOk;
+
+  for (const run of onlyAuthz ? [] : RUNS) {
     const id = `client auth ${run.version}`;
     const out = join(workdir, id.replace(/[^\w.-]+/g, '_'));
     console.log(
@@ -366,7 +405,7 @@ async function main() {
     allOk = printReport(`conformance ${run.version} — client auth suite`, exit, report) && allOk;
   }
 
-  if (args.has('--skip-stdio') || args.has('--client-auth-only')) {
+  if (args.has('--skip-stdio') || args.has('--client-auth-only') || onlyAuthz) {
     console.log('\nstdio: skipped (--skip-stdio)');
   } else {
     console.log(

@@ -79,12 +79,14 @@ async function tokenRequest(body: Record<string, string>) {
 }
 
 /** A code for `resource`, by hand, approved by the owner; with its PKCE verifier. */
-async function codeFor(resource: string, agent = 'handmade') {
+async function codeFor(resource: string, agent = 'handmade', extra: Record<string, string> = {}) {
   const { verifier, challenge } = pkce();
   const query = await authorize(
     base,
     owner,
-    new URL(authUrl({ resource, code_challenge: challenge, code_challenge_method: 'S256' })),
+    new URL(
+      authUrl({ resource, code_challenge: challenge, code_challenge_method: 'S256', ...extra }),
+    ),
     cimd.redirectUri,
     { decision: 'approve', agent },
   );
@@ -235,6 +237,18 @@ describe('what an attacker tries', () => {
       headers: { authorization: `Bearer ${token.body.access_token}` },
     });
     expect(rest.status).toBe(401);
+  });
+
+  it('a request that names no scope gets the one there is', async () => {
+    const { code, verifier } = await codeFor(`${base}/mcp/ledger`, 'no-scope', { scope: '' });
+    const token = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: cimd.redirectUri,
+    });
+    expect(token.status).toBe(200);
+    expect(token.body.scope).toBe('mcp');
   });
 
   it('a wrong PKCE verifier gets no token', async () => {

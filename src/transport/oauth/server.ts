@@ -196,9 +196,15 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
         );
         return;
       }
+      const url = new URL(req.url ?? '/', 'http://x');
       // RFC 8414's metadata is the library's discovery document.
-      if ((req.url ?? '').split('?')[0] === '/.well-known/oauth-authorization-server')
+      if (url.pathname === '/.well-known/oauth-authorization-server')
         req.url = '/.well-known/openid-configuration';
+      // A request that names no scope asks for the one there is (clients may omit it).
+      if (url.pathname === '/oauth/authorize' && !url.searchParams.get('scope')) {
+        url.searchParams.set('scope', MCP_SCOPE);
+        req.url = url.pathname + url.search;
+      }
       handler(req, res);
     },
 

@@ -10,7 +10,9 @@
  */
 import { generateKeyPair, exportJWK, type JWK } from 'jose';
 import { randomBytes } from 'node:crypto';
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type * as OidcProvider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Store } from '../../kernel/store.js';
 import { storeAdapter } from './adapter.js';
 import { loopbackClients } from './loopback-client.js';
@@ -74,7 +76,28 @@ const clientIdOf = (ctx: KoaContextWithOIDC): string | null =>
   ctx.oidc?.client?.clientId ??
   (typeof ctx.oidc?.params?.client_id === 'string' ? ctx.oidc.params.client_id : null);
 
+/**
+ * The library, loaded when OAuth starts. oidc-provider 9 names Node 22 as its
+ * runtime and says so on stderr at import; Airlock runs it on Node 20 (its
+ * own tests and the conformance authorization scenarios pass there), so
+ * that one line is not printed into `airlock`'s output.
+ */
+async function loadLibrary(): Promise<typeof OidcProvider> {
+  /* eslint-disable no-console -- only this one line of the library's is held back */
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (!String(args[0]).includes('Unsupported runtime')) warn(...args);
+  };
+  try {
+    return await import('oidc-provider');
+  } finally {
+    console.warn = warn;
+  }
+  /* eslint-enable no-console */
+}
+
 export async function createProvider(o: ProviderOptions): Promise<Provider> {
+  const { default: Provider, errors } = await loadLibrary();
   const keys = await keysOf(o.store);
   const resources = new Set(o.resources);
   const accessTtl = Math.round((o.settings.accessTokenMinutes ?? 60) * 60);

@@ -152,11 +152,13 @@ describe('the SDK v2 client from nothing', () => {
     const agents = (await ownerGet('agents')) as { agents: { name: string }[] };
     expect(agents.agents.map((a) => a.name)).toContain('remote-app');
     const oauthAgents = (await ownerGet('oauth/agents')) as {
-      agents: Record<string, { clientId: string; clientName: string }>;
+      agents: Record<string, { clientId: string; clientName: string; tokens: number }>;
     };
     expect(oauthAgents.agents['remote-app']).toMatchObject({
       clientId: cimd.clientId,
       clientName: 'Remote Agent App',
+      // One access token and one refresh token.
+      tokens: 2,
     });
     const audit = (await ownerGet('audit?limit=50')) as {
       entries: { tool: string; connection: string; result: string }[];

@@ -119,3 +119,25 @@ export function storeAdapter(options: AdapterOptions): (model: string) => Provid
     return adapter;
   };
 }
+
+/** How many access and refresh tokens made under these grants are still good. */
+export async function liveTokens(store: Store, grantIds: readonly string[], now = Date.now()) {
+  return store.read(async (tx) => {
+    let count = 0;
+    for (const grantId of grantIds) {
+      const index = await tx.records.get<{ items: [string, string][] }>(GRANT_INDEX, grantId);
+      for (const [model, id] of index?.value.items ?? []) {
+        if (model !== 'AccessToken' && model !== 'RefreshToken') continue;
+        const found = await tx.records.get<Stored>(collection(model), id);
+        const payload = found?.value.payload;
+        if (
+          found &&
+          (found.value.expiresAt === null || found.value.expiresAt > now) &&
+          !payload?.consumed
+        )
+          count++;
+      }
+    }
+    return count;
+  });
+}

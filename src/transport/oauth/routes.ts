@@ -53,7 +53,7 @@ export function oauthRoutes(oauth: OAuthServer): RestRoute[] {
       method: 'GET',
       path: 'oauth/agents',
       summary:
-        'Agents OAuth clients act as: agent name → {clientId, clientName, connectedAt, grants}',
+        'Agents OAuth clients act as: agent name → {clientId, clientName, connectedAt, grants, tokens (access and refresh tokens still good)}',
       handler: async () => ({ status: 200, body: { agents: await oauth.agents() } }),
     },
   ];

@@ -23,6 +23,7 @@ import { mountOf } from '../../kernel/kernel.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { ServingKernel } from '../surface.js';
 import { isLoopbackHost } from '../guards.js';
+import { liveTokens } from './adapter.js';
 import {
   createProvider,
   MCP_SCOPE,
@@ -90,8 +91,8 @@ export interface OAuthServer {
     id: string,
     decision: { approve: boolean; agent?: string; readOnly?: boolean },
   ): Promise<{ redirectTo: string } | Failure>;
-  /** OAuth agents: name → its client. */
-  agents(): Promise<Record<string, OAuthAgentRecord>>;
+  /** OAuth agents: name → its client, and how many of its tokens are still good. */
+  agents(): Promise<Record<string, OAuthAgentRecord & { tokens: number }>>;
 }
 
 export interface OAuthServerOptions {
@@ -259,7 +260,13 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
 
     async agents() {
       const rows = await kernel.store.read((tx) => tx.records.list<OAuthAgentRecord>(OAUTH_AGENTS));
-      return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+      const counted = await Promise.all(
+        rows.map(async (r) => [
+          r.key,
+          { ...r.value, tokens: await liveTokens(kernel.store, r.value.grants) },
+        ]),
+      );
+      return Object.fromEntries(counted);
     },
   };
 }

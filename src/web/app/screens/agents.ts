@@ -29,6 +29,7 @@ interface OAuthClientOf {
   clientId: string;
   clientName: string;
   connectedAt: number;
+  tokens: number;
 }
 
 interface Loaded {
@@ -163,7 +164,7 @@ function agentCard(agent: AgentInfo, data: Loaded, reload: () => Promise<void>) 
       ? h(
           'p',
           { 'data-oauth-client': data.oauth[agent.name]!.clientId },
-          `Connected by OAuth: ${data.oauth[agent.name]!.clientName} (${data.oauth[agent.name]!.clientId}), last ${time(data.oauth[agent.name]!.connectedAt)}. Revoking ends its tokens at once.`,
+          `Connected by OAuth: ${data.oauth[agent.name]!.clientName} (${data.oauth[agent.name]!.clientId}), last ${time(data.oauth[agent.name]!.connectedAt)}; ${data.oauth[agent.name]!.tokens} token(s) still good. Revoking ends them at once.`,
         )
       : null,
     ...activityPart(data.activity.get(agent.name)),

@@ -249,7 +249,22 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
       .catch(() => undefined);
     return read;
   };
+  // The epoch as of a store change mark (store.ts `changeMark`): while the
+  // mark stays, nothing was committed anywhere, so the epoch stands unread.
+  let marked: { mark: number; epoch: number } | null = null;
   const freshEpoch = (): Promise<number> => {
+    const mark = store.changeMark?.() ?? null;
+    if (mark === null) return readEpochCoalesced();
+    if (marked?.mark === mark) return Promise.resolve(marked.epoch);
+    const read = readEpochCoalesced();
+    // Taken before the read: a commit during it moves the mark, and the next call reads again.
+    void read.then(
+      (epoch) => (marked = { mark, epoch }),
+      () => undefined,
+    );
+    return read;
+  };
+  const readEpochCoalesced = (): Promise<number> => {
     if (!reading) return startRead();
     queued ??= reading
       .catch(() => undefined)

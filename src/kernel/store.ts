@@ -242,6 +242,14 @@ export interface Store {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Read-only access. */
   read<T>(fn: (tx: StoreTx) => Promise<T>, options?: ReadOptions): Promise<T>;
+  /**
+   * A number that stays the same only while nothing was committed to the
+   * store by anyone (this process or another on the same file) since it was
+   * last the same; synchronous and cheap, for a cache that must notice
+   * every change without a read per use (the principals epoch on every
+   * request). Absent or null: the store cannot tell (PostgreSQL) — read.
+   */
+  changeMark?(): number | null;
   close(): Promise<void>;
 }
 

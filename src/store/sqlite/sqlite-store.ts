@@ -68,6 +68,10 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       fdatasync(walFd, (error) => (error ? reject(error) : resolve())),
     );
   const writes = createGroupWriter(writerDb, writer.client, syncWal);
+  // SQLite's data_version moves on a connection whenever another one commits
+  // (this store's writer included): one cheap pragma instead of a read.
+  const markDb = openReader(path, busyTimeoutMs);
+  const dataVersion = markDb.prepare('PRAGMA data_version').pluck();
   const notNested = createNestingGuard();
   let closing: Promise<void> | undefined;
 
@@ -96,11 +100,14 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       return result;
     },
 
+    changeMark: () => (closing ? null : (dataVersion.get() as number)),
+
     close() {
       closing ??= (async () => {
         // Work queued before close finishes first.
         await writes.drained();
         await readers.close();
+        markDb.close();
         writerDb.close();
         closeSync(walFd);
       })();

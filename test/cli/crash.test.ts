@@ -9,6 +9,7 @@ import { toolJson } from '../helpers/results.js';
 import { GENESIS, walkChain } from '../../src/kernel/audit-chain.js';
 import type { AuditEntry } from '../../src/kernel/records.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -73,7 +74,11 @@ async function crashMidStream(data: string, store: string[]): Promise<void> {
     }
   };
   const workers = Array.from({ length: 4 }, worker);
-  while (acked.size < 120) await new Promise((r) => setTimeout(r, 5));
+  await waitFor(() => acked.size >= 120, {
+    timeoutMs: 60_000,
+    intervalMs: 5,
+    message: '120 acknowledged writes',
+  });
   served.child.kill('SIGKILL');
   stop = true;
   await Promise.all(workers);

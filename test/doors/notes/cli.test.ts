@@ -18,6 +18,7 @@ import { toolJson } from '../../helpers/results.js';
 import { annotationNames } from '../../../src/doors/notes/pdf-incremental.js';
 import { samplePdf } from './fixtures.js';
 import { provenance } from './harness.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -314,7 +315,11 @@ describe('notes through the airlock command', () => {
     };
     const workers = [appender(), annotator()];
     const annotations = () => [...acked.values()].filter((r) => r.documentID === pdfDoc).length;
-    while (acked.size < 20 || annotations() < 3) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => acked.size >= 20 && annotations() >= 3, {
+      timeoutMs: 60_000,
+      intervalMs: 5,
+      message: '20 acknowledged writes, 3 of them annotations',
+    });
     s.child.kill('SIGKILL');
     stop = true;
     await Promise.all(workers);

@@ -7,6 +7,7 @@ import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { connectClient } from '../../helpers/mcp-client.js';
 import { agentHeaders } from '../../helpers/principals.js';
 import { toolJson } from '../../helpers/results.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let tk: TestKernel;
 let app: HttpApp;
@@ -55,7 +56,7 @@ describe('notes limits over the real MCP HTTP stack', () => {
     const held = Array.from({ length: 8 }, () =>
       c.callTool({ name: 'rooqi_status', arguments: {} }),
     );
-    while (entered < 8) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => entered >= 8, { intervalMs: 5, message: '8 calls held in the handler' });
     expect(envelope(await c.callTool({ name: 'rooqi_status', arguments: {} })).code).toBe('busy');
     expect(
       envelope(await other.callTool({ name: 'rooqi_request_read_access', arguments: {} })).code,

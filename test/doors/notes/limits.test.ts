@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { notesHarness, provenance, uuid, type Harness } from './harness.js';
+import { holdsFor, waitFor } from '../../helpers/wait.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -24,7 +25,7 @@ describe('limits', () => {
       },
     });
     const held = Array.from({ length: 8 }, () => h!.env('rooqi_status', {}));
-    while (entered < 8) await sleep(5);
+    await waitFor(() => entered >= 8, { intervalMs: 5, message: '8 calls held in the handler' });
     const started = Date.now();
     expect((await h.env('rooqi_status', {})).code).toBe('busy');
     expect(Date.now() - started).toBeLessThan(500);
@@ -35,11 +36,15 @@ describe('limits', () => {
   });
 
   it('a call held past the timeout answers timeout and writes nothing', async () => {
+    let heldDone!: () => void;
+    const held = new Promise<void>((r) => (heldDone = r));
     h = await notesHarness({
       limits: { timeoutMs: 300 },
       hooks: {
         beforeHandler: async (tool) => {
-          if (tool === 'rooqi_append_text') await sleep(800);
+          if (tool !== 'rooqi_append_text') return;
+          await sleep(800);
+          heldDone();
         },
       },
     });
@@ -56,8 +61,13 @@ describe('limits', () => {
       ...provenance,
     });
     expect(env.code).toBe('timeout');
-    await sleep(700);
-    expect((await h.rest('GET', `notes/documents/${d}`)).body.blocks).toHaveLength(0);
+    // The held handler goes on after its caller got `timeout`: still nothing is written.
+    await held;
+    await holdsFor(
+      async () => (await h!.rest('GET', `notes/documents/${d}`)).body.blocks.length === 0,
+      200,
+      { message: 'no block written' },
+    );
     expect(await h.ok('rooqi_query_pdf_operation', { documentID: d, operationID })).toEqual({
       state: 'not-found',
     });
@@ -85,7 +95,16 @@ describe('limits', () => {
       ...provenance,
     });
     expect(['ready', 'mutationUncertain']).toContain(env.code);
-    await sleep(700);
+    await waitFor(
+      async () =>
+        (
+          await h!.ok<{ state: string }>('rooqi_query_pdf_operation', {
+            documentID: d,
+            operationID,
+          })
+        ).state === 'committed',
+      { message: 'the slow commit' },
+    );
     const state = await h.ok<{ state: string; receipt: unknown }>('rooqi_query_pdf_operation', {
       documentID: d,
       operationID,

@@ -88,10 +88,10 @@ const isMcpPath = (path: string) => path === '/mcp' || path.startsWith('/mcp/');
 const TOKEN_HINT =
   'Airlock takes agent tokens, not OAuth: the owner creates one with "airlock agents add NAME" and the client sends it as Authorization: Bearer <token>.';
 const MCP_CHALLENGE = `Bearer realm="airlock", error_description="${TOKEN_HINT.replace(/"/g, "'")}"`;
-/** Where OAuth clients look for an authorization server or register themselves (RFC 8414, 9728, 7591). */
 /** The hint beside an OAuth challenge, for clients that cannot do OAuth. */
 const TOKEN_HINT_OAUTH =
   "Connect with OAuth (the owner approves the client in Airlock's web UI), or send an agent token the owner creates with airlock agents add NAME as Authorization: Bearer <token>.";
+/** Where OAuth clients look for an authorization server or register themselves (RFC 8414, 9728, 7591). */
 const isOAuthProbe = (path: string) =>
   path === '/register' ||
   path === '/authorize' ||
@@ -210,7 +210,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const refused =
         caller?.kind === 'owner'
           ? 'The owner’s credential is not an agent’s: give each MCP client its own agent token (`airlock agents add NAME`).'
-          : 'No agent token. Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
+          : oauth
+            ? 'No credential. Connect with OAuth (the owner approves the client in Airlock’s web UI), or send Authorization: Bearer <agent token> (`airlock agents add NAME`).'
+            : 'No agent token. Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
       if (!caller) res.setHeader('www-authenticate', oauth ? oauthChallenge(path) : MCP_CHALLENGE);
       sendJsonRpcError(res, caller ? 403 : 401, -32001, refused);
       return;

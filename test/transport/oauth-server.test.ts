@@ -377,10 +377,19 @@ describe('what an attacker tries', () => {
     });
   });
 
-  it('a decision on a request that is gone says so', async () => {
+  it('a decision on a request that is gone, or already answered, says so', async () => {
     const res = await decideConsent(base, owner, 'no-such-request', { decision: 'approve' });
     expect(res.status).toBe(404);
     expect(await res.text()).toMatch(/no longer waiting/);
+    const consent = await new Browser().follow(
+      authUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
+      (u) => u.pathname.startsWith('/oauth/consent/'),
+    );
+    const id = consent.pathname.slice('/oauth/consent/'.length);
+    expect((await decideConsent(base, owner, id, { decision: 'deny' })).status).toBe(200);
+    const again = await decideConsent(base, owner, id, { decision: 'approve', agent: 'late' });
+    expect(again.status).toBe(404);
+    expect(await again.text()).toMatch(/no longer waiting/);
   });
 
   it('registration is off unless the owner turns it on', async () => {

@@ -277,7 +277,8 @@ async function consentView(st: State, id: string): Promise<ConsentView | Failure
   const resources = resourcesOf(issuer, mounts);
   if (!provider) return failure('unavailable', 'OAuth is starting; try again in a moment.');
   const interaction = await provider.Interaction.find(id);
-  if (!interaction) return failure('notFound', GONE);
+  // Answered already: the browser is on its way back to the client.
+  if (!interaction || interaction.result) return failure('notFound', GONE);
   const params = interaction.params as Record<string, unknown>;
   const client = await provider.Client.find(String(params.client_id));
   if (!client) return failure('notFound', GONE);
@@ -336,6 +337,11 @@ async function decideConsent(
     return failure('malformedRequest', `Agent name '${name}': ${parsed.error.issues[0]?.message}.`);
   const key = await agentFor(kernel, name);
   if ('ok' in key) return key;
+  // Read-only before anything is granted: a client never holds a token its rules do not yet bind.
+  if (decision.readOnly) {
+    const bound = await readOnlyRules(kernel, name, shown.client.name);
+    if (bound) return bound;
+  }
   const grant = new provider!.Grant({ accountId: key.key, clientId: shown.client.id });
   const asked = String((interaction.params as { scope?: unknown }).scope ?? '').split(' ');
   // `mcp` is both a scope of this server and of the resource (the library checks both).
@@ -345,7 +351,6 @@ async function decideConsent(
   const grantId = await grant.save();
   interaction.result = { login: { accountId: key.key }, consent: { grantId } };
   await interaction.save(Math.max(1, (interaction.exp ?? 0) - Math.floor(Date.now() / 1000)));
-  if (decision.readOnly) await readOnlyRules(kernel, name, shown.client.name);
   await remember(kernel, name, shown, grantId);
   await kernel.audit.ownerAction('oauth.consent', 'airlock', {
     ...audit,
@@ -370,9 +375,15 @@ async function agentFor(kernel: ServingKernel, name: string): Promise<{ key: str
 }
 
 /** "Read-only" on the consent page: the owner's rules deny this agent every write. */
-async function readOnlyRules(kernel: ServingKernel, agent: string, client: string) {
-  for (const effect of ['destructive', 'write'] as const)
-    await kernel.policy.add(
+async function readOnlyRules(
+  kernel: ServingKernel,
+  agent: string,
+  client: string,
+): Promise<Failure | null> {
+  // First among the owner's rules (the config file's stay ahead of them).
+  const first = (await kernel.policy.view()).rules.filter((r) => r.source === 'config').length + 1;
+  for (const effect of ['destructive', 'write'] as const) {
+    const added = await kernel.policy.add(
       {
         agent,
         effect,
@@ -380,8 +391,17 @@ async function readOnlyRules(kernel: ServingKernel, agent: string, client: strin
         reason: `${client} was connected read-only`,
         origin: `oauth consent (${client})`.slice(0, 200),
       },
-      1,
+      first,
+      // Kept even where no mounted door has such a tool yet: it binds the doors mounted later.
+      { force: true },
     );
+    if ('ok' in added)
+      return failure(
+        added.code,
+        `The agent could not be made read-only (${added.message}); nothing was granted.`,
+      );
+  }
+  return null;
 }
 
 async function remember(kernel: ServingKernel, agent: string, shown: ConsentView, grantId: string) {

@@ -30,6 +30,7 @@ import {
   type WriteRecord,
 } from './documents.js';
 import { authorizedDocument, grantedProject, type NotesRuntime } from './runtime.js';
+import { appendPolicy } from './policy.js';
 
 export const provenanceOf = (i: { provider: string; model: string; promptVersion: string }) => ({
   provider: i.provider,
@@ -180,6 +181,7 @@ export function noteTools(rt: NotesRuntime) {
     effect: 'write',
     annotations: { idempotentHint: true, openWorldHint: false },
     consent: { capability: 'write' },
+    policy: appendPolicy(rt),
     journal,
     writes: true,
     handler: async (input, ctx) =>

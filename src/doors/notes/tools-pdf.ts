@@ -33,6 +33,7 @@ import {
 } from './pdf-text.js';
 import { appendAnnotation } from './pdf-incremental.js';
 import { conflict, provenanceOf, recordWrite } from './tools-notes.js';
+import { annotatePolicy } from './policy.js';
 
 const SELECTION_MAX_BYTES = 8000;
 
@@ -152,6 +153,7 @@ export function pdfTools(rt: NotesRuntime) {
     effect: 'write',
     annotations: { idempotentHint: true, openWorldHint: false },
     consent: { capability: 'pdfAnnotate' },
+    policy: annotatePolicy(rt),
     journal: {
       operationId: (i) => i.operationID,
       target: (i) => i.query.documentID,

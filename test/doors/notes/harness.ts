@@ -9,6 +9,7 @@ import { createRouter } from '../../../src/transport/router.js';
 import type { RestResponse, ServedDoor, ToolResult } from '../../../src/transport/surface.js';
 import { failureResponse } from '../../../src/transport/http-errors.js';
 import { isFailure } from '../../../src/kernel/errors.js';
+import { connection as agentConnection } from '../../../src/kernel/connection.js';
 import type { Limits } from '../../../src/kernel/tool.js';
 import { callPresented, conn, testKernel, type TestKernel } from '../../helpers/kernel.js';
 
@@ -73,7 +74,10 @@ export async function notesHarness(
 
   const call = async (tool: string, args: unknown, connection = 'test:1') =>
     (await callPresented(tk.kernel, 'notes', tool, args, {
-      connection: conn(connection),
+      // `agent:<name>` calls act as that agent, so the owner's policy asks them.
+      connection: connection.startsWith('agent:')
+        ? agentConnection(connection, 'http-principal', undefined, connection.slice('agent:'.length))
+        : conn(connection),
     })) as ToolResult;
   const env = async (tool: string, args: unknown, connection?: string) =>
     envelopeOf(await call(tool, args, connection));

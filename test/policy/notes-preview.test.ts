@@ -64,7 +64,7 @@ describe('notes asks', () => {
     const documentID = await h.document(projectID, 'Long');
     const text = 'x'.repeat(1000);
     await h.env('rooqi_append_text', append(documentID, text, 0), AGENT);
-    const shown = String((( await askOf()).preview as { text: string }).text);
+    const shown = String(((await askOf()).preview as { text: string }).text);
     expect(shown.length).toBeLessThan(700);
     expect(shown).toMatch(/… 400 more characters$/);
   });

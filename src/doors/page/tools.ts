@@ -4,6 +4,7 @@
  * the page checks its own permission flags and answers. Argument names,
  * ranges and defaults follow the reference so WU prompts work unchanged.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import {
   defineTool,
@@ -37,6 +38,48 @@ const storePath = (schema: z.ZodString) =>
       "a path segment may not be '__proto__', 'constructor' or 'prototype'; name the page's own data",
   });
 const json = z.unknown();
+
+/** `text` whole, or cut to `max` characters with how many more there were. */
+const bounded = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
+
+/** The element a click or type names, in words: `ref e12`, `selector "#buy"`, `text "Buy"`. */
+function elementWords(e: { selector?: string; text?: string; ref?: string }): string {
+  const parts = [
+    e.ref !== undefined ? `ref ${bounded(e.ref, 100)}` : null,
+    e.selector !== undefined ? `selector ${JSON.stringify(bounded(e.selector, 200))}` : null,
+    e.text !== undefined ? `text ${JSON.stringify(bounded(e.text, 200))}` : null,
+  ];
+  return parts.filter((p) => p !== null).join(', ');
+}
+
+/**
+ * A short digest of the page store's value at `path` (what the owner judged
+ * an approved set_state against), or undefined when the page cannot say
+ * (no page, or its readStore permission is off: nothing the agent may not
+ * read is ever compared, nor shown).
+ */
+async function storeDigest(options: PageToolsOptions, path: string): Promise<string | undefined> {
+  const relay = options.relay();
+  if (!relay?.conectado()) return undefined;
+  try {
+    const read = (await relay.enviar(
+      'get_state',
+      { path },
+      { signal: AbortSignal.timeout(options.effectTimeoutMs ?? 2000) },
+    )) as { value?: unknown } | null;
+    const value = JSON.stringify(read?.value ?? null);
+    return `value ${createHash('sha256').update(value).digest('hex').slice(0, 12)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The value a set_state writes, secrets redacted by the name of the key it lands on. */
+function redactedAt(path: string, value: unknown): unknown {
+  const key = path.split('.').at(-1) ?? path;
+  return (redact({ [key]: value }) as Record<string, unknown>)[key];
+}
 /** Commands that answer from what the page shows, which it may keep from some agents (spec/page.md "Tools"). */
 const CALLER_COMMANDS = new Set(['snapshot', 'screenshot', 'click', 'type', 'execute_action']);
 /** Every page tool reaches a page outside the server. */
@@ -62,6 +105,10 @@ function forward<S extends z.ZodType>(
     targetAsGiven?: (input: z.output<S>) => string;
     /** The door's own refusal before the owner is asked (CallPolicySpec.check). */
     check?: () => Failure | null;
+    /** The one thing the call acts on (CallPolicySpec.subject), without the origin. */
+    subject?: (input: z.output<S>) => string | null;
+    /** The state the owner judges (CallPolicySpec.observes). */
+    observes?: (input: z.output<S>) => Promise<string | undefined>;
     /** See ToolDef.sameAs. */
     sameAs?: (args: unknown) => { tool: string; args: unknown } | null;
     /** The parameters sent to the page (default: the input as it is). */
@@ -86,6 +133,15 @@ function forward<S extends z.ZodType>(
         return given === first ? [first] : [first, given];
       },
       ...(def.check ? { check: def.check } : {}),
+      ...(def.subject
+        ? {
+            subject: (input: z.output<S>) => {
+              const about = def.subject!(input);
+              return about === null ? null : `${about} on ${origin()}`;
+            },
+          }
+        : {}),
+      ...(def.observes ? { observes: def.observes } : {}),
       preview: (input: z.output<S>) => ({
         summary: `${def.name}${def.target ? ` ${def.target(input)}` : ''} on ${origin()}`,
         page: origin(),
@@ -119,7 +175,7 @@ function forward<S extends z.ZodType>(
  * the time allowed, an error. Unknown is never read as harmless.
  */
 type ActionInfo =
-  | { known: true; confirm: boolean }
+  | { known: true; confirm: boolean; description: string }
   | { known: false; why: 'absent' }
   | { known: false; why: 'unknown'; reason: string };
 
@@ -134,7 +190,7 @@ async function actionInfo(options: PageToolsOptions, action: string): Promise<Ac
       {},
       { signal: AbortSignal.timeout(ms) },
     )) as {
-      actions?: Array<{ name?: unknown; confirm?: unknown }>;
+      actions?: Array<{ name?: unknown; confirm?: unknown; description?: unknown }>;
     } | null;
     if (!Array.isArray(listed?.actions))
       return { known: false, why: 'unknown', reason: 'the page answered no action list' };
@@ -143,7 +199,11 @@ async function actionInfo(options: PageToolsOptions, action: string): Promise<Ac
       (a) => typeof a.name === 'string' && foldName(a.name) === wanted,
     );
     return found
-      ? { known: true, confirm: found.confirm === true }
+      ? {
+          known: true,
+          confirm: found.confirm === true,
+          description: typeof found.description === 'string' ? found.description : '',
+        }
       : { known: false, why: 'absent' };
   } catch {
     return {
@@ -189,6 +249,8 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
   const { config } = options;
   /** Calls whose effect the page could not tell, with why (for the owner's preview). */
   const unknownEffects = new WeakMap<object, string>();
+  /** What the page says an action does (its description), for the owner's preview. */
+  const actionLabels = new WeakMap<object, string>();
   const conexion = defineTool({
     name: 'wu_conexion',
     description: 'Relay state: port, host, whether a token is required and a page connected.',
@@ -236,6 +298,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       effectOf: async (input) => {
         const info = await actionInfo(options, input.action);
         if (!info.known && info.why === 'unknown') unknownEffects.set(input, info.reason);
+        if (info.known && info.description) actionLabels.set(input, info.description);
         return info.known
           ? info.confirm
             ? 'destructive'
@@ -250,6 +313,7 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       targetAsGiven: ({ action }) => action,
       about: (input) => ({
         action: input.action,
+        ...(actionLabels.has(input) ? { label: bounded(actionLabels.get(input)!, 200) } : {}),
         parameters: redact(input.params ?? {}),
         ...(unknownEffects.has(input)
           ? {
@@ -305,6 +369,10 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
           path: ['value'],
         }),
       effect: 'write',
+      about: ({ path, value }) => ({ path, value: redactedAt(path, value) }),
+      subject: ({ path }) => `state ${path}`,
+      // The value the owner saw at the path (when this agent's page lets it be read).
+      observes: async ({ path }) => storeDigest(options, path),
     }),
     forward(options, {
       name: 'wu_emit_event',
@@ -370,7 +438,8 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
           message: 'give one of selector, text or ref',
         }),
       effect: 'write',
-      about: ({ selector, text, ref }) => ({ element: { selector, text, ref } }),
+      about: ({ selector, text, ref }) => ({ element: elementWords({ selector, text, ref }) }),
+      subject: (input) => `element ${elementWords(input)}`,
     }),
     forward(options, {
       name: 'wu_type',
@@ -391,10 +460,11 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
         }),
       effect: 'write',
       about: ({ selector, ref, text, submit }) => ({
-        element: { selector, ref },
-        text: text.length > 200 ? `${text.slice(0, 200)}…` : text,
+        element: elementWords({ selector, ref }),
+        text: bounded(text, 200),
         submit,
       }),
+      subject: (input) => `element ${elementWords({ selector: input.selector, ref: input.ref })}`,
     }),
     forward(options, {
       name: 'wu_console',

@@ -96,6 +96,11 @@ button.overlay { pointer-events: auto; cursor: pointer; }
 button .scope { display: block; font-size: 0.85em; font-weight: normal; }
 .card .age { white-space: nowrap; }
 .card .count { font-weight: 600; }
+.thumbnails { display: flex; flex-wrap: wrap; gap: 8px; margin: 4px 0 8px; }
+.thumbnail-pair { display: grid; grid-template-columns: auto auto; gap: 2px 8px; }
+.thumbnail-pair > p { grid-column: 1 / -1; margin: 0; color: var(--muted); }
+.thumbnail-pair figure { margin: 0; }
+.thumbnail-pair img { max-width: 160px; max-height: 160px; border: 1px solid var(--line); }
 .preview-summary { margin: 6px 0; font-weight: 600; overflow-wrap: anywhere; }
 .preview dl, dl.defaults { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 12px; margin: 4px 0 8px; }
 .preview dt, dl.defaults dt { color: var(--muted); }

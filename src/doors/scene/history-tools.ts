@@ -8,6 +8,7 @@
  * approval binds to them, so neither a parallel call nor a change the owner
  * makes after approving can turn it into the reversal of another step.
  */
+import { opsPreviewDetails } from './op-thumbnails.js';
 import { z } from 'zod';
 import { AirlockError, defineTool, type Connection, type Effect } from '../../kernel/index.js';
 import {
@@ -91,6 +92,7 @@ export function historyMoveTool(direction: 'undo' | 'redo', name: string, sessio
         return {
           summary: `${project}: ${direction} "${move.label}": ${kindCounts(move.ops)}`,
           step: move.label,
+          ...(await opsPreviewDetails(scene, move.ops, session.current()?.blobs ?? null)),
           ...(removes.length > 0 ? { removes } : {}),
         };
       },

@@ -115,3 +115,15 @@ export function observedPages(scene: Scene, ops: readonly Op[]): string | undefi
   });
   return parts.length > 0 ? parts.join(', ') : undefined;
 }
+
+/**
+ * The one existing page the ops act on, as a 15-minute approval may be
+ * narrowed to it (`page "cover" <id>`); null when they touch none or more
+ * than one (issue 27).
+ */
+export function pageSubject(scene: Scene, ops: readonly Op[]): string | null {
+  const ids = pagesTouched(ops);
+  if (ids.length !== 1) return null;
+  const page = scene.pages.find((p) => p.id === ids[0]);
+  return page ? `page ${JSON.stringify(page.name)} ${page.id}` : null;
+}

@@ -19,7 +19,15 @@ import { exportProject, ExportFormat } from './exports.js';
 import { Scene } from './model.js';
 import { OpSchema } from './ops.js';
 import { historyMoveTool } from './history-tools.js';
-import { observedPages, opEffect, opSummary, opTargets, removalsOf } from './op-policy.js';
+import {
+  observedPages,
+  opEffect,
+  opSummary,
+  opTargets,
+  pageSubject,
+  removalsOf,
+} from './op-policy.js';
+import { opsPreviewDetails } from './op-thumbnails.js';
 import {
   callTag,
   OPERATION_ID_HELP,
@@ -129,11 +137,19 @@ export function sceneTools(
         const scene = session.current()?.scene();
         return scene ? observedPages(scene, [op]) : undefined;
       },
-      preview: ({ op }) => {
+      subject: ({ op }) => {
         const scene = session.current()?.scene();
+        return scene ? pageSubject(scene, [op]) : null;
+      },
+      preview: async ({ op }) => {
+        const project = session.current();
+        const scene = project?.scene();
         const removes = scene ? removalsOf(scene, [op]) : [];
+        const details = scene ? await opsPreviewDetails(scene, [op], project!.blobs) : null;
+        const single = details && !('batch' in op) ? details.changes : null;
         return {
-          summary: `${scene?.project.name ?? 'scene'}: ${opSummary(op)}`,
+          summary: `${scene?.project.name ?? 'scene'}: ${opSummary(op)}${single ? ` — ${single}` : ''}`,
+          ...(details ?? {}),
           ...(removes.length > 0 ? { removes } : {}),
           op,
         };

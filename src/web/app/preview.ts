@@ -19,6 +19,10 @@ export interface ReadablePreview {
 }
 
 const ORDER = [
+  // What changed since the owner last approved, and the door's account of the effect, first.
+  'changed',
+  'changes',
+  'totals',
   'tool',
   'door',
   'effect',
@@ -33,6 +37,30 @@ const ORDER = [
   'element',
   'arguments',
 ];
+
+/** Details shown as pictures (the card draws them; text lists leave them out). */
+const PICTURES = new Set(['thumbnails']);
+
+/** One page's before/after pictures as the scene door keeps them (PNG data URLs). */
+export interface PageThumbnails {
+  page: string;
+  before: string;
+  after: string | null;
+}
+
+const PNG_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/;
+
+/** The preview's page thumbnails, only well-formed PNG data URLs. */
+export function thumbnailsOf(preview: unknown): PageThumbnails[] {
+  const list = (preview as { thumbnails?: unknown } | null)?.thumbnails;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((t: unknown) => {
+    const { page, before, after } = (t ?? {}) as Record<string, unknown>;
+    if (typeof page !== 'string' || typeof before !== 'string' || !PNG_URL.test(before)) return [];
+    if (after !== null && (typeof after !== 'string' || !PNG_URL.test(after))) return [];
+    return [{ page, before, after }];
+  });
+}
 
 const LABELS: Record<string, string> = { url: 'URL', targets: 'Targets' };
 
@@ -67,7 +95,7 @@ export function readablePreview(preview: unknown, fallback: string): ReadablePre
       details: [{ key: 'preview', label: 'Preview', ...detailText(preview) }],
     };
   const record = preview as Record<string, unknown>;
-  const keys = Object.keys(record).filter((k) => k !== 'summary');
+  const keys = Object.keys(record).filter((k) => k !== 'summary' && !PICTURES.has(k));
   const rank = (k: string) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
   const ordered = keys
     .map((k, i) => ({ k, i }))

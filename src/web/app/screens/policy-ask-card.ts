@@ -21,7 +21,7 @@ import {
   isRuleId,
   ruleTarget,
 } from '../policy-text.js';
-import { readablePreview } from '../preview.js';
+import { readablePreview, thumbnailsOf } from '../preview.js';
 import { href } from '../router.js';
 import { askedSpan, decider } from './approval-decide.js';
 
@@ -42,6 +42,35 @@ export function previewView(preview: unknown, fallback: string): HTMLElement {
           ]),
         )
       : null,
+    thumbnailsView(preview),
+  );
+}
+
+/** Before/after pictures of each page the call touches (scene), or nothing. */
+function thumbnailsView(preview: unknown): HTMLElement | null {
+  const pages = thumbnailsOf(preview);
+  if (pages.length === 0) return null;
+  const picture = (src: string | null, page: string, when: string) =>
+    h(
+      'figure',
+      {},
+      src
+        ? h('img', { src, alt: `${page} ${when}`, 'data-thumbnail': when })
+        : h('span', { class: 'muted', 'data-thumbnail': when }, 'removed'),
+      h('figcaption', {}, when),
+    );
+  return h(
+    'div',
+    { class: 'thumbnails' },
+    ...pages.map((p) =>
+      h(
+        'div',
+        { class: 'thumbnail-pair', 'data-page': p.page },
+        h('p', {}, p.page),
+        picture(p.before, p.page, 'before'),
+        picture(p.after, p.page, 'after'),
+      ),
+    ),
   );
 }
 

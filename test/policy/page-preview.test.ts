@@ -90,6 +90,10 @@ describe('page asks', () => {
       parameters: { booking: 'B-7' },
       page: origin,
     });
+    // The line `approvals list` and the card lead with.
+    expect((card.preview as { summary: string }).summary).toBe(
+      `wu_execute_action cancel_booking ("Cancel the booking and refund the card.") on ${origin}`,
+    );
   });
 
   it('a click’s card names the element it targets, and that element is its subject', async () => {
@@ -98,6 +102,7 @@ describe('page asks', () => {
     expect(card.preview).toMatchObject({
       element: 'selector "#buy", text "Buy now"',
       subject: `element selector "#buy", text "Buy now" on ${origin}`,
+      summary: `wu_click selector "#buy", text "Buy now" on ${origin}`,
     });
   });
 

@@ -142,11 +142,18 @@ function forward<S extends z.ZodType>(
           }
         : {}),
       ...(def.observes ? { observes: def.observes } : {}),
-      preview: (input: z.output<S>) => ({
-        summary: `${def.name}${def.target ? ` ${def.target(input)}` : ''} on ${origin()}`,
-        page: origin(),
-        ...(def.about ? def.about(input) : { arguments: redact(input) }),
-      }),
+      preview: (input: z.output<S>) => {
+        const about = def.about ? def.about(input) : { arguments: redact(input) };
+        // The summary is the line `approvals list` and the card lead with: what it touches.
+        const touches = [about.label, about.element, about.path]
+          .filter((v): v is string => typeof v === 'string')
+          .map((v) => (v === about.label ? `(${JSON.stringify(v)})` : v));
+        return {
+          summary: `${def.name}${def.target ? ` ${def.target(input)}` : ''}${touches.length ? ` ${touches.join(' ')}` : ''} on ${origin()}`,
+          page: origin(),
+          ...about,
+        };
+      },
     },
     // WU publishes only readOnlyHint: false for actions, so destructiveHint reads as
     // MCP's default (true).

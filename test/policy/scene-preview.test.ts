@@ -5,11 +5,11 @@
  * narrowed to.
  */
 import { randomUUID } from 'node:crypto';
-import { loadImage } from '@napi-rs/canvas';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { pageOf, textNodeOf } from '../doors/scene/helpers.js';
-import { sceneServer, type SceneServer } from '../doors/scene/server.js';
+import { comicPage, pageOf, textNodeOf } from '../doors/scene/helpers.js';
+import { sceneServer, uploadPages, type SceneServer } from '../doors/scene/server.js';
 import { toolJson } from '../helpers/results.js';
 import type { Approval } from '../../src/kernel/records.js';
 import { readablePreview, thumbnailsOf } from '../../src/web/app/preview.js';
@@ -124,5 +124,38 @@ describe('scene asks', () => {
     expect(card.preview.thumbnails).toHaveLength(3);
     // A batch over several pages names no single subject.
     expect(card.preview.subject).toBeUndefined();
+  });
+
+  it('a page with an image is drawn with it, and a busy image stays within the size bound', async () => {
+    const words = await comicPage([{ text: 'HELLO', x: 40, y: 120 }]);
+    const noise = createCanvas(1200, 1800);
+    const g = noise.getContext('2d');
+    for (let i = 0; i < 4000; i++) {
+      g.fillStyle = `rgb(${(i * 37) % 255},${(i * 91) % 255},${(i * 13) % 255})`;
+      g.fillRect((i * 53) % 1200, (i * 97) % 1800, 40, 30);
+    }
+    const uploaded = await uploadPages(s, [
+      { name: 'words.png', bytes: words },
+      { name: 'busy.png', bytes: new Uint8Array(await noise.encode('png')) },
+    ]);
+    expect(uploaded.status).toBeLessThan(300);
+    const scene = toolJson(await call('koharu.get_scene')) as {
+      scene: { pages: { id: string; name: string }[] };
+    };
+    const [wordsPage, busyPage] = scene.scene.pages.slice(-2);
+    for (const [p, darkExpected] of [
+      [wordsPage!, true],
+      [busyPage!, false],
+    ] as const) {
+      const card = await askFor({ removePage: { id: p.id } });
+      const before = await pngOf(card.preview.thumbnails![0]!.before);
+      const c = createCanvas(before.width, before.height);
+      c.getContext('2d').drawImage(before, 0, 0);
+      const px = c.getContext('2d').getImageData(0, 0, before.width, before.height).data;
+      let dark = 0;
+      for (let i = 0; i < px.length; i += 4) if (px[i]! + px[i + 1]! + px[i + 2]! < 150) dark++;
+      // The page's words are in the picture (the image was drawn, not only boxes).
+      if (darkExpected) expect(dark).toBeGreaterThan(10);
+    }
   });
 });

@@ -5,8 +5,8 @@
  * every visible text node as its box with its translation (else its text)
  * lettered inside — so a removed bubble is gone from "after", a changed
  * translation reads differently. A PNG data URL, at most THUMB_MAX pixels on
- * its long side and THUMB_BYTES in size (past that the image is left out
- * and only the boxes drawn); at most THUMB_PAGES pages.
+ * its long side and THUMB_BYTES in size (past that it is drawn smaller, then
+ * without the image, only the boxes); at most THUMB_PAGES pages.
  */
 import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import type { BlobStore } from '../../kernel/index.js';
@@ -15,9 +15,9 @@ import { textOf, type Page, type Scene } from './model.js';
 import type { Op } from './ops.js';
 import { opsInWords } from './op-words.js';
 
-export const THUMB_MAX = 160;
+export const THUMB_MAX = 128;
 export const THUMB_PAGES = 3;
-export const THUMB_BYTES = 48 * 1024;
+export const THUMB_BYTES = 24 * 1024;
 
 function letter(ctx: SKRSContext2D, text: string, x: number, y: number, w: number, h: number) {
   const size = Math.max(4, Math.min(10, h / 2.2));
@@ -42,8 +42,13 @@ function letter(ctx: SKRSContext2D, text: string, x: number, y: number, w: numbe
   flush();
 }
 
-async function draw(page: Page, blobs: BlobStore, withImage: boolean): Promise<Uint8Array> {
-  const scale = Math.min(1, THUMB_MAX / Math.max(page.width, page.height, 1));
+async function draw(
+  page: Page,
+  blobs: BlobStore,
+  withImage: boolean,
+  max = THUMB_MAX,
+): Promise<Uint8Array> {
+  const scale = Math.min(1, max / Math.max(page.width, page.height, 1));
   const w = Math.max(1, Math.round(page.width * scale));
   const h = Math.max(1, Math.round(page.height * scale));
   const canvas = createCanvas(w, h);
@@ -76,7 +81,10 @@ async function draw(page: Page, blobs: BlobStore, withImage: boolean): Promise<U
 
 /** The page as a small PNG data URL, bounded in size. */
 export async function pageThumbnail(page: Page, blobs: BlobStore): Promise<string> {
+  // A busy image compresses badly: smaller first, then the boxes alone.
   let bytes = await draw(page, blobs, true);
+  for (const max of [96, 64])
+    if (bytes.byteLength > THUMB_BYTES) bytes = await draw(page, blobs, true, max);
   if (bytes.byteLength > THUMB_BYTES) bytes = await draw(page, blobs, false);
   return `data:image/png;base64,${Buffer.from(bytes).toString('base64')}`;
 }

@@ -76,7 +76,12 @@ export async function notesHarness(
     (await callPresented(tk.kernel, 'notes', tool, args, {
       // `agent:<name>` calls act as that agent, so the owner's policy asks them.
       connection: connection.startsWith('agent:')
-        ? agentConnection(connection, 'http-principal', undefined, connection.slice('agent:'.length))
+        ? agentConnection(
+            connection,
+            'http-principal',
+            undefined,
+            connection.slice('agent:'.length),
+          )
         : conn(connection),
     })) as ToolResult;
   const env = async (tool: string, args: unknown, connection?: string) =>

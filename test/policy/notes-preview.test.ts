@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notesHarness, provenance, uuid, type Harness } from '../doors/notes/harness.js';
 import type { Approval } from '../../src/kernel/records.js';
+import { samplePdf } from '../doors/notes/fixtures.js';
 import { readablePreview } from '../../src/web/app/preview.js';
 
 let h: Harness;
@@ -110,5 +111,53 @@ describe('notes asks', () => {
       expect(JSON.stringify(card.preview)).not.toContain('Secret title');
       expect(card.preview).not.toHaveProperty('observed');
     } else expect(answer.code).toBe('notAuthorized');
+  });
+
+  it('an annotation’s card shows its kind, comment, PDF page, the note’s title and revision', async () => {
+    await h.tk.kernel.policy.add({ door: 'notes', tool: '*annotate_pdf', decision: 'ask' });
+    const documentID = await h.document(projectID, 'Reading');
+    const up = await h.rest(
+      'POST',
+      `notes/documents/${documentID}/pdfs`,
+      Buffer.from(await samplePdf()),
+    );
+    expect(up.status).toBe(201);
+    await h.grant('pdfAnnotate', projectID, AGENT);
+    const q = {
+      documentID,
+      surfaceID: String(up.body.surfaceID),
+      pageIndex: 0,
+      rect: { x: 0, y: 0, width: 1_000_000, height: 150_000 },
+    };
+    const read = await h.ok<Record<string, unknown>>('rooqi_read_pdf_page', q, AGENT);
+    const answer = await h.env(
+      'rooqi_annotate_pdf',
+      {
+        operationID: uuid(),
+        query: q,
+        expectedVersion: read.revision,
+        sourceAssetID: read.sourceAssetID,
+        sourceDigest: read.sourceDigest,
+        geometryDigest: read.geometryDigest,
+        selectionTextDigest: read.selectionTextDigest,
+        kind: 'comment',
+        comment: 'Check the date',
+        ...provenance,
+      },
+      AGENT,
+    );
+    expect(answer.code).toBe('approvalRequired');
+    const card = await askOf();
+    expect(card.preview).toMatchObject({
+      title: 'Reading',
+      annotation: 'comment',
+      comment: 'Check the date',
+      pdfPage: 1,
+      subject: `note ${documentID}`,
+      observed: `revision ${String(read.revision)}`,
+    });
+    expect((card.preview as { summary: string }).summary).toBe(
+      `comment "Check the date" on PDF page 1 of "Reading" (revision ${String(read.revision)})`,
+    );
   });
 });

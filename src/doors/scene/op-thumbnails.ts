@@ -8,6 +8,7 @@
  * its long side and THUMB_BYTES in size (past that it is drawn smaller, then
  * without the image, only the boxes); at most THUMB_PAGES pages.
  */
+import { createHash } from 'node:crypto';
 import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import type { BlobStore } from '../../kernel/index.js';
 import { decode, defaultFont, imageNode, png } from './images.js';
@@ -79,8 +80,25 @@ async function draw(
   return png(canvas);
 }
 
+/**
+ * Thumbnails drawn lately, by the page's content: an agent retrying a call
+ * that waits for the owner costs no image decoding after the first time.
+ */
+const drawn = new Map<string, string>();
+const DRAWN_KEPT = 64;
+
 /** The page as a small PNG data URL, bounded in size. */
 export async function pageThumbnail(page: Page, blobs: BlobStore): Promise<string> {
+  const key = createHash('sha256').update(JSON.stringify(page)).digest('hex');
+  const hit = drawn.get(key);
+  if (hit !== undefined) return hit;
+  const url = await drawThumbnail(page, blobs);
+  if (drawn.size >= DRAWN_KEPT) drawn.delete(drawn.keys().next().value!);
+  drawn.set(key, url);
+  return url;
+}
+
+async function drawThumbnail(page: Page, blobs: BlobStore): Promise<string> {
   // A busy image compresses badly: smaller first, then the boxes alone.
   let bytes = await draw(page, blobs, true);
   for (const max of [96, 64])

@@ -12,6 +12,29 @@ import type { Resolution } from './journal.js';
 import type { AnyToolDef, Limits } from './tool.js';
 import type { Kernel } from './kernel.js';
 
+/**
+ * Something outside Airlock a door depends on (an MCP server, an API), as
+ * the door sees it now: what metrics and status pages show, in words no
+ * door owns.
+ */
+export interface UpstreamHealth {
+  /** Its name, unique among the door's upstreams. */
+  name: string;
+  /** Reachable and answering now. */
+  up: boolean;
+  /** The door's word for its state (`running`, `restarting`, `failed`…). */
+  state: string;
+  /** Times it was restarted or reconnected since this process started. */
+  restarts: number;
+  /** Calls sent to it and not yet answered, when the door counts them. */
+  inFlight?: number;
+}
+
+/** What a door reports of its health when asked (`Door.status`). */
+export interface DoorStatus {
+  upstreams: UpstreamHealth[];
+}
+
 export interface Door {
   /** Door kind (`notes`), the scope of its grants and journal. */
   readonly name: string;
@@ -44,4 +67,10 @@ export interface Door {
    * notes projects). Approvals must then name one of them, by id or name.
    */
   resources?(capability: string): Promise<ResourceRef[]>;
+  /**
+   * Its health now (optional, cheap, no I/O): read when metrics are
+   * collected (`airlock_upstream_*`, docs/operations.md). Absent: the door
+   * reports nothing.
+   */
+  status?(): DoorStatus;
 }

@@ -20,7 +20,7 @@ export type {
   JournalSpec,
 } from './tool.js';
 export type { CallOptions, CallOutcome } from './pipeline.js';
-export type { Door } from './door.js';
+export type { Door, DoorStatus, UpstreamHealth } from './door.js';
 export { createKernel, jsonSchemaOf, mountOf } from './kernel.js';
 export type { Kernel, KernelOptions, KernelServices, ToolDescriptor } from './kernel.js';
 

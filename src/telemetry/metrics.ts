@@ -20,6 +20,7 @@ import type { CallObserver, CallStage, ObservedCall } from '../kernel/observe.js
 import type { Store } from '../kernel/store.js';
 import type { EventBus } from '../kernel/events.js';
 import type { Approval, Grant, Job } from '../kernel/records.js';
+import type { Door } from '../kernel/door.js';
 import { AIRLOCK_VERSION } from '../kernel/version.js';
 
 /** What the collected gauges read (the kernel's services fit). */
@@ -27,6 +28,8 @@ export interface MetricSources {
   store: Store;
   consent: { grants(): Promise<Grant[]> };
   jobs: { list(query?: { limit?: number }): Promise<Job[]> };
+  /** The mounted doors: those with `status()` report their upstreams. */
+  doors?(): readonly Door[];
 }
 
 export interface MetricsOptions {
@@ -54,6 +57,36 @@ export interface AirlockMetrics {
   /** The Prometheus text exposition (format 0.0.4) of every metric now. */
   prometheus(): Promise<string>;
   shutdown(): Promise<void>;
+}
+
+/**
+ * The doors' upstreams (`Door.status`), read at collection: whether each is
+ * up, how often it was restarted, its calls in flight. Door-neutral: any
+ * door that reports upstreams shows here.
+ */
+function watchUpstreams(meter: Meter, doors: () => readonly Door[]): void {
+  const up = meter.createObservableGauge('airlock.upstream.up', {
+    description: "1 when the upstream answers (running), 0 otherwise (starting, restarting, failed…)",
+  });
+  const restarts = meter.createObservableCounter('airlock.upstream.restarts', {
+    description: 'Times the upstream was restarted or reconnected after it stopped',
+  });
+  const inFlight = meter.createObservableGauge('airlock.upstream.calls_in_flight', {
+    description: 'Calls sent to the upstream and not yet answered',
+  });
+  meter.addBatchObservableCallback(
+    (observe) => {
+      for (const door of doors()) {
+        for (const u of door.status?.().upstreams ?? []) {
+          const labels = { door: door.name, upstream: u.name };
+          observe.observe(up, u.up ? 1 : 0, labels);
+          observe.observe(restarts, u.restarts, labels);
+          if (u.inFlight !== undefined) observe.observe(inFlight, u.inFlight, labels);
+        }
+      }
+    },
+    [up, restarts, inFlight],
+  );
 }
 
 /** Seconds buckets from 0.5 ms to 60 s: a tool call spans both ends. */
@@ -163,6 +196,7 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
 
   let sessionCount: () => Record<string, number> = () => ({});
   const watch = (sources: MetricSources) => {
+    if (sources.doors) watchUpstreams(meter, sources.doors.bind(sources));
     const asksPending = meter.createObservableGauge('airlock.asks.pending', {
       description: 'Approvals waiting for the owner, by kind (consent, policy)',
     });

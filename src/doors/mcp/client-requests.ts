@@ -48,6 +48,11 @@ export const currentRequest = (): McpRequestScope | null => requests.getStore() 
 export class Callers {
   private readonly calls = new Set<Caller>();
 
+  /** How many calls are in flight. */
+  get size(): number {
+    return this.calls.size;
+  }
+
   enter(caller: Caller): () => void {
     this.calls.add(caller);
     return () => this.calls.delete(caller);

@@ -167,6 +167,20 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
     async stop() {
       await rt.upstream.stop();
     },
+    status() {
+      const s = rt.upstream.status();
+      return {
+        upstreams: [
+          {
+            name: rt.name,
+            up: s.state === 'running',
+            state: s.state,
+            restarts: s.restarts,
+            inFlight: rt.callers.size,
+          },
+        ],
+      };
+    },
     // A forwarded write lives in the upstream: after a crash nobody can say whether it happened.
     resolveOperation: async () => ({ exists: 'unknown' }),
   }));

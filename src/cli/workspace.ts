@@ -102,7 +102,9 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     metrics && tracing
       ? bothObservers(metrics.observer, tracing.observer)
       : (metrics?.observer ?? tracing?.observer);
-  const store = metrics ? metrics.timed(opened.store) : opened.store;
+  const timed = metrics ? metrics.timed(opened.store) : opened.store;
+  // Each transaction a span under the call it serves (issue 33), timed inside it.
+  const store = tracing ? tracing.traced(timed) : timed;
   const { blobs } = opened;
   // One channel per deployment (the store's id): two deployments on one Redis never
   // hear each other's events.

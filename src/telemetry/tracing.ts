@@ -17,6 +17,7 @@ import {
   propagation,
   ROOT_CONTEXT,
   SpanKind,
+  SpanStatusCode,
   trace,
   type Attributes,
   type Span,
@@ -29,6 +30,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { CallObserver, ObservedCall } from '../kernel/observe.js';
 import { AIRLOCK_VERSION } from '../kernel/version.js';
+import type { Store } from '../kernel/store.js';
 import type { McpRequestInfo, McpRequestTracer } from '../transport/mcp-trace.js';
 
 export interface TracingOptions {
@@ -43,6 +45,12 @@ export interface TracingOptions {
 export interface AirlockTracing {
   readonly requests: McpRequestTracer;
   readonly observer: CallObserver;
+  /**
+   * The store, its transactions and reads as child spans of the traced work
+   * they serve (`db.system`, `db.operation.name`; never a statement or a
+   * value). Store work outside a trace (timers, sweeps) makes no span.
+   */
+  traced(store: Store): Store;
   shutdown(): Promise<void>;
 }
 
@@ -222,8 +230,60 @@ export function createTracing(options: TracingOptions): AirlockTracing {
   return {
     requests,
     observer,
+    traced: (store) => tracedStore(tracer, store),
     shutdown: () => provider.shutdown(),
   };
+}
+
+/** The semantic conventions' `db.system` values of Airlock's stores. */
+const DB_SYSTEM: Record<string, string> = { sqlite: 'sqlite', postgres: 'postgresql' };
+
+function tracedStore(tracer: Tracer, store: Store): Store {
+  const system = DB_SYSTEM[store.kind] ?? store.kind;
+  const span = <T>(operation: string, extra: Attributes, run: () => Promise<T>): Promise<T> => {
+    const active = context.active();
+    if (!trace.getSpan(active)) return run();
+    const child = tracer.startSpan(
+      `${operation} ${system}`,
+      {
+        kind: system === 'sqlite' ? SpanKind.INTERNAL : SpanKind.CLIENT,
+        attributes: {
+          'db.system': system,
+          'db.system.name': system,
+          'db.operation.name': operation,
+          ...extra,
+        },
+      },
+      active,
+    );
+    return context.with(trace.setSpan(active, child), run).then(
+      (value) => {
+        child.end();
+        return value;
+      },
+      (error: unknown) => {
+        // The error's kind only: a message may quote a value.
+        child.setAttribute('error.type', error instanceof Error ? error.name : 'error');
+        child.setStatus({ code: SpanStatusCode.ERROR });
+        child.end();
+        throw error;
+      },
+    );
+  };
+  // The store's other properties (kind, location, a PostgreSQL pool) stay reachable.
+  return Object.assign(Object.create(store) as Store, {
+    transaction: ((fn, options) =>
+      span(
+        'transaction',
+        options?.isolation ? { 'airlock.store.isolation': options.isolation } : {},
+        () => store.transaction(fn, options),
+      )) as Store['transaction'],
+    read: ((fn, options) =>
+      span('read', options?.single ? { 'airlock.store.single': true } : {}, () =>
+        store.read(fn, options),
+      )) as Store['read'],
+    close: () => store.close(),
+  });
 }
 
 /** One observer that tells both (metrics and traces); the handler runs inside both. */

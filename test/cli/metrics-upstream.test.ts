@@ -87,7 +87,6 @@ describe('upstream metrics', () => {
     expect(value(await scrape(), 'airlock_upstream_calls_in_flight', ev)).toBe(0);
     const call = client.callTool(
       { name: 'ev_trigger-long-running-operation', arguments: { duration: 2, steps: 2 } },
-      undefined,
       { timeout: 20_000 },
     );
     await waitFor(async () => value(await scrape(), 'airlock_upstream_calls_in_flight', ev) === 1);

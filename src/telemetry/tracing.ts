@@ -180,7 +180,9 @@ export function createTracing(options: TracingOptions): AirlockTracing {
     },
     begin(door, tool): ObservedCall {
       const active = context.active();
-      const server = trace.getSpan(active);
+      // Only a span of ours counts: a caller's context alone (remote, not recording) is a parent.
+      const current = trace.getSpan(active);
+      const server = current?.isRecording() ? current : undefined;
       // A call outside an MCP request (REST, stdio, a job) gets a span of its own.
       const own: Span | null = server
         ? null

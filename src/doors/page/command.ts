@@ -51,13 +51,17 @@ export async function sendCommand(
   command: string,
   params: unknown,
   signal?: AbortSignal,
+  traceContext?: Record<string, string>,
 ): Promise<unknown> {
   if (!relay)
     return failure('unavailable', 'The page relay is not listening; restart the server.', {
       code: 'WU_MCP_NOT_CONNECTED',
     });
   try {
-    const result = await relay.enviar(command, params ?? {}, signal ? { signal } : {});
+    const result = await relay.enviar(command, params ?? {}, {
+      ...(signal ? { signal } : {}),
+      ...(traceContext && Object.keys(traceContext).length ? { traceContext } : {}),
+    });
     return scrubSecret(result ?? null, config.token);
   } catch (error) {
     return relayFailure(error);

@@ -33,6 +33,20 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** Overrides the configured per-command timeout. */
   timeout?: number;
+  /**
+   * The calling tool's W3C trace context (`traceparent`, `tracestate`),
+   * sent in the request frame so the page's work joins the call's trace.
+   */
+  traceContext?: Record<string, string>;
+}
+
+/** The W3C trace fields a request frame may carry (nothing else of the carrier). */
+function traceFields(carrier: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof carrier?.traceparent === 'string') out.traceparent = carrier.traceparent;
+  if (out.traceparent && typeof carrier?.tracestate === 'string')
+    out.tracestate = carrier.tracestate;
+  return out;
 }
 
 interface Pending {
@@ -141,7 +155,13 @@ export class Puente {
     const id = String(this.nextId++);
     let frame: string;
     try {
-      frame = JSON.stringify({ type: 'request', id, command, params });
+      frame = JSON.stringify({
+        type: 'request',
+        id,
+        command,
+        params,
+        ...traceFields(options.traceContext),
+      });
     } catch {
       return Promise.reject(new RelayError('WU_MCP_BAD_PARAMS', 'The parameters are not JSON.'));
     }

@@ -171,7 +171,15 @@ function forward<S extends z.ZodType>(
           ? { caller: ctx.connection.agent }
           : {}),
       };
-      return sendCommand(options.relay(), options.config, command, params, ctx.signal);
+      // The page joins the call's trace: W3C context in the request frame (spec/page.md §3).
+      return sendCommand(
+        options.relay(),
+        options.config,
+        command,
+        params,
+        ctx.signal,
+        ctx.traceContext?.(),
+      );
     },
   });
 }

@@ -5,7 +5,7 @@
  * `airlock_upstream_calls_in_flight`. Killing a stdio upstream of the mcp
  * door moves its restart counter once it is back.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheus, { type PrometheusFamily } from 'parse-prometheus-text-format';
@@ -93,4 +93,29 @@ describe('upstream metrics', () => {
     expect((await call).isError).toBeFalsy();
     await waitFor(async () => value(await scrape(), 'airlock_upstream_calls_in_flight', ev) === 0);
   }, 30_000);
+
+  it('docs/operations.md lists every metric /metrics serves, with its type and labels, and no other', async () => {
+    const docs = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const rows = new Map(
+      [...docs.matchAll(/^\| `(airlock_\w+)`\s*\| (\w+)\s*\|([^|]*)\|/gm)].map((m) => [
+        m[1]!,
+        { type: m[2]!, labels: new Set([...m[3]!.matchAll(/`(\w+)`/g)].map((l) => l[1]!)) },
+      ]),
+    );
+    // Calls have run (the tests above): every family exists but the scale-out bus lag.
+    const families = (await scrape()).filter((f) => f.name.startsWith('airlock_'));
+    expect(families.map((f) => f.name).sort()).toEqual(
+      [...rows.keys()].filter((n) => n !== 'airlock_event_bus_lag').sort(),
+    );
+    for (const family of families) {
+      const row = rows.get(family.name)!;
+      expect(family.type.toLowerCase(), family.name).toBe(row.type);
+      const keys = new Set(
+        family.metrics.flatMap((m) =>
+          Object.keys(m.labels ?? {}).filter((k) => !k.startsWith('otel_scope_') && k !== 'le'),
+        ),
+      );
+      for (const key of keys) expect(row.labels.has(key), `${family.name} label ${key}`).toBe(true);
+    }
+  });
 });

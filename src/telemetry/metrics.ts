@@ -66,7 +66,8 @@ export interface AirlockMetrics {
  */
 function watchUpstreams(meter: Meter, doors: () => readonly Door[]): void {
   const up = meter.createObservableGauge('airlock.upstream.up', {
-    description: "1 when the upstream answers (running), 0 otherwise (starting, restarting, failed…)",
+    description:
+      '1 when the upstream answers (running), 0 otherwise (starting, restarting, failed…)',
   });
   const restarts = meter.createObservableCounter('airlock.upstream.restarts', {
     description: 'Times the upstream was restarted or reconnected after it stopped',

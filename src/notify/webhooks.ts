@@ -286,12 +286,10 @@ export function startNotifier(o: NotifierOptions): Notifier {
   });
 
   async function fanOut(notice: Notice): Promise<void> {
-    const all = await destinationsOf(notice);
-    const machines = all.filter((to) => !to.person);
-    await Promise.all([
-      ...machines.map((to) => deliver(to, notice)),
-      ...(all.length > machines.length ? [gate.route(notice)] : []),
-    ]);
+    // Decided in the order of the events (the batch's first ask goes out first).
+    const people = gate.route(notice);
+    const machines = (await destinationsOf(notice)).filter((to) => !to.person);
+    await Promise.all([...machines.map((to) => deliver(to, notice)), people]);
   }
 
   const testNotice = (): Notice => ({
@@ -471,24 +469,33 @@ function personGate(g: GateOptions) {
     else await g.send(summary);
   }
 
+  /** What to do with a notice, decided one at a time in the events' order. */
+  async function decide(notice: Notice): Promise<() => Promise<void>> {
+    const settings = await effectiveSettings(g.store, g.config);
+    const urgent = notice.event === 'approvalRequested' && (await g.urgent(notice));
+    const quiet = settings.quietHours;
+    if (!urgent && quiet && inQuietHours(quiet, g.now()))
+      return () => g.skip(notice, quietWhy(quiet.from, quiet.to));
+    if (notice.event !== 'approvalRequested' || urgent || settings.batchSeconds === 0)
+      return () => g.send(notice);
+    const agent = notice.about['agent'] ?? 'a client';
+    const batch = batches.get(agent);
+    if (batch) {
+      batch.count++;
+      batch.last = notice;
+      return async () => undefined;
+    }
+    open(agent, settings.batchSeconds);
+    return () => g.send(notice);
+  }
+
+  let queue: Promise<unknown> = Promise.resolve();
   return {
-    async route(notice: Notice): Promise<void> {
-      const settings = await effectiveSettings(g.store, g.config);
-      const urgent = notice.event === 'approvalRequested' && (await g.urgent(notice));
-      const quiet = settings.quietHours;
-      if (!urgent && quiet && inQuietHours(quiet, g.now()))
-        return g.skip(notice, quietWhy(quiet.from, quiet.to));
-      if (notice.event !== 'approvalRequested' || urgent || settings.batchSeconds === 0)
-        return g.send(notice);
-      const agent = notice.about['agent'] ?? 'a client';
-      const batch = batches.get(agent);
-      if (batch) {
-        batch.count++;
-        batch.last = notice;
-        return;
-      }
-      open(agent, settings.batchSeconds);
-      return g.send(notice);
+    /** Decides at once in order (call it as the event arrives); resolves when sent. */
+    route(notice: Notice): Promise<void> {
+      const decided = queue.then(() => decide(notice));
+      queue = decided.catch(() => undefined);
+      return decided.then((act) => act());
     },
     close() {
       for (const batch of batches.values()) batch.cancel();

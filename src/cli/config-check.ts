@@ -22,6 +22,7 @@ import { TOOL_NAME_MODES } from '../transport/tool-names.js';
 import { MAX_APPROVAL_WAIT_MS } from '../transport/approval-delivery.js';
 import { TelemetryConfigSchema } from '../telemetry/settings.js';
 import { NOTIFY_EVENTS, WEBHOOK_FORMATS } from '../notify/formats.js';
+import { BatchSecondsSchema, QuietHoursSchema } from '../notify/quiet.js';
 import { UsageError } from './args.js';
 
 /** `limits`: per door (its mount name), `{"notes": {"timeoutMs": 8000}}`. */
@@ -133,6 +134,10 @@ export const NotifySchema = z
         to: z.array(z.string().email()).min(1),
       })
       .strict(),
+    /** No push or email between these hours but for asks of `urgent` rules (authority.md §6.3). */
+    quietHours: QuietHoursSchema,
+    /** One push/email per agent per this many seconds, with a count (default 60; 0 = off). */
+    batchSeconds: BatchSecondsSchema,
   })
   .partial()
   .strict();

@@ -20,6 +20,7 @@ import { untilSignal } from './signals.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
 import { startNotifier, type NotifyConfig } from '../notify/webhooks.js';
 import { pushSource } from '../notify/push.js';
+import type { NotifyControl } from '../transport/rest-notify.js';
 import { emailSource } from '../notify/email.js';
 import { approvalUrl } from '../transport/approval-delivery.js';
 import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
@@ -112,12 +113,15 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     logger,
   });
   const inbox: { origin?: string } = {};
+  // The notifier starts once the address is known; its routes reach it then.
+  const notifyControl: NotifyControl = { config: o.notify ?? {} };
   const oauth =
     o.oauth?.enabled === false
       ? undefined
       : createOAuthServer({ kernel: workspace.kernel, logger, settings: o.oauth ?? {} });
   const app = createHttpApp({
     oauth,
+    notify: notifyControl,
     kernel: workspace.kernel,
     logger,
     allowAnonymous: o.allowAnonymous,
@@ -206,7 +210,15 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
       pushSource({ store: workspace.store, origin: uiBase, allowPrivate: o.notify?.allowPrivate }),
       ...(o.notify?.smtp ? [emailSource(o.notify.smtp)] : []),
     ],
+    // An ask of a rule marked `urgent` passes quiet hours (authority.md §6.3).
+    urgent: async (notice) => {
+      const rule = notice.about['rule'];
+      if (!rule) return false;
+      const view = await workspace.kernel.policy.view();
+      return view.rules.some((r) => r.id === rule && r.urgent === true);
+    },
   });
+  notifyControl.notifier = notifier;
   writeServerRecord(workspace.data, uiBase);
   // The one-time sign-in link goes to a terminal only (issue 25): never into a log file
   // or a pipe another process reads. It dies at first use or after 10 minutes.

@@ -58,9 +58,22 @@ export const PolicyRuleSchema = z
      * is shown as written. It never changes what the rule matches.
      */
     origin: z.string().min(1).max(200, '`origin` is longer than 200 characters').optional(),
+    /**
+     * An `ask` rule's asks pass the owner's quiet hours (push and email go out
+     * at once, authority.md §6.3). Only on `decision: "ask"`.
+     */
+    urgent: z.boolean().optional(),
   })
   .strict();
 export type PolicyRule = z.infer<typeof PolicyRuleSchema>;
+
+/** `urgent` means something on an `ask` rule only: elsewhere it is refused. */
+export const urgentOnAsk = (rule: { decision: Decision; urgent?: boolean | undefined }) =>
+  rule.urgent !== true || rule.decision === 'ask';
+export const URGENT_ON_ASK = {
+  message: '`urgent` is for `decision: "ask"` rules only (their asks pass quiet hours)',
+  path: ['urgent'],
+};
 
 /** `readOnly`: true for the whole workspace, or the doors (names or mounts) that are read-only. */
 export const ReadOnlySchema = z.union([z.boolean(), z.array(z.string().min(1)).max(100)]);
@@ -70,7 +83,7 @@ export type ReadOnly = z.infer<typeof ReadOnlySchema>;
 export const PolicyConfigSchema = z
   .object({
     readOnly: ReadOnlySchema.optional(),
-    rules: z.array(PolicyRuleSchema).max(1000).optional(),
+    rules: z.array(PolicyRuleSchema.refine(urgentOnAsk, URGENT_ON_ASK)).max(1000).optional(),
   })
   .strict();
 export type PolicyConfig = z.infer<typeof PolicyConfigSchema>;

@@ -43,6 +43,7 @@ export function emailSource(smtp: SmtpConfig, timeoutMs = DELIVERY_TIMEOUT_MS): 
     id: 'email',
     label: smtp.to.join(', '),
     format: 'email' as const,
+    person: true,
     async send(notice: Notice) {
       try {
         await transport.sendMail({ from: smtp.from, to: smtp.to, ...emailOf(notice) });

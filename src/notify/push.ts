@@ -149,6 +149,7 @@ export function pushSource(o: PushSourceOptions): DestinationSource {
       id: sub.id,
       label: new URL(sub.endpoint).origin,
       format: 'push' as const,
+      person: true,
       async send(notice: Notice, signal: AbortSignal) {
         const refused = await refusedEndpoint(sub.endpoint, o.allowPrivate ?? []);
         if (refused) throw new Error(refused);

@@ -26,6 +26,13 @@ import {
 } from './formats.js';
 import { SIGNATURE_HEADER, signWebhook } from './signature.js';
 import type { SmtpConfig } from './email.js';
+import {
+  effectiveSettings,
+  inQuietHours,
+  realTimers,
+  type QuietHours,
+  type Timers,
+} from './quiet.js';
 
 export interface WebhookConfig {
   url: string;
@@ -43,6 +50,10 @@ export interface NotifyConfig {
   allowPrivate?: string[] | undefined;
   /** Email (email.ts). */
   smtp?: SmtpConfig | undefined;
+  /** No push or email between these hours but for urgent asks (quiet.ts). */
+  quietHours?: QuietHours | undefined;
+  /** One push/email per agent per this many seconds, with a count (default 60; 0 = off). */
+  batchSeconds?: number | undefined;
 }
 
 /** The store collection of deliveries, keyed by event id and webhook. */
@@ -63,7 +74,8 @@ export interface Delivery {
    */
   webhook: string;
   format: DeliveryFormat;
-  status: 'sending' | 'delivered' | 'failed';
+  /** `skipped`: held back by quiet hours (`error` says so); never sent. */
+  status: 'sending' | 'delivered' | 'failed' | 'skipped';
   attempts: number;
   /** Why the last try failed. */
   error: string | null;
@@ -87,6 +99,8 @@ export interface Destination {
   /** Shown in the deliveries (`webhook`). */
   label: string;
   format: DeliveryFormat;
+  /** Read by a person (push, email): quiet hours and batching apply. */
+  person?: boolean;
   /** Throws `Retryable` for a 5xx, 429, timeout or network error; any other error fails at once. */
   send(notice: Notice, signal: AbortSignal): Promise<void>;
 }
@@ -106,9 +120,21 @@ export interface NotifierOptions {
   now?: () => number;
   /** Destinations besides the configured webhooks (push, email). */
   sources?: DestinationSource[];
+  /** Whether an ask was made by a rule marked `urgent` (it passes quiet hours). */
+  urgent?: (notice: Notice) => Promise<boolean> | boolean;
+  /** The batching's timers (default real ones). */
+  timers?: Timers;
 }
 
 export interface Notifier {
+  /** Every place a notice can go now: the webhooks, the push devices, the email recipients. */
+  destinations(): Promise<Array<Pick<Destination, 'id' | 'label' | 'format'>>>;
+  /**
+   * Sends a test notice to one destination through its real path (render,
+   * signature, address guard, encryption), once, without retries; throws
+   * `Error` with the reason when it fails, null when there is no such one.
+   */
+  test(id: string): Promise<true | null>;
   /** Resolves when no delivery is in progress here. */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -155,6 +181,35 @@ export async function post(
   }
 }
 
+/** A webhook as a destination: rendered, signed, address-guarded, POSTed. */
+function webhookDestinationOf(
+  hook: WebhookConfig,
+  config: NotifyConfig,
+  now: () => number,
+  timeoutMs: number,
+): Destination {
+  return {
+    id: hookKey(hook),
+    label: new URL(hook.url).origin,
+    format: hook.format ?? 'json',
+    async send(notice, signal) {
+      const refused = await refusedDestination(hook.url, config.allowPrivate ?? []);
+      if (refused) throw new Error(refused);
+      const { headers, body } = render(notice, hook.format ?? 'json');
+      const signed: Record<string, string> = hook.secret
+        ? { [SIGNATURE_HEADER]: signWebhook(hook.secret, body, Math.floor(now() / 1000)) }
+        : {};
+      const response = await post(
+        hook.url,
+        { headers: { ...headers, ...signed, 'user-agent': 'Airlock-Webhook' }, body },
+        signal,
+        timeoutMs,
+      );
+      await checkResponse(response);
+    },
+  };
+}
+
 export function startNotifier(o: NotifierOptions): Notifier {
   const hooks = o.config.webhooks ?? [];
   const now = o.now ?? Date.now;
@@ -165,8 +220,135 @@ export function startNotifier(o: NotifierOptions): Notifier {
   const links = {
     approval: (id: string) => `${o.origin}/#/approvals/${encodeURIComponent(id)}`,
     jobs: () => `${o.origin}/#/jobs`,
+    inbox: () => `${o.origin}/#/approvals`,
   };
 
+  const webhookDestination = (hook: WebhookConfig) =>
+    webhookDestinationOf(hook, o.config, now, timeoutMs);
+  const webhooks: DestinationSource = (notice) =>
+    hooks
+      .filter((hook) => !hook.events || hook.events.includes(notice.event))
+      .map(webhookDestination);
+  const sources = [webhooks, ...(o.sources ?? [])];
+
+  const { deliver, claim, deliveryOf } = deliveries({
+    store: o.store,
+    logger: o.logger,
+    now,
+    delays,
+    stop,
+  });
+
+  function track(work: Promise<void>): void {
+    const running = work.catch((err: unknown) =>
+      o.logger.error({ err }, 'notification delivery could not be recorded'),
+    );
+    inFlight.add(running);
+    void running.finally(() => inFlight.delete(running));
+  }
+
+  const unsubscribe = o.events.subscribe(
+    ({ id, at, data }) => {
+      if (!(NOTIFY_EVENTS as readonly string[]).includes(data.event)) return;
+      const notice = noticeOf(id, at, data, links);
+      if (!notice) return;
+      track(fanOut(notice));
+    },
+    { events: NOTIFY_EVENTS },
+  );
+
+  const destinationsOf = async (notice: Notice) =>
+    (await Promise.all(sources.map((source) => source(notice)))).flat();
+  const gate = personGate({
+    store: o.store,
+    config: o.config,
+    now,
+    timers: o.timers ?? realTimers,
+    urgent: o.urgent ?? (() => false),
+    inbox: links.inbox(),
+    track,
+    async send(notice) {
+      const people = (await destinationsOf(notice)).filter((to) => to.person);
+      await Promise.all(people.map((to) => deliver(to, notice)));
+    },
+    async skip(notice, why) {
+      const people = (await destinationsOf(notice)).filter((to) => to.person);
+      await Promise.all(
+        people.map((to) =>
+          claim(deliveryKey(notice.id, to.id), {
+            ...deliveryOf(notice, to),
+            status: 'skipped',
+            error: why,
+          }),
+        ),
+      );
+    },
+  });
+
+  async function fanOut(notice: Notice): Promise<void> {
+    // Decided in the order of the events (the batch's first ask goes out first).
+    const people = gate.route(notice);
+    const machines = (await destinationsOf(notice)).filter((to) => !to.person);
+    await Promise.all([...machines.map((to) => deliver(to, notice)), people]);
+  }
+
+  const testNotice = (): Notice => ({
+    id: 0,
+    event: 'approvalRequested',
+    at: now(),
+    title: 'Airlock: test notification',
+    text: 'A test from *Airlock*: notifications reach you here',
+    link: links.inbox(),
+    about: {},
+  });
+  const everyDestination = async () => {
+    const notice = testNotice();
+    const others = (await Promise.all((o.sources ?? []).map((source) => source(notice)))).flat();
+    return { notice, all: [...hooks.map(webhookDestination), ...others] };
+  };
+
+  return {
+    async destinations() {
+      const { all } = await everyDestination();
+      return all.map(({ id, label, format }) => ({ id, label, format }));
+    },
+    async test(id) {
+      const { notice, all } = await everyDestination();
+      const to = all.find((d) => d.id === id);
+      if (!to) return null;
+      await to.send(notice, stop.signal);
+      return true;
+    },
+    async idle() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
+    async close() {
+      unsubscribe();
+      gate.close();
+      stop.abort();
+      await this.idle();
+    },
+  };
+}
+
+/** Deliveries, newest first. */
+export async function listDeliveries(store: Store, limit = 200): Promise<Delivery[]> {
+  const rows = await store.read((tx) => tx.records.list<Delivery>(DELIVERIES));
+  return rows
+    .map((r) => r.value)
+    .reverse()
+    .slice(0, limit);
+}
+
+/** Keyed delivery records, and the tries of one delivery with their waits. */
+function deliveries(o: {
+  store: Store;
+  logger: Logger;
+  now: () => number;
+  delays: number[];
+  stop: AbortController;
+}) {
+  const { now, delays, stop } = o;
   const save = (key: string, delivery: Delivery) =>
     o.store.transaction((tx) => tx.records.put(DELIVERIES, key, delivery), { isolation: 'keyed' });
 
@@ -181,45 +363,21 @@ export function startNotifier(o: NotifierOptions): Notifier {
       { isolation: 'keyed' },
     );
 
-  const webhookDestination = (hook: WebhookConfig): Destination => ({
-    id: hookKey(hook),
-    label: new URL(hook.url).origin,
-    format: hook.format ?? 'json',
-    async send(notice, signal) {
-      const refused = await refusedDestination(hook.url, o.config.allowPrivate ?? []);
-      if (refused) throw new Error(refused);
-      const { headers, body } = render(notice, hook.format ?? 'json');
-      const signed: Record<string, string> = hook.secret
-        ? { [SIGNATURE_HEADER]: signWebhook(hook.secret, body, Math.floor(now() / 1000)) }
-        : {};
-      const response = await post(
-        hook.url,
-        { headers: { ...headers, ...signed, 'user-agent': 'Airlock-Webhook' }, body },
-        signal,
-        timeoutMs,
-      );
-      await checkResponse(response);
-    },
+  const deliveryOf = (notice: Notice, to: Destination): Delivery => ({
+    eventId: notice.id,
+    event: notice.event,
+    webhook: to.label,
+    format: to.format,
+    status: 'sending',
+    attempts: 0,
+    error: null,
+    createdAt: now(),
+    updatedAt: now(),
   });
-  const webhooks: DestinationSource = (notice) =>
-    hooks
-      .filter((hook) => !hook.events || hook.events.includes(notice.event))
-      .map(webhookDestination);
-  const sources = [webhooks, ...(o.sources ?? [])];
 
   async function deliver(to: Destination, notice: Notice): Promise<void> {
     const key = deliveryKey(notice.id, to.id);
-    const delivery: Delivery = {
-      eventId: notice.id,
-      event: notice.event,
-      webhook: to.label,
-      format: to.format,
-      status: 'sending',
-      attempts: 0,
-      error: null,
-      createdAt: now(),
-      updatedAt: now(),
-    };
+    const delivery = deliveryOf(notice, to);
     if (!(await claim(key, delivery))) return;
     for (let attempt = 0; ; attempt++) {
       delivery.attempts = attempt + 1;
@@ -250,42 +408,98 @@ export function startNotifier(o: NotifierOptions): Notifier {
     }
   }
 
-  const unsubscribe = o.events.subscribe(
-    ({ id, at, data }) => {
-      if (!(NOTIFY_EVENTS as readonly string[]).includes(data.event)) return;
-      const notice = noticeOf(id, at, data, links);
-      if (!notice) return;
-      const running = fanOut(notice).catch((err: unknown) =>
-        o.logger.error({ err, eventId: id }, 'notification delivery could not be recorded'),
-      );
-      inFlight.add(running);
-      void running.finally(() => inFlight.delete(running));
-    },
-    { events: NOTIFY_EVENTS },
-  );
-
-  async function fanOut(notice: Notice): Promise<void> {
-    const all = (await Promise.all(sources.map((source) => source(notice)))).flat();
-    await Promise.all(all.map((to) => deliver(to, notice)));
-  }
-
-  return {
-    async idle() {
-      while (inFlight.size > 0) await Promise.all([...inFlight]);
-    },
-    async close() {
-      unsubscribe();
-      stop.abort();
-      await this.idle();
-    },
-  };
+  return { deliver, claim, deliveryOf };
 }
 
-/** Deliveries, newest first. */
-export async function listDeliveries(store: Store, limit = 200): Promise<Delivery[]> {
-  const rows = await store.read((tx) => tx.records.list<Delivery>(DELIVERIES));
-  return rows
-    .map((r) => r.value)
-    .reverse()
-    .slice(0, limit);
+interface GateOptions {
+  store: Store;
+  config: NotifyConfig;
+  now: () => number;
+  timers: Timers;
+  urgent: (notice: Notice) => Promise<boolean> | boolean;
+  /** The inbox's link: where a batch's notification leads. */
+  inbox: string;
+  track(work: Promise<void>): void;
+  /** Delivers to every person's destination (push, email). */
+  send(notice: Notice): Promise<void>;
+  /** Records it `skipped` for every person's destination. */
+  skip(notice: Notice, why: string): Promise<void>;
+}
+
+interface Batch {
+  count: number;
+  last: Notice | null;
+  cancel(): void;
+}
+
+/**
+ * Quiet hours and batching (quiet.ts) in front of the push and email
+ * destinations: each instance counts the asks it hears (every instance hears
+ * every event); a batch's notification is keyed by the event id of its last
+ * ask, so one instance sends it.
+ */
+function personGate(g: GateOptions) {
+  const batches = new Map<string, Batch>();
+  const quietWhy = (from: string, to: string) =>
+    `quiet hours (${from}–${to}): not sent; the inbox has it`;
+
+  const open = (agent: string, seconds: number) => {
+    const batch: Batch = { count: 0, last: null, cancel: () => undefined };
+    batches.set(agent, batch);
+    batch.cancel = g.timers.set(() => g.track(flush(agent)), seconds * 1000);
+  };
+
+  async function flush(agent: string): Promise<void> {
+    const batch = batches.get(agent);
+    batches.delete(agent);
+    if (!batch?.last || batch.count === 0) return;
+    const settings = await effectiveSettings(g.store, g.config);
+    const summary: Notice = {
+      ...batch.last,
+      title: 'Airlock: approvals requested',
+      text: `*${agent}* asked ${batch.count} ${batch.count === 1 ? 'time' : 'times'}`,
+      link: g.inbox,
+      about: { agent, count: String(batch.count) },
+    };
+    // Still at most one notification per agent per window.
+    if (settings.batchSeconds > 0) open(agent, settings.batchSeconds);
+    const quiet = settings.quietHours;
+    if (quiet && inQuietHours(quiet, g.now()))
+      await g.skip(summary, quietWhy(quiet.from, quiet.to));
+    else await g.send(summary);
+  }
+
+  /** What to do with a notice, decided one at a time in the events' order. */
+  async function decide(notice: Notice): Promise<() => Promise<void>> {
+    const settings = await effectiveSettings(g.store, g.config);
+    const urgent = notice.event === 'approvalRequested' && (await g.urgent(notice));
+    const quiet = settings.quietHours;
+    if (!urgent && quiet && inQuietHours(quiet, g.now()))
+      return () => g.skip(notice, quietWhy(quiet.from, quiet.to));
+    if (notice.event !== 'approvalRequested' || urgent || settings.batchSeconds === 0)
+      return () => g.send(notice);
+    const agent = notice.about['agent'] ?? 'a client';
+    const batch = batches.get(agent);
+    if (batch) {
+      batch.count++;
+      batch.last = notice;
+      return async () => undefined;
+    }
+    open(agent, settings.batchSeconds);
+    return () => g.send(notice);
+  }
+
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    /** Decides at once in order (call it as the event arrives); resolves when sent. */
+    route(notice: Notice): Promise<void> {
+      const decided = queue.then(() => decide(notice));
+      queue = decided.catch(() => undefined);
+      return decided.then((act) => act());
+    },
+    close() {
+      for (const batch of batches.values()) batch.cancel();
+      batches.clear();
+    },
+  };
 }

@@ -32,6 +32,7 @@ import { passkeyRoutes } from './rest-passkeys.js';
 import { mountOf } from '../kernel/kernel.js';
 import type { OAuthServer } from './oauth/server.js';
 import { oauthRoutes } from './oauth/routes.js';
+import { notifySettingsRoutes, type NotifyControl } from './rest-notify.js';
 
 export interface HttpAppOptions {
   kernel: ServingKernel;
@@ -70,6 +71,8 @@ export interface HttpAppOptions {
    * discovery paths answer 404 with the token hint.
    */
   oauth?: OAuthServer | undefined;
+  /** The notifications' settings and test sends (authority.md §6.3); none: config `{}`, no notifier. */
+  notify?: NotifyControl | undefined;
   /** Serves the web UI and other static pages; returns false when it did not handle the request. */
   staticHandler?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
@@ -124,6 +127,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   };
   const routes: RestRoute[] = [
     ...kernelRoutes(kernel),
+    ...notifySettingsRoutes(kernel, options.notify ?? { config: {} }),
     ...sessionRoutes(kernel.principals),
     ...served.flatMap((d) => d.http?.routes ?? []),
   ];

@@ -306,6 +306,12 @@ export function createMcpServer({
         { link: approvalLink, waitMs: approvalWaitMs },
       );
       if (offered === 'retry') outcome = await run();
+      else if (offered === 'cancelled')
+        // Nobody reads this answer (the SDK drops it for a cancelled request).
+        throw new ProtocolError(
+          -32800,
+          'The call was cancelled by the client; its ask was withdrawn.',
+        );
       else if (offered) return offered as never;
     }
     // Every ask carries its card's link, whatever the client can show.
@@ -402,7 +408,8 @@ function sealFor(kernel: ServingKernel): ApprovalStateSeal {
  * Shows a pending approval to a client that declared URL-mode elicitation
  * (approval-delivery.ts): 2026-era → an input_required result to return;
  * 2025-era → the link, then a bounded wait for the owner ('retry' once
- * decided). Null when the client cannot show a link, declined or cancelled
+ * decided; 'cancelled' when the agent cancelled the call meanwhile, its ask
+ * withdrawn). Null when the client cannot show a link, declined or cancelled
  * it (a client's answer is never the owner's decision: the call answers at
  * once with the link and the card stays), or the owner did not decide in
  * time.
@@ -417,7 +424,7 @@ async function offerApproval(
     link: ((approvalId: string) => Promise<string | undefined>) | undefined;
     waitMs: number;
   },
-): Promise<InputRequiredResult | 'retry' | null> {
+): Promise<InputRequiredResult | 'retry' | 'cancelled' | null> {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const declared = (envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? server.getClientCapabilities()) as
     { elicitation?: { url?: unknown } } | undefined;
@@ -448,11 +455,29 @@ async function offerApproval(
   const declined = answered.then((action) =>
     action === 'decline' || action === 'cancel' ? true : new Promise<never>(() => undefined),
   );
+  // The agent gave up the call (notifications/cancelled): the wait ends at once and
+  // the ask leaves the owner's inbox, as tasks/cancel does for a task (issue 30).
+  const request = ctx.mcpReq.signal;
+  const withdrawn = new Promise<'cancelled'>((resolve) => {
+    const cancel = () => resolve('cancelled');
+    if (request.aborted) cancel();
+    else request.addEventListener('abort', cancel, { once: true });
+    stop.signal.addEventListener('abort', () => request.removeEventListener('abort', cancel), {
+      once: true,
+    });
+  });
   const inTime = await Promise.race([
     decided(kernel, state.approvalId, waitMs, stop.signal),
     declined.then(() => false),
+    withdrawn,
   ]);
   stop.abort();
+  if (inTime === 'cancelled') {
+    await kernel.consent
+      .withdraw(state.approvalId, 'the agent cancelled its call')
+      .catch(() => undefined);
+    return 'cancelled';
+  }
   if (!inTime) return null;
   await server
     .createElicitationCompletionNotifier(state.approvalId)()

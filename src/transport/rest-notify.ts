@@ -9,7 +9,14 @@ import type { Kernel } from '../kernel/kernel.js';
 import { failure } from '../kernel/errors.js';
 import { validateInput } from '../kernel/validate.js';
 import type { RestRoute } from './surface.js';
-import { listDeliveries } from '../notify/webhooks.js';
+import { listDeliveries, type Notifier, type NotifyConfig } from '../notify/webhooks.js';
+import {
+  BatchSecondsSchema,
+  QuietHoursSchema,
+  clearOwnerSettings,
+  effectiveSettings,
+  saveOwnerSettings,
+} from '../notify/quiet.js';
 import {
   listSubscriptions,
   removeSubscription,
@@ -126,6 +133,107 @@ export function notifyRoutes(kernel: Kernel): RestRoute[] {
               'notFound',
               `No push subscription ${params.id}; list them with GET /api/v1/notify/push/subscriptions.`,
             );
+      },
+    },
+  ];
+}
+
+/** What the settings and test routes reach: the config's `notify` and the running notifier (late-bound). */
+export interface NotifyControl {
+  config: NotifyConfig;
+  notifier?: Notifier | undefined;
+}
+
+const SettingsBody = z
+  .object({
+    /** null: no quiet hours. */
+    quietHours: QuietHoursSchema.nullable().optional(),
+    batchSeconds: BatchSecondsSchema.optional(),
+    /** true: drop the owner's setting, the config file's stands again. */
+    reset: z.literal(true).optional(),
+  })
+  .strict();
+
+const TestBody = z.object({ destination: z.string().min(1).max(100) }).strict();
+
+/** Quiet hours, batching, destinations and test sends (authority.md §6.3, §6.4). */
+export function notifySettingsRoutes(kernel: Kernel, control: NotifyControl): RestRoute[] {
+  const current = async () => ({
+    settings: await effectiveSettings(kernel.store, control.config),
+  });
+  return [
+    {
+      method: 'GET',
+      path: 'notify/settings',
+      summary:
+        'Quiet hours and batching for push and email: `quietHours` (`{from, to, timeZone?}` or null), `batchSeconds`, `source` (`owner` or `config`)',
+      handler: async () => ({ status: 200, body: await current() }),
+    },
+    {
+      method: 'PUT',
+      path: 'notify/settings',
+      summary:
+        'Set quiet hours (`{from: "22:00", to: "07:00", timeZone?}` or null) and `batchSeconds` (0–3600; 0 = off); fields left out keep their value; `{"reset": true}` goes back to the config file',
+      decides: true,
+      handler: async ({ body }) => {
+        const parsed = validateInput(SettingsBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        const { reset, quietHours, batchSeconds } = parsed.value;
+        if (reset) await clearOwnerSettings(kernel.store);
+        else {
+          const before = await effectiveSettings(kernel.store, control.config);
+          await saveOwnerSettings(kernel.store, {
+            quietHours: quietHours === undefined ? before.quietHours : quietHours,
+            batchSeconds: batchSeconds ?? before.batchSeconds,
+          });
+        }
+        const after = await current();
+        await kernel.audit.ownerAction('notify.settings', 'airlock', after.settings, 'ok');
+        return { status: 200, body: after };
+      },
+    },
+    {
+      method: 'GET',
+      path: 'notify/destinations',
+      summary:
+        'Where notifications go now: each webhook, push device and the email recipients (`id`, `label`, `format`)',
+      handler: async () => ({
+        status: 200,
+        body: { destinations: (await control.notifier?.destinations()) ?? [] },
+      }),
+    },
+    {
+      method: 'POST',
+      path: 'notify/test',
+      summary:
+        'Send a test notification to one destination (`{"destination": id}` from GET notify/destinations) through its real delivery path, once: `{sent: true}` or the reason it failed',
+      decides: true,
+      handler: async ({ body }) => {
+        const parsed = validateInput(TestBody, body ?? {});
+        if (!parsed.ok) return parsed;
+        const { destination } = parsed.value;
+        if (!control.notifier)
+          return failure(
+            'unavailable',
+            'Notifications are not running here; start `airlock serve`.',
+          );
+        let sent: true | null;
+        try {
+          sent = await control.notifier.test(destination);
+        } catch (error) {
+          await kernel.audit.ownerAction('notify.test', 'airlock', { destination }, 'failed');
+          return failure(
+            'upstreamError',
+            `The test notification to ${destination} failed: ${(error as Error).message}. Check the address or the device and try again.`,
+          );
+        }
+        if (!sent)
+          return failure(
+            'notFound',
+            `No notification destination ${destination}; list them with GET /api/v1/notify/destinations.`,
+          );
+        await kernel.audit.ownerAction('notify.test', 'airlock', { destination }, 'ok');
+        return { status: 200, body: { sent: true, destination } };
       },
     },
   ];

@@ -11,7 +11,14 @@ import { validateInput } from '../kernel/validate.js';
 import { effectOf } from '../kernel/effect.js';
 import { connection } from '../kernel/connection.js';
 import { failure, type Failure } from '../kernel/errors.js';
-import { EFFECTS, PolicyRuleSchema, ReadOnlySchema, evaluate } from '../kernel/policy.js';
+import {
+  EFFECTS,
+  PolicyRuleSchema,
+  ReadOnlySchema,
+  URGENT_ON_ASK,
+  evaluate,
+  urgentOnAsk,
+} from '../kernel/policy.js';
 import type { AnyToolDef, Effect } from '../kernel/tool.js';
 
 /** Each mounted door with the forms of its targets (`Door.targetForms`). */
@@ -28,8 +35,10 @@ type Audited = <T>(tool: string, door: string, args: unknown, run: () => Promise
 const position = z.number().int().min(1);
 /** `force`: keep a rule that can never match a mounted door's calls, with a warning. */
 const force = z.boolean().optional();
-const AddBody = PolicyRuleSchema.extend({ position: position.optional(), force }).strict();
-const UpdateBody = PolicyRuleSchema.extend({ force }).strict();
+const AddBody = PolicyRuleSchema.extend({ position: position.optional(), force })
+  .strict()
+  .refine(urgentOnAsk, URGENT_ON_ASK);
+const UpdateBody = PolicyRuleSchema.extend({ force }).strict().refine(urgentOnAsk, URGENT_ON_ASK);
 const MoveBody = z.object({ position }).strict();
 const ReadOnlyBody = z.object({ readOnly: ReadOnlySchema }).strict();
 export const PolicyTestBody = z

@@ -147,3 +147,29 @@ describe('the config file is strict: every unknown key is refused with the key m
     ).toBeNull();
   });
 });
+
+describe('notify.quietHours, notify.batchSeconds and urgent rules (issue 30)', () => {
+  it('accepts quiet hours with a time zone, a batch length and an urgent ask rule', () => {
+    expect(
+      refusal({
+        notify: {
+          quietHours: { from: '22:00', to: '07:00', timeZone: 'Europe/Berlin' },
+          batchSeconds: 0,
+        },
+        policy: { rules: [{ tool: 'delete_*', decision: 'ask', urgent: true }] },
+      }),
+    ).toBeNull();
+  });
+
+  it.each([
+    [{ notify: { quietHours: { from: '22:00', to: '07:00', timezone: 'UTC' } } }, 'timezone'],
+    [{ notify: { quiethours: { from: '22:00', to: '07:00' } } }, 'quietHours'],
+    [{ notify: { quietHours: { from: '10pm', to: '07:00' } } }, 'HH:MM'],
+    [{ notify: { quietHours: { from: '22:00', to: '07:00', timeZone: 'Mars/Base' } } }, 'IANA'],
+    [{ notify: { quietHours: { from: '07:00', to: '07:00' } } }, 'must differ'],
+    [{ notify: { batchSeconds: 7200 } }, 'batchSeconds'],
+    [{ policy: { rules: [{ decision: 'deny', urgent: true }] } }, '`urgent` is for'],
+  ])('refuses %j', (config, words) => {
+    expect(refusal(config as Record<string, unknown>)).toContain(words);
+  });
+});

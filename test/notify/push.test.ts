@@ -22,7 +22,13 @@ import { openStore } from '../../src/store/open.js';
 import { createEventBus, type EventBus } from '../../src/kernel/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { Store } from '../../src/kernel/store.js';
-import { listDeliveries, startNotifier, type Notifier } from '../../src/notify/webhooks.js';
+import {
+  listDeliveries,
+  startNotifier,
+  type Notifier,
+  type NotifierOptions,
+} from '../../src/notify/webhooks.js';
+import { inQuietHours, type Timers } from '../../src/notify/quiet.js';
 import {
   listSubscriptions,
   pushSource,
@@ -118,16 +124,16 @@ async function pushService(statuses: number[] = []) {
   };
 }
 
-const ask = (id = 'apr_1') => ({
+const ask = (id = 'apr_1', agent = 'default', rule = 'deletes') => ({
   event: 'approvalRequested',
   approval: {
     id,
     kind: 'policy',
-    agent: 'default',
+    agent,
     door: 'fs',
     tool: 'delete_file',
     capability: 'policy',
-    rule: 'deletes',
+    rule,
     preview: { path: '/home/owner/SECRET-PATH.txt', content: 'ARGUMENT-VALUE' },
     summary: 'delete /home/owner/SECRET-PATH.txt',
     arguments: { path: '/home/owner/SECRET-PATH.txt' },
@@ -153,7 +159,10 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function notifierFor(service: { origin: string }): Promise<Notifier> {
+async function notifierFor(
+  service: { origin: string },
+  extra: Partial<NotifierOptions> = {},
+): Promise<Notifier> {
   const n = startNotifier({
     store,
     events,
@@ -162,6 +171,7 @@ async function notifierFor(service: { origin: string }): Promise<Notifier> {
     config: {},
     retryDelaysMs: [10, 20],
     sources: [pushSource({ store, origin: ORIGIN, allowPrivate: [`${service.origin}/`] })],
+    ...extra,
   });
   closers.push(() => n.close());
   return n;
@@ -172,7 +182,8 @@ describe('Web Push', () => {
     const svc = await pushService();
     closers.push(svc.close);
     await saveSubscription(store, { ...svc.subscription, device: 'phone' });
-    const notifier = await notifierFor(svc);
+    // Batching off: each ask is its own push.
+    const notifier = await notifierFor(svc, { config: { batchSeconds: 0 } });
     events.publish(ask('apr_1'));
     events.publish(ask('apr_2'));
     await waitFor(() => svc.received.length === 2);
@@ -345,5 +356,190 @@ describe('the installable UI', () => {
     expect(await (await fetch(`${base}/`)).text()).toContain(
       '<link rel="manifest" href="/manifest.webmanifest">',
     );
+  });
+});
+
+/** Timers the test fires by hand: no sleeping for a batch's minute. */
+function manualTimers() {
+  const pending: { fn: () => void; ms: number; cancelled: boolean }[] = [];
+  const timers: Timers = {
+    set(fn, ms) {
+      const t = { fn, ms, cancelled: false };
+      pending.push(t);
+      return () => (t.cancelled = true);
+    },
+  };
+  const fire = () => {
+    const due = pending.splice(0).filter((t) => !t.cancelled);
+    for (const t of due) t.fn();
+    return due.map((t) => t.ms);
+  };
+  return { timers, fire, pending };
+}
+
+/** A webhook receiver on loopback that only counts. */
+async function hookReceiver() {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => (bodies.push(body), res.writeHead(200).end()));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  closers.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { url, bodies };
+}
+
+// 23:30 UTC on 4 December 2026; quiet from 22:00 to 07:00 UTC.
+const NIGHT = Date.UTC(2026, 11, 4, 23, 30);
+const NOON = Date.UTC(2026, 11, 4, 12, 0);
+const QUIET = { from: '22:00', to: '07:00', timeZone: 'UTC' };
+
+describe('quiet hours and batching', () => {
+  it('quiet hours cross midnight and follow the time zone', () => {
+    expect(inQuietHours(QUIET, NIGHT)).toBe(true);
+    expect(inQuietHours(QUIET, Date.UTC(2026, 11, 5, 6, 59))).toBe(true);
+    expect(inQuietHours(QUIET, Date.UTC(2026, 11, 5, 7, 0))).toBe(false);
+    expect(inQuietHours(QUIET, NOON)).toBe(false);
+    // 12:00 UTC is 21:00 in Tokyo: not quiet; 13:00 UTC is 22:00 there: quiet.
+    const tokyo = { ...QUIET, timeZone: 'Asia/Tokyo' };
+    expect(inQuietHours(tokyo, NOON)).toBe(false);
+    expect(inQuietHours(tokyo, Date.UTC(2026, 11, 4, 13, 0))).toBe(true);
+    expect(inQuietHours({ from: '09:00', to: '17:00', timeZone: 'UTC' }, NOON)).toBe(true);
+    expect(inQuietHours(null, NIGHT)).toBe(false);
+  });
+
+  it('one push per agent per minute: the first ask at once, the others as one count when the minute ends', async () => {
+    const svc = await pushService();
+    closers.push(svc.close);
+    await saveSubscription(store, { ...svc.subscription, device: 'phone' });
+    const clock = manualTimers();
+    const notifier = await notifierFor(svc, { timers: clock.timers, now: () => NOON });
+    events.publish(ask('apr_1'));
+    events.publish(ask('apr_2'));
+    events.publish(ask('apr_3'));
+    events.publish(ask('apr_4'));
+    events.publish(ask('apr_b', 'bob'));
+    await waitFor(() => svc.received.length === 2);
+    await notifier.idle();
+    expect(svc.received).toHaveLength(2);
+    const first = [0, 1].map((i) => JSON.parse(svc.open(i)) as { body: string; url: string });
+    expect(first.map((p) => p.url).sort()).toEqual([
+      `${ORIGIN}/#/approvals/apr_1`,
+      `${ORIGIN}/#/approvals/apr_b`,
+    ]);
+    // The minute ends: default's three further asks come as one push; bob had no more.
+    expect(clock.fire()).toEqual([60_000, 60_000]);
+    await waitFor(() => svc.received.length === 3);
+    await notifier.idle();
+    expect(JSON.parse(svc.open(2))).toMatchObject({
+      title: 'Airlock: approvals requested',
+      body: 'default asked 3 times',
+      url: `${ORIGIN}/#/approvals`,
+    });
+    // The next minute began with that push: nothing more to say when it ends.
+    expect(clock.fire()).toEqual([60_000]);
+    await notifier.idle();
+    expect(svc.received).toHaveLength(3);
+    expect(clock.pending).toHaveLength(0);
+  });
+
+  it('nothing is pushed in quiet hours but an urgent rule’s ask; webhooks still get every ask', async () => {
+    const svc = await pushService();
+    closers.push(svc.close);
+    await saveSubscription(store, { ...svc.subscription, device: 'phone' });
+    const hook = await hookReceiver();
+    const notifier = await notifierFor(svc, {
+      now: () => NIGHT,
+      config: {
+        quietHours: QUIET,
+        batchSeconds: 0,
+        webhooks: [{ url: hook.url }],
+        allowPrivate: [hook.url.replace(/hook$/, '')],
+      },
+      urgent: (n) => n.about['rule'] === 'prod-deletes',
+    });
+    events.publish(ask('apr_quiet'));
+    events.publish(ask('apr_urgent', 'default', 'prod-deletes'));
+    await waitFor(() => hook.bodies.length === 2 && svc.received.length === 1);
+    await notifier.idle();
+    expect(svc.received).toHaveLength(1);
+    expect(JSON.parse(svc.open(0)).url).toBe(`${ORIGIN}/#/approvals/apr_urgent`);
+    const pushes = (await listDeliveries(store)).filter((d) => d.format === 'push');
+    expect(pushes.map((d) => d.status).sort()).toEqual(['delivered', 'skipped']);
+    expect(pushes.find((d) => d.status === 'skipped')?.error).toContain(
+      'quiet hours (22:00–07:00)',
+    );
+  });
+
+  it('the owner’s setting overrides the config file’s, owner-only and presence-gated; a test notification reaches the device', async () => {
+    const svc = await pushService();
+    closers.push(svc.close);
+    const tk = await testKernel([], { dir: mkdtempSync(join(tmpdir(), 'airlock-quiet-')) });
+    const sub = await saveSubscription(tk.kernel.store, { ...svc.subscription, device: 'phone' });
+    const n = startNotifier({
+      store: tk.kernel.store,
+      events: tk.kernel.events,
+      logger: silentLogger,
+      origin: ORIGIN,
+      config: { batchSeconds: 0 },
+      now: () => NIGHT,
+      sources: [
+        pushSource({ store: tk.kernel.store, origin: ORIGIN, allowPrivate: [`${svc.origin}/`] }),
+      ],
+    });
+    const app = createHttpApp({
+      kernel: tk.kernel,
+      logger: silentLogger,
+      notify: { config: { batchSeconds: 0 }, notifier: n },
+    });
+    const base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}/api/v1/notify`;
+    closers.push(
+      () => n.close(),
+      () => app.close(),
+      () => tk.close(),
+    );
+    const call = (path: string, method: string, headers: Record<string, string>, body?: unknown) =>
+      fetch(`${base}/${path}`, {
+        method,
+        headers: { ...headers, 'content-type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    const owner = await ownerHeaders(tk.kernel);
+    const agent = await agentHeaders(tk.kernel, 'alice');
+    // An agent can neither read nor change the settings, nor send a test.
+    expect((await call('settings', 'PUT', agent, { quietHours: QUIET })).status).toBe(403);
+    expect((await call('test', 'POST', agent, { destination: sub.id })).status).toBe(403);
+    expect((await call('settings', 'GET', agent)).status).toBe(403);
+    // A misspelled time is refused with what to write.
+    const bad = await call('settings', 'PUT', owner, {
+      quietHours: { from: '25:00', to: '07:00' },
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('HH:MM');
+    const put = await call('settings', 'PUT', owner, { quietHours: QUIET });
+    expect(put.status).toBe(200);
+    expect((await put.json()).settings).toEqual({
+      quietHours: QUIET,
+      batchSeconds: 0,
+      source: 'owner',
+    });
+    tk.kernel.events.publish(ask('apr_night'));
+    await waitFor(async () =>
+      (await listDeliveries(tk.kernel.store)).some((d) => d.status === 'skipped'),
+    );
+    expect(svc.received).toHaveLength(0);
+    // The test notification goes through the real path: encrypted, to the device.
+    const listed = await (await call('destinations', 'GET', owner)).json();
+    expect(listed.destinations).toEqual([{ id: sub.id, label: svc.origin, format: 'push' }]);
+    const test = await call('test', 'POST', owner, { destination: sub.id });
+    expect(test.status).toBe(200);
+    expect(svc.received).toHaveLength(1);
+    expect(JSON.parse(svc.open(0)).title).toBe('Airlock: test notification');
+    expect((await call('test', 'POST', owner, { destination: 'push_nope' })).status).toBe(404);
+    // Reset: the config file's setting (no quiet hours) stands again.
+    const reset = await (await call('settings', 'PUT', owner, { reset: true })).json();
+    expect(reset.settings).toEqual({ quietHours: null, batchSeconds: 0, source: 'config' });
   });
 });

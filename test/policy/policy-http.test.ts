@@ -456,4 +456,27 @@ describe('audit', () => {
     expect(newest.body.entries).toHaveLength(1);
     expect(newest.body.entries[0].id).toBeGreaterThan(byRule.body.entries[0].id);
   });
+  it('urgent is for ask rules only: kept and listed on an ask rule, refused on a deny rule', async () => {
+    const refused = await rest('POST', 'policy/rules', {
+      door: 'plane',
+      decision: 'deny',
+      urgent: true,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain('`urgent` is for `decision: "ask"` rules only');
+    const added = await rest('POST', 'policy/rules', {
+      door: 'plane',
+      tool: 'never_called_here',
+      decision: 'ask',
+      urgent: true,
+      force: true,
+    });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    const listed = await rest('GET', 'policy');
+    expect((listed.body.rules as Json[]).find((r) => r.id === added.body.id)).toMatchObject({
+      decision: 'ask',
+      urgent: true,
+    });
+    expect((await rest('DELETE', `policy/rules/${added.body.id}`)).status).toBe(200);
+  });
 });

@@ -87,6 +87,18 @@ beforeAll(async () => {
     maxBodyBytes: 16 * 1024 * 1024,
     passkeys,
     oauth: oauthServer,
+    // The test send's own path is tested in test/notify/push.test.ts; here: who may call it.
+    notify: {
+      config: {},
+      notifier: {
+        destinations: async () => [
+          { id: 'hook_sweep', label: 'https://hook.example', format: 'json' },
+        ],
+        test: async (id: string) => (id === 'hook_sweep' ? true : null),
+        idle: async () => undefined,
+        close: async () => undefined,
+      },
+    },
   });
   base = `http://127.0.0.1:${(await app.listen(0, '127.0.0.1')).port}`;
   await oauthServer.start(base, { proxy: false });
@@ -475,6 +487,17 @@ const CASES: Record<string, RouteCase> = {
       });
       return at(`notify/push/subscriptions/${made.subscription.id}`);
     },
+  },
+  'PUT /api/v1/notify/settings': {
+    kind: 'write',
+    tool: 'notify.settings',
+    request: async () =>
+      at('notify/settings', { json: { quietHours: { from: '22:00', to: '07:00' } } }),
+  },
+  'POST /api/v1/notify/test': {
+    kind: 'write',
+    tool: 'notify.test',
+    request: async () => at('notify/test', { json: { destination: 'hook_sweep' } }),
   },
   'DELETE /api/v1/grants/{id}': {
     kind: 'write',

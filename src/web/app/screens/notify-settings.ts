@@ -5,8 +5,8 @@
  * changes where asks go: the server asks for the owner's passkey where one
  * is set up (api.ts sends the request again with it).
  */
-import { del, get, post } from '../api.js';
-import { busy, fill, h, onOwner } from '../dom.js';
+import { del, get, post, put } from '../api.js';
+import { busy, field, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
 import { time } from '../format.js';
 
@@ -52,7 +52,7 @@ export function notificationsSection(): HTMLElement {
   const devices = h('ul', { class: 'plain', id: 'push-devices' });
   const deliveries = h('ul', { class: 'plain', id: 'notify-deliveries' });
   const on = h('button', { type: 'button', class: 'primary' }, 'Notify me on this device');
-  const render = async () => {
+  const render = async (): Promise<void> => {
     const [{ subscriptions }, { deliveries: recent }] = await Promise.all([
       get<{ subscriptions: Device[] }>('notify/push/subscriptions'),
       get<{ deliveries: Delivery[] }>('notify/deliveries'),
@@ -114,7 +114,117 @@ export function notificationsSection(): HTMLElement {
     ),
     devices,
     h('div', { class: 'row' }, on),
+    quietHoursForm(render),
+    destinationsList(render),
     h('h3', {}, 'Recent deliveries'),
     deliveries,
   );
+}
+
+interface Settings {
+  quietHours: { from: string; to: string; timeZone?: string } | null;
+  batchSeconds: number;
+  source: 'owner' | 'config';
+}
+
+/** Quiet hours and batching for push and email (authority.md §6.3); the owner's setting wins over the config file's. */
+function quietHoursForm(changed: () => Promise<void>): HTMLElement {
+  const on = h('input', { type: 'checkbox', id: 'quiet-on' });
+  const from = h('input', { type: 'time', id: 'quiet-from', value: '22:00', required: '' });
+  const to = h('input', { type: 'time', id: 'quiet-to', value: '07:00', required: '' });
+  const zone = h('input', {
+    type: 'text',
+    id: 'quiet-zone',
+    placeholder: Intl.DateTimeFormat().resolvedOptions().timeZone,
+  });
+  const batch = h('input', { type: 'number', id: 'batch-seconds', min: '0', max: '3600' });
+  const source = h('p', { class: 'meta', id: 'quiet-source' });
+  const save = h('button', { type: 'submit', class: 'primary' }, 'Save quiet hours');
+  const show = (s: Settings) => {
+    on.checked = s.quietHours !== null;
+    if (s.quietHours) {
+      from.value = s.quietHours.from;
+      to.value = s.quietHours.to;
+      zone.value = s.quietHours.timeZone ?? '';
+    }
+    batch.value = String(s.batchSeconds);
+    source.textContent =
+      s.source === 'owner'
+        ? 'Set here (overrides the config file).'
+        : 'From the config file (notify.quietHours, notify.batchSeconds) until you save here.';
+  };
+  const form = h(
+    'form',
+    { id: 'quiet-hours' },
+    h('h3', {}, 'Quiet hours'),
+    h(
+      'p',
+      { class: 'meta' },
+      'No push or email between these hours, except asks of rules marked urgent. Webhooks are not held back. Several asks from one agent come as one notification with a count.',
+    ),
+    field('Quiet hours on ', on),
+    field('From ', from),
+    field('To ', to),
+    field('Time zone ', zone),
+    field('One notification per agent every (seconds, 0 = each ask) ', batch),
+    source,
+    h('div', { class: 'row' }, save),
+  );
+  onOwner(form, 'submit', (e) => {
+    e.preventDefault();
+    const quietHours = on.checked
+      ? {
+          from: from.value,
+          to: to.value,
+          ...(zone.value.trim() ? { timeZone: zone.value.trim() } : {}),
+        }
+      : null;
+    void busy(save, () =>
+      put<{ settings: Settings }>('notify/settings', {
+        quietHours,
+        batchSeconds: Number(batch.value || 0),
+      })
+        .then(({ settings }) => (show(settings), changed()))
+        .catch((err: unknown) => showError(err, 'Could not save quiet hours')),
+    );
+  });
+  void get<{ settings: Settings }>('notify/settings')
+    .then(({ settings }) => show(settings))
+    .catch((e: unknown) => showError(e, 'Could not load quiet hours'));
+  return form;
+}
+
+interface Destination {
+  id: string;
+  label: string;
+  format: string;
+}
+
+/** Every destination with "Send a test notification" (its real delivery path, once). */
+function destinationsList(changed: () => Promise<void>): HTMLElement {
+  const list = h('ul', { class: 'plain', id: 'notify-destinations' });
+  const load = async () => {
+    const { destinations } = await get<{ destinations: Destination[] }>('notify/destinations');
+    fill(
+      list,
+      ...(destinations.length === 0
+        ? [h('li', { class: 'empty' }, 'No webhook, device or email address yet.')]
+        : destinations.map((d) => {
+            const result = h('span', { class: 'meta', role: 'status' });
+            const send = h('button', { type: 'button' }, 'Send a test notification');
+            onOwner(send, 'click', () => {
+              result.textContent = '';
+              void busy(send, () =>
+                post('notify/test', { destination: d.id })
+                  .then(() => (result.textContent = ' Sent.'))
+                  .catch((e: unknown) => showError(e, `The test to ${d.label} failed`))
+                  .then(changed),
+              );
+            });
+            return h('li', { 'data-format': d.format }, `${d.label} (${d.format}) `, send, result);
+          })),
+    );
+  };
+  void load().catch((e: unknown) => showError(e, 'Could not load the destinations'));
+  return h('div', {}, h('h3', {}, 'Where notifications go'), list);
 }

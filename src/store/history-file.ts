@@ -50,10 +50,11 @@ export interface FileHistoryLogOptions {
   lockWaitMs?: number;
 }
 
-export type FileHistoryLog<S, Op> = HistoryLog<S, Op> & {
-  close(): void;
-  changedAt(): number | null;
-};
+export type FileHistoryLog<S, Op> = HistoryLog<S, Op> &
+  Required<Pick<HistoryLog<S, Op>, 'since'>> & {
+    close(): void;
+    changedAt(): number | null;
+  };
 
 interface ReadLog<Op> {
   entries: LogEntry<Op>[];

@@ -204,6 +204,25 @@ function suite(pg: boolean) {
     );
   });
 
+  it('a process that stops leaves the project open: the others go on, and a restarted server comes back with it', async () => {
+    const ws = workspace(pg);
+    const a = await stdio(ws, 'stop-a');
+    const b = await stdio(ws, 'stop-b');
+    const first = await serve(ws);
+    await a.call('koharu.open_project', { path: 's.khrproj', createName: 'S' });
+    await a.call('koharu.apply', addPage('before'));
+    await a.client.close();
+    expect(await b.call('koharu.apply', addPage('after'))).toEqual({ epoch: 2 });
+    first.stop();
+    first.served.child.kill('SIGTERM');
+    await first.served.exited;
+    const again = await serve(ws);
+    const ui = await again.scene();
+    expect(ui.scene.project.name).toBe('S');
+    expect(ui.epoch).toBe(2);
+    again.stop();
+  });
+
   it('a SIGKILL of a process with writes in flight keeps every acknowledged write', async () => {
     const ws = workspace(pg);
     const a = await stdio(ws, 'kill-a');

@@ -240,7 +240,7 @@ export function createFileHistoryLog<S, Op>(
       locked(() => {
         const { read, last, snapEpoch } = headUnderLock();
         // Only what its maker read: a snapshot behind the log (or an older one) is not written.
-        if (snapshot.epoch < last || snapshot.epoch <= snapEpoch) return;
+        if (snapshot.epoch < last || (existsSync(snapPath) && snapshot.epoch <= snapEpoch)) return;
         const tmp = `${snapPath}.tmp`;
         const t = openSync(tmp, 'w');
         try {

@@ -138,6 +138,8 @@ export interface HistoryOptions<S, Op> {
   /** Bound on remembered operation tags (default 1000). */
   maxOperations?: number;
   onChange?: (change: { epoch: number; label: string }) => void;
+  /** Each change another instance or process logged, as `sync` (or a write) catches up with it. */
+  onCatchUp?: (change: { epoch: number; label: string }) => void;
 }
 
 export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promise<History<S, Op>> {
@@ -196,19 +198,22 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
   const replay = (
     snapshot: HistorySnapshot<S, Op> | null,
     entries: readonly LogEntry<Op>[],
+    heard?: (change: { epoch: number; label: string }) => void,
   ): void => {
     if (snapshot && snapshot.epoch > epoch) {
       ({ epoch, state, undo, redo } = structuredClone(snapshot));
       operations = new Map();
       for (const mark of snapshot.operations ?? []) remember(mark.operation, mark.epoch);
+      if (entries.length === 0) heard?.({ epoch, label: 'catch up' });
     }
     for (const entry of entries) {
       if (entry.epoch <= epoch) continue;
+      let label = entry.type === 'apply' ? entry.label : null;
       if (entry.type === 'apply') doApply(entry.ops, entry.label);
-      else if (entry.type === 'undo') doUndo();
-      else doRedo();
+      else label = (entry.type === 'undo' ? doUndo() : doRedo())?.label ?? null;
       remember(entry.operation, entry.epoch);
       sinceCompact++;
+      heard?.({ epoch: entry.epoch, label: label ?? entry.type });
     }
   };
   if (log) {
@@ -218,7 +223,7 @@ export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promis
   const catchUp = async () => {
     if (!log?.since) return;
     const { snapshot, entries } = await log.since(epoch);
-    replay(snapshot, entries);
+    replay(snapshot, entries, options.onCatchUp);
   };
 
   const snapshotNow = (): HistorySnapshot<S, Op> => ({

@@ -7,9 +7,10 @@
  * Every instance delivers in id order, without gaps and without repeats: an
  * event that arrives ahead of a missing id is held until the missing one
  * arrives or, shortly after, the log is read for it (the log commits in id
- * order, so what it does not hold by then will never exist). With a
- * transport the log is also read every `catchUpMs`, so events a Redis outage
- * swallowed are delivered when (or even before) Redis returns.
+ * order, so what it does not hold by then will never exist). The log is
+ * also read every `catchUpMs`, so events a Redis outage swallowed are
+ * delivered when (or even before) Redis returns, and instances that share
+ * only the store (PostgreSQL without Redis) hear each other within it.
  *
  * When the log cannot be written (the store is down) events wait in order and
  * are retried; nothing is delivered without its id.
@@ -158,13 +159,13 @@ export async function createLoggedEventBus(
       accept({ id: message.id, at: message.at, data: message.data });
     });
   }
-  const poll = transport
-    ? setInterval(() => {
-        void catchUp();
-        interest.announce(wanted());
-      }, catchUpMs)
-    : undefined;
-  poll?.unref();
+  // Read the log every catchUpMs even without a transport: instances sharing
+  // only the store (PostgreSQL, no Redis) hear each other's events that way.
+  const poll = setInterval(() => {
+    void catchUp();
+    interest.announce(wanted());
+  }, catchUpMs);
+  poll.unref();
 
   return {
     publish(event) {

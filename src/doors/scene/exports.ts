@@ -15,7 +15,7 @@ import { AirlockError } from '../../kernel/index.js';
 import { EXPORTS_DIR } from './export-cache.js';
 import { asPng, blobBytes, imageNode } from './images.js';
 import type { Page } from './model.js';
-import { LOCK_FILE, type Project } from './project.js';
+import { LOCK_FILE, OPLOG_LOCK, type Project } from './project.js';
 import { slugify } from './roots.js';
 
 export const ExportFormat = z.enum(['khr', 'rendered', 'inpainted', 'pdf']);
@@ -28,7 +28,13 @@ export interface ExportedFile {
 }
 
 /** What a `khr` leaves out, and an import skips. */
-export const KHR_SKIPPED = new Set([LOCK_FILE, EXPORTS_DIR, 'snapshot.json.tmp', 'blobs/tmp']);
+export const KHR_SKIPPED = new Set([
+  LOCK_FILE,
+  OPLOG_LOCK,
+  EXPORTS_DIR,
+  'snapshot.json.tmp',
+  'blobs/tmp',
+]);
 
 function selectPages(project: Project, ids?: string[]): Page[] {
   const pages = project.history.state.pages;

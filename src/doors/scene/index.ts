@@ -50,7 +50,7 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
   };
   const shelf = ctx.storage.shared
     ? createSharedShelf(roots, ctx.storage, ctx.data, () => started().store)
-    : createLocalShelf(roots, ctx.storage);
+    : createLocalShelf(roots, ctx.storage, ctx.data, () => started().store);
   const session = createSceneSession({
     roots,
     shelf,
@@ -75,6 +75,7 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
   const names = toolNames(config.prefix ?? 'koharu');
   const restNames = restToolNames(config.prefix ?? 'koharu');
   const staging = createStaging();
+  let stopWatching = () => undefined as void;
 
   const door: ServedDoor = {
     name: 'scene',
@@ -125,22 +126,31 @@ export async function createSceneDoors(ctx: DoorContext): Promise<ServedDoor[]> 
     },
     async start(k) {
       kernel = k;
+      // Embedded: other processes on the data folder change the scene too; publish what they did.
+      stopWatching = session.watch(WATCH_MS, (err) =>
+        ctx.logger.warn({ err }, 'could not follow the workspace scene'),
+      );
     },
     // Scale-out: a pipeline whose instance died goes on here from its last logged page.
     resumeJob: (job) => resumePipeline({ session, registry }, job),
     // A journaled apply/undo/redo left open by a crash: its project's history decides.
     resolveOperation: (entry) => resolveSceneOperation(session, entry, ctx.logger),
+    // The open project stays the workspace's: the other processes (and a restart) go on with it.
     async stop() {
-      await session.close();
+      stopWatching();
+      await session.release();
     },
   };
   return [door];
 }
 
+/** How often an embedded process looks for scene changes other processes made. */
+const WATCH_MS = 500;
+
 /**
- * In scale-out every call first catches up with the shared open project and
- * its history (session.sync), so any instance answers from the same scene
- * and epoch; on a local shelf the sync is nothing.
+ * Every call first catches up with the workspace's open project and its
+ * history (session.sync), so any process or instance answers from the same
+ * scene and epoch.
  */
 function followingShared(session: SceneSession, tool: AnyToolDef): AnyToolDef {
   const handler = tool.handler;

@@ -1,24 +1,11 @@
 /**
  * A project on disk (spec/scene.md "Project on disk"): `<folder>/project.json`,
- * the history's `snapshot.json` and `oplog.jsonl` (kernel file history log),
- * `blobs/` (content-addressed) and a `lock` file so a second server cannot
- * open the same project. A lock left by a dead process on this host is taken
- * over; a live one refuses the open with `unavailable`.
+ * the history's `snapshot.json` and `oplog.jsonl` (kernel file history log,
+ * shared by every process that opens the project under its `oplog.lock`)
+ * and `blobs/` (content-addressed). Every Airlock process on the workspace
+ * may hold the project open at once: they build one history.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-  writeSync,
-  fsyncSync,
-} from 'node:fs';
-import { hostname } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
@@ -42,7 +29,10 @@ export const ProjectFile = z.object({
 });
 export type ProjectFile = z.infer<typeof ProjectFile>;
 
+/** The whole-project lock file of earlier versions (left out of `.khr` exports). */
 export const LOCK_FILE = 'lock';
+/** The history log's lock file (store/history-file.ts), left out of `.khr` exports too. */
+export const OPLOG_LOCK = 'oplog.lock';
 
 export interface Project {
   readonly dir: string;
@@ -59,69 +49,10 @@ export interface OpenOptions {
   /** Where the project's history log and blobs are kept (given by the workspace). */
   storage: FolderStorage;
   onChange?: (change: { epoch: number; label: string }) => void;
+  /** Each change another process logged, as this one catches up with it. */
+  onCatchUp?: (change: { epoch: number; label: string }) => void;
   /** Compact the op log after this many entries (default: the kernel's). */
   compactEvery?: number;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
-/** True when a live process (or another host) holds the project's lock. */
-export function isLockedElsewhere(dir: string): boolean {
-  const path = join(dir, LOCK_FILE);
-  if (!existsSync(path)) return false;
-  try {
-    const holder = JSON.parse(readFileSync(path, 'utf8')) as { pid?: number; host?: string };
-    return !(holder.host === hostname() && typeof holder.pid === 'number' && !alive(holder.pid));
-  } catch {
-    return true;
-  }
-}
-
-function acquireLock(dir: string): () => void {
-  const path = join(dir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(
-        fd,
-        JSON.stringify({ pid: process.pid, host: hostname(), at: new Date().toISOString() }),
-      );
-      fsyncSync(fd);
-      closeSync(fd);
-      return () => {
-        try {
-          unlinkSync(path);
-        } catch {
-          // already gone
-        }
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      let holder: { pid?: number; host?: string } = {};
-      try {
-        holder = JSON.parse(readFileSync(path, 'utf8')) as typeof holder;
-      } catch {
-        // unreadable lock: treat as held
-      }
-      const stale =
-        holder.host === hostname() && typeof holder.pid === 'number' && !alive(holder.pid);
-      if (!stale || attempt > 0) {
-        throw new AirlockError(
-          'unavailable',
-          `The project at ${dir} is open in another Airlock server (pid ${holder.pid ?? '?'} on ${holder.host ?? '?'}); close it there first.`,
-        );
-      }
-      unlinkSync(path);
-    }
-  }
-  throw new AirlockError('unavailable', `Could not lock the project at ${dir}; retry.`);
 }
 
 export function readProjectFile(dir: string): ProjectFile {
@@ -167,10 +98,9 @@ export function initProject(dir: string, name: string, now = new Date()): void {
 
 /**
  * The epoch of the change tagged `operation` in the history of the project
- * at `dir`, or null, read without opening the project (no lock taken; the
- * load only cuts a torn last line, as any open would). Throws when there is
- * no project there, its files are broken, or a live server holds it (its
- * log may be mid-append).
+ * at `dir`, or null, read without opening the project (a torn last line,
+ * an append in flight, is skipped). Throws when there is no project there or
+ * its files are broken.
  */
 export async function findOperation(
   dir: string,
@@ -178,8 +108,6 @@ export async function findOperation(
   operation: string,
 ): Promise<number | null> {
   const file = readProjectFile(dir);
-  if (isLockedElsewhere(dir))
-    throw new AirlockError('unavailable', `The project at ${dir} is open in another server.`);
   const log = storage.historyLog<Scene, Op>(dir);
   try {
     const history = await openHistory<Scene, Op>({
@@ -195,7 +123,6 @@ export async function findOperation(
 
 export async function openProject(dir: string, options: OpenOptions): Promise<Project> {
   const file = readProjectFile(dir);
-  const release = acquireLock(dir);
   const lastChange = () => {
     let latest = Date.parse(file.createdAt);
     for (const f of ['oplog.jsonl', 'snapshot.json']) {
@@ -206,7 +133,7 @@ export async function openProject(dir: string, options: OpenOptions): Promise<Pr
   };
   return openKept(dir, file, { log: dir, blobs: join(dir, 'blobs') }, options, {
     exports: () => createFolderExports(dir),
-    release,
+    release: () => undefined,
     lastChange,
     compactOnClose: true,
   });
@@ -259,6 +186,7 @@ async function openKept(
       log: checkedHistoryLog(dir, log),
       ...(options.compactEvery ? { compactEvery: options.compactEvery } : {}),
       ...(options.onChange ? { onChange: options.onChange } : {}),
+      ...(options.onCatchUp ? { onCatchUp: options.onCatchUp } : {}),
     }).catch((error: unknown) => {
       // Replaying the op log runs the reducer: an entry it refuses is a broken log.
       if (!(error instanceof SceneOpError)) throw error;

@@ -1,8 +1,13 @@
 /**
  * The workspace's one active project (spec/scene.md: "one live state: one
  * active project per workspace"), shared by the MCP tools, the REST routes
- * and the pipeline. Every change goes through the project's kernel history
- * and is published as `sceneChanged {epoch, label}`.
+ * and the pipeline, and by every process on the data folder (issue 36 item
+ * 4): the open project is a record in the store that every call follows
+ * (`sync`), and the project's history log is one log all of them append to.
+ * Every change goes through the project's kernel history and is published
+ * as `sceneChanged {epoch, label}`; so are opening and closing. With a local
+ * event bus (embedded) `watch` polls, so changes another process made are
+ * published here too; on a shared store the event bus carries them.
  */
 import { AirlockError, type AirlockEvent } from '../../kernel/index.js';
 import { labelOf, type Op } from './ops.js';
@@ -25,6 +30,13 @@ export interface SceneSession {
   readonly roots: ProjectRoots;
   /** True in scale-out: projects live in the store and every instance serves the same one. */
   readonly shared: boolean;
+  /** Leaves the open project open for the others (an instance that stops). */
+  release(): Promise<void>;
+  /**
+   * Follows the other processes every `everyMs` (local events only: a shared
+   * bus carries their events); returns the stop.
+   */
+  watch(everyMs: number, onError: (error: unknown) => void): () => void;
   current(): Project | null;
   /** The open project, or `noProject`. */
   require(): Project;
@@ -54,10 +66,7 @@ export interface SceneSession {
   projects(): Promise<ShelvedProject[]>;
   /** Deletes a project (closing it first when it is the open one). */
   remove(id: string): Promise<void>;
-  /**
-   * Catches up with what other instances changed (scale-out: the open
-   * project and its history); at once on a local shelf.
-   */
+  /** Catches up with what other processes and instances changed: the open project and its history. */
   sync(): Promise<void>;
   /** Applies ops as one undoable step tagged `operation` (a repeat answers its epoch); see `applyOn`. */
   applyTagged(project: Project, ops: Op[], label: string, operation: string): Promise<number>;
@@ -110,11 +119,18 @@ export function createSceneSession(options: SessionOptions): SceneSession {
         }
       : null;
 
+  const publish = (change: { epoch: number; label: string }) =>
+    options.publish({ event: 'sceneChanged', ...change });
+  // A shared store's bus carries the others' events; a local bus hears them only from here.
+  const local = !shelf.shared;
   const openHere = (dir: string) =>
     shelf.open(dir, {
-      onChange: (change) => options.publish({ event: 'sceneChanged', ...change }),
+      onChange: publish,
+      ...(local ? { onCatchUp: publish } : {}),
       ...(options.compactEvery ? { compactEvery: options.compactEvery } : {}),
     });
+  const opened = () => publish({ epoch: project!.history.epoch, label: `open ${info()!.name}` });
+  const closed = () => publish({ epoch: 0, label: 'close project' });
   const closeHere = async () => {
     const p = project;
     project = null;
@@ -124,23 +140,48 @@ export function createSceneSession(options: SessionOptions): SceneSession {
     const next = await openHere(dir);
     if (project) await project.close();
     project = next;
-    // Scale-out: every instance serves this project from now on.
+    // Every process and instance on the workspace serves this project from now on.
     await shelf.setCurrent(dir);
+    opened();
     return info()!;
   };
 
-  /** Follows the shared open project: another instance opened, switched or closed it. */
+  /** Follows the workspace's open project: another process opened, switched or closed it. */
   const follow = () =>
     serial(async () => {
       const wanted = await shelf.current();
-      if (wanted === undefined || wanted === (project?.dir ?? null)) return;
+      if (wanted === (project?.dir ?? null)) return;
       await closeHere();
       if (wanted !== null) project = await openHere(wanted);
+      if (!local) return;
+      if (project) opened();
+      else closed();
     });
+
+  const sync = async () => {
+    await follow();
+    await project?.history.sync();
+  };
 
   return {
     roots,
     shared: shelf.shared,
+    release: () => serial(closeHere),
+    watch(everyMs, onError) {
+      if (!local) return () => undefined;
+      let busy = false;
+      const timer = setInterval(() => {
+        if (busy) return;
+        busy = true;
+        sync()
+          .catch(onError)
+          .finally(() => {
+            busy = false;
+          });
+      }, everyMs);
+      timer.unref();
+      return () => clearInterval(timer);
+    },
     current: () => project,
     require,
     info,
@@ -170,6 +211,7 @@ export function createSceneSession(options: SessionOptions): SceneSession {
         if (!project) return false;
         await shelf.setCurrent(null);
         await closeHere();
+        closed();
         return true;
       }),
     projects: () => shelf.list(),
@@ -184,16 +226,13 @@ export function createSceneSession(options: SessionOptions): SceneSession {
         if (project?.dir === found.path) {
           await shelf.setCurrent(null);
           await closeHere();
-        } else if (shelf.shared && (await shelf.current()) === found.path) {
+          closed();
+        } else if ((await shelf.current()) === found.path) {
           await shelf.setCurrent(null);
         }
         await shelf.remove(found.path, found.id);
       }),
-    async sync() {
-      if (!shelf.shared) return;
-      await follow();
-      await project?.history.sync();
-    },
+    sync,
     apply(op, operation) {
       const p = require();
       return p.history.apply([op], labelOf(op), operation);

@@ -2,7 +2,8 @@
  * Where the workspace's projects are kept (spec/scene.md "Project on disk";
  * issue 15 item 6). Two shelves, picked by the workspace's folder storage:
  * - `local` (the embedded default): project folders on this machine's disk,
- *   each with `project.json` and a lock file (one server at a time);
+ *   each with `project.json` and an op log every process on the data folder
+ *   appends to (issue 36 item 4);
  * - `shared` (scale-out): each project's `project.json` is a record in the
  *   store and its log and blobs are kept by the shared folder storage, so
  *   every instance serves the same projects (deleting one removes its record,
@@ -21,7 +22,6 @@ import type { Op } from './ops.js';
 import {
   findOperation,
   initProject,
-  isLockedElsewhere,
   openProject,
   openSharedProject,
   readProjectFile,
@@ -54,8 +54,8 @@ export interface ProjectShelf {
   findOperation(dir: string, operation: string): Promise<number | null>;
   /** Deletes a project that is not the open one. */
   remove(dir: string, id: string): Promise<void>;
-  /** The shared open project's folder (null: none open); undefined on a local shelf. */
-  current(): Promise<string | null | undefined>;
+  /** The workspace's open project's folder (null: none open), a record in the store. */
+  current(): Promise<string | null>;
   setCurrent(dir: string | null): Promise<void>;
 }
 
@@ -75,8 +75,56 @@ const nameAt = (path: string): string | null => {
   }
 };
 
+const PROJECTS = 'scene.projects';
+const WORKSPACE = 'scene.workspace';
+
+/**
+ * The workspace's open project, record `scene.workspace/current` (issue 36
+ * item 4): every process on the data folder, and every instance on a
+ * shared store, follows it. A folder is kept relative to the data folder.
+ */
+function workspaceRecord(data: string, store: () => Store) {
+  const keyOf = (dir: string) => {
+    const rel = relative(data, dir);
+    return rel.startsWith('..') || isAbsolute(rel) ? dir : rel;
+  };
+  const dirOf = (key: string) => (isAbsolute(key) ? key : resolve(data, key));
+  return {
+    keyOf,
+    dirOf,
+    async current(): Promise<string | null> {
+      const found = await store().read((tx) =>
+        tx.records.get<{ project: string }>(WORKSPACE, 'current'),
+      );
+      return found ? dirOf(found.value.project) : null;
+    },
+    async setCurrent(dir: string | null): Promise<void> {
+      await store().transaction(async (tx) => {
+        if (dir === null) await tx.records.delete(WORKSPACE, 'current');
+        else await tx.records.put(WORKSPACE, 'current', { project: keyOf(dir) });
+      });
+    },
+  };
+}
+
 /** Project folders on this machine's disk: what the workspace has always done. */
-export function createLocalShelf(roots: ProjectRoots, storage: FolderStorage): ProjectShelf {
+export function createLocalShelf(
+  roots: ProjectRoots,
+  storage: FolderStorage,
+  data?: string,
+  store?: () => Store,
+): ProjectShelf {
+  // Without a store (a session on its own, in tests) the open project is this process's.
+  let mine: string | null = null;
+  const workspace =
+    data !== undefined && store
+      ? workspaceRecord(data, store)
+      : {
+          current: async () => mine,
+          setCurrent: async (dir: string | null) => {
+            mine = dir;
+          },
+        };
   return {
     shared: false,
     read: async (dir) => readProjectFile(dir),
@@ -91,21 +139,13 @@ export function createLocalShelf(roots: ProjectRoots, storage: FolderStorage): P
     list: async () => roots.list().map(({ id, path }) => ({ id, path, name: nameAt(path) ?? id })),
     open: (dir, options) => openProject(dir, { ...options, storage }),
     findOperation: (dir, operation) => findOperation(dir, storage, operation),
-    async remove(dir, id) {
-      if (isLockedElsewhere(dir))
-        throw new AirlockError(
-          'unavailable',
-          `Project '${id}' is open in another server; close it there first.`,
-        );
+    async remove(dir) {
       rmSync(dir, { recursive: true, force: true });
     },
-    current: async () => undefined,
-    setCurrent: async () => undefined,
+    current: workspace.current,
+    setCurrent: workspace.setCurrent,
   };
 }
-
-const PROJECTS = 'scene.projects';
-const WORKSPACE = 'scene.workspace';
 
 /** A project's record: its project file and the key its log and blobs are kept under. */
 interface ProjectRecord extends ProjectFile {
@@ -119,11 +159,8 @@ export function createSharedShelf(
   data: string,
   store: () => Store,
 ): ProjectShelf {
-  const keyOf = (dir: string) => {
-    const rel = relative(data, dir);
-    return rel.startsWith('..') || isAbsolute(rel) ? dir : rel;
-  };
-  const dirOf = (key: string) => (isAbsolute(key) ? key : resolve(data, key));
+  const workspace = workspaceRecord(data, store);
+  const { keyOf, dirOf } = workspace;
   const record = async (dir: string) =>
     (await store().read((tx) => tx.records.get<ProjectRecord>(PROJECTS, keyOf(dir))))?.value ??
     null;
@@ -216,17 +253,7 @@ export function createSharedShelf(
       await forgetStoreExports(store(), found.log);
       await store().transaction((tx) => tx.records.delete(PROJECTS, keyOf(dir)));
     },
-    async current() {
-      const found = await store().read((tx) =>
-        tx.records.get<{ project: string }>(WORKSPACE, 'current'),
-      );
-      return found ? dirOf(found.value.project) : null;
-    },
-    async setCurrent(dir) {
-      await store().transaction(async (tx) => {
-        if (dir === null) await tx.records.delete(WORKSPACE, 'current');
-        else await tx.records.put(WORKSPACE, 'current', { project: keyOf(dir) });
-      });
-    },
+    current: workspace.current,
+    setCurrent: workspace.setCurrent,
   };
 }

@@ -350,7 +350,7 @@ describe('scene REST API', () => {
     expect(info).toMatchObject({ name: 'Exports', id: 'exports-2' });
     const after = await scene();
     expect(after.scene.pages).toEqual(before.scene.pages);
-    expect(existsSync(join(String(info.path), 'lock'))).toBe(true);
+    expect(existsSync(join(String(info.path), 'lock'))).toBe(false);
 
     // The same export as a multipart form upload.
     const khrBytes = new Uint8Array(

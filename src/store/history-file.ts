@@ -100,6 +100,14 @@ function readLog<Op>(path: string): ReadLog<Op> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * A path as Node's fs writes it: a lone surrogate becomes U+FFFD (fs encodes
+ * it so; better-sqlite3 would not, and could not open a file in a folder fs
+ * made for a name holding one).
+ */
+const wellFormed = (path: string) =>
+  path.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+
+/**
  * The folder's lock: an exclusive transaction on `oplog.lock`, which the OS
  * releases when the process dies. `run` waits up to `lockWaitMs` for it.
  */
@@ -107,7 +115,13 @@ function folderLock(dir: string, lockWaitMs: number) {
   let db: Database.Database | null = null;
   return {
     async run<T>(fn: () => T): Promise<T> {
-      db ??= new Database(join(dir, OPLOG_LOCK), { timeout: 0 });
+      // A folder deleted while its project was open (DELETE /projects/…): a clear answer, not SQLite's.
+      if (!db && !existsSync(dir))
+        throw new AirlockError(
+          'notFound',
+          `The project's folder ${dir} is gone (it was deleted while open); open or create the project again.`,
+        );
+      db ??= new Database(wellFormed(join(dir, OPLOG_LOCK)), { timeout: 0 });
       const held = db;
       const deadline = Date.now() + lockWaitMs;
       for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
@@ -236,8 +250,10 @@ export function createFileHistoryLog<S, Op>(
         }
         changedAt = Date.now();
       }),
-    compact: (snapshot) =>
-      locked(() => {
+    compact: async (snapshot) => {
+      // A project whose folder is gone has nothing to keep a snapshot of.
+      if (!existsSync(dir)) return;
+      return locked(() => {
         const { read, last, snapEpoch } = headUnderLock();
         // Only what its maker read: a snapshot behind the log (or an older one) is not written.
         if (snapshot.epoch < last || (existsSync(snapPath) && snapshot.epoch <= snapEpoch)) return;
@@ -261,7 +277,8 @@ export function createFileHistoryLog<S, Op>(
             closeSync(f);
           }
         }
-      }),
+      });
+    },
     changedAt: () => changedAt,
     close: lock.close,
   };

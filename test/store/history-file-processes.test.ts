@@ -155,3 +155,24 @@ it('a torn last line is skipped by readers and cut by the next append under the 
   expect(lines.map((l) => (JSON.parse(l) as LogEntry<Op>).epoch)).toEqual([1, 2]);
   log.close();
 });
+
+it('a folder whose name holds a lone surrogate (as fs writes it) takes appends and compactions', async () => {
+  // A project path an agent may send; fs makes the folder with U+FFFD in its place.
+  const dir = join(folder(), 'x\uD800y');
+  const log = createFileHistoryLog<State, Op>(dir);
+  await log.append({ epoch: 1, type: 'apply', ops: [], label: 'one' });
+  await log.compact({ epoch: 1, state: { n: 1 } } as never);
+  log.close();
+});
+
+it('a folder deleted while its log is open answers notFound on append, and compaction skips it', async () => {
+  const dir = join(folder(), 'gone');
+  const log = createFileHistoryLog<State, Op>(dir);
+  rmSync(dir, { recursive: true, force: true });
+  const refused = await log
+    .append({ epoch: 1, type: 'apply', ops: [], label: 'one' })
+    .catch((e: unknown) => e);
+  expect((refused as AirlockError).code).toBe('notFound');
+  await expect(log.compact({ epoch: 0 } as never)).resolves.toBeUndefined();
+  log.close();
+});

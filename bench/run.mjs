@@ -120,13 +120,14 @@ async function timed(fn) {
  * round. With `cpuUs` (a function returning some process's CPU µs) each leg
  * is also charged that process's CPU time across its slices.
  */
-async function interleave(legs, total, cpuUs) {
+async function interleave(legs, total, sharedCpuUs) {
   const samples = new Map(legs.map((l) => [l.key, { ns: [], wallNs: 0, cpuUs: 0 }]));
   for (let r = 0, done = 0; done < total; r++, done += ROUND) {
     const n = Math.min(ROUND, total - done);
     for (let i = 0; i < legs.length; i++) {
       const leg = legs[(r + i) % legs.length];
       const s = samples.get(leg.key);
+      const cpuUs = leg.cpuUs ?? sharedCpuUs;
       const cpu0 = cpuUs ? await cpuUs() : 0;
       const t = process.hrtime.bigint();
       s.ns.push(...(await leg.run(n)));
@@ -161,7 +162,7 @@ function check(result, what) {
  * what a separate client process would see. BENCH_SERVER_PROF=1 writes a
  * CPU profile of the server process to bench/results/.
  */
-async function startEchoServers() {
+async function startEchoServers(variant = 'main') {
   const here = fileURLToPath(new URL('./servers.mjs', import.meta.url));
   const execArgv =
     process.env.BENCH_SERVER_PROF === '1'
@@ -170,6 +171,7 @@ async function startEchoServers() {
   const child = fork(here, [], {
     execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, BENCH_ECHO_VARIANT: variant },
   });
   const { urls, tokens } = await new Promise((resolve, reject) => {
     child.once('message', resolve);
@@ -181,30 +183,50 @@ async function startEchoServers() {
       child.once('message', (m) => resolve(m.cpuUs));
       child.send('cpu');
     });
-  return { urls, tokens, cpuUs, close: () => (child.send('close'), exited) };
+  const exportedBytes = () =>
+    new Promise((resolve) => {
+      child.once('message', (m) => resolve(m.exportedBytes));
+      child.send('exported');
+    });
+  return { urls, tokens, cpuUs, exportedBytes, close: () => (child.send('close'), exited) };
+}
+
+/**
+ * The echo servers' children: the main one (Airlock and the bare SDK
+ * servers), Airlock with telemetry on (issue 33: its overhead printed), and
+ * with BENCH_BEFORE_DIST Airlock as that build has it (before/after in one run).
+ */
+async function echoChildren() {
+  const variants = ['main', 'otel', ...(process.env.BENCH_BEFORE_DIST ? ['before'] : [])];
+  const children = [];
+  for (const variant of variants) children.push(await startEchoServers(variant));
+  return children;
 }
 
 async function benchCalls() {
-  const servers = await startEchoServers();
+  const children = await echoChildren();
   const clients = [];
   const legs = [];
   for (const era of Object.keys(ERAS)) {
-    for (const [name, url] of Object.entries(servers.urls)) {
-      const client = await connect(url, era, servers.tokens[name]);
-      clients.push(client);
-      const run = sequential(async () =>
-        check(
-          await client.callTool({ name: 'ledger_echo', arguments: { text: 'hello' } }),
-          `${name} echo`,
-        ),
-      );
-      await run(Math.max(200, CALLS / 10)); // warm-up: JIT, sockets, lazy schemas
-      legs.push({ key: `${era}/${name}`, era, server: name, run });
+    for (const servers of children) {
+      for (const [name, url] of Object.entries(servers.urls)) {
+        const client = await connect(url, era, servers.tokens[name]);
+        clients.push(client);
+        const run = sequential(async () =>
+          check(
+            await client.callTool({ name: 'ledger_echo', arguments: { text: 'hello' } }),
+            `${name} echo`,
+          ),
+        );
+        await run(Math.max(200, CALLS / 10)); // warm-up: JIT, sockets, lazy schemas
+        legs.push({ key: `${era}/${name}`, era, server: name, run, cpuUs: servers.cpuUs });
+      }
     }
   }
-  const samples = await interleave(legs, CALLS, servers.cpuUs);
+  const samples = await interleave(legs, CALLS);
+  const exported = await children[1].exportedBytes();
   for (const c of clients) await c.close();
-  await servers.close();
+  for (const servers of children) await servers.close();
 
   const rows = legs.map((l) => {
     const s = samples.get(l.key);
@@ -217,10 +239,16 @@ async function benchCalls() {
   });
   const median = (era, server) => rows.find((r) => r.era === era && r.server === server);
   const ratios = {};
+  const pairs = [
+    ['airlock', 'sdk-server'],
+    ['airlock', 'sdk-mcpserver'],
+    ['airlock-otel', 'airlock'],
+    ...(process.env.BENCH_BEFORE_DIST ? [['airlock', 'airlock-before']] : []),
+  ];
   for (const era of Object.keys(ERAS)) {
-    for (const base of ['sdk-server', 'sdk-mcpserver']) {
-      const [a, b] = [median(era, 'airlock'), median(era, base)];
-      ratios[`${era} airlock/${base}`] = {
+    for (const [one, base] of pairs) {
+      const [a, b] = [median(era, one), median(era, base)];
+      ratios[`${era} ${one}/${base}`] = {
         median: ratio(a.medianUs, b.medianUs),
         p95: ratio(a.p95Us, b.p95Us),
         callsPerSecond: ratio(a.perSecond, b.perSecond),
@@ -228,7 +256,7 @@ async function benchCalls() {
       };
     }
   }
-  return { rows, ratios };
+  return { rows, ratios, otelExportedBytes: exported };
 }
 
 // ---------------------------------------------------------------- part 2: journaled writes
@@ -444,6 +472,9 @@ async function main() {
       console.log(
         `${pair}: median ×${r.median}, p95 ×${r.p95}, calls/s ×${r.callsPerSecond}, server CPU/call ×${r.serverCpu}`,
       );
+    console.log(
+      `telemetry on (issue 33): airlock-otel exported ${results.calls.otelExportedBytes} bytes of OTLP to a loopback sink; its overhead is the airlock-otel/airlock rows above`,
+    );
     for (const era of Object.keys(ERAS)) {
       const r = results.calls.ratios[`${era} airlock/sdk-server`];
       const met = (x) => (x <= 1.1 ? 'met' : 'NOT met');

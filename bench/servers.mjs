@@ -10,8 +10,8 @@ import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { McpServer, Server, createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import {
@@ -178,14 +178,137 @@ export async function connect(url, era, token, { dispatcher } = {}) {
   return client;
 }
 
-/** In the child: serve the three echo endpoints until the parent says close. */
-async function serveEcho() {
+/**
+ * An Airlock kernel + HTTP app built from another build's dist/ (a URL ending
+ * in `/`): `airlock-before` in the calls part, the same code path as
+ * `airlock` at that commit. Only the kernel, store, event bus, ledger door
+ * and HTTP app are used, whose options have not changed shape.
+ */
+async function airlockFromDist(dist) {
+  const load = (path) => import(new URL(path, dist).href);
+  const [
+    { createKernel: makeKernel },
+    { createEventBus: makeBus },
+    logger,
+    storeOpen,
+    http,
+    ledger,
+  ] = await Promise.all([
+    load('kernel/kernel.js'),
+    load('kernel/events.js'),
+    load('kernel/logger.js'),
+    load('store/open.js'),
+    load('transport/http-app.js'),
+    load('doors/testing/ledger.js'),
+  ]);
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-before-'));
+  const opened = await storeOpen.openStore({ data: dir });
+  const events = await makeBus();
+  const kernel = makeKernel({
+    store: opened.store,
+    blobs: opened.blobs,
+    events,
+    logger: logger.silentLogger,
+  });
+  kernel.mount(ledger.createLedgerDoor());
+  await kernel.start();
+  const app = http.createHttpApp({ kernel, logger: logger.silentLogger });
+  const addr = await app.listen(0, '127.0.0.1');
+  const agent = await kernel.principals.addAgent(BENCH_AGENT);
+  return {
+    url: `http://127.0.0.1:${addr.port}/mcp`,
+    token: agent.token,
+    async close() {
+      await app.close();
+      await kernel.close();
+      await events.close();
+      await opened.store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * `airlock-otel`: Airlock with telemetry on as `serve` turns it on (metrics
+ * and traces, every span exported over OTLP/HTTP) to a sink on loopback that
+ * answers 200 and counts what it got. Its own process: the tracer registers
+ * a global context manager, which must not touch the other legs.
+ */
+async function airlockWithTelemetry() {
+  const [{ createMetrics }, { createTracing, bothObservers }] = await Promise.all([
+    import('../dist/telemetry/metrics.js'),
+    import('../dist/telemetry/tracing.js'),
+  ]);
+  let exported = 0;
+  const sink = createServer((req, res) => {
+    req.on('data', (c) => (exported += c.length));
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${sink.address().port}`;
+  const metrics = createMetrics({ otlpUrl: `${base}/v1/metrics`, exportIntervalMs: 1000 });
+  const tracing = createTracing({ otlpUrl: `${base}/v1/traces` });
+  const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-otel-'));
+  const opened = await openStore({ data: dir });
+  const store = tracing.traced(metrics.timed(opened.store));
+  const events = await createEventBus();
+  const kernel = createKernel({
+    store,
+    blobs: opened.blobs,
+    events,
+    logger: silentLogger,
+    observer: bothObservers(metrics.observer, tracing.observer),
+  });
+  kernel.mount(createLedgerDoor());
+  await kernel.start();
+  metrics.watch(kernel);
+  const app = createHttpApp({
+    kernel,
+    logger: silentLogger,
+    tracer: tracing.requests,
+    metrics: () => metrics.prometheus(),
+  });
+  const addr = await app.listen(0, '127.0.0.1');
+  const agent = await kernel.principals.addAgent(BENCH_AGENT);
+  return {
+    url: `http://127.0.0.1:${addr.port}/mcp`,
+    token: agent.token,
+    exportedBytes: () => exported,
+    async close() {
+      await app.close();
+      await kernel.close();
+      await tracing.shutdown();
+      await metrics.shutdown();
+      await events.close();
+      await opened.store.close();
+      sink.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The echo servers one child serves, by BENCH_ECHO_VARIANT: `main` (Airlock
+ * and the two bare SDK servers), `otel` (Airlock with telemetry on) or
+ * `before` (Airlock from BENCH_BEFORE_DIST).
+ */
+async function echoServers(variant) {
+  if (variant === 'otel') return { 'airlock-otel': await airlockWithTelemetry() };
+  if (variant === 'before') {
+    const dist = pathToFileURL(`${resolve(process.env.BENCH_BEFORE_DIST)}/`);
+    return { 'airlock-before': await airlockFromDist(dist) };
+  }
   const airlock = await airlockKernel();
-  const servers = {
-    airlock: await airlockHttp(airlock.kernel),
+  return {
+    airlock: { ...(await airlockHttp(airlock.kernel)), closeKernel: () => airlock.close() },
     'sdk-server': await bareHttp(lowLevelFactory),
     'sdk-mcpserver': await bareHttp(mcpServerFactory),
   };
+}
+
+/** In the child: serve the echo endpoints of its variant until the parent says close. */
+async function serveEcho() {
+  const servers = await echoServers(process.env.BENCH_ECHO_VARIANT ?? 'main');
   process.send({
     urls: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.url])),
     tokens: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.token])),
@@ -197,9 +320,15 @@ async function serveEcho() {
       const { user, system } = process.cpuUsage();
       return process.send({ cpuUs: user + system });
     }
+    if (message === 'exported') {
+      const otel = servers['airlock-otel'];
+      return process.send({ exportedBytes: otel ? otel.exportedBytes() : 0 });
+    }
     process.off('message', onMessage);
-    for (const server of Object.values(servers)) await server.close();
-    await airlock.close();
+    for (const server of Object.values(servers)) {
+      await server.close();
+      await server.closeKernel?.();
+    }
     process.exit(0);
   };
   process.on('message', onMessage);

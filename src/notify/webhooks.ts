@@ -427,42 +427,75 @@ interface GateOptions {
 }
 
 interface Batch {
+  /** The window's start, in event time (the shared log's stamp): the same on every instance. */
+  start: number;
+  seconds: number;
   count: number;
   last: Notice | null;
   cancel(): void;
 }
 
+/** Where each agent's last summarised window is recorded, so one instance sends its summary. */
+export const BATCH_WINDOWS = 'notify-batch-windows';
+/**
+ * How long after a window ends its summary waits for asks still on their way
+ * to this instance (the bus's lag): every instance then counts the same asks.
+ */
+export const BATCH_GRACE_MS = 2_000;
+
 /**
  * Quiet hours and batching (quiet.ts) in front of the push and email
- * destinations: each instance counts the asks it hears (every instance hears
- * every event); a batch's notification is keyed by the event id of its last
- * ask, so one instance sends it.
+ * destinations. Every instance hears every event and batches them the same
+ * way: windows are cut by the events' own time (`at`, stamped by the shared
+ * log), not by when an instance heard them, and the one instance that
+ * records a window in the store sends its summary — at most one notification
+ * per agent per window across instances.
  */
 function personGate(g: GateOptions) {
   const batches = new Map<string, Batch>();
   const quietWhy = (from: string, to: string) =>
     `quiet hours (${from}–${to}): not sent; the inbox has it`;
 
-  const open = (agent: string, seconds: number) => {
-    const batch: Batch = { count: 0, last: null, cancel: () => undefined };
+  const open = (agent: string, start: number, seconds: number) => {
+    const batch: Batch = { start, seconds, count: 0, last: null, cancel: () => undefined };
     batches.set(agent, batch);
-    batch.cancel = g.timers.set(() => g.track(flush(agent)), seconds * 1000);
+    batch.cancel = g.timers.set(() => roll(agent), seconds * 1000 + BATCH_GRACE_MS);
   };
 
-  async function flush(agent: string): Promise<void> {
+  /** Ends the agent's window: its summary goes out, and the next window follows it at once. */
+  function roll(agent: string): void {
     const batch = batches.get(agent);
+    if (!batch) return;
+    batch.cancel();
     batches.delete(agent);
-    if (!batch?.last || batch.count === 0) return;
+    if (!batch.last || batch.count === 0) return;
+    // Still at most one notification per agent per window.
+    open(agent, batch.start + batch.seconds * 1000, batch.seconds);
+    g.track(summarise(agent, batch, batch.last));
+  }
+
+  /** True for the one instance that records this window first. */
+  const claimWindow = (agent: string, start: number) =>
+    g.store.transaction(
+      async (tx) => {
+        const seen = await tx.records.get<{ start: number }>(BATCH_WINDOWS, agent);
+        if (seen && seen.value.start >= start) return false;
+        await tx.records.put(BATCH_WINDOWS, agent, { start });
+        return true;
+      },
+      { isolation: 'keyed' },
+    );
+
+  async function summarise(agent: string, batch: Batch, last: Notice): Promise<void> {
+    if (!(await claimWindow(agent, batch.start))) return;
     const settings = await effectiveSettings(g.store, g.config);
     const summary: Notice = {
-      ...batch.last,
+      ...last,
       title: 'Airlock: approvals requested',
       text: `*${agent}* asked ${batch.count} ${batch.count === 1 ? 'time' : 'times'}`,
       link: g.inbox,
       about: { agent, count: String(batch.count) },
     };
-    // Still at most one notification per agent per window.
-    if (settings.batchSeconds > 0) open(agent, settings.batchSeconds);
     const quiet = settings.quietHours;
     if (quiet && inQuietHours(quiet, g.now()))
       await g.skip(summary, quietWhy(quiet.from, quiet.to));
@@ -479,13 +512,18 @@ function personGate(g: GateOptions) {
     if (notice.event !== 'approvalRequested' || urgent || settings.batchSeconds === 0)
       return () => g.send(notice);
     const agent = notice.about['agent'] ?? 'a client';
+    // An ask later than its window (heard late here): that window ends first.
+    for (let b = batches.get(agent); b && notice.at >= b.start + b.seconds * 1000;) {
+      roll(agent);
+      b = batches.get(agent);
+    }
     const batch = batches.get(agent);
     if (batch) {
       batch.count++;
       batch.last = notice;
       return async () => undefined;
     }
-    open(agent, settings.batchSeconds);
+    open(agent, notice.at, settings.batchSeconds);
     return () => g.send(notice);
   }
 

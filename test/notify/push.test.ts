@@ -23,6 +23,7 @@ import { createEventBus, type EventBus } from '../../src/kernel/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { Store } from '../../src/kernel/store.js';
 import {
+  BATCH_GRACE_MS,
   listDeliveries,
   startNotifier,
   type Notifier,
@@ -429,8 +430,9 @@ describe('quiet hours and batching', () => {
       `${ORIGIN}/#/approvals/apr_1`,
       `${ORIGIN}/#/approvals/apr_b`,
     ]);
-    // The minute ends: default's three further asks come as one push; bob had no more.
-    expect(clock.fire()).toEqual([60_000, 60_000]);
+    // The minute ends (and the grace for asks still on their way): default's
+    // three further asks come as one push; bob had no more.
+    expect(clock.fire()).toEqual([60_000 + BATCH_GRACE_MS, 60_000 + BATCH_GRACE_MS]);
     await waitFor(() => svc.received.length === 3);
     await notifier.idle();
     expect(JSON.parse(svc.open(2))).toMatchObject({
@@ -439,10 +441,43 @@ describe('quiet hours and batching', () => {
       url: `${ORIGIN}/#/approvals`,
     });
     // The next minute began with that push: nothing more to say when it ends.
-    expect(clock.fire()).toEqual([60_000]);
+    expect(clock.fire()).toEqual([60_000 + BATCH_GRACE_MS]);
     await notifier.idle();
     expect(svc.received).toHaveLength(3);
     expect(clock.pending).toHaveLength(0);
+  });
+
+  it('two instances send one summary per agent per window, even when one hears an ask after the other’s window ended', async () => {
+    const svc = await pushService();
+    closers.push(svc.close);
+    await saveSubscription(store, { ...svc.subscription, device: 'phone' });
+    // Two instances on one store hearing one event stream, their timers drifting.
+    const [clockA, clockB] = [manualTimers(), manualTimers()];
+    const a = await notifierFor(svc, { timers: clockA.timers, now: () => NOON });
+    const b = await notifierFor(svc, { timers: clockB.timers, now: () => NOON });
+    for (const id of ['apr_1', 'apr_2', 'apr_3']) events.publish(ask(id));
+    await waitFor(() => svc.received.length === 1);
+    await Promise.all([a.idle(), b.idle()]);
+    // The first ask went out once (both instances claimed the same delivery).
+    expect(svc.received).toHaveLength(1);
+    // A's window ends first; then a fourth ask reaches both, then B's window ends.
+    clockA.fire();
+    await waitFor(() => svc.received.length === 2);
+    await a.idle();
+    events.publish(ask('apr_4'));
+    await Promise.all([a.idle(), b.idle()]);
+    clockB.fire();
+    await Promise.all([a.idle(), b.idle()]);
+    // One summary for the window (A's: "asked 2 times"); B's count of 3 is not sent again.
+    expect(svc.received).toHaveLength(2);
+    expect(JSON.parse(svc.open(1))).toMatchObject({ body: 'default asked 2 times' });
+    // The ask A heard after its window is summarised with the next window, once.
+    clockA.fire();
+    clockB.fire();
+    await waitFor(() => svc.received.length === 3);
+    await Promise.all([a.idle(), b.idle()]);
+    expect(svc.received).toHaveLength(3);
+    expect(JSON.parse(svc.open(2))).toMatchObject({ body: 'default asked 1 time' });
   });
 
   it('nothing is pushed in quiet hours but an urgent rule’s ask; webhooks still get every ask', async () => {

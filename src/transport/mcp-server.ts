@@ -229,8 +229,10 @@ export function createMcpServer({
       );
     const page = served.tools.slice(from, from + TOOLS_PAGE);
     const next = from + TOOLS_PAGE < served.tools.length ? String(from + TOOLS_PAGE) : undefined;
-    // 2025-11-25: a tool is called as a task only where it says so (the 2026 wire has no such field).
-    const tools = offersTasks && isLegacyEra(ctx) ? page.map(taskOptional) : page;
+    // 2025-11-25: a tool is called as a task only where it says so (the 2026 wire has no such
+    // field); told only to a client that declared tasks, so the others' list costs no more tokens.
+    const tasksClient = isLegacyEra(ctx) && server.getClientCapabilities()?.tasks !== undefined;
+    const tools = offersTasks && tasksClient ? page.map(taskOptional) : page;
     return { tools: tools as never, ...(next ? { nextCursor: next } : {}) };
   });
 

@@ -200,7 +200,7 @@ await describeWithServices(
     });
 
     describe('negotiation', () => {
-      it('initialize declares tasks (list, cancel, tools/call) and tools/list offers every tool as an optional task', async () => {
+      it('initialize declares tasks (list, cancel, tools/call) and tools/list offers a tasks client every tool as an optional task', async () => {
         const c = await v1('erin', A);
         expect(c.client.getServerCapabilities()?.tasks).toEqual({
           list: {},
@@ -233,6 +233,8 @@ await describeWithServices(
         expect(answered.isError).toBe(true);
         expect(toolJson(answered)).toMatchObject({ code: 'approvalRequired' });
         expect(c.elicited).toEqual([]);
+        // Nor does a client without tasks pay for execution.taskSupport in its tools/list.
+        for (const t of (await plain.listTools()).tools) expect(t.execution).toBeUndefined();
       });
     });
 

@@ -1,5 +1,6 @@
 /**
- * Runs the call behind an MCP task (SEP-2663) as a kernel job (kind
+ * Runs the call behind an MCP task (SEP-2663, and the 2025-11-25 tasks of
+ * mcp-tasks-2025.ts) as a kernel job (kind
  * `mcp-task`), so it is listed, evented, cancellable from any instance over
  * the bus and failed `interrupted` when its instance dies, like every job.
  *

@@ -349,6 +349,30 @@ await describeWithServices(
       });
     });
 
+    describe('a call that needs no approval', () => {
+      it('a job-starting tool as a task follows its job and completes with its outcome; a plain one completes at once', async () => {
+        const c = await v1('gus', A);
+        const job = await createTask(c, 'ledger_count', { to: 3 });
+        const done = await until(c, job.task.taskId);
+        expect(done.status).toBe('completed');
+        const result = await c.client.experimental.tasks.getTaskResult(
+          job.task.taskId,
+          CallToolResultSchema,
+        );
+        expect(result.structuredContent).toMatchObject({ status: 'completed' });
+        const read = await createTask(c, 'ledger_read', { account: 'nobody' });
+        const answered = await c.client.experimental.tasks.getTaskResult(
+          read.task.taskId,
+          CallToolResultSchema,
+        );
+        // A tool error is a failed task in 2025-11-25; tasks/result is the result itself.
+        expect(answered.isError).toBe(true);
+        const failed = await getTask(c, read.task.taskId);
+        expect(failed.status).toBe('failed');
+        expect(failed.statusMessage).toMatch(/notFound/);
+      });
+    });
+
     describe('denied, expired, cancelled', () => {
       it("denied on B: the task fails with approvalDenied and the owner's reason", async () => {
         const c = await v1('frank', A);

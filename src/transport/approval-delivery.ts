@@ -141,10 +141,13 @@ export function decided(
       done = true;
       clearTimeout(timer);
       unsubscribe();
+      // A task's runner waits in rounds of a second on one signal for as long as the owner takes.
+      signal?.removeEventListener('abort', aborted);
       resolve(value);
     };
+    const aborted = () => finish(false);
     const timer = setTimeout(() => finish(false), ms);
-    signal?.addEventListener('abort', () => finish(false), { once: true });
+    signal?.addEventListener('abort', aborted, { once: true });
     const unsubscribe = kernel.events.subscribe(
       ({ data }) => {
         const approval = data.approval as { id?: unknown } | undefined;

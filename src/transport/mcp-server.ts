@@ -28,6 +28,8 @@ import {
 } from './approval-delivery.js';
 import type {
   InputRequiredResult,
+  JSONRPCRequest,
+  Result,
   ServerCapabilities,
   ServerContext,
 } from '@modelcontextprotocol/server';
@@ -37,10 +39,17 @@ import type { McpRequestScope, ProtocolErrorOutcome, ServingKernel } from './sur
 import { presentOutcome } from './present.js';
 import {
   answerApprovalAsTask,
+  answerAsLegacyTask,
   answerAsTask,
   registerTaskMethods,
   TASKS_EXTENSION,
 } from './mcp-tasks.js';
+import {
+  isCreateTaskAnswer,
+  isLegacyEra,
+  LEGACY_TASKS_CAPABILITY,
+  wantsLegacyTask,
+} from './mcp-tasks-2025.js';
 import { nameTools, type NamedTool, type ToolNames } from './tool-names.js';
 
 export const SERVER_INFO = { name: 'airlock', version: AIRLOCK_VERSION };
@@ -180,9 +189,11 @@ export function createMcpServer({
   // SEP-2663: the extension is declared under capabilities.extensions (never a `tasks` slot);
   // the 2026 wire has no per-tool `execution.taskSupport` (the SDK deletes it), the server decides per call.
   if (offersTasks) capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: {} };
+  // The 2025-11-25 tasks (mcp-tasks-2025.ts); the SDK drops this slot from 2026-era answers.
+  if (offersTasks) capabilities.tasks = LEGACY_TASKS_CAPABILITY;
   // A door whose tools can change (mcp upstreams) declares tools.listChanged.
   const dynamicTools = capabilities.tools?.listChanged === true;
-  const server = new Server(SERVER_INFO, {
+  const server = new AirlockServer(SERVER_INFO, {
     capabilities,
     ...(instructions ? { instructions } : {}),
   });
@@ -207,7 +218,7 @@ export function createMcpServer({
     };
   };
 
-  server.setRequestHandler('tools/list', async (request) => {
+  server.setRequestHandler('tools/list', async (request, ctx) => {
     // Paged: `nextCursor` is the offset of the next page.
     const cursor = request.params?.cursor;
     const from = cursor === undefined ? 0 : Number(cursor);
@@ -218,7 +229,11 @@ export function createMcpServer({
       );
     const page = served.tools.slice(from, from + TOOLS_PAGE);
     const next = from + TOOLS_PAGE < served.tools.length ? String(from + TOOLS_PAGE) : undefined;
-    return { tools: page as never, ...(next ? { nextCursor: next } : {}) };
+    // 2025-11-25: a tool is called as a task only where it says so (the 2026 wire has no such
+    // field); told only to a client that declared tasks, so the others' list costs no more tokens.
+    const tasksClient = isLegacyEra(ctx) && server.getClientCapabilities()?.tasks !== undefined;
+    const tools = offersTasks && tasksClient ? page.map(taskOptional) : page;
+    return { tools: tools as never, ...(next ? { nextCursor: next } : {}) };
   });
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
@@ -267,6 +282,17 @@ export function createMcpServer({
         { reason: 'invalid_request_state' },
       );
     const asTask = kernel.door(entry.mount)?.mcp?.tasks?.[name];
+    // A 2025-era call asking for a task (2025-11-25) is one, whatever it needs.
+    if (offersTasks && !resumed && wantsLegacyTask(ctx, request.params))
+      return (await answerAsLegacyTask(kernel, server, ctx, {
+        support: asTask,
+        mount: entry.mount,
+        tool: name,
+        args: request.params.arguments ?? {},
+        connection: { ...base, ...(client ? { client } : {}) },
+        scope: () => requestScope(server, ctx),
+        link: approvalLink,
+      })) as never;
     if (asTask) {
       const answered = await answerAsTask(kernel, ctx, {
         support: asTask,
@@ -361,6 +387,43 @@ export function createMcpServer({
 
   for (const mount of mounts) kernel.door(mount)?.mcp?.extendServer?.(server);
   return server;
+}
+
+/**
+ * The SDK's `Server`, but a 2025-era `tools/call` may answer the
+ * `CreateTaskResult` of a task it started (mcp-tasks-2025.ts): the SDK
+ * checks every tools/call answer as a `CallToolResult`, which a
+ * `CreateTaskResult` is not.
+ */
+class AirlockServer extends Server {
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    if (method !== 'tools/call') return super._wrapHandler(method, handler);
+    const created = new WeakMap<object, Result>();
+    const checked = super._wrapHandler(method, async (request, ctx) => {
+      const result = await handler(request, ctx);
+      if (!isCreateTaskAnswer(result)) return result;
+      created.set(request, result);
+      return { content: [] };
+    });
+    return async (request, ctx) => {
+      const result = await checked(request, ctx);
+      return created.get(request) ?? result;
+    };
+  }
+}
+
+/** A tool as a 2025-era client is told it may be called as a task (or not). */
+type TaskOptionalTool = ToolDescriptor & { execution: { taskSupport: 'optional' } };
+const taskOptionalTools = new WeakMap<object, TaskOptionalTool>();
+function taskOptional(tool: ToolDescriptor): TaskOptionalTool {
+  const known = taskOptionalTools.get(tool);
+  if (known) return known;
+  const marked: TaskOptionalTool = { ...tool, execution: { taskSupport: 'optional' } };
+  taskOptionalTools.set(tool, marked);
+  return marked;
 }
 
 /** The parts of a tools/call request a door may read beyond its arguments (door.ts `McpRequestScope`). */

@@ -1,5 +1,6 @@
 /**
- * Runs the call behind an MCP task (SEP-2663) as a kernel job (kind
+ * Runs the call behind an MCP task (SEP-2663, and the 2025-11-25 tasks of
+ * mcp-tasks-2025.ts) as a kernel job (kind
  * `mcp-task`), so it is listed, evented, cancellable from any instance over
  * the bus and failed `interrupted` when its instance dies, like every job.
  *
@@ -46,6 +47,13 @@ export interface TaskCall {
   awaiting?: string;
   /** Where the web UI is (`http://host`), to link a pending approval; undefined on stdio. */
   origin: string | undefined;
+  /** The owner's card for an approval when the server knows its address (preferred to `origin`). */
+  link?: ((approvalId: string) => Promise<string | undefined>) | undefined;
+  /**
+   * A 2025-11-25 task (mcp-tasks-2025.ts): it has no `tasks/update`, so a
+   * tool's own `input_required` round fails it instead of waiting.
+   */
+  legacy?: boolean;
   /**
    * One round of the call: the kernel's outcome and the door's presentation
    * of it. `progress` is what the tool reports (`ctx.progress`), shown as the
@@ -106,6 +114,15 @@ export async function startTaskRunner(
           return 'completed';
         }
         const result = presented as ToolResult;
+        if (result['resultType'] === 'input_required' && call.legacy) {
+          const message = `${call.task.tool} asks the client for input, which a 2025-11-25 task cannot carry; call it again without "task".`;
+          await tasks.advance(taskId, {
+            status: 'failed',
+            statusMessage: message,
+            error: { code: -32603, message },
+          });
+          return 'completed';
+        }
         if (result['resultType'] === 'input_required' && !last) {
           round = await waitForInput(result, job.signal);
           continue;
@@ -138,16 +155,20 @@ export async function startTaskRunner(
 
   async function waitForApproval(approvalId: string, signal: AbortSignal) {
     const message = approvalMessage(approvalId);
+    const url =
+      (await call.link?.(approvalId).catch(() => undefined)) ??
+      (call.origin ? approvalUrl(call.origin, approvalId) : undefined);
     await tasks.advance(taskId, {
       status: 'input_required',
       statusMessage: message,
       waitingFor: 'approval',
-      inputRequests: call.origin
+      approvalId,
+      inputRequests: url
         ? {
-            approval: inputRequired.elicitUrl({
-              message,
-              url: approvalUrl(call.origin, approvalId),
-            }) as unknown as Record<string, unknown>,
+            approval: inputRequired.elicitUrl({ message, url }) as unknown as Record<
+              string,
+              unknown
+            >,
           }
         : {},
     });
@@ -222,6 +243,7 @@ const working: Partial<TaskRecord> = {
   status: 'working',
   statusMessage: undefined,
   waitingFor: undefined,
+  approvalId: undefined,
   inputRequests: undefined,
   inputResponses: undefined,
   requestState: undefined,

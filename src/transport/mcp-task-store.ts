@@ -17,6 +17,9 @@ import type { ServingKernel } from './surface.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const COLLECTION = 'mcp-tasks';
+/** Each task's key again under its agent (`<agent>/<taskId>`), for `tasks/list`. */
+const BY_AGENT = 'mcp-tasks-by-agent';
+const indexKey = (agent: string, taskId: string) => `${encodeURIComponent(agent)}/${taskId}`;
 /** How long a task stays readable after it was created. */
 export const TASK_TTL_MS = 60 * 60 * 1000;
 /** How often a client should poll `tasks/get`. */
@@ -57,6 +60,8 @@ export const TaskRecordSchema = z.object({
   inputRequests: JsonObject.optional(),
   /** `approval`: the owner decides (answers are not consumed); `input`: the client answers. */
   waitingFor: z.enum(['input', 'approval']).optional(),
+  /** The approval the task waits for (`waitingFor: 'approval'`): a 2025-era elicitation's id. */
+  approvalId: z.string().optional(),
   /** Answers received so far for the current round. */
   inputResponses: JsonObject.optional(),
   /** The tool's sealed state for the next round, never shown to the client. */
@@ -81,6 +86,8 @@ export interface TaskView {
   inputRequests?: Record<string, unknown>;
 }
 
+/** The most of one agent's task ids one `tasks/list` page reads. */
+const LIST_SCAN_MAX = 1000;
 /** How often `create` clears expired tasks out of the store (at most). */
 const PURGE_EVERY_MS = 60_000;
 
@@ -89,19 +96,7 @@ export function createTaskStore(
   now: () => number = Date.now,
 ) {
   let purgedAt = 0;
-  /** Deletes expired tasks, oldest first: ids begin with their creation time, so key order is age. */
-  const purge = () =>
-    kernel.store.transaction(async (tx) => {
-      const at = now();
-      let deleted = 0;
-      for (const rec of await tx.records.list(COLLECTION, { limit: 500 })) {
-        const task = TaskRecordSchema.safeParse(rec.value);
-        if (task.success && task.data.createdAt + task.data.ttlMs >= at) break;
-        await tx.records.delete(COLLECTION, rec.key);
-        deleted++;
-      }
-      return deleted;
-    });
+  const purge = () => purgeTasks(kernel, now());
   const read = async (taskId: string) => {
     const found = await kernel.store.read((tx) => tx.records.get(COLLECTION, taskId));
     const parsed = TaskRecordSchema.safeParse(found?.value);
@@ -135,6 +130,24 @@ export function createTaskStore(
     return saved;
   };
 
+  /** Moves a task that is not yet terminal; a terminal one is left as it is. */
+  const advance = (taskId: string, patch: Partial<TaskRecord>) =>
+    update(taskId, (task) => (isTerminal(task.status) ? null : { ...task, ...patch }));
+
+  /** The task as `agent` may see it: null when unknown, expired or another agent's. */
+  const find = async (taskId: string, agent: string): Promise<TaskRecord | null> => {
+    const task = await read(taskId);
+    if (!task || task.agent !== agent) return null;
+    if (task.createdAt + task.ttlMs < now()) {
+      await kernel.store.transaction(async (tx) => {
+        await tx.records.delete(COLLECTION, taskId);
+        await tx.records.delete(BY_AGENT, indexKey(agent, taskId));
+      });
+      return null;
+    }
+    return settle(task);
+  };
+
   return {
     /** Creates a `working` task, durably, before anyone is told its id. */
     async create(owner: { agent: string; mount: string; tool: string }): Promise<TaskRecord> {
@@ -155,29 +168,25 @@ export function createTaskStore(
         updatedAt: at,
         ttlMs: TASK_TTL_MS,
       };
-      await kernel.store.transaction((tx) => tx.records.put(COLLECTION, task.taskId, task));
+      await kernel.store.transaction(async (tx) => {
+        await tx.records.put(COLLECTION, task.taskId, task);
+        await tx.records.put(BY_AGENT, indexKey(task.agent, task.taskId), {});
+      });
       return task;
     },
 
-    /** The task as `agent` may see it: null when unknown, expired or another agent's. */
-    async find(taskId: string, agent: string): Promise<TaskRecord | null> {
-      const task = await read(taskId);
-      if (!task || task.agent !== agent) return null;
-      if (task.createdAt + task.ttlMs < now()) {
-        await kernel.store.transaction((tx) => tx.records.delete(COLLECTION, taskId));
-        return null;
-      }
-      return settle(task);
-    },
+    find,
+
+    /** `agent`'s tasks, oldest first: a page of `tasks/list` after the task id `after`. */
+    list: (agent: string, after: string | undefined, limit: number) =>
+      listTasks(kernel, find, agent, after, limit),
 
     read,
     update,
     purge,
+    advance,
 
-    /** Moves a task that is not yet terminal; a terminal one is left as it is. */
-    advance(taskId: string, patch: Partial<TaskRecord>) {
-      return update(taskId, (task) => (isTerminal(task.status) ? null : { ...task, ...patch }));
-    },
+    cancel: (task: TaskRecord) => cancelTask(kernel, advance, task),
   };
 
   /** The record brought up to date with the jobs it depends on. */
@@ -227,6 +236,67 @@ export function createTaskStore(
 }
 
 export type TaskStore = ReturnType<typeof createTaskStore>;
+
+/** Deletes expired tasks, oldest first: ids begin with their creation time, so key order is age. */
+function purgeTasks(kernel: Pick<ServingKernel, 'store'>, at: number) {
+  return kernel.store.transaction(async (tx) => {
+    let deleted = 0;
+    for (const rec of await tx.records.list(COLLECTION, { limit: 500 })) {
+      const task = TaskRecordSchema.safeParse(rec.value);
+      if (task.success && task.data.createdAt + task.data.ttlMs >= at) break;
+      await tx.records.delete(COLLECTION, rec.key);
+      if (task.success) await tx.records.delete(BY_AGENT, indexKey(task.data.agent, rec.key));
+      deleted++;
+    }
+    return deleted;
+  });
+}
+
+/**
+ * Cancels a task that is not terminal (tasks/cancel, either era) and stops
+ * its jobs wherever they run (the registry asks their instance over the
+ * bus); the record as it is then.
+ */
+async function cancelTask(
+  kernel: Pick<ServingKernel, 'jobs'>,
+  advance: (taskId: string, patch: Partial<TaskRecord>) => Promise<TaskRecord | null>,
+  task: TaskRecord,
+): Promise<TaskRecord | null> {
+  const cancelled = await advance(task.taskId, {
+    status: 'cancelled',
+    statusMessage: 'cancelled by the client',
+  });
+  const jobs = kernel.jobs.seenBy(task.agent);
+  for (const job of [cancelled?.runner, cancelled?.job]) if (job) await jobs.cancel(job);
+  return cancelled;
+}
+
+/**
+ * `agent`'s tasks, oldest first, `limit` after the task id `after`, each as
+ * `find` answers it; `more` when further tasks follow. At most
+ * LIST_SCAN_MAX of an agent's task ids are read per page.
+ */
+async function listTasks(
+  kernel: Pick<ServingKernel, 'store'>,
+  find: (taskId: string, agent: string) => Promise<TaskRecord | null>,
+  agent: string,
+  after: string | undefined,
+  limit: number,
+): Promise<{ tasks: TaskRecord[]; more: boolean }> {
+  const prefix = `${encodeURIComponent(agent)}/`;
+  const keys = (
+    await kernel.store.read((tx) => tx.records.list(BY_AGENT, { prefix, limit: LIST_SCAN_MAX }))
+  )
+    .map((r) => r.key.slice(prefix.length))
+    .filter((id) => after === undefined || id > after);
+  const tasks: TaskRecord[] = [];
+  let i = 0;
+  for (; i < keys.length && tasks.length < limit; i++) {
+    const task = await find(keys[i]!, agent);
+    if (task) tasks.push(task);
+  }
+  return { tasks, more: i < keys.length };
+}
 
 /** What a task following a kernel job shows: its status, progress and, at the end, the job. */
 export function fromJob(job: Job): Pick<TaskRecord, 'status' | 'statusMessage' | 'result'> {

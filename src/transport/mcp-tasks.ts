@@ -12,8 +12,9 @@
  * `tasks/get` and `tasks/cancel` to handlers registered with their own
  * schemas on the 2026 era, answers the removed `tasks/result` and
  * `tasks/list` with -32601 itself, and stamps `resultType`. A 2025-era
- * session never gets a task: its handshake cannot carry the extension, and
- * the 2025-11-25 experimental tasks are not wire-compatible with it.
+ * session's handshake cannot carry the extension: it gets the same tasks in
+ * the 2025-11-25 shapes instead (mcp-tasks-2025.ts), through the same
+ * methods registered here, answered by era.
  */
 import { z } from 'zod';
 import { CLIENT_CAPABILITIES_META_KEY, ProtocolError } from '@modelcontextprotocol/server';
@@ -23,9 +24,16 @@ import {
   isTerminal,
   TASKS_EXTENSION,
   viewOf,
+  type TaskRecord,
   type TaskStore,
 } from './mcp-task-store.js';
 import { startTaskRunner } from './mcp-task-runner.js';
+import {
+  createTaskAnswer,
+  isLegacyEra,
+  legacyTaskMethods,
+  legacyTaskNotifier,
+} from './mcp-tasks-2025.js';
 import { presentOutcome } from './present.js';
 import type { CallOptions } from '../kernel/pipeline.js';
 import { agentKeyOf } from '../kernel/connection.js';
@@ -73,8 +81,9 @@ const unknownTask = (taskId: string) =>
   );
 
 /**
- * `tasks/get`, `tasks/update` and `tasks/cancel` on `server`. `agentOf`
- * names the agent a request acts as; a task is found only by its own agent.
+ * `tasks/get`, `tasks/update` and `tasks/cancel` on `server` (and, for the
+ * 2025 era, `tasks/result` and `tasks/list`). `agentOf` names the agent a
+ * request acts as; a task is found only by its own agent.
  */
 export function registerTaskMethods(
   server: Server,
@@ -82,6 +91,7 @@ export function registerTaskMethods(
   agentOf: (ctx: ServerContext) => string,
 ): void {
   const tasks = taskStoreFor(kernel);
+  const legacy = legacyTaskMethods(server, kernel, tasks, agentOf);
   const find = async (method: string, taskId: string, ctx: ServerContext) => {
     if (!tasksNegotiated(ctx)) throw missingTasksExtension(method);
     const task = await tasks.find(taskId, agentOf(ctx));
@@ -89,9 +99,11 @@ export function registerTaskMethods(
     return task;
   };
 
-  server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }, ctx) => ({
-    ...viewOf(await find('tasks/get', taskId, ctx), true),
-  }));
+  server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }, ctx) =>
+    isLegacyEra(ctx)
+      ? legacy.get(taskId, ctx)
+      : { ...viewOf(await find('tasks/get', taskId, ctx), true) },
+  );
 
   server.setRequestHandler(
     'tasks/update',
@@ -128,15 +140,9 @@ export function registerTaskMethods(
   );
 
   server.setRequestHandler('tasks/cancel', { params: TaskParams }, async ({ taskId }, ctx) => {
+    if (isLegacyEra(ctx)) return legacy.cancel(taskId, ctx);
     const task = await find('tasks/cancel', taskId, ctx);
-    if (isTerminal(task.status)) return {};
-    const cancelled = await tasks.advance(taskId, {
-      status: 'cancelled',
-      statusMessage: 'cancelled by the client',
-    });
-    // The jobs stop wherever they run (the registry asks their instance over the bus).
-    const jobs = kernel.jobs.seenBy(task.agent);
-    for (const job of [cancelled?.runner, cancelled?.job]) if (job) await jobs.cancel(job);
+    if (!isTerminal(task.status)) await tasks.cancel(task);
     return {};
   });
 }
@@ -149,6 +155,8 @@ export interface TaskToolCall {
   connection: CallOptions['connection'];
   /** The request's scope as the door's `withMcpRequest` sees it. */
   scope: () => McpRequestScope;
+  /** The owner's card for an approval, when the server knows its address. */
+  link?: ((approvalId: string) => Promise<string | undefined>) | undefined;
 }
 
 /**
@@ -169,7 +177,8 @@ export async function answerAsTask(
   const scope = call.scope();
   const first = call.support.inputFirst?.(scope);
   if (first) return first;
-  return startCallTask(kernel, ctx, call, scope);
+  const task = await startCallTask(kernel, ctx, call, scope);
+  return { resultType: 'task', ...viewOf(task, false) };
 }
 
 /** A tool offered as an ordinary call: as a task only while the owner's approval is pending. */
@@ -192,13 +201,42 @@ export async function answerApprovalAsTask(
   approvalId: string,
 ): Promise<Record<string, unknown> | null> {
   if (!tasksNegotiated(ctx)) return null;
-  return startCallTask(
+  const task = await startCallTask(
     kernel,
     ctx,
     { ...call, support: NOT_A_TASK_TOOL },
     call.scope(),
-    approvalId,
+    { awaiting: approvalId },
   );
+  return { resultType: 'task', ...viewOf(task, false) };
+}
+
+const notifiers = new WeakMap<Server, (task: TaskRecord) => Promise<void>>();
+
+/**
+ * A 2025-era `tools/call` with `params.task` (the 2025-11-25 tasks): the
+ * call runs as a task whatever it needs, and answers its `CreateTaskResult`
+ * at once; a policy ask makes the task wait in `input_required` for the
+ * owner (mcp-tasks-2025.ts shows the card). The session is told of the
+ * task's status changes (`notifications/tasks/status`).
+ */
+export async function answerAsLegacyTask(
+  kernel: ServingKernel,
+  server: Server,
+  ctx: ServerContext,
+  call: Omit<TaskToolCall, 'support'> & { support: McpTaskSupport | undefined },
+): Promise<Record<string, unknown>> {
+  // The door's task form, if any, for the job its tool starts; no input-first rounds here.
+  const jobOf = call.support?.jobOf;
+  const support: McpTaskSupport = { support: 'optional', ...(jobOf ? { jobOf } : {}) };
+  const task = await startCallTask(kernel, ctx, { ...call, support }, call.scope(), {
+    legacy: true,
+  });
+  let notify = notifiers.get(server);
+  if (!notify)
+    notifiers.set(server, (notify = legacyTaskNotifier(server, kernel, taskStoreFor(kernel))));
+  await notify(task).catch(() => undefined);
+  return createTaskAnswer(task) as Record<string, unknown>;
 }
 
 async function startCallTask(
@@ -206,20 +244,24 @@ async function startCallTask(
   ctx: ServerContext,
   call: TaskToolCall,
   scope: McpRequestScope,
-  awaiting?: string,
-): Promise<Record<string, unknown>> {
+  options: { awaiting?: string; legacy?: boolean } = {},
+): Promise<TaskRecord> {
   const host = ctx.http?.req?.headers.get('host');
   const door = kernel.door(call.mount)?.mcp;
   const toolDef = kernel.tool(call.mount, call.tool);
   const tasks = taskStoreFor(kernel);
   const agent = agentKeyOf(call.connection) ?? call.connection.id;
   const task = await tasks.create({ agent, mount: call.mount, tool: call.tool });
+  // Mid-call requests to the client belong to the request, long answered when a round runs.
+  const { client: _answered, ...lasting } = scope;
   await startTaskRunner(kernel, tasks, {
     task,
     support: call.support,
     first: { inputResponses: scope.inputResponses, requestState: scope.requestState },
-    ...(awaiting ? { awaiting } : {}),
+    ...(options.awaiting ? { awaiting: options.awaiting } : {}),
+    ...(options.legacy ? { legacy: true } : {}),
     origin: host ? `http://${host}` : undefined,
+    link: call.link,
     async run(round, signal, progress) {
       const once = () =>
         kernel.call(call.mount, call.tool, call.args, {
@@ -229,7 +271,7 @@ async function startCallTask(
         });
       // The request is long answered: each round has its own input and no log channel.
       const roundScope: McpRequestScope = {
-        ...scope,
+        ...lasting,
         inputResponses: round.inputResponses,
         requestState: round.requestState,
         log: async () => undefined,
@@ -239,6 +281,6 @@ async function startCallTask(
       return { outcome, presented: presentOutcome(door?.presenter, toolDef ?? call.tool, outcome) };
     },
   });
-  // Sent only now that the task is durably in the store: a tasks/get right after finds it.
-  return { resultType: 'task', ...viewOf(task, false) };
+  // Answered only now that the task is durably in the store: a tasks/get right after finds it.
+  return task;
 }

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
-import { createApprovalStateSeal } from '../../src/transport/approval-delivery.js';
+import { getEventListeners } from 'node:events';
+import { createApprovalStateSeal, decided } from '../../src/transport/approval-delivery.js';
 
 let tk: TestKernel;
 beforeAll(async () => {
@@ -47,4 +48,11 @@ it('refuses a state older than 15 minutes', async () => {
   } finally {
     vi.useRealTimers();
   }
+});
+
+it('waiting for a decision in rounds on one signal leaves no abort listener behind (a task waits for days)', async () => {
+  const waiting = new AbortController();
+  for (let round = 0; round < 20; round++)
+    expect(await decided(tk.kernel, 'no-such-approval', 1, waiting.signal)).toBe(false);
+  expect(getEventListeners(waiting.signal, 'abort')).toHaveLength(0);
 });

@@ -231,7 +231,7 @@ await describeWithPostgres('MCP tasks on two instances sharing PostgreSQL and th
       });
     });
 
-    it('a 2025-era session never gets a task: its calls answer their result', async () => {
+    it('a 2025-era call without params.task gets no task: it answers its result', async () => {
       const client = await connectClient(A.mcp, { token: tokens['alice']! });
       try {
         const value = await client.callTool({ name: 'ledger_count', arguments: { to: 1 } });

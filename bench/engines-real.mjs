@@ -182,6 +182,7 @@ export async function benchEnginesReal() {
         for (let x = Math.max(0, b.box.x0 - 4); x < Math.min(w, b.box.x1 + 4); x++)
           allowed[y * w + x] = 1;
     let outside = 0;
+    const where = { x0: w, y0: h, x1: -1, y1: -1 };
     for (let i = 0; i < w * h; i++) {
       if (allowed[i]) continue;
       const o = i * 4;
@@ -189,9 +190,21 @@ export async function benchEnginesReal() {
         inpainted.data[o] !== source[o] ||
         inpainted.data[o + 1] !== source[o + 1] ||
         inpainted.data[o + 2] !== source[o + 2]
-      )
+      ) {
         outside++;
+        const [x, y] = [i % w, Math.floor(i / w)];
+        Object.assign(where, {
+          x0: Math.min(where.x0, x),
+          y0: Math.min(where.y0, y),
+          x1: Math.max(where.x1, x),
+          y1: Math.max(where.y1, y),
+        });
+      }
     }
+    if (VERBOSE && outside > 0)
+      console.log(
+        `  ${entry.file}: ${outside} pixels changed outside the truth, within ${JSON.stringify(where)}`,
+      );
     if (imagesDir)
       for (const role of ['inpainted', 'rendered'])
         writeFileSync(

@@ -340,6 +340,32 @@ export async function listDeliveries(store: Store, limit = 200): Promise<Deliver
     .slice(0, limit);
 }
 
+/** How many deliveries the store keeps: the oldest beyond these are swept. */
+export const DELIVERIES_KEPT = 1_000;
+/** A delivery younger than this is never swept (another instance may still claim its event). */
+const SWEEP_AFTER_MS = 60 * 60 * 1000;
+/** Every this many claims, the oldest deliveries are swept. */
+const SWEEP_EVERY = 100;
+
+/**
+ * Deletes the oldest deliveries beyond `keep` that have ended (delivered,
+ * failed or skipped) and are older than an hour: the list stays bounded
+ * however long the server runs. Returns how many went.
+ */
+export async function sweepDeliveries(
+  store: Store,
+  now: number,
+  keep = DELIVERIES_KEPT,
+): Promise<number> {
+  const rows = await store.read((tx) => tx.records.list<Delivery>(DELIVERIES));
+  const old = rows
+    .slice(0, Math.max(0, rows.length - keep))
+    .filter((r) => r.value.status !== 'sending' && now - r.value.createdAt > SWEEP_AFTER_MS);
+  for (const r of old)
+    await store.transaction((tx) => tx.records.delete(DELIVERIES, r.key), { isolation: 'keyed' });
+  return old.length;
+}
+
 /** Keyed delivery records, and the tries of one delivery with their waits. */
 function deliveries(o: {
   store: Store;
@@ -352,9 +378,10 @@ function deliveries(o: {
   const save = (key: string, delivery: Delivery) =>
     o.store.transaction((tx) => tx.records.put(DELIVERIES, key, delivery), { isolation: 'keyed' });
 
+  let claims = 0;
   /** True for the one instance that inserts the delivery record first. */
-  const claim = (key: string, delivery: Delivery) =>
-    o.store.transaction(
+  const claim = async (key: string, delivery: Delivery) => {
+    const mine = await o.store.transaction(
       async (tx) => {
         if (await tx.records.get(DELIVERIES, key)) return false;
         await tx.records.put(DELIVERIES, key, delivery);
@@ -362,6 +389,12 @@ function deliveries(o: {
       },
       { isolation: 'keyed' },
     );
+    if (mine && ++claims % SWEEP_EVERY === 0)
+      await sweepDeliveries(o.store, now()).catch((err: unknown) =>
+        o.logger.warn({ err }, 'old notification deliveries could not be swept'),
+      );
+    return mine;
+  };
 
   const deliveryOf = (notice: Notice, to: Destination): Delivery => ({
     eventId: notice.id,

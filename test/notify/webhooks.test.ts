@@ -9,9 +9,12 @@ import { createEventBus, type EventBus } from '../../src/kernel/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { Store } from '../../src/kernel/store.js';
 import {
+  DELIVERIES,
   listDeliveries,
   refusedWebhook,
   startNotifier,
+  sweepDeliveries,
+  type Delivery,
   type Notifier,
   type WebhookConfig,
 } from '../../src/notify/webhooks.js';
@@ -303,5 +306,41 @@ describe('webhook destinations', () => {
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('notify.webhooks: http://127.0.0.1:9/hook is refused');
+  });
+});
+
+describe('delivery records', () => {
+  it('the store keeps the newest deliveries: older ended ones beyond the limit are swept, young or sending ones never', async () => {
+    const hour = 60 * 60 * 1000;
+    const now = Date.UTC(2026, 11, 4, 12);
+    const row = (eventId: number, status: Delivery['status'], age: number): Delivery => ({
+      eventId,
+      event: 'approvalRequested',
+      webhook: 'http://127.0.0.1:1',
+      format: 'json',
+      status,
+      attempts: 1,
+      error: null,
+      createdAt: now - age,
+      updatedAt: now - age,
+    });
+    await store.transaction(async (tx) => {
+      for (let id = 1; id <= 30; id++) {
+        // 1–10 old and ended, 11 old but still sending, 12–30 young.
+        const status = id === 11 ? 'sending' : 'delivered';
+        const age = id <= 11 ? 2 * hour : 1000;
+        await tx.records.put(
+          DELIVERIES,
+          `${String(id).padStart(16, '0')}:hook`,
+          row(id, status, age),
+        );
+      }
+    });
+    expect(await sweepDeliveries(store, now, 5)).toBe(10);
+    const left = (await listDeliveries(store)).map((d) => d.eventId);
+    expect(left).toHaveLength(20);
+    expect(Math.min(...left)).toBe(11);
+    // Within the limit nothing goes.
+    expect(await sweepDeliveries(store, now, 1_000)).toBe(0);
   });
 });

@@ -179,6 +179,18 @@ const info = (r: AgentRecord): AgentInfo => ({
 /** An agent's id: 48 random bits, told apart only from earlier agents of the same name. */
 const newAgentId = () => randomBytes(6).toString('hex');
 
+/**
+ * Epoch-changing transactions this process has finished, on any store: the
+ * store's change mark moves only on other connections' commits (store.ts
+ * `changeMark`), so a change made here invalidates every Principals of the
+ * process through this count, taken after its commit.
+ */
+let localEpochChanges = 0;
+
+/** Runs a transaction that bumps the epoch; counted once it has ended. */
+const epochChange = <T>(store: Store, fn: (tx: StoreTx) => Promise<T>): Promise<T> =>
+  store.transaction(fn).finally(() => void localEpochChanges++);
+
 /** Bumps the principals epoch inside a change's own transaction. */
 async function bumpEpoch(tx: StoreTx): Promise<void> {
   const found = await tx.records.get<{ n: number }>(...EPOCH);
@@ -249,17 +261,19 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
       .catch(() => undefined);
     return read;
   };
-  // The epoch as of a store change mark (store.ts `changeMark`): while the
-  // mark stays, nothing was committed anywhere, so the epoch stands unread.
-  let marked: { mark: number; epoch: number } | null = null;
+  // The epoch as of a store change mark (store.ts `changeMark`: other
+  // connections' commits) and of this process's own epoch changes: while
+  // both stand, nobody changed an agent or the owner, so the epoch stands unread.
+  let marked: { mark: number; local: number; epoch: number } | null = null;
   const freshEpoch = (): Promise<number> => {
     const mark = store.changeMark?.() ?? null;
     if (mark === null) return readEpochCoalesced();
-    if (marked?.mark === mark) return Promise.resolve(marked.epoch);
+    const local = localEpochChanges;
+    if (marked?.mark === mark && marked.local === local) return Promise.resolve(marked.epoch);
     const read = readEpochCoalesced();
     // Taken before the read: a commit during it moves the mark, and the next call reads again.
     void read.then(
-      (epoch) => (marked = { mark, epoch }),
+      (epoch) => (marked = { mark, local, epoch }),
       () => undefined,
     );
     return read;
@@ -325,7 +339,7 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
 
   /** Sets an agent's token: a new agent (a new id) unless `replace` finds it active. */
   const put = async (name: string, token: string, replace: boolean) =>
-    store.transaction(async (tx) => {
+    epochChange(store, async (tx) => {
       const existing = await tx.records.get<AgentRecord>(AGENTS, name);
       const active = existing && existing.value.revokedAt === null ? existing.value : null;
       if (active && !replace) return false;
@@ -387,7 +401,7 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
     },
 
     async revokeAgent(name) {
-      const revoked = await store.transaction(async (tx) => {
+      const revoked = await epochChange(store, async (tx) => {
         const existing = await tx.records.get<AgentRecord>(AGENTS, name);
         if (!existing || existing.value.revokedAt !== null) return null;
         const at = now();
@@ -418,7 +432,7 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
       (await store.read((tx) => tx.records.list(PASSKEYS, { limit: 1 }))).length > 0,
 
     async setOwnerToken(token) {
-      await store.transaction(async (tx) => {
+      await epochChange(store, async (tx) => {
         await tx.records.put(OWNER, 'token', { tokenHash: tokenHash(token) });
         await bumpEpoch(tx);
         await deleteSessions(tx);

@@ -243,11 +243,13 @@ export interface Store {
   /** Read-only access. */
   read<T>(fn: (tx: StoreTx) => Promise<T>, options?: ReadOptions): Promise<T>;
   /**
-   * A number that stays the same only while nothing was committed to the
-   * store by anyone (this process or another on the same file) since it was
-   * last the same; synchronous and cheap, for a cache that must notice
-   * every change without a read per use (the principals epoch on every
-   * request). Absent or null: the store cannot tell (PostgreSQL) — read.
+   * A number that stays the same only while no other process (or other
+   * store object on the same file) committed since it was last the same;
+   * this store's own commits do not move it. Synchronous and cheap, for a
+   * cache that must notice every change without a read per use (the
+   * principals epoch on every request): the cache's owner invalidates it
+   * for the changes it commits itself. Absent or null: the store cannot
+   * tell (PostgreSQL) — read.
    */
   changeMark?(): number | null;
   close(): Promise<void>;

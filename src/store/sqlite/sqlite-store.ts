@@ -68,10 +68,11 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       fdatasync(walFd, (error) => (error ? reject(error) : resolve())),
     );
   const writes = createGroupWriter(writerDb, writer.client, syncWal);
-  // SQLite's data_version moves on a connection whenever another one commits
-  // (this store's writer included): one cheap pragma instead of a read.
-  const markDb = openReader(path, busyTimeoutMs);
-  const dataVersion = markDb.prepare('PRAGMA data_version').pluck();
+  // SQLite's data_version moves on a connection whenever another one
+  // commits, never for its own commits: asked of the writer, it moves only
+  // when another process (or another store on this file) commits — the
+  // calls' own audit writes, one per call, leave it standing.
+  const dataVersion = writerDb.prepare('PRAGMA data_version').pluck();
   const notNested = createNestingGuard();
   let closing: Promise<void> | undefined;
 
@@ -107,7 +108,6 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
         // Work queued before close finishes first.
         await writes.drained();
         await readers.close();
-        markDb.close();
         writerDb.close();
         closeSync(walFd);
       })();

@@ -4,7 +4,10 @@
  * HTTP and stdio, against a real `airlock serve`. For each: connect, list the
  * tools (every schema accepted by that client), read, ask — the card's link
  * visible to it — the owner approves over REST, and the retry runs exactly
- * once (one audited run; the next identical call asks again).
+ * once (one audited run; the next identical call asks again); the ask
+ * outlives the connection (disconnect, approve, a new connection's retry runs
+ * once); and with `--tool-names portable` every listed name is portable while
+ * the owner's rule on the exact name still holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,17 +35,44 @@ const MCP_REMOTE = fileURLToPath(
 const DOORS = 'ledger,scene,notes';
 let served: Served;
 
+/** The owner's rules, written with the exact names: a portable-name call must meet them too. */
+const RULES = [
+  { tool: 'ledger_echo', decision: 'ask' },
+  { tool: 'koharu.list_engines', decision: 'deny' },
+];
+/** The same doors served with `--tool-names portable`, on a folder of its own. */
+const portableData = join(dir, 'portable');
+let portable: Served;
+
 beforeAll(async () => {
-  writeFileSync(
-    config,
-    JSON.stringify({ policy: { rules: [{ tool: 'ledger_echo', decision: 'ask' }] } }),
-  );
+  writeFileSync(config, JSON.stringify({ policy: { rules: RULES } }));
   served = await startServe(['--data', data, '--doors', DOORS, '--config', config]);
+  portable = await startServe([
+    ...['--data', portableData, '--doors', DOORS, '--config', config],
+    ...['--tool-names', 'portable'],
+  ]);
 });
 afterAll(async () => {
-  served?.child.kill('SIGTERM');
+  for (const s of [served, portable]) s?.child.kill('SIGTERM');
   await served?.exited;
+  await portable?.exited;
   rmSync(dir, { recursive: true, force: true });
+});
+
+/** Where a driver connects: an HTTP server's URL and token, and the `airlock stdio` arguments beside it. */
+interface Target {
+  url: string;
+  token: string;
+  stdioArgs: string[];
+}
+const exactTarget = (): Target => ({ url: served.url, token: served.agentToken ?? '', stdioArgs });
+const portableTarget = (): Target => ({
+  url: portable.url,
+  token: portable.agentToken ?? '',
+  stdioArgs: [
+    ...[BIN, 'stdio', '--doors', DOORS, '--data', portableData, '--config', config],
+    ...['--tool-names', 'portable'],
+  ],
 });
 
 /** What a client gives its user for one tool call: the result's text (or the error's message). */
@@ -56,21 +86,21 @@ interface Driven {
 
 const stdioArgs = [BIN, 'stdio', '--doors', DOORS, '--data', data, '--config', config];
 const env = () => testEnv() as Record<string, string>;
-const owner = () => ({ authorization: `Bearer ${served.ownerToken}` });
+const owner = (on: Served = served) => ({ authorization: `Bearer ${on.ownerToken}` });
 
 const textOf = (result: unknown): string => {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.map((c) => c.text ?? '').join('\n');
 };
 
-async function v1(transport: 'http' | 'stdio'): Promise<Driven> {
+async function v1(transport: 'http' | 'stdio', to: Target): Promise<Driven> {
   const client = new ClientV1({ name: `v1-${transport}`, version: '1.32' });
   await client.connect(
     transport === 'http'
-      ? new HttpV1(new URL(`${served.url}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${served.agentToken}` } },
+      ? new HttpV1(new URL(`${to.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${to.token}` } },
         })
-      : new StdioV1({ command: process.execPath, args: stdioArgs, env: env(), stderr: 'pipe' }),
+      : new StdioV1({ command: process.execPath, args: to.stdioArgs, env: env(), stderr: 'pipe' }),
   );
   return {
     tools: (await client.listTools()).tools.map((t) => t.name),
@@ -79,17 +109,17 @@ async function v1(transport: 'http' | 'stdio'): Promise<Driven> {
   };
 }
 
-async function aiSdk(transport: 'http' | 'stdio'): Promise<Driven> {
+async function aiSdk(transport: 'http' | 'stdio', to: Target): Promise<Driven> {
   const client = await createMCPClient({
     clientName: `ai-sdk-${transport}`,
     transport:
       transport === 'http'
         ? {
             type: 'http',
-            url: `${served.url}/mcp`,
-            headers: { authorization: `Bearer ${served.agentToken}` },
+            url: `${to.url}/mcp`,
+            headers: { authorization: `Bearer ${to.token}` },
           }
-        : new AiStdio({ command: process.execPath, args: stdioArgs, env: env() }),
+        : new AiStdio({ command: process.execPath, args: to.stdioArgs, env: env() }),
   });
   // The AI SDK turns every tool's schema into one of its own: a schema it cannot read throws here.
   const tools = await client.tools();
@@ -104,7 +134,7 @@ async function aiSdk(transport: 'http' | 'stdio'): Promise<Driven> {
   };
 }
 
-async function langchain(transport: 'http' | 'stdio'): Promise<Driven> {
+async function langchain(transport: 'http' | 'stdio', to: Target): Promise<Driven> {
   const client = new MultiServerMCPClient({
     throwOnLoadError: true,
     mcpServers: {
@@ -112,10 +142,10 @@ async function langchain(transport: 'http' | 'stdio'): Promise<Driven> {
         transport === 'http'
           ? {
               transport: 'http',
-              url: `${served.url}/mcp`,
-              headers: { authorization: `Bearer ${served.agentToken}` },
+              url: `${to.url}/mcp`,
+              headers: { authorization: `Bearer ${to.token}` },
             }
-          : { transport: 'stdio', command: process.execPath, args: stdioArgs, env: env() },
+          : { transport: 'stdio', command: process.execPath, args: to.stdioArgs, env: env() },
     },
   });
   const tools = await client.getTools();
@@ -135,18 +165,18 @@ async function langchain(transport: 'http' | 'stdio'): Promise<Driven> {
 }
 
 /** mcp-remote: the stdio bridge hosts use to reach an HTTP server, with the token as a header. */
-async function mcpRemote(): Promise<Driven> {
+async function mcpRemote(to: Target): Promise<Driven> {
   const client = new ClientV1({ name: 'mcp-remote-host', version: '1' });
   await client.connect(
     new StdioV1({
       command: process.execPath,
       args: [
         MCP_REMOTE,
-        `${served.url}/mcp`,
+        `${to.url}/mcp`,
         '--transport',
         'http-only',
         '--header',
-        `Authorization:Bearer ${served.agentToken}`,
+        `Authorization:Bearer ${to.token}`,
         '--allow-http',
       ],
       env: { ...env(), MCP_REMOTE_CONFIG_DIR: join(dir, 'mcp-remote') },
@@ -174,20 +204,37 @@ async function auditAfter(afterId: number) {
   };
 }
 
-const drivers: [string, () => Promise<Driven>][] = [
-  ['v1 SDK over HTTP', () => v1('http')],
-  ['v1 SDK over stdio', () => v1('stdio')],
-  ['AI SDK 1 over HTTP', () => aiSdk('http')],
-  ['AI SDK 1 over stdio', () => aiSdk('stdio')],
-  ['LangChain adapters over HTTP', () => langchain('http')],
-  ['LangChain adapters over stdio', () => langchain('stdio')],
-  ['mcp-remote (stdio to HTTP)', () => mcpRemote()],
+const drivers: [string, (to: Target) => Promise<Driven>][] = [
+  ['v1 SDK over HTTP', (to) => v1('http', to)],
+  ['v1 SDK over stdio', (to) => v1('stdio', to)],
+  ['AI SDK 1 over HTTP', (to) => aiSdk('http', to)],
+  ['AI SDK 1 over stdio', (to) => aiSdk('stdio', to)],
+  ['LangChain adapters over HTTP', (to) => langchain('http', to)],
+  ['LangChain adapters over stdio', (to) => langchain('stdio', to)],
+  ['mcp-remote (stdio to HTTP)', (to) => mcpRemote(to)],
 ];
+
+/** The card's id in the link an ask's text carries. */
+function askedId(asked: string): string {
+  expect(asked).toContain('approvalRequired');
+  const url = /"approvalUrl":\s*"([^"]+)"/.exec(asked)?.[1];
+  expect(url, asked).toMatch(/\/#\/approvals\//);
+  return decodeURIComponent(url!.split('/').pop()!);
+}
+
+async function approveOnce(id: string, on: Served = served) {
+  const approved = await fetch(`${on.url}/api/v1/approvals/${id}/approve`, {
+    method: 'POST',
+    headers: { ...owner(on), 'content-type': 'application/json' },
+    body: JSON.stringify({ scope: 'once' }),
+  });
+  expect(approved.status).toBe(200);
+}
 
 describe.sequential('the clients people use', () => {
   for (const [label, drive] of drivers) {
     it(`${label}: connect, list, read, ask with the card's link, approve, the retry runs once`, async () => {
-      const client = await drive();
+      const client = await drive(exactTarget());
       try {
         expect(client.tools).toEqual(
           expect.arrayContaining(['ledger_echo', 'koharu.apply', 'rooqi_append_text']),
@@ -198,17 +245,9 @@ describe.sequential('the clients people use', () => {
         // An ask: the text the client shows carries the card's link.
         const text = `hello from ${label}`;
         const asked = await client.call('ledger_echo', { text });
-        expect(asked).toContain('approvalRequired');
-        const url = /"approvalUrl":\s*"([^"]+)"/.exec(asked)?.[1];
-        expect(url, asked).toMatch(new RegExp(`^${served.url}/#/approvals/`));
-        const id = decodeURIComponent(url!.split('/').pop()!);
+        expect(asked).toMatch(new RegExp(`"approvalUrl":\\s*"${served.url}/#/approvals/`));
         const { last } = await auditAfter(0);
-        const approved = await fetch(`${served.url}/api/v1/approvals/${id}/approve`, {
-          method: 'POST',
-          headers: { ...owner(), 'content-type': 'application/json' },
-          body: JSON.stringify({ scope: 'once' }),
-        });
-        expect(approved.status).toBe(200);
+        await approveOnce(askedId(asked));
         const ran = await client.call('ledger_echo', { text });
         expect(ran).toContain(text);
         expect(ran).not.toContain('approvalRequired');
@@ -218,6 +257,48 @@ describe.sequential('the clients people use', () => {
           message: 'the approved call in the audit',
         });
         expect((await auditAfter(last)).echoes).toBe(1);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it(`${label}: an ask outlives the connection — disconnect, the owner approves, a new connection's retry runs once`, async () => {
+      const text = `after a reconnect, from ${label}`;
+      const first = await drive(exactTarget());
+      let id: string;
+      try {
+        id = askedId(await first.call('ledger_echo', { text }));
+      } finally {
+        await first.close();
+      }
+      await approveOnce(id);
+      const { last } = await auditAfter(0);
+      const second = await drive(exactTarget());
+      try {
+        const ran = await second.call('ledger_echo', { text });
+        expect(ran).toContain(text);
+        expect(ran).not.toContain('approvalRequired');
+      } finally {
+        await second.close();
+      }
+      await waitFor(async () => (await auditAfter(last)).echoes >= 1, {
+        message: 'the approved call in the audit',
+      });
+      expect((await auditAfter(last)).echoes).toBe(1);
+    });
+
+    it(`${label}: with --tool-names portable every name is portable and the owner's rule on the exact name still holds`, async () => {
+      const client = await drive(portableTarget());
+      try {
+        for (const name of client.tools) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+        expect(client.tools).toEqual(
+          expect.arrayContaining(['koharu_apply', 'koharu_list_engines']),
+        );
+        expect(client.tools).not.toContain('koharu.apply');
+        // The rule says `koharu.list_engines`: the call by its portable name is refused by it.
+        const refused = await client.call('koharu_list_engines', {});
+        expect(refused).toMatch(/notAuthorized|denied/i);
+        expect(refused).toContain('koharu.list_engines');
       } finally {
         await client.close();
       }

@@ -20,8 +20,8 @@ const dist = process.env.CLUSTER_DIST ?? new URL('../dist/', import.meta.url).hr
 const load = (path) => import(new URL(path, dist).href);
 const { connection } = await load('kernel/connection.js');
 const { createKernel } = await load('kernel/kernel.js');
-const { createEventBus } = await load('kernel/events.js');
-const { storeEventLog } = await load('kernel/event-log.js');
+const { createEventBus } = await load('kernel/events/events.js');
+const { storeEventLog } = await load('kernel/events/event-log.js');
 const { silentLogger } = await load('kernel/logger.js');
 const { openStore } = await load('store/open.js');
 const { createRedisBusTransport } = await load('store/redis-bus.js');

@@ -18,7 +18,7 @@ import { fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { GENESIS, walkChain } from '../dist/kernel/audit-chain.js';
+import { GENESIS, walkChain } from '../dist/kernel/audit/audit-chain.js';
 
 const SECONDS = Number(process.env.BENCH_CLUSTER_SECONDS ?? 5);
 const CLIENTS = Number(process.env.BENCH_CLUSTER_CLIENTS ?? 24);

@@ -44,7 +44,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createKernel } from '../dist/kernel/kernel.js';
-import { createEventBus } from '../dist/kernel/events.js';
+import { createEventBus } from '../dist/kernel/events/events.js';
 import { silentLogger } from '../dist/kernel/logger.js';
 import { openStore } from '../dist/store/open.js';
 import { createMcpServer } from '../dist/transport/mcp-server.js';

@@ -16,7 +16,7 @@
  * Run with `BENCH_PARTS=policy npm run bench` (part of bench/run.mjs).
  */
 import { connection } from '../dist/kernel/connection.js';
-import { decideCall } from '../dist/kernel/decide.js';
+import { decideCall } from '../dist/kernel/authority/decide.js';
 import { airlockHttp, airlockKernel, connect } from './servers.mjs';
 
 const RULES = Array.from({ length: 20 }, (_, i) => ({

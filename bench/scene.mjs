@@ -13,14 +13,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL, URLSearchParams } from 'node:url';
-import { openHistory } from '../dist/kernel/history.js';
+import { openHistory } from '../dist/kernel/writes/history.js';
 import { silentLogger } from '../dist/kernel/logger.js';
 import { sceneReducer } from '../dist/doors/scene/reducer.js';
 import { emptyScene } from '../dist/doors/scene/model.js';
 import { createSceneDoors } from '../dist/doors/scene/index.js';
 import { fileFolderStorage } from '../dist/store/folder-file.js';
 import { createKernel } from '../dist/kernel/kernel.js';
-import { createEventBus } from '../dist/kernel/events.js';
+import { createEventBus } from '../dist/kernel/events/events.js';
 import { openStore } from '../dist/store/open.js';
 
 const OPS = Number.parseInt(process.env.BENCH_SCENE_OPS ?? '', 10) || 1000;

@@ -22,7 +22,7 @@ import {
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { fetch as undiciFetch } from 'undici';
 import { createKernel } from '../dist/kernel/kernel.js';
-import { createEventBus } from '../dist/kernel/events.js';
+import { createEventBus } from '../dist/kernel/events/events.js';
 import { silentLogger } from '../dist/kernel/logger.js';
 import { openStore } from '../dist/store/open.js';
 import { createHttpApp } from '../dist/transport/http-app.js';
@@ -195,7 +195,7 @@ async function airlockFromDist(dist) {
     ledger,
   ] = await Promise.all([
     load('kernel/kernel.js'),
-    load('kernel/events.js'),
+    load('kernel/events/events.js'),
     load('kernel/logger.js'),
     load('store/open.js'),
     load('transport/http-app.js'),

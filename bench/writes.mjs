@@ -36,7 +36,7 @@ async function kernelFrom(dist, store) {
     { createLedgerDoor },
   ] = await Promise.all([
     load('kernel/kernel.js'),
-    load('kernel/events.js'),
+    load('kernel/events/events.js'),
     load('kernel/logger.js'),
     load('store/open.js'),
     load('doors/testing/ledger.js'),

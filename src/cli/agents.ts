@@ -6,12 +6,12 @@
  * call (the principals epoch).
  */
 import { join, resolve } from 'node:path';
-import { createEventBus } from '../kernel/events.js';
-import { createAudit } from '../kernel/audit.js';
-import { createPrincipals, newToken, type Principals } from '../kernel/principals.js';
+import { createEventBus } from '../kernel/events/events.js';
+import { createAudit } from '../kernel/audit/audit.js';
+import { createPrincipals, newToken, type Principals } from '../kernel/authority/principals.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../kernel/store.js';
-import { createPresence, PASSKEYS } from '../kernel/presence.js';
+import { createPresence, PASSKEYS } from '../kernel/authority/presence.js';
 import { decisionLink } from './owner-client.js';
 import { parse, UsageError } from './args.js';
 import { OWNER_TOKEN_FILE, ownerTokenIn, writeSecret } from './credentials.js';

@@ -11,7 +11,7 @@ import {
   verifyExport,
   verifyStoredChain,
   type ChainReport,
-} from '../kernel/audit-seal.js';
+} from '../kernel/audit/audit-seal.js';
 import { openStore } from '../store/open.js';
 import { intOption, parse, UsageError } from './args.js';
 import { folderPublicKey, loadAuditSigner, readPublicKey } from './audit-key.js';

@@ -1,5 +1,5 @@
 /** `--bus redis://…` selects the Redis event transport; anything else is a usage error. */
-import type { BusTransport } from '../kernel/events.js';
+import type { BusTransport } from '../kernel/events/events.js';
 import { createRedisBusTransport } from '../store/redis-bus.js';
 import { UsageError } from './args.js';
 

@@ -8,12 +8,12 @@
  * what to write there.
  */
 import { z } from 'zod';
-import { PolicyConfigSchema } from '../kernel/policy.js';
-import { PRESENCE_MODES } from '../kernel/presence.js';
-import { RetentionConfigSchema } from '../kernel/retention.js';
-import { closestWord } from '../kernel/closest.js';
-import { describeIssue, describeValue } from '../kernel/validate.js';
-import { schemaAt } from '../kernel/schema-words.js';
+import { PolicyConfigSchema } from '../kernel/authority/policy.js';
+import { PRESENCE_MODES } from '../kernel/authority/presence.js';
+import { RetentionConfigSchema } from '../kernel/audit/retention.js';
+import { closestWord } from '../kernel/calls/closest.js';
+import { describeIssue, describeValue } from '../kernel/calls/validate.js';
+import { schemaAt } from '../kernel/calls/schema-words.js';
 import { UpstreamsSchema } from '../doors/mcp/config.js';
 import { MountOptionsSchema } from '../doors/openapi/config.js';
 import { SceneConfig } from '../doors/scene/config.js';

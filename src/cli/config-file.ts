@@ -6,13 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { PolicyConfigSchema, type PolicyConfig } from '../kernel/policy.js';
+import { PolicyConfigSchema, type PolicyConfig } from '../kernel/authority/policy.js';
 import {
   RetentionConfigSchema,
   retentionFromConfig,
   type RetentionOptions,
-} from '../kernel/retention.js';
-import type { PresenceMode } from '../kernel/presence.js';
+} from '../kernel/audit/retention.js';
+import type { PresenceMode } from '../kernel/authority/presence.js';
 import { UsageError } from './args.js';
 import { checkConfigFile, OwnerConfigSchema } from './config-check.js';
 

@@ -7,7 +7,7 @@
  */
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { newToken, type Principals } from '../kernel/principals.js';
+import { newToken, type Principals } from '../kernel/authority/principals.js';
 import type { Logger } from '../kernel/logger.js';
 
 export const OWNER_TOKEN_FILE = 'owner.token';

@@ -7,7 +7,7 @@
  * the holder of the folder's owner token may do so.
  */
 import { createKernel } from '../kernel/kernel.js';
-import { createEventBus } from '../kernel/events.js';
+import { createEventBus } from '../kernel/events/events.js';
 import { isFailure, AirlockError } from '../kernel/errors.js';
 import { silentLogger } from '../kernel/logger.js';
 import { openStore } from '../store/open.js';
@@ -16,7 +16,7 @@ import { createRouter } from '../transport/router.js';
 import { failureResponse } from '../transport/http-errors.js';
 import { checkPresence } from '../transport/presence-gate.js';
 import type { OwnerClient } from './owner-client.js';
-import type { PolicyConfig } from '../kernel/policy.js';
+import type { PolicyConfig } from '../kernel/authority/policy.js';
 
 export async function directOwnerClient(
   data: string,

@@ -11,7 +11,7 @@
  */
 import { parse, UsageError } from './args.js';
 import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from './owner-client.js';
-import { readShorthand } from '../kernel/rule-targets.js';
+import { readShorthand } from '../kernel/authority/rule-targets.js';
 
 /** A mounted door and its target forms, as `GET /api/v1/policy/targets` lists them. */
 interface ServedTargets {

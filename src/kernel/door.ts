@@ -8,7 +8,7 @@
  */
 import type { Job, JournalEntry, ResourceRef } from './records.js';
 import type { ResumedJob } from './jobs.js';
-import type { Resolution } from './journal.js';
+import type { Resolution } from './writes/journal.js';
 import type { AnyToolDef, Limits } from './tool.js';
 import type { Kernel } from './kernel.js';
 

@@ -7,7 +7,7 @@
 
 // Tools, limits and the pipeline's outcomes
 export { defineTool, DEFAULT_LIMITS, resultCharsOf } from './tool.js';
-export { effectOf, publishedEffectOf, annotationsOf } from './effect.js';
+export { effectOf, publishedEffectOf, annotationsOf } from './calls/effect.js';
 export type {
   ToolDef,
   AnyToolDef,
@@ -19,7 +19,7 @@ export type {
   Limits,
   JournalSpec,
 } from './tool.js';
-export type { CallOptions, CallOutcome } from './pipeline.js';
+export type { CallOptions, CallOutcome } from './calls/pipeline.js';
 export type { Door, DoorStatus, UpstreamHealth } from './door.js';
 export { createKernel, jsonSchemaOf, mountOf } from './kernel.js';
 export type { Kernel, KernelOptions, KernelServices, ToolDescriptor } from './kernel.js';
@@ -37,11 +37,11 @@ export {
 export type { ErrorCode, Failure } from './errors.js';
 
 // Validation and the shapes doors share
-export { validateInput, describeIssue, describeValue } from './validate.js';
-export { utf8String, uuidString, hex64String } from './schemas.js';
+export { validateInput, describeIssue, describeValue } from './calls/validate.js';
+export { utf8String, uuidString, hex64String } from './calls/schemas.js';
 export { callDigest, canonicalJson, digestOf, sha256Hex, utf8Bytes } from './digest.js';
-export { REDACTED, isSecretName, redact } from './redact.js';
-export { checkResponseBytes } from './limits.js';
+export { REDACTED, isSecretName, redact } from './audit/redact.js';
+export { checkResponseBytes } from './calls/limits.js';
 export {
   wireForms,
   createScrubber,
@@ -49,10 +49,10 @@ export {
   scrubTextBlocks,
   scrubbedLogger,
   type Scrubber,
-} from './scrub.js';
+} from './audit/scrub.js';
 export { isObject } from './objects.js';
 export { AIRLOCK_VERSION } from './version.js';
-export { closestWord } from './closest.js';
+export { closestWord } from './calls/closest.js';
 export { blobHash, isBlobHash } from './blob-hash.js';
 
 // Identity and services
@@ -67,8 +67,8 @@ export {
   connectionLabel,
 } from './connection.js';
 export type { Connection, ConnectionKind } from './connection.js';
-export { createEventBus } from './events.js';
-export { storeEventLog, EVENT_LOG_RETAIN } from './event-log.js';
+export { createEventBus } from './events/events.js';
+export { storeEventLog, EVENT_LOG_RETAIN } from './events/event-log.js';
 export type {
   AirlockEvent,
   BusMessage,
@@ -78,8 +78,8 @@ export type {
   EventBus,
   EventBusOptions,
   EventListener,
-} from './events.js';
-export { openHistory, HistoryConflict } from './history.js';
+} from './events/events.js';
+export { openHistory, HistoryConflict } from './writes/history.js';
 export type {
   History,
   HistoryLog,
@@ -90,7 +90,7 @@ export type {
   OperationMark,
   PendingMove,
   Reducer,
-} from './history.js';
+} from './writes/history.js';
 export { percentOf, isFinal } from './jobs.js';
 export type {
   JobContext,
@@ -101,9 +101,9 @@ export type {
   ProgressUpdate,
   ResumedJob,
 } from './jobs.js';
-export type { Consent, ConsentRequest } from './consent.js';
-export { createPrincipals, newToken, tokenHash, AgentName } from './principals.js';
-export type { AgentInfo, OwnerSession, Principal, Principals } from './principals.js';
+export type { Consent, ConsentRequest } from './authority/consent.js';
+export { createPrincipals, newToken, tokenHash, AgentName } from './authority/principals.js';
+export type { AgentInfo, OwnerSession, Principal, Principals } from './authority/principals.js';
 export {
   DECISIONS,
   DEFAULT_DECISIONS,
@@ -112,7 +112,7 @@ export {
   ReadOnlySchema,
   evaluate,
   globMatches,
-} from './policy.js';
+} from './authority/policy.js';
 export type {
   Decision,
   ListedRule,
@@ -123,18 +123,18 @@ export type {
   PolicyVerdict,
   PolicyView,
   ReadOnly,
-} from './policy.js';
-export { ASK_LIFETIME_MS } from './asks.js';
-export type { Asks, Preview } from './asks.js';
-export { journalKey, operationOf } from './journal.js';
+} from './authority/policy.js';
+export { ASK_LIFETIME_MS } from './authority/asks.js';
+export type { Asks, Preview } from './authority/asks.js';
+export { journalKey, operationOf } from './writes/journal.js';
 export {
   RetentionConfigSchema,
   retentionFromConfig,
   type RetentionConfig,
   type RetentionOptions,
-} from './retention.js';
-export type { Journal, OperationState, Resolution } from './journal.js';
-export type { Audit, AuditRecord } from './audit.js';
+} from './audit/retention.js';
+export type { Journal, OperationState, Resolution } from './writes/journal.js';
+export type { Audit, AuditRecord } from './audit/audit.js';
 export { silentLogger } from './logger.js';
 export type { Logger, LogFn } from './logger.js';
 

@@ -27,11 +27,11 @@
  * same way (transport/sse.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { EventBus } from './events.js';
+import type { EventBus } from './events/events.js';
 import type { Job, JobProgress, JobStatus } from './records.js';
 import { ONE_STATEMENT, type JobQuery, type Store } from './store.js';
 import type { Logger } from './logger.js';
-import type { CallObserver } from './observe.js';
+import type { CallObserver } from './calls/observe.js';
 
 export interface ProgressUpdate {
   step?: string | null;

@@ -5,32 +5,37 @@
  */
 import { z } from 'zod';
 import { failure } from './errors.js';
-import { createConsent, type Consent } from './consent.js';
-import { createJournal, type Journal, type Resolution } from './journal.js';
+import { createConsent, type Consent } from './authority/consent.js';
+import { createJournal, type Journal, type Resolution } from './writes/journal.js';
 import { createJobRegistry, type JobRegistry } from './jobs.js';
-import { createAudit, type Audit, type AuditTailOptions } from './audit.js';
-import { createPrincipals, type Principals } from './principals.js';
-import { createPolicy, type Policy, type PolicyConfig } from './policy.js';
-import { checkRule, type DoorTargets } from './rule-targets.js';
-import { createAsks, type Asks } from './asks.js';
+import { createAudit, type Audit, type AuditTailOptions } from './audit/audit.js';
+import { createPrincipals, type Principals } from './authority/principals.js';
+import { createPolicy, type Policy, type PolicyConfig } from './authority/policy.js';
+import { checkRule, type DoorTargets } from './authority/rule-targets.js';
+import { createAsks, type Asks } from './authority/asks.js';
 import {
   createPresence,
   type Presence,
   type PresenceMode,
   type PresenceVerifier,
-} from './presence.js';
-import { createConcurrencyGate, type ConcurrencyGate } from './limits.js';
-import { runPipeline, type CallOptions, type CallOutcome, type CallScope } from './pipeline.js';
+} from './authority/presence.js';
+import { createConcurrencyGate, type ConcurrencyGate } from './calls/limits.js';
+import {
+  runPipeline,
+  type CallOptions,
+  type CallOutcome,
+  type CallScope,
+} from './calls/pipeline.js';
 import { DEFAULT_LIMITS, type AnyToolDef, type Limits } from './tool.js';
-import { annotationsOf } from './effect.js';
+import { annotationsOf } from './calls/effect.js';
 import type { Door } from './door.js';
-import type { EventBus } from './events.js';
+import type { EventBus } from './events/events.js';
 import type { BlobStore, Store } from './store.js';
 import type { Logger } from './logger.js';
 import type { JournalEntry } from './records.js';
-import { leanOutputSchema, leanSchema } from './lean-schema.js';
-import { createRetention, type RetentionOptions } from './retention.js';
-import type { CallObserver } from './observe.js';
+import { leanOutputSchema, leanSchema } from './calls/lean-schema.js';
+import { createRetention, type RetentionOptions } from './audit/retention.js';
+import type { CallObserver } from './calls/observe.js';
 
 export interface KernelServices {
   readonly store: Store;

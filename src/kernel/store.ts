@@ -10,7 +10,7 @@
  * when it rejects; a journal entry and the write it records therefore commit
  * together or not at all (spec/kernel.md §6).
  */
-import type { HistoryLog } from './history.js';
+import type { HistoryLog } from './writes/history.js';
 import type {
   Approval,
   AuditEntry,

@@ -21,10 +21,10 @@ import type { Grant, Provenance } from './records.js';
 import type { StoreTx } from './store.js';
 import type { Logger } from './logger.js';
 import type { Connection } from './connection.js';
-import type { ConsentRequest } from './consent.js';
-import type { Preview } from './asks.js';
+import type { ConsentRequest } from './authority/consent.js';
+import type { Preview } from './authority/asks.js';
 import type { JobView } from './jobs.js';
-import type { EventBus } from './events.js';
+import type { EventBus } from './events/events.js';
 import type { BlobStore, Store } from './store.js';
 
 /**

@@ -10,7 +10,7 @@
  *   a section and a button (`url`) that opens the card.
  * - `ntfy`: the text as the body, with ntfy's `Title` and `Click` headers.
  */
-import type { AirlockEvent } from '../kernel/events.js';
+import type { AirlockEvent } from '../kernel/events/events.js';
 
 export const WEBHOOK_FORMATS = ['json', 'slack', 'ntfy'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];

@@ -12,7 +12,7 @@
  * record (event id, webhook) comes first delivers it, the others skip it.
  */
 import { createHash } from 'node:crypto';
-import type { EventBus } from '../kernel/events.js';
+import type { EventBus } from '../kernel/events/events.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Store } from '../kernel/store.js';
 import { refusedDestination } from './destination.js';

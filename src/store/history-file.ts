@@ -41,7 +41,7 @@ import {
   type HistoryLog,
   type HistorySnapshot,
   type LogEntry,
-} from '../kernel/history.js';
+} from '../kernel/writes/history.js';
 
 export const OPLOG_LOCK = 'oplog.lock';
 

@@ -15,7 +15,7 @@ import {
   type HistoryLog,
   type HistorySnapshot,
   type LogEntry,
-} from '../kernel/history.js';
+} from '../kernel/writes/history.js';
 import type { Store, StoreTx } from '../kernel/store.js';
 
 const HEAD = 'history.head';

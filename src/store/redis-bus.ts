@@ -5,7 +5,7 @@
  * instance sees the same events in the same order Redis delivers them.
  */
 import { Redis } from 'ioredis';
-import type { BusMessage, BusTransport } from '../kernel/events.js';
+import type { BusMessage, BusTransport } from '../kernel/events/events.js';
 
 export interface RedisBusOptions {
   url: string;

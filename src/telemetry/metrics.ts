@@ -2,7 +2,7 @@
  * Airlock's metrics on OpenTelemetry (issue 33; docs/operations.md lists
  * them): a MeterProvider whose readers are the Prometheus serializer behind
  * `/metrics` and, when configured, an OTLP/HTTP exporter. The kernel hears
- * of nothing here: the pipeline tells a `CallObserver` (kernel/observe.ts)
+ * of nothing here: the pipeline tells a `CallObserver` (kernel/calls/observe.ts)
  * of each call; the store is wrapped to time its transactions; pending asks,
  * grants and jobs are read from the kernel when metrics are collected.
  */
@@ -16,9 +16,9 @@ import {
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { CallObserver, CallStage, ObservedCall } from '../kernel/observe.js';
+import type { CallObserver, CallStage, ObservedCall } from '../kernel/calls/observe.js';
 import type { Store } from '../kernel/store.js';
-import type { EventBus } from '../kernel/events.js';
+import type { EventBus } from '../kernel/events/events.js';
 import type { Approval, Grant, Job } from '../kernel/records.js';
 import type { Door } from '../kernel/door.js';
 import { AIRLOCK_VERSION } from '../kernel/version.js';

@@ -28,7 +28,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import type { CallObserver, ObservedCall } from '../kernel/observe.js';
+import type { CallObserver, ObservedCall } from '../kernel/calls/observe.js';
 import { AIRLOCK_VERSION } from '../kernel/version.js';
 import type { Store } from '../kernel/store.js';
 import type { McpRequestInfo, McpRequestTracer } from '../transport/mcp-trace.js';

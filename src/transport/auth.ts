@@ -12,7 +12,7 @@
  * without a CORS preflight this server never answers.
  */
 import type { IncomingMessage } from 'node:http';
-import type { OwnerSession, Principals } from '../kernel/principals.js';
+import type { OwnerSession, Principals } from '../kernel/authority/principals.js';
 import { failure, type Failure } from '../kernel/errors.js';
 import { header } from './http-util.js';
 import type { Audience } from './surface.js';

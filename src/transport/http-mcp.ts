@@ -11,7 +11,7 @@ import type { ServingKernel } from './surface.js';
 import type { McpServing } from './mcp-server.js';
 import type { McpRequestTracer } from './mcp-trace.js';
 import { mountOf } from '../kernel/kernel.js';
-import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
+import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/calls/json-depth.js';
 
 /**
  * The JSON nesting cap for one MCP message (authority.md §4): the message and

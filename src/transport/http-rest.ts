@@ -15,12 +15,12 @@ import {
 import type { Logger } from '../kernel/logger.js';
 import { failureResponse, sendFailure } from './http-errors.js';
 import { readBody, sendJson } from './http-util.js';
-import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/json-depth.js';
+import { MAX_JSON_DEPTH, textNestsDeeperThan } from '../kernel/calls/json-depth.js';
 import { createRouter } from './router.js';
 import type { RestResponse, RestRoute } from './surface.js';
 import { admit, type Caller } from './auth.js';
 import { checkPresence } from './presence-gate.js';
-import type { Presence } from '../kernel/presence.js';
+import type { Presence } from '../kernel/authority/presence.js';
 
 export interface RestDispatchOptions {
   routes: readonly RestRoute[];

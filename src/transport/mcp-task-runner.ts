@@ -17,7 +17,7 @@
 import { inputRequired } from '@modelcontextprotocol/server';
 import { approvalMessage, approvalUrl, decided, pendingApproval } from './approval-delivery.js';
 import { isTerminal, type TaskRecord, type TaskStore } from './mcp-task-store.js';
-import type { CallOutcome } from '../kernel/pipeline.js';
+import type { CallOutcome } from '../kernel/calls/pipeline.js';
 import type {
   McpTaskSupport,
   Presented,
@@ -25,7 +25,7 @@ import type {
   ServingKernel,
   ToolResult,
 } from './surface.js';
-import { isExpired } from '../kernel/consent.js';
+import { isExpired } from '../kernel/authority/consent.js';
 
 /** Rounds one task may take (answers and approvals) before it ends with the last outcome. */
 const MAX_ROUNDS = 16;

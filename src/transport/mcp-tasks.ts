@@ -35,7 +35,7 @@ import {
   legacyTaskNotifier,
 } from './mcp-tasks-2025.js';
 import { presentOutcome } from './present.js';
-import type { CallOptions } from '../kernel/pipeline.js';
+import type { CallOptions } from '../kernel/calls/pipeline.js';
 import { agentKeyOf } from '../kernel/connection.js';
 import type { McpRequestScope, McpTaskSupport, ServingKernel } from './surface.js';
 

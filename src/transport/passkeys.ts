@@ -6,7 +6,7 @@
  * the same passkeys.
  *
  * A decision's challenge is 16 random bytes followed by the SHA-256 of the
- * decision (kernel/presence.ts), so the assertion the authenticator signs
+ * decision (kernel/authority/presence.ts), so the assertion the authenticator signs
  * names that decision and no other; the challenge is kept until its first
  * use (or 5 minutes) and deleted in the transaction that accepts it, so an
  * assertion is never accepted twice. User verification is required.
@@ -24,7 +24,7 @@ import {
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { failure, type Failure } from '../kernel/errors.js';
-import { PASSKEYS, type PresenceVerifier } from '../kernel/presence.js';
+import { PASSKEYS, type PresenceVerifier } from '../kernel/authority/presence.js';
 import type { Store } from '../kernel/store.js';
 
 const CHALLENGES = 'owner-passkey-challenges';

@@ -6,7 +6,7 @@
  * this module only says which decision a request is.
  */
 import type { Failure } from '../kernel/errors.js';
-import type { OwnerDecision, Presence } from '../kernel/presence.js';
+import type { OwnerDecision, Presence } from '../kernel/authority/presence.js';
 import type { RestRequest, RestRoute } from './surface.js';
 
 /** The header a decision's proof travels in: base64url JSON of the WebAuthn assertion. */

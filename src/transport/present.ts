@@ -3,7 +3,7 @@
  * presenter (RooQi envelope, WU error JSON, Koharu's protocol error) or the
  * generic one. The one place an outcome becomes MCP content.
  */
-import type { CallOutcome } from '../kernel/pipeline.js';
+import type { CallOutcome } from '../kernel/calls/pipeline.js';
 import type { AnyToolDef } from '../kernel/tool.js';
 import type { GenericPresenter, Presented, Presenter, ToolResult } from './surface.js';
 

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.js';
 import { failure } from '../kernel/errors.js';
-import { validateInput } from '../kernel/validate.js';
+import { validateInput } from '../kernel/calls/validate.js';
 import type { RestRoute } from './surface.js';
 import { listDeliveries, type Notifier, type NotifyConfig } from '../notify/webhooks.js';
 import {

@@ -9,8 +9,8 @@
 import { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.js';
 import { failure, isFailure } from '../kernel/errors.js';
-import { decisionDigest } from '../kernel/presence.js';
-import { validateInput } from '../kernel/validate.js';
+import { decisionDigest } from '../kernel/authority/presence.js';
+import { validateInput } from '../kernel/calls/validate.js';
 import type { Passkeys } from './passkeys.js';
 import { checkPresence, decisionOf, PRESENCE_HEADER } from './presence-gate.js';
 import { createRouter } from './router.js';

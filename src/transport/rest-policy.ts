@@ -7,8 +7,8 @@
 import { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.js';
 import type { RestRoute } from './surface.js';
-import { validateInput } from '../kernel/validate.js';
-import { effectOf } from '../kernel/effect.js';
+import { validateInput } from '../kernel/calls/validate.js';
+import { effectOf } from '../kernel/calls/effect.js';
 import { connection } from '../kernel/connection.js';
 import { failure, type Failure } from '../kernel/errors.js';
 import {
@@ -18,7 +18,7 @@ import {
   URGENT_ON_ASK,
   evaluate,
   urgentOnAsk,
-} from '../kernel/policy.js';
+} from '../kernel/authority/policy.js';
 import type { AnyToolDef, Effect } from '../kernel/tool.js';
 
 /** Each mounted door with the forms of its targets (`Door.targetForms`). */

@@ -8,8 +8,8 @@
  * to a request that did not prove itself with a code or the owner token.
  */
 import { z } from 'zod';
-import type { Principals } from '../kernel/principals.js';
-import { validateInput } from '../kernel/validate.js';
+import type { Principals } from '../kernel/authority/principals.js';
+import { validateInput } from '../kernel/calls/validate.js';
 import { failure } from '../kernel/errors.js';
 import { SESSION_HEADER } from './auth.js';
 import type { RestRoute } from './surface.js';

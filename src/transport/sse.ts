@@ -9,7 +9,7 @@
  * `EventSource` listener for that name receives it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AirlockEvent, DeliveredEvent, EventBus } from '../kernel/events.js';
+import type { AirlockEvent, DeliveredEvent, EventBus } from '../kernel/events/events.js';
 import { header } from './http-util.js';
 import { agentNameOf } from '../kernel/connection.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { openWorkspace, type Workspace } from '../../src/cli/workspace.js';
-import { createEventBus, type BusTransport } from '../../src/kernel/events.js';
+import { createEventBus, type BusTransport } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { run, testEnv } from '../helpers/cli.js';
 import { freePort } from '../helpers/servers.js';

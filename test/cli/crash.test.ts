@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { startServe, type Served } from '../helpers/servers.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
-import { GENESIS, walkChain } from '../../src/kernel/audit-chain.js';
+import { GENESIS, walkChain } from '../../src/kernel/audit/audit-chain.js';
 import type { AuditEntry } from '../../src/kernel/records.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 import { waitFor } from '../helpers/wait.js';

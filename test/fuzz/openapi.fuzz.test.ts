@@ -13,7 +13,7 @@ import { compileSpec } from '../../src/doors/openapi/compile/compile.js';
 import { createOpenapiDoor } from '../../src/doors/openapi/door.js';
 import { connection } from '../../src/kernel/connection.js';
 import { silentLogger } from '../../src/kernel/logger.js';
-import type { CallOutcome } from '../../src/kernel/pipeline.js';
+import type { CallOutcome } from '../../src/kernel/calls/pipeline.js';
 import type { Presented, ToolResult } from '../../src/transport/surface.js';
 import { conn, testKernel, type TestKernel } from '../helpers/kernel.js';
 import { countingServer, json, type CountingServer } from '../doors/openapi/helpers.js';

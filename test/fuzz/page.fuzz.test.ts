@@ -11,7 +11,7 @@ import { createPageTools } from '../../src/doors/page/tools.js';
 import { loadConfig } from '../../src/doors/page/config.js';
 import { connection } from '../../src/kernel/connection.js';
 import { silentLogger } from '../../src/kernel/logger.js';
-import type { CallOutcome } from '../../src/kernel/pipeline.js';
+import type { CallOutcome } from '../../src/kernel/calls/pipeline.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
 import type { Presented, ToolResult } from '../../src/transport/surface.js';
 import { conn, testKernel, type TestKernel } from '../helpers/kernel.js';

@@ -12,7 +12,7 @@ import { Agent, request } from 'node:http';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { ERROR_CODES } from '../../src/kernel/errors.js';
-import { MAX_JSON_DEPTH } from '../../src/kernel/json-depth.js';
+import { MAX_JSON_DEPTH } from '../../src/kernel/calls/json-depth.js';
 import { HTTP_STATUS } from '../../src/transport/http-status.js';
 import type { RestRoute } from '../../src/transport/surface.js';
 import { ODD_STRINGS, PROTOTYPE_KEYS, junk } from './garbage.js';

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connection } from '../../src/kernel/connection.js';
 import { silentLogger } from '../../src/kernel/logger.js';
-import type { CallOutcome } from '../../src/kernel/pipeline.js';
+import type { CallOutcome } from '../../src/kernel/calls/pipeline.js';
 import { toolNames } from '../../src/doors/scene/tools.js';
 import { INVALID_REQUEST } from '../../src/doors/scene/presenter.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { ERROR_CODES, type Failure } from '../../src/kernel/errors.js';
 import type { Connection } from '../../src/kernel/connection.js';
-import type { CallOutcome } from '../../src/kernel/pipeline.js';
+import type { CallOutcome } from '../../src/kernel/calls/pipeline.js';
 import { presentOutcome } from '../../src/transport/present.js';
 import type { Presented, ServingKernel, ToolResult } from '../../src/transport/surface.js';
 import { argumentsFor } from './garbage.js';

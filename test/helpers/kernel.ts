@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKernel, type KernelOptions } from '../../src/kernel/kernel.js';
-import { createEventBus, type EventBus } from '../../src/kernel/events.js';
+import { createEventBus, type EventBus } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { openStore } from '../../src/store/open.js';
 import { connection } from '../../src/kernel/connection.js';
-import type { CallOptions, CallOutcome } from '../../src/kernel/pipeline.js';
+import type { CallOptions, CallOutcome } from '../../src/kernel/calls/pipeline.js';
 import { defaultPresenter, presentOutcome } from '../../src/transport/present.js';
 import type { Presented, ServedDoor, ServingKernel } from '../../src/transport/surface.js';
 

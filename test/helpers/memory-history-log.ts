@@ -4,7 +4,7 @@
  * contract as the file log (test/kernel/history-log-memory.test.ts) and
  * copies what it keeps, as persisting would.
  */
-import type { HistoryLog, HistorySnapshot, LogEntry } from '../../src/kernel/history.js';
+import type { HistoryLog, HistorySnapshot, LogEntry } from '../../src/kernel/writes/history.js';
 
 export function memoryHistoryStorage<S, Op>(): { open(): HistoryLog<S, Op> } {
   let snapshot: HistorySnapshot<S, Op> | null = null;

@@ -1,6 +1,6 @@
 /** Owner and agent credentials for tests that build a kernel in-process. */
 import type { Kernel } from '../../src/kernel/kernel.js';
-import { newToken } from '../../src/kernel/principals.js';
+import { newToken } from '../../src/kernel/authority/principals.js';
 
 /** Makes `kernel`'s owner token (once per kernel) and answers the header that carries it. */
 export async function ownerHeaders(kernel: Kernel): Promise<Record<string, string>> {

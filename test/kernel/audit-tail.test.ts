@@ -7,7 +7,7 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/kernel/tool.js';
-import { createAudit, type AuditRecord } from '../../src/kernel/audit.js';
+import { createAudit, type AuditRecord } from '../../src/kernel/audit/audit.js';
 import type { Store, StoreTx } from '../../src/kernel/store.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openStore } from '../../src/store/open.js';

@@ -12,18 +12,18 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAudit } from '../../src/kernel/audit.js';
+import { createAudit } from '../../src/kernel/audit/audit.js';
 import {
   exportSigned,
   verifyExport,
   verifyStoredChain,
   writeCheckpoint,
-} from '../../src/kernel/audit-seal.js';
-import { createAuditSigner } from '../../src/kernel/audit-signing.js';
-import { createRetention } from '../../src/kernel/retention.js';
+} from '../../src/kernel/audit/audit-seal.js';
+import { createAuditSigner } from '../../src/kernel/audit/audit-signing.js';
+import { createRetention } from '../../src/kernel/audit/retention.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { Store } from '../../src/kernel/store.js';
-import type { Journal } from '../../src/kernel/journal.js';
+import type { Journal } from '../../src/kernel/writes/journal.js';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
 import { migrate } from '../../src/store/sqlite/migrations.js';
 import { createPostgresStore } from '../../src/store/postgres/index.js';

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type AnyToolDef, type Effect } from '../../src/kernel/tool.js';
-import { effectOf } from '../../src/kernel/effect.js';
+import { effectOf } from '../../src/kernel/calls/effect.js';
 import type { Door } from '../../src/kernel/door.js';
 import { conn, testKernel, type TestKernel } from '../helpers/kernel.js';
 

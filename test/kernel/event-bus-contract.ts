@@ -1,5 +1,5 @@
 /**
- * The one behaviour suite every EventBus passes (src/kernel/events.ts): the
+ * The one behaviour suite every EventBus passes (src/kernel/events/events.ts): the
  * in-process bus and the bus over a transport (Redis). Delivery may be
  * asynchronous (a transport hands events back later), so the suite waits for
  * delivery instead of expecting it synchronously.
@@ -10,7 +10,7 @@ import type {
   DeliveredEvent,
   EventBus,
   EventBusOptions,
-} from '../../src/kernel/events.js';
+} from '../../src/kernel/events/events.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** Opens a fresh bus, isolated from every other bus the suite opens (its own channel, say). */

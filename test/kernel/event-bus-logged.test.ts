@@ -1,5 +1,5 @@
 /**
- * The event bus over the deployment's event log (src/kernel/logged-bus.ts,
+ * The event bus over the deployment's event log (src/kernel/events/logged-bus.ts,
  * issue 15 P3/P5): one id space per store, replay on any instance, no gap and
  * no repeat when Redis drops messages or the store refuses for a while.
  */
@@ -15,8 +15,8 @@ import {
   type DeliveredEvent,
   type EventBus,
   type EventLog,
-} from '../../src/kernel/events.js';
-import { storeEventLog } from '../../src/kernel/event-log.js';
+} from '../../src/kernel/events/events.js';
+import { storeEventLog } from '../../src/kernel/events/event-log.js';
 import type { Store } from '../../src/kernel/store.js';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
 import { createPostgresStore } from '../../src/store/postgres/index.js';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { createEventBus } from '../../src/kernel/events.js';
+import { createEventBus } from '../../src/kernel/events/events.js';
 import { eventBusContract } from './event-bus-contract.js';
 
 eventBusContract('in-process', (options) => createEventBus(options));

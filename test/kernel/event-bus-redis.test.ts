@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { createEventBus, type EventBus } from '../../src/kernel/events.js';
+import { createEventBus, type EventBus } from '../../src/kernel/events/events.js';
 import { createRedisBusTransport } from '../../src/store/redis-bus.js';
 import { describeWithRedis, REDIS_URL } from '../services/redis.js';
 import { waitFor } from '../helpers/wait.js';

@@ -1,5 +1,5 @@
 /**
- * The one behaviour suite every HistoryLog passes (src/kernel/history.ts):
+ * The one behaviour suite every HistoryLog passes (src/kernel/writes/history.ts):
  * what is appended or compacted is what a log opened later on the same
  * storage loads, and a history opened on it replays to the same place.
  */
@@ -10,7 +10,7 @@ import {
   type HistorySnapshot,
   type LogEntry,
   type Reducer,
-} from '../../src/kernel/history.js';
+} from '../../src/kernel/writes/history.js';
 
 export type Op = { set: { key: string; value: number | null } };
 export type State = Record<string, number>;

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openHistory, type Reducer } from '../../src/kernel/history.js';
+import { openHistory, type Reducer } from '../../src/kernel/writes/history.js';
 import { createFileHistoryLog } from '../../src/store/history-file.js';
 import { historyLogContract, type Op, type State } from './history-log-contract.js';
 

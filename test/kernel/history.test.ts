@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { openHistory, type Reducer } from '../../src/kernel/history.js';
+import { openHistory, type Reducer } from '../../src/kernel/writes/history.js';
 import { memoryHistoryStorage } from '../helpers/memory-history-log.js';
 
 type Op = { set: { key: string; value: number | null } };

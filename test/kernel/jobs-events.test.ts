@@ -3,7 +3,7 @@ import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEventBus } from '../../src/kernel/events.js';
+import { createEventBus } from '../../src/kernel/events/events.js';
 import { createKernel } from '../../src/kernel/kernel.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { openStore } from '../../src/store/open.js';

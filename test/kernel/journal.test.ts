@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { holdsFor } from '../helpers/wait.js';
 import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
-import { journalKey } from '../../src/kernel/journal.js';
+import { journalKey } from '../../src/kernel/writes/journal.js';
 import { callDigest } from '../../src/kernel/digest.js';
 import { connection } from '../../src/kernel/connection.js';
 

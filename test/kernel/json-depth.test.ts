@@ -5,7 +5,7 @@ import {
   MAX_JSON_DEPTH,
   nestsDeeperThan,
   textNestsDeeperThan,
-} from '../../src/kernel/json-depth.js';
+} from '../../src/kernel/calls/json-depth.js';
 
 /** `levels` arrays inside each other around `leaf`. */
 function nested(levels: number, leaf: unknown = 1): unknown {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
-import { leanOutputSchema, leanSchema } from '../../src/kernel/lean-schema.js';
+import { leanOutputSchema, leanSchema } from '../../src/kernel/calls/lean-schema.js';
 import { jsonSchemaOf } from '../../src/kernel/kernel.js';
 
 const ajv = new Ajv2020({ strict: false, validateFormats: false });

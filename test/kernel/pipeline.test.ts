@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type AnyToolDef, type ToolContext } from '../../src/kernel/tool.js';
-import { journalKey } from '../../src/kernel/journal.js';
+import { journalKey } from '../../src/kernel/writes/journal.js';
 import { callDigest } from '../../src/kernel/digest.js';
 import { failure } from '../../src/kernel/errors.js';
-import { utf8String } from '../../src/kernel/schemas.js';
+import { utf8String } from '../../src/kernel/calls/schemas.js';
 import type { Door } from '../../src/kernel/door.js';
 import { conn, testKernel, textOf, type TestKernel } from '../helpers/kernel.js';
 import { waitFor } from '../helpers/wait.js';

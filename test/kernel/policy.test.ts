@@ -6,7 +6,7 @@ import {
   PolicyConfigSchema,
   type ListedRule,
   type PolicyCall,
-} from '../../src/kernel/policy.js';
+} from '../../src/kernel/authority/policy.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 
 const call = (over: Partial<PolicyCall> = {}): PolicyCall => ({

@@ -5,8 +5,8 @@ import {
   globsOverlap,
   readShorthand,
   type DoorTargets,
-} from '../../src/kernel/rule-targets.js';
-import { globMatches } from '../../src/kernel/policy.js';
+} from '../../src/kernel/authority/rule-targets.js';
+import { globMatches } from '../../src/kernel/authority/policy.js';
 
 const fs: DoorTargets = {
   name: 'mcp',

@@ -6,7 +6,7 @@
  * across adjacent text blocks.
  */
 import { describe, expect, it } from 'vitest';
-import { createScrubber, scrubTextBlocks } from '../../src/kernel/scrub.js';
+import { createScrubber, scrubTextBlocks } from '../../src/kernel/audit/scrub.js';
 
 const SECRET = 'Sk-live/9f3a+Qz_77&<x>';
 const scrub = createScrubber([SECRET]);

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { isSecretName, SECRET_WORDS_PATTERN } from '../../src/kernel/secret-names.js';
+import { isSecretName, SECRET_WORDS_PATTERN } from '../../src/kernel/audit/secret-names.js';
 
 const source = (path: string) =>
   readFileSync(new URL(`../../src/${path}`, import.meta.url), 'utf8');
 
 describe('the secret-name rule', () => {
   it("the page bridge's copy is byte-for-byte the kernel's", () => {
-    expect(source('web/bridge/secret-names.ts')).toBe(source('kernel/secret-names.ts'));
+    expect(source('web/bridge/secret-names.ts')).toBe(source('kernel/audit/secret-names.ts'));
   });
 
   it('counts a name secret when it contains a secret word, whatever the case and separators', () => {

@@ -14,8 +14,8 @@ import {
   type BusTransport,
   type DeliveredEvent,
   type EventBus,
-} from '../../src/kernel/events.js';
-import { storeEventLog } from '../../src/kernel/event-log.js';
+} from '../../src/kernel/events/events.js';
+import { storeEventLog } from '../../src/kernel/events/event-log.js';
 import { createKernel, type Kernel } from '../../src/kernel/kernel.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { Store } from '../../src/kernel/store.js';

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { z } from 'zod';
-import { describeIssue, validateInput } from '../../src/kernel/validate.js';
-import { utf8String, uuidString } from '../../src/kernel/schemas.js';
+import { describeIssue, validateInput } from '../../src/kernel/calls/validate.js';
+import { utf8String, uuidString } from '../../src/kernel/calls/schemas.js';
 
 /** The message of a refused input (the test fails if it was accepted). */
 function messageOf(schema: z.ZodType, input: unknown): string {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { createKernel, type Kernel } from '../../src/kernel/kernel.js';
-import { createEventBus, type EventBus } from '../../src/kernel/events.js';
+import { createEventBus, type EventBus } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { connection } from '../../src/kernel/connection.js';
 import type { Store } from '../../src/kernel/store.js';

@@ -30,7 +30,7 @@ describe('door boundaries', () => {
   it('refuses a door that imports a kernel internal instead of kernel/index.js', async () => {
     const errors = await importErrors(
       'src/doors/notes/lint-fixture.ts',
-      "import { validateInput as x } from '../../kernel/validate.js';",
+      "import { validateInput as x } from '../../kernel/calls/validate.js';",
     );
     expect(errors).toEqual([expect.stringContaining('kernel/index.js')]);
   });
@@ -119,6 +119,27 @@ describe('kernel boundaries', () => {
       "import { sendJson as x } from '../transport/http-util.js';",
     );
     expect(errors).toEqual([expect.stringContaining('knows nothing of HTTP')]);
+  });
+
+  it('refuses a module in a kernel folder that imports outside the kernel', async () => {
+    const errors = await importErrors(
+      'src/kernel/audit/lint-fixture.ts',
+      "import { createSqliteStore as x } from '../../store/sqlite/index.js';",
+    );
+    expect(errors).toEqual([expect.stringContaining('knows nothing of HTTP')]);
+  });
+
+  it('lets a module in a kernel folder import the top of the kernel and another folder', async () => {
+    const errors = await importErrors(
+      'src/kernel/audit/lint-fixture.ts',
+      [
+        "import { failure as x } from '../errors.js';",
+        "import { digestOf } from '../digest.js';",
+        "import { createPolicy } from '../authority/policy.js';",
+        'export const y = [digestOf, createPolicy];',
+      ].join('\n'),
+    );
+    expect(errors).toEqual([]);
   });
 
   it('refuses a kernel module that imports a package other than zod', async () => {

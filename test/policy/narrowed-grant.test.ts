@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
-import type { AskedCall } from '../../src/kernel/asks.js';
+import type { AskedCall } from '../../src/kernel/authority/asks.js';
 import { approvalScopes, grantCapabilityText } from '../../src/web/app/policy-text.js';
 
 let tk: TestKernel;

@@ -15,7 +15,7 @@ import {
 } from '../doors/page/browser-helpers.js';
 import { launchChromium } from '../helpers/browser.js';
 import { toolJson } from '../helpers/results.js';
-import type { ListedRule } from '../../src/kernel/policy.js';
+import type { ListedRule } from '../../src/kernel/authority/policy.js';
 
 let ws: Workspace;
 let browser: Browser;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ANCHOR_KEY, CHAIN_COLLECTION, walkChain } from '../../src/kernel/audit-chain.js';
+import { ANCHOR_KEY, CHAIN_COLLECTION, walkChain } from '../../src/kernel/audit/audit-chain.js';
 import type { AuditEntry } from '../../src/kernel/records.js';
 import { auditEntry, uid, type ContractContext } from './fixtures.js';
 

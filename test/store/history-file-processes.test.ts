@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createFileHistoryLog } from '../../src/store/history-file.js';
-import { openHistory, type LogEntry } from '../../src/kernel/history.js';
+import { openHistory, type LogEntry } from '../../src/kernel/writes/history.js';
 import { AirlockError } from '../../src/kernel/errors.js';
 import { waitForOutput } from '../helpers/wait.js';
 
@@ -52,7 +52,7 @@ function child(source: string) {
 const writer = (dir: string, tag: string, n: number) =>
   child(`
     import { createFileHistoryLog } from ${JSON.stringify(join(DIST, 'store/history-file.js'))};
-    import { openHistory } from ${JSON.stringify(join(DIST, 'kernel/history.js'))};
+    import { openHistory } from ${JSON.stringify(join(DIST, 'kernel/writes/history.js'))};
     const reducer = { apply: (s, op) => ({ state: { ...s, [op.set.key]: op.set.value }, inverse: { set: { key: op.set.key, value: s[op.set.key] ?? 0 } } }) };
     const log = createFileHistoryLog(${JSON.stringify(dir)});
     const h = await openHistory({ reducer, initial: {}, log, compactEvery: 7 });

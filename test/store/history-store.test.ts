@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openHistory } from '../../src/kernel/history.js';
+import { openHistory } from '../../src/kernel/writes/history.js';
 import type { Store } from '../../src/kernel/store.js';
 import { createStoreHistoryLog, removeStoreHistoryLog } from '../../src/store/history-store.js';
 import { createPostgresStore } from '../../src/store/postgres/index.js';

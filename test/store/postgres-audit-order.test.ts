@@ -6,7 +6,7 @@
  * committed entry exactly once and in id order, and the chain verifies.
  */
 import { afterAll, expect, it } from 'vitest';
-import { GENESIS, walkChain } from '../../src/kernel/audit-chain.js';
+import { GENESIS, walkChain } from '../../src/kernel/audit/audit-chain.js';
 import type { AuditEntry } from '../../src/kernel/records.js';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';

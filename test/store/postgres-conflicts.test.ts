@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, expect, it } from 'vitest';
 import { createKernel, type Kernel } from '../../src/kernel/kernel.js';
-import { createEventBus } from '../../src/kernel/events.js';
+import { createEventBus } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { connection } from '../../src/kernel/connection.js';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';

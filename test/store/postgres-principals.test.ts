@@ -7,14 +7,18 @@
  */
 import { afterAll, expect, it } from 'vitest';
 import { createKernel, type Kernel } from '../../src/kernel/kernel.js';
-import { createEventBus } from '../../src/kernel/events.js';
+import { createEventBus } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { connection } from '../../src/kernel/connection.js';
-import { createPrincipals, newToken, type Principals } from '../../src/kernel/principals.js';
+import {
+  createPrincipals,
+  newToken,
+  type Principals,
+} from '../../src/kernel/authority/principals.js';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { createPostgresBlobStore } from '../../src/store/blobs-postgres.js';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
-import type { PolicyConfig } from '../../src/kernel/policy.js';
+import type { PolicyConfig } from '../../src/kernel/authority/policy.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 
 const cleanup: Array<() => Promise<unknown>> = [];

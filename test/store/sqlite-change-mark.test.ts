@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
-import { createPrincipals } from '../../src/kernel/principals.js';
-import { createEventBus } from '../../src/kernel/events.js';
+import { createPrincipals } from '../../src/kernel/authority/principals.js';
+import { createEventBus } from '../../src/kernel/events/events.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'airlock-mark-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));

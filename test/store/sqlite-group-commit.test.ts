@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite/index.js';
-import { GENESIS, walkChain } from '../../src/kernel/audit-chain.js';
+import { GENESIS, walkChain } from '../../src/kernel/audit/audit-chain.js';
 import { grant } from './fixtures.js';
 
 let dir: string;

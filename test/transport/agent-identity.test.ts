@@ -17,7 +17,7 @@ import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
 import { ownerHeaders } from '../helpers/principals.js';
-import { newToken, tokenHash } from '../../src/kernel/principals.js';
+import { newToken, tokenHash } from '../../src/kernel/authority/principals.js';
 import { agentKey } from '../../src/kernel/connection.js';
 
 let tk: TestKernel;

@@ -12,7 +12,7 @@ import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { toolJson } from '../helpers/results.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
-import { newToken } from '../../src/kernel/principals.js';
+import { newToken } from '../../src/kernel/authority/principals.js';
 import { waitFor } from '../helpers/wait.js';
 
 let tk: TestKernel;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
 import { createKernel } from '../../src/kernel/kernel.js';
-import { createEventBus, type EventBus } from '../../src/kernel/events.js';
+import { createEventBus, type EventBus } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { openStore } from '../../src/store/open.js';
 import type { ServedDoor, ServingKernel } from '../../src/transport/surface.js';

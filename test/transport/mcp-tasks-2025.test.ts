@@ -24,7 +24,7 @@ import { specTypeSchemas } from '@modelcontextprotocol/server';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
 import { createKernel } from '../../src/kernel/kernel.js';
-import { createEventBus, type EventBus } from '../../src/kernel/events.js';
+import { createEventBus, type EventBus } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { openStore } from '../../src/store/open.js';
 import { createRedisBusTransport } from '../../src/store/redis-bus.js';

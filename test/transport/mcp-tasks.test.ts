@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
 import { createKernel } from '../../src/kernel/kernel.js';
-import { createEventBus, type EventBus } from '../../src/kernel/events.js';
+import { createEventBus, type EventBus } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { agentKey } from '../../src/kernel/connection.js';
 import { openStore } from '../../src/store/open.js';

@@ -12,7 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { BIN, run, testEnv } from '../helpers/cli.js';
 import { freePort } from '../helpers/servers.js';
 import { toolJson } from '../helpers/results.js';
-import { agentOfConnection } from '../../src/kernel/consent.js';
+import { agentOfConnection } from '../../src/kernel/authority/consent.js';
 import { agentPart } from '../../src/kernel/connection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-stdio-name-'));

@@ -4,7 +4,7 @@
  * browser.
  */
 import { describe, expect, it } from 'vitest';
-import type { ListedRule } from '../../src/kernel/policy.js';
+import type { ListedRule } from '../../src/kernel/authority/policy.js';
 import {
   alwaysRule,
   alwaysText,

@@ -16,7 +16,7 @@ import { wireForms, createScrubber, scrubbedLogger } from '../../kernel/index.js
 import { ConfigError } from './config-error.js';
 import { unsafeHeaderValue } from './http/build.js';
 
-/** The scrubbing itself is the kernel's (`kernel/scrub.ts`); re-exported for this door's modules. */
+/** The scrubbing itself is the kernel's (`kernel/audit/scrub.ts`); re-exported for this door's modules. */
 export { wireForms, createScrubber, scrubbedLogger };
 
 export const MIN_SECRET_LENGTH = 4;

@@ -37,7 +37,7 @@ interface Look {
 
 export function historyMoveTool(direction: 'undo' | 'redo', name: string, session: SceneSession) {
   // One look per call: the kernel hands the same validated input to the
-  // effect, the policy hooks and the handler (kernel/pipeline.ts), so each
+  // effect, the policy hooks and the handler (kernel/calls/pipeline.ts), so each
   // reads the state the first one saw.
   const looks = new WeakMap<HistoryMove, Look>();
   const look = async (input: HistoryMove, connection?: Connection): Promise<Look> => {

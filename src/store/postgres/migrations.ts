@@ -134,7 +134,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN agent text;
   CREATE INDEX jobs_by_agent ON jobs (agent, created_at, seq);
   `,
-  // Issue 33: the audit trail's hash chain (kernel/audit-chain.ts),
+  // Issue 33: the audit trail's hash chain (kernel/audit/audit-chain.ts),
   // computed here, inside the appenders' turn, so an append costs no extra
   // round trip. The appender puts the entry's content digest in `hash`; the
   // trigger links it to the newest entry (or the retention anchor, or

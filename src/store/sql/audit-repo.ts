@@ -6,7 +6,7 @@ import {
   contentDigest,
   GENESIS,
   linkHash,
-} from '../../kernel/audit-chain.js';
+} from '../../kernel/audit/audit-chain.js';
 import { fromNullableJson, toNullableJson } from './json-column.js';
 import { limitClause, type SqlClient, type SqlParam } from './sql-client.js';
 
@@ -65,7 +65,7 @@ const paramsOf = (entry: NewAuditEntry): SqlParam[] => [
 ];
 
 /**
- * The hash chain (kernel/audit-chain.ts) is linked inside the appenders'
+ * The hash chain (kernel/audit/audit-chain.ts) is linked inside the appenders'
  * turn. SQLite (one writer, in process): the appender reads the newest
  * entry and the next id, and inserts each entry with its id and hashes.
  * PostgreSQL: the appender passes the content digest as `hash` and a

@@ -153,7 +153,7 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN agent TEXT;
   CREATE INDEX jobs_by_agent ON jobs (agent, created_at, seq);
   `,
-  // Issue 33: the audit trail's hash chain (kernel/audit-chain.ts).
+  // Issue 33: the audit trail's hash chain (kernel/audit/audit-chain.ts).
   // The appender links each entry to the one before inside its write
   // transaction; entries written before this version stay unlinked (NULL).
   `

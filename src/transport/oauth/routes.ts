@@ -5,7 +5,7 @@
  * OAuth clients act as.
  */
 import { z } from 'zod';
-import { validateInput } from '../../kernel/validate.js';
+import { validateInput } from '../../kernel/calls/validate.js';
 import type { RestRoute } from '../surface.js';
 import type { OAuthServer } from './server.js';
 

@@ -17,7 +17,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import { failure, type Failure } from '../../kernel/errors.js';
-import { AgentName } from '../../kernel/principals.js';
+import { AgentName } from '../../kernel/authority/principals.js';
 import { agentKey } from '../../kernel/connection.js';
 import { mountOf } from '../../kernel/kernel.js';
 import type { Logger } from '../../kernel/logger.js';

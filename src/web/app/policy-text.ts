@@ -4,7 +4,7 @@
  * setting, and the REST bodies the Policy screen's forms send. Pure, so the
  * unit tests check it without a browser.
  */
-import type { ListedRule, PolicyRule, ReadOnly } from '../../kernel/policy.js';
+import type { ListedRule, PolicyRule, ReadOnly } from '../../kernel/authority/policy.js';
 import type { Approval } from '../../kernel/records.js';
 
 export const MATCH_FIELDS = ['door', 'tool', 'agent', 'effect', 'target'] as const;
@@ -82,7 +82,7 @@ export function readOnlyText(readOnly: ReadOnly): string {
 
 /**
  * A grant's capability in words: a 15-minute approval of a policy ask
- * carries `policy:<rule>|<target>` (kernel/asks.ts); consent grants keep
+ * carries `policy:<rule>|<target>` (kernel/authority/asks.ts); consent grants keep
  * their capability.
  */
 export function grantCapabilityText(capability: string): string {
@@ -93,7 +93,7 @@ export function grantCapabilityText(capability: string): string {
 
 /**
  * What each approve button of a policy ask covers, in words. Once: this
- * exact call. 15 minutes: the grant kernel/asks.ts makes, which lets through
+ * exact call. 15 minutes: the grant kernel/authority/asks.ts makes, which lets through
  * every call of this agent that the same rule asks about with the same
  * target string (`askCapability`): for an upstream MCP tool the target is
  * `upstream:tool`, for a page action `origin:action`, for a call made of
@@ -108,7 +108,7 @@ export function approvalScopes(
   /** The 15-minute scope narrowed to the call's subject (kernel `preview.subject`), when the door named one. */
   narrow: string | null;
 } {
-  // The inbox gets approvals as `shown` (kernel/consent.ts): `agent` is the agent's name.
+  // The inbox gets approvals as `shown` (kernel/authority/consent.ts): `agent` is the agent's name.
   const who = a.agent ?? 'this agent';
   const target = a.target ?? '';
   const quarter =

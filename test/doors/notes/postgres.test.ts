@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createNotesDoor } from '../../../src/doors/notes/index.js';
 import { createKernel, type Kernel } from '../../../src/kernel/kernel.js';
-import { createEventBus } from '../../../src/kernel/events.js';
+import { createEventBus } from '../../../src/kernel/events/events.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { openStore } from '../../../src/store/open.js';
 import { connection } from '../../../src/kernel/connection.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createOpenapiDoor } from '../../../src/doors/openapi/door.js';
 import type { Catalog } from '../../../src/doors/openapi/catalog.js';
-import { effectOf } from '../../../src/kernel/effect.js';
+import { effectOf } from '../../../src/kernel/calls/effect.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { catalogOf } from './helpers.js';
 

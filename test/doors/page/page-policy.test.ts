@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPageTools } from '../../../src/doors/page/tools.js';
 import { loadConfig } from '../../../src/doors/page/config.js';
 import { connection } from '../../../src/kernel/connection.js';
-import type { CallOutcome } from '../../../src/kernel/pipeline.js';
+import type { CallOutcome } from '../../../src/kernel/calls/pipeline.js';
 import type { ServedDoor } from '../../../src/transport/surface.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 

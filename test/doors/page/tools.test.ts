@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createPageTools } from '../../../src/doors/page/tools.js';
 import { loadConfig } from '../../../src/doors/page/config.js';
 import { jsonSchemaOf } from '../../../src/kernel/kernel.js';
-import { annotationsOf, effectOf } from '../../../src/kernel/effect.js';
+import { annotationsOf, effectOf } from '../../../src/kernel/calls/effect.js';
 
 // The wire contract of the 18 tools (spec/page.md "Tools"): names, argument
 // names, ranges and defaults. A change here must be deliberate.

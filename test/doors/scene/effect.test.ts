@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sceneTools, toolNames } from '../../../src/doors/scene/tools.js';
 import type { SceneSession } from '../../../src/doors/scene/session.js';
-import { effectOf } from '../../../src/kernel/effect.js';
+import { effectOf } from '../../../src/kernel/calls/effect.js';
 import { textNodeOf } from './helpers.js';
 
 const names = toolNames('koharu');

@@ -10,7 +10,7 @@ import { createProjectRoots } from '../../../src/doors/scene/roots.js';
 import { createSceneSession, type SceneSession } from '../../../src/doors/scene/session.js';
 import { createLocalShelf } from '../../../src/doors/scene/shelf.js';
 import { fileFolderStorage } from '../../../src/store/folder-file.js';
-import { effectOf } from '../../../src/kernel/effect.js';
+import { effectOf } from '../../../src/kernel/calls/effect.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
 import type { ToolContext } from '../../../src/kernel/tool.js';
 import { connection } from '../../../src/kernel/connection.js';

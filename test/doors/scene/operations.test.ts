@@ -13,9 +13,9 @@ import { pageOf, sceneDoor, tempDir } from './helpers.js';
 import { json, post, sceneServer, trustHistoryMoves, type SceneServer } from './server.js';
 import { structuredOf, toolJson } from '../../helpers/results.js';
 import { conn, testKernel, textOf, type TestKernel } from '../../helpers/kernel.js';
-import { journalKey } from '../../../src/kernel/journal.js';
+import { journalKey } from '../../../src/kernel/writes/journal.js';
 import { callDigest } from '../../../src/kernel/digest.js';
-import { validateInput } from '../../../src/kernel/validate.js';
+import { validateInput } from '../../../src/kernel/calls/validate.js';
 import type { JournalEntry } from '../../../src/kernel/records.js';
 import type { ServedDoor } from '../../../src/transport/surface.js';
 

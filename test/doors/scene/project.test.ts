@@ -15,7 +15,7 @@ import { createSceneSession } from '../../../src/doors/scene/session.js';
 import { createLocalShelf } from '../../../src/doors/scene/shelf.js';
 import { fileFolderStorage } from '../../../src/store/folder-file.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
-import type { AirlockEvent } from '../../../src/kernel/events.js';
+import type { AirlockEvent } from '../../../src/kernel/events/events.js';
 import { pageOf, tempDir, textNodeOf } from './helpers.js';
 
 const dirs: string[] = [];

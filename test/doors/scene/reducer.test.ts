@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { emptyScene, type Scene } from '../../../src/doors/scene/model.js';
 import { OpSchema, type Op } from '../../../src/doors/scene/ops.js';
 import { applyOp, sceneReducer, SceneOpError } from '../../../src/doors/scene/reducer.js';
-import { openHistory } from '../../../src/kernel/history.js';
+import { openHistory } from '../../../src/kernel/writes/history.js';
 import { HASH_A, HASH_B, imageNodeOf, pageOf, textNodeOf } from './helpers.js';
 
 const base = (): Scene => emptyScene('test', '2026-01-01T00:00:00.000Z');

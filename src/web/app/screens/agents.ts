@@ -9,8 +9,8 @@
  * everything it was granted): revoke and add under the new name.
  * Everything here is the owner's: private to the page bridge.
  */
-import type { AgentInfo } from '../../../kernel/principals.js';
-import type { ListedRule } from '../../../kernel/policy.js';
+import type { AgentInfo } from '../../../kernel/authority/principals.js';
+import type { ListedRule } from '../../../kernel/authority/policy.js';
 import type { AgentActivity } from '../../../transport/rest-agent-activity.js';
 import { del, get, post } from '../api.js';
 import { busy, field, fill, forAgent, h, onOwner } from '../dom.js';

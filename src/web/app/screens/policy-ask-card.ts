@@ -8,7 +8,7 @@
  * door and tool (and target, when chosen), placed first among the owner's
  * rules, marked with where it came from and removable on the Policy screen.
  */
-import type { ListedRule, PolicyView } from '../../../kernel/policy.js';
+import type { ListedRule, PolicyView } from '../../../kernel/authority/policy.js';
 import type { Approval } from '../../../kernel/records.js';
 import { get, post } from '../api.js';
 import { forAgent, h, markOwner } from '../dom.js';

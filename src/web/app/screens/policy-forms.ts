@@ -3,7 +3,7 @@
  * owner rule edited in place) and the "what would happen" tester. Each
  * shows the server's own sentence when it refuses (it says what to fix).
  */
-import type { ListedRule } from '../../../kernel/policy.js';
+import type { ListedRule } from '../../../kernel/authority/policy.js';
 import { post } from '../api.js';
 import { busy, fill, h, onOwner } from '../dom.js';
 import { ruleBody, verdictWhy, type RuleFields } from '../policy-text.js';

@@ -5,7 +5,7 @@
  * is read. The config file's setting is shown beside it; it can be changed
  * only in the file.
  */
-import type { PolicyView } from '../../../kernel/policy.js';
+import type { PolicyView } from '../../../kernel/authority/policy.js';
 import { put } from '../api.js';
 import { busy, h, onOwner } from '../dom.js';
 import { readOnlyDoors, readOnlyText, readOnlyValue } from '../policy-text.js';

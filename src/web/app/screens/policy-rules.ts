@@ -6,7 +6,7 @@
  * the config file's are read-only here. Every rule lists
  * its recent decisions from the audit trail on demand.
  */
-import type { ListedRule, PolicyView } from '../../../kernel/policy.js';
+import type { ListedRule, PolicyView } from '../../../kernel/authority/policy.js';
 import type { AuditEntry } from '../../../kernel/records.js';
 import { del, get, post, put } from '../api.js';
 import { busy, fill, h, onOwner, type Child } from '../dom.js';

@@ -6,7 +6,7 @@
  * arrives as `policyChanged` and the screen reloads. `#/policy/<rule id>`
  * (the inbox links the rule that asked) brings that rule into view.
  */
-import type { ListedRule, PolicyView } from '../../../kernel/policy.js';
+import type { ListedRule, PolicyView } from '../../../kernel/authority/policy.js';
 import type { AuditEntry } from '../../../kernel/records.js';
 import { doors, get, post } from '../api.js';
 import { fill, h, keyed } from '../dom.js';

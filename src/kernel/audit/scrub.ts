@@ -15,7 +15,7 @@
  * way is not stopped.
  */
 import { REDACTED } from './secret-names.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 const jsonEscaped = (s: string) => JSON.stringify(s).slice(1, -1);
 /** As encoders that write only ASCII show it (`\u00e9`). */

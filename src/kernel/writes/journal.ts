@@ -25,10 +25,10 @@
  * committed → `committed`; prepared → `prepared-not-submitted`;
  * uncertain → `submission-uncertain-do-not-use-new-id`; none → `not-found`.
  */
-import { failure, type Failure } from './errors.js';
-import type { JournalEntry, Provenance } from './records.js';
-import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from './store.js';
-import { agentKeyOf } from './connection.js';
+import { failure, type Failure } from '../errors.js';
+import type { JournalEntry, Provenance } from '../records.js';
+import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from '../store.js';
+import { agentKeyOf } from '../connection.js';
 
 /** Journal transactions read and write entries by key only. */
 const KEYED: TransactionOptions = { isolation: 'keyed' };

@@ -5,8 +5,8 @@
  * pass an observer (src/telemetry/ implements one on OpenTelemetry); without
  * one the pipeline skips every mark, so an unobserved call costs nothing.
  */
-import type { Connection } from './connection.js';
-import type { Effect } from './tool.js';
+import type { Connection } from '../connection.js';
+import type { Effect } from '../tool.js';
 
 /** The pipeline's stages an observer hears of, in order (pipeline.ts). */
 export type CallStage = 'validate' | 'policy' | 'consent' | 'journal' | 'handler' | 'audit';

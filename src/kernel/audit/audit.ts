@@ -14,12 +14,12 @@
  * `maxEntries`: a read that finds the tail full waits until its entry is
  * written, so the count bound holds however slow the disk is.
  */
-import { digestOf } from './digest.js';
+import { digestOf } from '../digest.js';
 import { redact } from './redact.js';
-import { connectionLabel } from './connection.js';
-import type { AuditEntry, NewAuditEntry, Provenance } from './records.js';
-import type { AuditQuery, Store, StoreTx } from './store.js';
-import type { EventBus } from './events.js';
+import { connectionLabel } from '../connection.js';
+import type { AuditEntry, NewAuditEntry, Provenance } from '../records.js';
+import type { AuditQuery, Store, StoreTx } from '../store.js';
+import type { EventBus } from '../events/events.js';
 
 export interface AuditRecord {
   connection: string;

@@ -3,8 +3,8 @@
  * connection (the extra call is refused at once, never queued), and response
  * bytes. The per-call timeout lives in the pipeline's execute step.
  */
-import { failure, type Failure } from './errors.js';
-import { utf8Bytes } from './digest.js';
+import { failure, type Failure } from '../errors.js';
+import { utf8Bytes } from '../digest.js';
 import { checkNesting, MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 export function checkRequestBytes(args: unknown, max: number): Failure | null {

@@ -13,7 +13,7 @@
  * nag; after that the same call asks again.
  */
 import { randomUUID } from 'node:crypto';
-import { failure, type Failure } from './errors.js';
+import { failure, type Failure } from '../errors.js';
 import {
   closed,
   goneApproval,
@@ -26,10 +26,10 @@ import {
   unknownApproval,
   waitingFor,
 } from './consent.js';
-import type { Approval, ApprovalScope, Grant } from './records.js';
-import type { EventBus } from './events.js';
-import { ONE_STATEMENT, type Store } from './store.js';
-import { agentNameOf } from './connection.js';
+import type { Approval, ApprovalScope, Grant } from '../records.js';
+import type { EventBus } from '../events/events.js';
+import { ONE_STATEMENT, type Store } from '../store.js';
+import { agentNameOf } from '../connection.js';
 
 /** An approved-once call may run within this long of the approval; a 15-minute approval lasts this long. */
 export const ASK_LIFETIME_MS = 15 * 60 * 1000;
@@ -132,8 +132,7 @@ export function createAsks({
       );
       if (
         granted.some(
-          (g) =>
-            g.door === call.door && (g.capability === capability || g.capability === narrowed),
+          (g) => g.door === call.door && (g.capability === capability || g.capability === narrowed),
         )
       )
         return null;

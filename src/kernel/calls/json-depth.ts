@@ -7,7 +7,7 @@
  * A level is one object or array: `{}` and `[]` are 1 level, `{"a": [1]}` is 2,
  * a string or number is 0.
  */
-import { failure, type Failure } from './errors.js';
+import { failure, type Failure } from '../errors.js';
 
 export const MAX_JSON_DEPTH = 64;
 

@@ -24,12 +24,12 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { failure, type Failure } from './errors.js';
-import type { EventBus } from './events.js';
-import { ONE_STATEMENT, type Store, type StoreTx } from './store.js';
-import { agentKey, agentKeyOfConnection } from './connection.js';
+import { failure, type Failure } from '../errors.js';
+import type { EventBus } from '../events/events.js';
+import { ONE_STATEMENT, type Store, type StoreTx } from '../store.js';
+import { agentKey, agentKeyOfConnection } from '../connection.js';
 import { closed, shown } from './consent.js';
-import type { Approval } from './records.js';
+import type { Approval } from '../records.js';
 import { PASSKEYS } from './presence.js';
 
 const AGENTS = 'agents';

@@ -10,9 +10,9 @@ import { z } from 'zod';
 import { ANCHOR_KEY, CHAIN_COLLECTION } from './audit-chain.js';
 import { writeCheckpoint, type StoredAnchor } from './audit-seal.js';
 import { signStatement, type AnchorStatement, type AuditSigner } from './audit-signing.js';
-import type { Journal } from './journal.js';
-import type { Logger } from './logger.js';
-import type { Store } from './store.js';
+import type { Journal } from '../writes/journal.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store.js';
 
 export const DEFAULT_AUDIT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 export const DEFAULT_SWEEP_EVERY_MS = 10 * 60 * 1000;

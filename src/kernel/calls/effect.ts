@@ -4,8 +4,8 @@
  * destructiveHint false; `destructive` → readOnlyHint false, destructiveHint
  * true. The audit stage and the policy ask `effectOf` for the call at hand.
  */
-import type { AnyToolDef, Effect, EffectHint } from './tool.js';
-import type { Connection } from './connection.js';
+import type { AnyToolDef, Effect, EffectHint } from '../tool.js';
+import type { Connection } from '../connection.js';
 
 /**
  * The effect of one call with its validated input (a door may need to ask

@@ -22,12 +22,12 @@
  * Before the first stage, `kernel.call` runs a call that is another tool's
  * (`ToolDef.sameAs`) as that tool, so every stage sees the one capability.
  */
-import { AirlockError, failure, internalFailure, isFailure, type Failure } from './errors.js';
-import { callDigest } from './digest.js';
+import { AirlockError, failure, internalFailure, isFailure, type Failure } from '../errors.js';
+import { callDigest } from '../digest.js';
 import { validateInput } from './validate.js';
 import { effectOf } from './effect.js';
-import { decideCall } from './decide.js';
-import type { PolicyVerdict } from './policy.js';
+import { decideCall } from '../authority/decide.js';
+import type { PolicyVerdict } from '../authority/policy.js';
 import {
   checkRequestBytes,
   checkResponseBytes,
@@ -41,12 +41,12 @@ import {
   type Effect,
   type Limits,
   type ToolContext,
-} from './tool.js';
-import { agentKeyOf, connectionLabel, type Connection } from './connection.js';
-import { journalKey, OperationRaced, type OpenOperation } from './journal.js';
-import type { AuditEntry, Grant, Provenance, ResourceRef } from './records.js';
-import type { AuditRecord } from './audit.js';
-import type { KernelServices } from './kernel.js';
+} from '../tool.js';
+import { agentKeyOf, connectionLabel, type Connection } from '../connection.js';
+import { journalKey, OperationRaced, type OpenOperation } from '../writes/journal.js';
+import type { AuditEntry, Grant, Provenance, ResourceRef } from '../records.js';
+import type { AuditRecord } from '../audit/audit.js';
+import type { KernelServices } from '../kernel.js';
 import type { CallStage } from './observe.js';
 
 export interface CallOptions {

@@ -3,7 +3,7 @@
  * digests. Byte limits count UTF-8 bytes, not characters (spec/kernel.md §1).
  */
 import { z } from 'zod';
-import { utf8Bytes } from './digest.js';
+import { utf8Bytes } from '../digest.js';
 
 /** A string whose UTF-8 encoding is between `min` and `max` bytes. */
 export function utf8String(min: number, max: number) {

@@ -12,9 +12,9 @@
  * checked (WebAuthn) is injected, so the kernel stays free of it. A kernel
  * given no verifier refuses every decision that needs presence.
  */
-import { failure, type Failure } from './errors.js';
-import { digestOf } from './digest.js';
-import type { Store } from './store.js';
+import { failure, type Failure } from '../errors.js';
+import { digestOf } from '../digest.js';
+import type { Store } from '../store.js';
 
 /** Where the owner's passkeys are kept (generic records; the verifier writes them). */
 export const PASSKEYS = 'owner-passkeys';

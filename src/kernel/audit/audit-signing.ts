@@ -7,7 +7,7 @@
  * retention anchor and signed exports are signed the same way.
  */
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalJson, sha256Hex } from './digest.js';
+import { canonicalJson, sha256Hex } from '../digest.js';
 
 /** Signs audit checkpoints; `keyId` names the key (16 hex digits of its public key's SHA-256). */
 export interface AuditSigner {

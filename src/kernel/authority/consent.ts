@@ -7,11 +7,11 @@
  * Expired grants behave as never granted.
  */
 import { randomUUID } from 'node:crypto';
-import { failure, type Failure } from './errors.js';
-import type { Approval, Grant, ResourceRef } from './records.js';
-import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from './store.js';
-import type { EventBus } from './events.js';
-import { agentKeyOfConnection, agentOfConnection, connectionLabel } from './connection.js';
+import { failure, type Failure } from '../errors.js';
+import type { Approval, Grant, ResourceRef } from '../records.js';
+import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from '../store.js';
+import type { EventBus } from '../events/events.js';
+import { agentKeyOfConnection, agentOfConnection, connectionLabel } from '../connection.js';
 
 export const DEFAULT_GRANT_LIFETIME_MS = 15 * 60 * 1000;
 /** Undecided approvals expire after this long (authority.md §2). */

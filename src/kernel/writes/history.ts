@@ -24,7 +24,7 @@
  * a remembered tag answers its epoch), so every instance builds one history
  * with one epoch counter. `sync` catches up before a read.
  */
-import { AirlockError } from './errors.js';
+import { AirlockError } from '../errors.js';
 
 /** A shared log's answer when the epoch an append names was taken by another instance first. */
 export class HistoryConflict extends AirlockError {

@@ -5,7 +5,7 @@
  * than what is kept gets a snapshot instead of a replay).
  */
 import type { EventLog } from './logged-bus.js';
-import type { Store } from './store.js';
+import type { Store } from '../store.js';
 
 export const EVENT_LOG_RETAIN = 10_000;
 export interface StoreEventLogOptions {

@@ -17,8 +17,8 @@
  * more than before. Deleting the newest entries is what a chain alone cannot
  * show: signed checkpoints (audit-signing.ts) pin the head.
  */
-import { canonicalJson, sha256Hex } from './digest.js';
-import type { AuditEntry, NewAuditEntry } from './records.js';
+import { canonicalJson, sha256Hex } from '../digest.js';
+import type { AuditEntry, NewAuditEntry } from '../records.js';
 
 /** The hash the first entry of a fresh store follows. */
 export const GENESIS = '0'.repeat(64);

@@ -25,9 +25,9 @@ import {
   type ExportStatement,
   type Signed,
 } from './audit-signing.js';
-import { sha256Hex } from './digest.js';
-import { AuditEntrySchema, type AuditEntry } from './records.js';
-import type { Store } from './store.js';
+import { sha256Hex } from '../digest.js';
+import { AuditEntrySchema, type AuditEntry } from '../records.js';
+import type { Store } from '../store.js';
 
 const PAGE = 1000;
 

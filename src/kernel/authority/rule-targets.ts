@@ -9,8 +9,8 @@
  *
  * A form is literal text with `<placeholders>`, each standing for any text.
  */
-import { failure, type Failure } from './errors.js';
-import { closestWord } from './closest.js';
+import { failure, type Failure } from '../errors.js';
+import { closestWord } from '../calls/closest.js';
 import { globMatches } from './policy.js';
 import type { PolicyRule } from './policy.js';
 

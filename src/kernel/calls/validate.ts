@@ -6,9 +6,9 @@
  * Arguments nested deeper than the JSON cap are refused before zod walks them.
  */
 import { z } from 'zod';
-import { failure, type Failure } from './errors.js';
+import { failure, type Failure } from '../errors.js';
 import { checkNesting } from './json-depth.js';
-import { isSecretName } from './secret-names.js';
+import { isSecretName } from '../audit/secret-names.js';
 import { expectedOf, formatWord, oneOf, schemaAt, typeWord } from './schema-words.js';
 
 type Issue = z.core.$ZodIssue;

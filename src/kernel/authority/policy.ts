@@ -17,10 +17,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { failure, type Failure } from './errors.js';
-import type { EventBus } from './events.js';
-import { ONE_STATEMENT, type Store, type TransactionOptions } from './store.js';
-import type { Effect } from './tool.js';
+import { failure, type Failure } from '../errors.js';
+import type { EventBus } from '../events/events.js';
+import { ONE_STATEMENT, type Store, type TransactionOptions } from '../store.js';
+import type { Effect } from '../tool.js';
 
 export const DECISIONS = ['allow', 'ask', 'deny'] as const;
 export type Decision = (typeof DECISIONS)[number];

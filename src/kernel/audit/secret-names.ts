@@ -6,7 +6,7 @@
  * read alike and also ignored (`api-key`, `API_KEY`, `apiKey`, `pass_word`).
  *
  * This file imports nothing, so the browser can load it as it is. Its home is
- * src/kernel/secret-names.ts; src/web/bridge/secret-names.ts is a
+ * src/kernel/audit/secret-names.ts; src/web/bridge/secret-names.ts is a
  * byte-for-byte copy because the bridge is served as sibling modules only
  * (`/bridge/<name>.js`). test/kernel/secret-names.test.ts fails when the two
  * differ.

@@ -4,15 +4,15 @@
  * and a rule's rate is counted. An `ask` runs only with an approval bound to
  * this exact call (asks.ts).
  */
-import { failure, type Failure } from './errors.js';
-import { callDigest } from './digest.js';
-import { redact } from './redact.js';
+import { failure, type Failure } from '../errors.js';
+import { callDigest } from '../digest.js';
+import { redact } from '../audit/redact.js';
 import type { Preview } from './asks.js';
 import type { PolicyVerdict } from './policy.js';
-import type { AnyToolDef, Effect } from './tool.js';
-import { agentKeyOf, type Connection } from './connection.js';
-import type { Grant } from './records.js';
-import type { KernelServices } from './kernel.js';
+import type { AnyToolDef, Effect } from '../tool.js';
+import { agentKeyOf, type Connection } from '../connection.js';
+import type { Grant } from '../records.js';
+import type { KernelServices } from '../kernel.js';
 
 export interface DecidedCall {
   verdict: PolicyVerdict;

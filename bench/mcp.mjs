@@ -47,7 +47,7 @@ import { createKernel } from '../dist/kernel/kernel.js';
 import { createEventBus } from '../dist/kernel/events/events.js';
 import { silentLogger } from '../dist/kernel/logger.js';
 import { openStore } from '../dist/store/open.js';
-import { createMcpServer } from '../dist/transport/mcp-server.js';
+import { createMcpServer } from '../dist/transport/mcp/mcp-server.js';
 import { createMcpDoorsFrom, parseUpstreams } from '../dist/doors/mcp/index.js';
 import { upstreamTool } from '../dist/doors/mcp/tools.js';
 import { DEFAULT_LIMITS } from '../dist/kernel/tool.js';

@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { URLSearchParams } from 'node:url';
 import { connection } from '../dist/kernel/connection.js';
 import { createNotesDoor } from '../dist/doors/notes/index.js';
-import { createRouter } from '../dist/transport/router.js';
+import { createRouter } from '../dist/transport/http/router.js';
 import { airlockKernel } from './servers.mjs';
 
 const MB = 1_000_000;

@@ -25,7 +25,7 @@ import { createKernel } from '../dist/kernel/kernel.js';
 import { createEventBus } from '../dist/kernel/events/events.js';
 import { silentLogger } from '../dist/kernel/logger.js';
 import { openStore } from '../dist/store/open.js';
-import { createHttpApp } from '../dist/transport/http-app.js';
+import { createHttpApp } from '../dist/transport/http/http-app.js';
 import { createLedgerDoor } from '../dist/doors/testing/ledger.js';
 
 export const ERAS = { legacy: {}, modern: { versionNegotiation: { mode: { pin: '2026-07-28' } } } };
@@ -198,7 +198,7 @@ async function airlockFromDist(dist) {
     load('kernel/events/events.js'),
     load('kernel/logger.js'),
     load('store/open.js'),
-    load('transport/http-app.js'),
+    load('transport/http/http-app.js'),
     load('doors/testing/ledger.js'),
   ]);
   const dir = mkdtempSync(join(tmpdir(), 'airlock-bench-before-'));

@@ -19,7 +19,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { silentLogger } from '../dist/kernel/logger.js';
 import { openWorkspace } from '../dist/cli/workspace.js';
 import { DEFAULT_DOORS } from '../dist/cli/doors.js';
-import { createHttpApp } from '../dist/transport/http-app.js';
+import { createHttpApp } from '../dist/transport/http/http-app.js';
 
 const AGENTS = 40;
 

@@ -32,7 +32,7 @@ const dist = (path) => import(join(root, 'dist', path));
 const { createMcpDoorsFrom, parseUpstreams } = await dist('doors/mcp/index.js');
 const { createKernel, createEventBus, silentLogger } = await dist('kernel/index.js');
 const { openStore } = await dist('store/open.js');
-const { createHttpApp } = await dist('transport/http-app.js');
+const { createHttpApp } = await dist('transport/http/http-app.js');
 
 /** The client ID metadata document URL the suite's CIMD scenario expects. */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';

@@ -24,13 +24,13 @@ export type {
   RestRequest,
   RestResponse,
 } from './transport/surface.js';
-export { defaultPresenter, presentOutcome } from './transport/present.js';
+export { defaultPresenter, presentOutcome } from './transport/mcp/present.js';
 
 // Storage and transport
 export { openStore } from './store/open.js';
 export { createFileHistoryLog } from './store/history-file.js';
 export { fileFolderStorage } from './store/folder-file.js';
 export { createRedisBusTransport } from './store/redis-bus.js';
-export { createHttpApp } from './transport/http-app.js';
-export type { HttpApp, HttpAppOptions } from './transport/http-app.js';
-export { createMcpServer } from './transport/mcp-server.js';
+export { createHttpApp } from './transport/http/http-app.js';
+export type { HttpApp, HttpAppOptions } from './transport/http/http-app.js';
+export { createMcpServer } from './transport/mcp/mcp-server.js';

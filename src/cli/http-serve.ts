@@ -11,18 +11,22 @@ import { createOAuthServer, type OAuthSettings } from '../transport/oauth/server
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkSelfTargets, type SelfTargetCheck } from './self-target.js';
-import { createHttpApp, sendMetrics } from '../transport/http-app.js';
-import { checkHostAndOrigin, isLoopbackHost } from '../transport/guards.js';
+import { createHttpApp, sendMetrics } from '../transport/http/http-app.js';
+import { checkHostAndOrigin, isLoopbackHost } from '../transport/http/guards.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Workspace } from './workspace.js';
-import { PORTABLE_TOOL_NAME, portableToolName, type ToolNames } from '../transport/tool-names.js';
+import {
+  PORTABLE_TOOL_NAME,
+  portableToolName,
+  type ToolNames,
+} from '../transport/mcp/tool-names.js';
 import { untilSignal } from './signals.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
 import { startNotifier, type NotifyConfig } from '../notify/webhooks.js';
 import { pushSource } from '../notify/push.js';
-import type { NotifyControl } from '../transport/rest-notify.js';
+import type { NotifyControl } from '../transport/rest/rest-notify.js';
 import { emailSource } from '../notify/email.js';
-import { approvalUrl } from '../transport/approval-delivery.js';
+import { approvalUrl } from '../transport/mcp/approval-delivery.js';
 import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
 import { dropPrivileges, type RunAs } from './run-as.js';
 import { join } from 'node:path';

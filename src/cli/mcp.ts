@@ -13,9 +13,9 @@ import { readConfig } from './config-file.js';
 import { configLimits } from './config-check.js';
 import { ensureOwner } from './credentials.js';
 import { serveHttpUntilSignal } from './http-serve.js';
-import { serveOverStdio } from '../transport/mcp-stdio.js';
+import { serveOverStdio } from '../transport/mcp/mcp-stdio.js';
 import { listBudgetOf } from './config-check.js';
-import { isLoopbackHost } from '../transport/guards.js';
+import { isLoopbackHost } from '../transport/http/guards.js';
 import {
   parseHeaderFlag,
   parseUpstreamFlag,

@@ -10,8 +10,8 @@ import { untilSignal } from './signals.js';
 import { openWorkspace } from './workspace.js';
 import { ensureOwner } from './credentials.js';
 import { serveHttpUntilSignal } from './http-serve.js';
-import { serveOverStdio } from '../transport/mcp-stdio.js';
-import { isLoopbackHost } from '../transport/guards.js';
+import { serveOverStdio } from '../transport/mcp/mcp-stdio.js';
+import { isLoopbackHost } from '../transport/http/guards.js';
 import {
   catalogJson,
   compileSpec,

@@ -11,10 +11,10 @@ import { createEventBus } from '../kernel/events/events.js';
 import { isFailure, AirlockError } from '../kernel/errors.js';
 import { silentLogger } from '../kernel/logger.js';
 import { openStore } from '../store/open.js';
-import { kernelRoutes } from '../transport/rest-kernel.js';
-import { createRouter } from '../transport/router.js';
-import { failureResponse } from '../transport/http-errors.js';
-import { checkPresence } from '../transport/presence-gate.js';
+import { kernelRoutes } from '../transport/rest/rest-kernel.js';
+import { createRouter } from '../transport/http/router.js';
+import { failureResponse } from '../transport/http/http-errors.js';
+import { checkPresence } from '../transport/rest/presence-gate.js';
 import type { OwnerClient } from './owner-client.js';
 import type { PolicyConfig } from '../kernel/authority/policy.js';
 

@@ -3,8 +3,8 @@ import { intOption, listOption, parse, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
 import { untilSignal } from './signals.js';
 import { openWorkspace, type Workspace } from './workspace.js';
-import { servedTools } from '../transport/mcp-server.js';
-import { TOOL_NAME_MODES, type ToolNames } from '../transport/tool-names.js';
+import { servedTools } from '../transport/mcp/mcp-server.js';
+import { TOOL_NAME_MODES, type ToolNames } from '../transport/mcp/tool-names.js';
 import { readConfig } from './config-file.js';
 import {
   ApprovalsSchema,
@@ -20,9 +20,9 @@ import { ensureOwner } from './credentials.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
 import { serveHttpUntilSignal } from './http-serve.js';
 import { createWebUi } from '../web/web-ui.js';
-import { isLoopbackHost } from '../transport/guards.js';
-import { serveOverStdio } from '../transport/mcp-stdio.js';
-import { approvalUrl } from '../transport/approval-delivery.js';
+import { isLoopbackHost } from '../transport/http/guards.js';
+import { serveOverStdio } from '../transport/mcp/mcp-stdio.js';
+import { approvalUrl } from '../transport/mcp/approval-delivery.js';
 import { readServerRecord } from './server-record.js';
 import type { OpenApiMount } from '../doors/context.js';
 import { DEFAULT_PREFIX } from '../doors/openapi/door.js';

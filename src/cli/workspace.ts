@@ -20,7 +20,7 @@ import { fileFolderStorage } from '../store/folder-file.js';
 import { createStoreFolderStorage } from '../store/folder-store.js';
 import { UsageError } from './args.js';
 import { configPolicy, configPresence, configRetention } from './config-file.js';
-import { createPasskeys, type Passkeys } from '../transport/passkeys.js';
+import { createPasskeys, type Passkeys } from '../transport/rest/passkeys.js';
 import { removeOwnerTokenFile } from './credentials.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';

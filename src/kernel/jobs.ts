@@ -24,7 +24,7 @@
  * and cancels only its own jobs, and another agent's job answers as an
  * unknown id does; `seenBy(null)` (the owner, internal calls) sees every
  * job. Job events carry the job's `agent` so streams can be filtered the
- * same way (transport/sse.ts).
+ * same way (transport/http/sse.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { EventBus } from './events/events.js';

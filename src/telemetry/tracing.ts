@@ -31,7 +31,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { CallObserver, ObservedCall } from '../kernel/calls/observe.js';
 import { AIRLOCK_VERSION } from '../kernel/version.js';
 import type { Store } from '../kernel/store.js';
-import type { McpRequestInfo, McpRequestTracer } from '../transport/mcp-trace.js';
+import type { McpRequestInfo, McpRequestTracer } from '../transport/mcp/mcp-trace.js';
 
 export interface TracingOptions {
   /** OTLP/HTTP traces endpoint (`…/v1/traces`). */

@@ -14,7 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { OwnerSession, Principals } from '../kernel/authority/principals.js';
 import { failure, type Failure } from '../kernel/errors.js';
-import { header } from './http-util.js';
+import { header } from './http/http-util.js';
 import type { Audience } from './surface.js';
 
 export type Caller =

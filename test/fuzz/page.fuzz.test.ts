@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/doors/page/config.js';
 import { connection } from '../../src/kernel/connection.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { CallOutcome } from '../../src/kernel/calls/pipeline.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import type { Presented, ToolResult } from '../../src/transport/surface.js';
 import { conn, testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { ERROR_CODES } from '../../src/kernel/errors.js';
 import { MAX_JSON_DEPTH } from '../../src/kernel/calls/json-depth.js';
-import { HTTP_STATUS } from '../../src/transport/http-status.js';
+import { HTTP_STATUS } from '../../src/transport/http/http-status.js';
 import type { RestRoute } from '../../src/transport/surface.js';
 import { ODD_STRINGS, PROTOTYPE_KEYS, junk } from './garbage.js';
 import { brief, must, replay, report, seedFor, type Tally } from './tool-fuzz.js';

@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/kernel/logger.js';
 import type { CallOutcome } from '../../src/kernel/calls/pipeline.js';
 import { toolNames } from '../../src/doors/scene/tools.js';
 import { INVALID_REQUEST } from '../../src/doors/scene/presenter.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import type { Presented, ProtocolErrorOutcome, ToolResult } from '../../src/transport/surface.js';
 import { conn, testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';

@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { ERROR_CODES, type Failure } from '../../src/kernel/errors.js';
 import type { Connection } from '../../src/kernel/connection.js';
 import type { CallOutcome } from '../../src/kernel/calls/pipeline.js';
-import { presentOutcome } from '../../src/transport/present.js';
+import { presentOutcome } from '../../src/transport/mcp/present.js';
 import type { Presented, ServingKernel, ToolResult } from '../../src/transport/surface.js';
 import { argumentsFor } from './garbage.js';
 

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/kernel/logger.js';
-import { kernelRoutes } from '../../src/transport/rest-kernel.js';
-import { sessionRoutes } from '../../src/transport/rest-session.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { kernelRoutes } from '../../src/transport/rest/rest-kernel.js';
+import { sessionRoutes } from '../../src/transport/rest/rest-session.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import type { RestRoute } from '../../src/transport/surface.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
 import { notesHarness, type Harness } from '../doors/notes/harness.js';

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/kernel/logger.js';
 import { openStore } from '../../src/store/open.js';
 import { connection } from '../../src/kernel/connection.js';
 import type { CallOptions, CallOutcome } from '../../src/kernel/calls/pipeline.js';
-import { defaultPresenter, presentOutcome } from '../../src/transport/present.js';
+import { defaultPresenter, presentOutcome } from '../../src/transport/mcp/present.js';
 import type { Presented, ServedDoor, ServingKernel } from '../../src/transport/surface.js';
 
 export interface TestKernel {

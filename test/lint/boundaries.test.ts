@@ -38,7 +38,7 @@ describe('door boundaries', () => {
   it('refuses a door that imports the transport at run time', async () => {
     const errors = await importErrors(
       'src/doors/page/lint-fixture.ts',
-      "import { createHttpApp as x } from '../../transport/http-app.js';",
+      "import { createHttpApp as x } from '../../transport/http/http-app.js';",
     );
     expect(errors).toEqual([expect.stringContaining('never imports transport/')]);
   });
@@ -116,7 +116,7 @@ describe('kernel boundaries', () => {
   it('refuses a kernel module that imports outside the kernel', async () => {
     const errors = await importErrors(
       'src/kernel/lint-fixture.ts',
-      "import { sendJson as x } from '../transport/http-util.js';",
+      "import { sendJson as x } from '../transport/http/http-util.js';",
     );
     expect(errors).toEqual([expect.stringContaining('knows nothing of HTTP')]);
   });

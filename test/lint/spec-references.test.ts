@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '../helpers/cli.js';
 import { ERROR_CODES } from '../../src/kernel/errors.js';
-import { HTTP_STATUS } from '../../src/transport/http-status.js';
+import { HTTP_STATUS } from '../../src/transport/http/http-status.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const specDir = join(root, 'docs/spec');

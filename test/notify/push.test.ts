@@ -36,7 +36,7 @@ import {
   saveSubscription,
   vapidKeys,
 } from '../../src/notify/push.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
 import { waitFor } from '../helpers/wait.js';

@@ -19,7 +19,7 @@ import {
   type WebhookConfig,
 } from '../../src/notify/webhooks.js';
 import { SIGNATURE_HEADER, verifyWebhook } from '../../src/notify/signature.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
 import { waitFor } from '../helpers/wait.js';

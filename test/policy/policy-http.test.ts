@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { compileSpec } from '../../src/doors/openapi/compile/compile.js';
 import { createOpenapiDoor } from '../../src/doors/openapi/door.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { connectClient } from '../helpers/mcp-client.js';

@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
-import type { AgentActivity } from '../../src/transport/rest-agent-activity.js';
+import type { AgentActivity } from '../../src/transport/rest/rest-agent-activity.js';
 
 let tk: TestKernel;
 let app: HttpApp;

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { getEventListeners } from 'node:events';
-import { createApprovalStateSeal, decided } from '../../src/transport/approval-delivery.js';
+import { createApprovalStateSeal, decided } from '../../src/transport/mcp/approval-delivery.js';
 
 let tk: TestKernel;
 beforeAll(async () => {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';

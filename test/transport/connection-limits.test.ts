@@ -2,7 +2,11 @@
 import { afterEach, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
-import { createHttpApp, type HttpApp, type HttpAppOptions } from '../../src/transport/http-app.js';
+import {
+  createHttpApp,
+  type HttpApp,
+  type HttpAppOptions,
+} from '../../src/transport/http/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { waitFor } from '../helpers/wait.js';

@@ -2,16 +2,16 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
-import { hostnameOf, isLoopbackHost } from '../../src/transport/guards.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
+import { hostnameOf, isLoopbackHost } from '../../src/transport/http/guards.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
 import { connectClient } from '../helpers/mcp-client.js';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { Client } from '@modelcontextprotocol/client';
-import { createMcpServer } from '../../src/transport/mcp-server.js';
-import { stdioConnection } from '../../src/transport/mcp-stdio.js';
+import { createMcpServer } from '../../src/transport/mcp/mcp-server.js';
+import { stdioConnection } from '../../src/transport/mcp/mcp-stdio.js';
 import type { ServingKernel } from '../../src/transport/surface.js';
 
 let tk: TestKernel;

@@ -12,7 +12,10 @@ import { join } from 'node:path';
 import { startServe, type Served } from '../helpers/servers.js';
 import { testEnv } from '../helpers/cli.js';
 import { MODERN_PROTOCOL } from '../helpers/mcp-client.js';
-import { decodeParamValue, paramHeaderMismatch } from '../../src/transport/mcp-param-headers.js';
+import {
+  decodeParamValue,
+  paramHeaderMismatch,
+} from '../../src/transport/mcp/mcp-param-headers.js';
 
 describe('Mcp-Param header values', () => {
   it('decode canonical Base64 in the =?base64?…?= wrapper and take anything else literally', () => {

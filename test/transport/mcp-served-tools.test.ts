@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type AnyToolDef } from '../../src/kernel/index.js';
-import { servedTools } from '../../src/transport/mcp-server.js';
+import { servedTools } from '../../src/transport/mcp/mcp-server.js';
 import type { ServedDoor } from '../../src/transport/surface.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 

@@ -10,7 +10,7 @@
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { createKernel } from '../../src/kernel/kernel.js';
 import { createEventBus, type EventBus } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';

@@ -5,7 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
-import { createTaskStore, TASK_TTL_MS, viewOf } from '../../src/transport/mcp-task-store.js';
+import {
+  createTaskStore,
+  TASK_TTL_MS,
+  viewOf,
+} from '../../src/transport/mcp/tasks/mcp-task-store.js';
 import { waitFor } from '../helpers/wait.js';
 
 let tk: TestKernel;

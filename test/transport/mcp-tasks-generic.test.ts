@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createConformanceDoor } from '../../src/doors/testing/conformance.js';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders } from '../helpers/principals.js';

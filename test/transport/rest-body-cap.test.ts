@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpApp, type HttpApp } from '../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { ServedDoor } from '../../src/transport/surface.js';
 import { testKernel, type TestKernel } from '../helpers/kernel.js';

@@ -1,6 +1,6 @@
 /** What an agent's event stream (`GET /api/v1/events`) may carry (sse.ts `agentView`). */
 import { expect, it } from 'vitest';
-import { agentView } from '../../src/transport/sse.js';
+import { agentView } from '../../src/transport/http/sse.js';
 
 it('an agent’s stream carries taskChanged for its own MCP tasks only', () => {
   const change = (agent: string) => ({

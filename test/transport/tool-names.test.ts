@@ -13,7 +13,11 @@ import type { Client } from '@modelcontextprotocol/client';
 import { startServe, type Served } from '../helpers/servers.js';
 import { connectClient, MODERN_PROTOCOL } from '../helpers/mcp-client.js';
 import { run } from '../helpers/cli.js';
-import { nameTools, PORTABLE_TOOL_NAME, portableToolName } from '../../src/transport/tool-names.js';
+import {
+  nameTools,
+  PORTABLE_TOOL_NAME,
+  portableToolName,
+} from '../../src/transport/mcp/tool-names.js';
 
 describe('portableToolName', () => {
   it('maps dots and other characters to underscores and keeps portable names as they are', () => {

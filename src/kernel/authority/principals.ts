@@ -510,7 +510,7 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
 
     async signOut(sessionId) {
       await store.transaction((tx) => tx.records.delete(SESSIONS, tokenHash(sessionId)));
-      // Streams opened with that session end (transport/sse.ts asks again).
+      // Streams opened with that session end (transport/http/sse.ts asks again).
       changed('ownerChanged', { change: 'signedOut' });
     },
   };

@@ -7,7 +7,7 @@
  * 30 s. Everything else (`https://` IDs, on any deployment) is the
  * library's own CIMD support, which refuses private addresses.
  */
-import { isLoopbackHost } from '../guards.js';
+import { isLoopbackHost } from '../http/guards.js';
 
 const MAX_BYTES = 16 * 1024;
 const TIMEOUT_MS = 2500;

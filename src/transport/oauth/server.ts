@@ -22,7 +22,7 @@ import { agentKey } from '../../kernel/connection.js';
 import { mountOf } from '../../kernel/kernel.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { ServingKernel } from '../surface.js';
-import { isLoopbackHost } from '../guards.js';
+import { isLoopbackHost } from '../http/guards.js';
 import { liveTokens } from './adapter.js';
 import {
   createProvider,

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
-import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http/http-app.js';
 import { silentLogger, type Logger } from '../../../src/kernel/logger.js';
 import { createMcpDoorsFrom, parseUpstreams, type Gateway } from '../../../src/doors/mcp/index.js';
 import type { UpstreamInput } from '../../../src/doors/mcp/config.js';

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createNotesDoor, type NotesDoorOptions } from '../../../src/doors/notes/index.js';
-import { createRouter } from '../../../src/transport/router.js';
+import { createRouter } from '../../../src/transport/http/router.js';
 import type { RestResponse, ServedDoor, ToolResult } from '../../../src/transport/surface.js';
-import { failureResponse } from '../../../src/transport/http-errors.js';
+import { failureResponse } from '../../../src/transport/http/http-errors.js';
 import { isFailure } from '../../../src/kernel/errors.js';
 import { connection as agentConnection } from '../../../src/kernel/connection.js';
 import type { Limits } from '../../../src/kernel/tool.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createNotesDoor } from '../../../src/doors/notes/index.js';
-import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { connectClient } from '../../helpers/mcp-client.js';

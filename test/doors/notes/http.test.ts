@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createNotesDoor } from '../../../src/doors/notes/index.js';
-import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { connectClient, MODERN_PROTOCOL } from '../../helpers/mcp-client.js';

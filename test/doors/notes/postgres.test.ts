@@ -15,7 +15,7 @@ import { silentLogger } from '../../../src/kernel/logger.js';
 import { openStore } from '../../../src/store/open.js';
 import { connection } from '../../../src/kernel/connection.js';
 import type { RestResponse, ServedDoor, ToolResult } from '../../../src/transport/surface.js';
-import { presentOutcome } from '../../../src/transport/present.js';
+import { presentOutcome } from '../../../src/transport/mcp/present.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../../services/postgres.js';
 import { samplePdf } from './fixtures.js';
 import { provenance } from './harness.js';

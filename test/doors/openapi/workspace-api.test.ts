@@ -5,7 +5,7 @@
  * three generic tools.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http/http-app.js';
 import { createLedgerDoor } from '../../../src/doors/testing/ledger.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { loadCatalog } from '../../../src/doors/openapi/load-catalog.js';

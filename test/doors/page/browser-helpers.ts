@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../../src/doors/page/config.js';
 import { createPageDoor } from '../../../src/doors/page/door.js';
-import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { connectClient } from '../../helpers/mcp-client.js';

@@ -4,7 +4,7 @@ import { BRIDGE_TOKEN, openDemo, startWorkspace, type Workspace } from './browse
 import { launchChromium } from '../../helpers/browser.js';
 import { holdsFor } from '../../helpers/wait.js';
 import { fakeRelay } from './fake-relay.js';
-import { createHttpApp } from '../../../src/transport/http-app.js';
+import { createHttpApp } from '../../../src/transport/http/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { agentHeaders, ownerHeaders } from '../../helpers/principals.js';
 

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import { rmSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/client';
-import { createHttpApp, type HttpApp } from '../../../src/transport/http-app.js';
+import { createHttpApp, type HttpApp } from '../../../src/transport/http/http-app.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
 import { listenLoopback, startServe } from '../../helpers/servers.js';

@@ -11,7 +11,7 @@
  */
 import type { AgentInfo } from '../../../kernel/authority/principals.js';
 import type { ListedRule } from '../../../kernel/authority/policy.js';
-import type { AgentActivity } from '../../../transport/rest-agent-activity.js';
+import type { AgentActivity } from '../../../transport/rest/rest-agent-activity.js';
 import { del, get, post } from '../api.js';
 import { busy, field, fill, forAgent, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';

@@ -110,7 +110,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/kernel/jobs.ts',
   'src/kernel/writes/journal.ts',
   'src/kernel/kernel.ts',
-  'src/kernel/events/logged-bus.ts',
   'src/kernel/calls/pipeline.ts',
   'src/kernel/authority/policy.ts',
   'src/kernel/authority/principals.ts',

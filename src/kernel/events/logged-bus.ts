@@ -58,74 +58,19 @@ export async function createLoggedEventBus(
   const now = options.now ?? Date.now;
   const report = (error: unknown) => options.onError?.(error);
   const listeners = createListeners();
-  const held = new Map<number, DeliveredEvent>();
   let closed = false;
   const catchUpMs = options.catchUpMs ?? 1_000;
   const interest = remoteInterest(transport, now, catchUpMs * 3, report);
 
-  // A new instance starts at the log's head: what came before is history (replay).
-  let lastId = (await log.read(Number.MAX_SAFE_INTEGER, 0)).last;
-
-  const emit = (e: DeliveredEvent) => {
-    lastId = e.id;
-    listeners.deliver(e, report);
-  };
   const wanted = () => [...ON_DEMAND_EVENTS].filter((name) => listeners.wants(name));
   const wants = (event: string) => listeners.wants(event) || interest.wants(event);
-
-  let gapTimer: NodeJS.Timeout | undefined;
-  const accept = (e: DeliveredEvent) => {
-    if (e.id <= lastId || held.has(e.id)) return;
-    held.set(e.id, e);
-    for (let next = held.get(lastId + 1); next; next = held.get(lastId + 1)) {
-      held.delete(next.id);
-      emit(next);
-    }
-    if (held.size > 0 && !gapTimer && !closed) {
-      gapTimer = setTimeout(() => {
-        gapTimer = undefined;
-        void catchUp();
-      }, GAP_WAIT_MS);
-    }
-  };
-
-  // One read of the log at a time; a request during a read runs once more after it.
-  let reading: Promise<void> | undefined;
-  let again = false;
-  const catchUp = (): Promise<void> => {
-    if (reading) {
-      again = true;
-      return reading;
-    }
-    reading = (async () => {
-      do {
-        again = false;
-        try {
-          for (;;) {
-            const { events } = await log.read(lastId, READ_PAGE);
-            for (const e of events) if (e.id > lastId) emit(e);
-            for (const id of held.keys()) if (id <= lastId) held.delete(id);
-            if (events.length < READ_PAGE) break;
-          }
-        } catch (error) {
-          report(error);
-        }
-        // Held events after the read came later than it; deliver what now follows on.
-        for (let next = held.get(lastId + 1); next; next = held.get(lastId + 1)) {
-          held.delete(next.id);
-          emit(next);
-        }
-      } while (again && !closed);
-    })().finally(() => {
-      reading = undefined;
-      if (held.size > 0 && !closed && !gapTimer)
-        gapTimer = setTimeout(() => {
-          gapTimer = undefined;
-          void catchUp();
-        }, GAP_WAIT_MS);
-    });
-    return reading;
-  };
+  // A new instance starts at the log's head: what came before is history (replay).
+  const ordered = inOrder(log, (await log.read(Number.MAX_SAFE_INTEGER, 0)).last, {
+    deliver: (e) => listeners.deliver(e, report),
+    report,
+    closed: () => closed,
+  });
+  const { accept, catchUp } = ordered;
 
   const queue: { at: number; data: AirlockEvent }[] = [];
   let flushing: Promise<void> | undefined;
@@ -190,24 +135,99 @@ export async function createLoggedEventBus(
     async since(afterId) {
       const { events, first, last } = await log.read(afterId, log.retained + READ_PAGE);
       // An id the log never handed out (another deployment, a reset store): start over.
-      if (afterId > Math.max(last, lastId)) return null;
+      if (afterId > Math.max(last, ordered.lastId())) return null;
       // Pruned past it: the event right after `afterId` may be gone.
       if (first !== null && afterId < first - 1) return null;
       if (first === null && afterId < last) return null;
       return events;
     },
     get lastId() {
-      return lastId;
+      return ordered.lastId();
     },
     async close() {
       // Events published before close are logged (and so reach the others) first.
       await Promise.race([flushing, new Promise((r) => setTimeout(r, 2_000).unref())]);
       closed = true;
       clearInterval(poll);
-      clearTimeout(gapTimer);
+      ordered.stop();
       listeners.clear();
       await transport?.close();
     },
+  };
+}
+
+/**
+ * Delivers the log's events in id order from `lastId` on: an event that
+ * arrives ahead of a missing one is held up to GAP_WAIT_MS, then the log is
+ * read to fill the gap (one read at a time; a request during a read runs
+ * once more after it).
+ */
+function inOrder(
+  log: EventLog,
+  startId: number,
+  o: { deliver(e: DeliveredEvent): void; report(error: unknown): void; closed(): boolean },
+) {
+  let lastId = startId;
+  const held = new Map<number, DeliveredEvent>();
+  let gapTimer: NodeJS.Timeout | undefined;
+  let reading: Promise<void> | undefined;
+  let again = false;
+
+  const emit = (e: DeliveredEvent) => {
+    lastId = e.id;
+    o.deliver(e);
+  };
+  const drainHeld = () => {
+    for (let next = held.get(lastId + 1); next; next = held.get(lastId + 1)) {
+      held.delete(next.id);
+      emit(next);
+    }
+  };
+  const waitForGap = () => {
+    if (held.size > 0 && !gapTimer && !o.closed())
+      gapTimer = setTimeout(() => {
+        gapTimer = undefined;
+        void catchUp();
+      }, GAP_WAIT_MS);
+  };
+  const readAll = async () => {
+    do {
+      again = false;
+      try {
+        for (;;) {
+          const { events } = await log.read(lastId, READ_PAGE);
+          for (const e of events) if (e.id > lastId) emit(e);
+          for (const id of held.keys()) if (id <= lastId) held.delete(id);
+          if (events.length < READ_PAGE) break;
+        }
+      } catch (error) {
+        o.report(error);
+      }
+      // Held events after the read came later than it; deliver what now follows on.
+      drainHeld();
+    } while (again && !o.closed());
+  };
+  function catchUp(): Promise<void> {
+    if (reading) {
+      again = true;
+      return reading;
+    }
+    reading = readAll().finally(() => {
+      reading = undefined;
+      waitForGap();
+    });
+    return reading;
+  }
+  return {
+    accept(e: DeliveredEvent) {
+      if (e.id <= lastId || held.has(e.id)) return;
+      held.set(e.id, e);
+      drainHeld();
+      waitForGap();
+    },
+    catchUp,
+    lastId: () => lastId,
+    stop: () => clearTimeout(gapTimer),
   };
 }
 

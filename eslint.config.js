@@ -125,7 +125,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/web/app/screens/note-document.ts',
   'src/web/app/screens/policy-ask-card.ts',
   'src/web/app/screens/policy.ts',
-  'src/web/bridge/connection.ts',
 ];
 
 const functionLength = [

@@ -159,6 +159,27 @@ function abortRunning() {
   running.clear();
 }
 
+/** A relay frame as an object, or null for anything else (binary, not JSON, not an object). */
+function frameOf(data: unknown): Record<string, unknown> | null {
+  if (typeof data !== 'string') return null;
+  try {
+    const msg: unknown = JSON.parse(data);
+    return msg && typeof msg === 'object' ? (msg as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** After authentication: a request to run, or the agent cancelling one. */
+function onRelayMessage(ws: WebSocket, msg: Record<string, unknown>) {
+  if (msg.type === 'request' && typeof msg.id === 'string' && typeof msg.command === 'string')
+    handleRequest(ws, msg.id, msg.command, msg.params);
+  else if (msg.type === 'cancel' && typeof msg.id === 'string')
+    running
+      .get(msg.id)
+      ?.abort(new BridgeError('WU_MCP_CANCELLED', 'The agent cancelled the call.'));
+}
+
 function open(c: Credentials): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const ws = new WebSocket(c.url);
@@ -243,14 +264,8 @@ function open(c: Credentials): Promise<void> {
       }
     };
     ws.onmessage = (event: MessageEvent) => {
-      if (typeof event.data !== 'string') return;
-      let msg: Record<string, unknown>;
-      try {
-        msg = JSON.parse(event.data) as Record<string, unknown>;
-      } catch {
-        return;
-      }
-      if (!msg || typeof msg !== 'object') return;
+      const msg = frameOf(event.data);
+      if (!msg) return;
       if (state !== 'authenticated') {
         handshake(msg).catch((error: unknown) =>
           fail(
@@ -262,12 +277,7 @@ function open(c: Credentials): Promise<void> {
         );
         return;
       }
-      if (msg.type === 'request' && typeof msg.id === 'string' && typeof msg.command === 'string')
-        handleRequest(ws, msg.id, msg.command, msg.params);
-      else if (msg.type === 'cancel' && typeof msg.id === 'string')
-        running
-          .get(msg.id)
-          ?.abort(new BridgeError('WU_MCP_CANCELLED', 'The agent cancelled the call.'));
+      onRelayMessage(ws, msg);
     };
     ws.onclose = () => {
       if (socket !== ws) return;

@@ -95,9 +95,8 @@ const SECONDS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ];
 
-export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
-  // The /metrics reader: collected on demand, serialized by the exporter's serializer.
-  const pull = new PrometheusExporter({ preventServerStart: true });
+/** The meter provider: the /metrics reader, and OTLP export when it is on. */
+function providerOf(options: MetricsOptions, pull: PrometheusExporter): MeterProvider {
   // The exporters bring their own copy of sdk-metrics (a patch apart): same
   // reader contract, separately declared types.
   const readers: MetricReader[] = [pull as unknown as MetricReader];
@@ -111,7 +110,7 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
         exportIntervalMillis: options.exportIntervalMs ?? 60_000,
       }),
     );
-  const provider = new MeterProvider({
+  return new MeterProvider({
     resource: resourceFromAttributes({
       'service.name': options.serviceName ?? 'airlock',
       'service.version': AIRLOCK_VERSION,
@@ -125,6 +124,66 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
       },
     })),
   });
+}
+
+/** The gauges read at collection time: asks, grants, jobs, sessions, upstreams. */
+function watchState(
+  meter: Meter,
+  sources: MetricSources,
+  sessionCount: () => Record<string, number>,
+): void {
+  if (sources.doors) watchUpstreams(meter, sources.doors.bind(sources));
+  const asksPending = meter.createObservableGauge('airlock.asks.pending', {
+    description: 'Approvals waiting for the owner, by kind (consent, policy)',
+  });
+  const asksAge = meter.createObservableGauge('airlock.asks.oldest.age', {
+    description: 'Age of the oldest approval waiting for the owner, by kind',
+    unit: 's',
+  });
+  const grants = meter.createObservableGauge('airlock.grants.active', {
+    description: 'Grants in force',
+  });
+  const jobs = meter.createObservableGauge('airlock.jobs', {
+    description: 'Jobs by state (the newest 1,000)',
+  });
+  const sessions = meter.createObservableGauge('airlock.sessions', {
+    description: 'Open MCP sessions by protocol era',
+  });
+  meter.addBatchObservableCallback(
+    async (observe) => {
+      const now = Date.now();
+      const [pending, active, recent] = await Promise.all([
+        sources.store.read((tx) => tx.approvals.listPending()),
+        sources.consent.grants(),
+        sources.jobs.list({ limit: 1000 }),
+      ]);
+      const byKind = new Map<string, Approval[]>([
+        ['consent', []],
+        ['policy', []],
+      ]);
+      for (const a of pending) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);
+      for (const [kind, list] of byKind) {
+        observe.observe(asksPending, list.length, { kind });
+        const oldest = Math.min(...list.map((a) => a.createdAt));
+        observe.observe(asksAge, list.length ? (now - oldest) / 1000 : 0, { kind });
+      }
+      observe.observe(grants, active.length);
+      const states = new Map<string, number>(
+        ['queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => [s, 0]),
+      );
+      for (const job of recent) states.set(job.status, (states.get(job.status) ?? 0) + 1);
+      for (const [state, count] of states) observe.observe(jobs, count, { state });
+      for (const [era, count] of Object.entries(sessionCount()))
+        observe.observe(sessions, count, { era });
+    },
+    [asksPending, asksAge, grants, jobs, sessions],
+  );
+}
+
+export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
+  // The /metrics reader: collected on demand, serialized by the exporter's serializer.
+  const pull = new PrometheusExporter({ preventServerStart: true });
+  const provider = providerOf(options, pull);
   // Not the global provider: an embedding application keeps its own.
   const meter: Meter = provider.getMeter('airlock', AIRLOCK_VERSION);
 
@@ -196,54 +255,7 @@ export function createMetrics(options: MetricsOptions = {}): AirlockMetrics {
   };
 
   let sessionCount: () => Record<string, number> = () => ({});
-  const watch = (sources: MetricSources) => {
-    if (sources.doors) watchUpstreams(meter, sources.doors.bind(sources));
-    const asksPending = meter.createObservableGauge('airlock.asks.pending', {
-      description: 'Approvals waiting for the owner, by kind (consent, policy)',
-    });
-    const asksAge = meter.createObservableGauge('airlock.asks.oldest.age', {
-      description: 'Age of the oldest approval waiting for the owner, by kind',
-      unit: 's',
-    });
-    const grants = meter.createObservableGauge('airlock.grants.active', {
-      description: 'Grants in force',
-    });
-    const jobs = meter.createObservableGauge('airlock.jobs', {
-      description: 'Jobs by state (the newest 1,000)',
-    });
-    const sessions = meter.createObservableGauge('airlock.sessions', {
-      description: 'Open MCP sessions by protocol era',
-    });
-    meter.addBatchObservableCallback(
-      async (observe) => {
-        const now = Date.now();
-        const [pending, active, recent] = await Promise.all([
-          sources.store.read((tx) => tx.approvals.listPending()),
-          sources.consent.grants(),
-          sources.jobs.list({ limit: 1000 }),
-        ]);
-        const byKind = new Map<string, Approval[]>([
-          ['consent', []],
-          ['policy', []],
-        ]);
-        for (const a of pending) byKind.set(a.kind, [...(byKind.get(a.kind) ?? []), a]);
-        for (const [kind, list] of byKind) {
-          observe.observe(asksPending, list.length, { kind });
-          const oldest = Math.min(...list.map((a) => a.createdAt));
-          observe.observe(asksAge, list.length ? (now - oldest) / 1000 : 0, { kind });
-        }
-        observe.observe(grants, active.length);
-        const states = new Map<string, number>(
-          ['queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => [s, 0]),
-        );
-        for (const job of recent) states.set(job.status, (states.get(job.status) ?? 0) + 1);
-        for (const [state, count] of states) observe.observe(jobs, count, { state });
-        for (const [era, count] of Object.entries(sessionCount()))
-          observe.observe(sessions, count, { era });
-      },
-      [asksPending, asksAge, grants, jobs, sessions],
-    );
-  };
+  const watch = (sources: MetricSources) => watchState(meter, sources, () => sessionCount());
 
   const serializer = new PrometheusSerializer();
   return {

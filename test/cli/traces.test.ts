@@ -192,7 +192,8 @@ describe('traces', () => {
         () =>
           ours().some((s) => s.name === 'tools/call ledger_echo') &&
           ours().some((s) => s.name === 'handler'),
-        { timeoutMs: 10_000, message: 'the stdio server span and its stages' },
+        // A loaded machine (the full suite on 2 cores) has taken over 10 s to get them out of the child.
+        { timeoutMs: 25_000, message: 'the stdio server span and its stages' },
       );
       const server = ours().find((s) => s.name === 'tools/call ledger_echo')!;
       expect(server.parentSpanId).toBe(parent);
@@ -208,7 +209,7 @@ describe('traces', () => {
     } finally {
       await stdio.close();
     }
-  }, 30_000);
+  }, 45_000);
 
   it("a job's run is a span of its own, linked to the call that started it", async () => {
     const trace = 'c'.repeat(32);

@@ -238,17 +238,51 @@ type Skipped = PageInput['skipped'];
 async function baseOf(page: Page, blobs: BlobStore, maxSide = Infinity) {
   const base = imageNode(page, 'inpainted') ?? imageNode(page, 'source');
   if (!base) throw new Error(`page '${page.name}' has no source image`);
-  const image = await decode(await blobBytes(blobs, base.image.blob));
+  const bubbleNode = maskNode(page, 'bubble');
+  // Reduced renders (an ask's before and after of one page) decode each image once.
+  const key = Number.isFinite(maxSide)
+    ? `${base.image.blob}:${bubbleNode?.mask.blob ?? ''}:${maxSide}`
+    : null;
+  const kept = key ? reduced.get(key) : undefined;
+  const loaded = kept ?? (await loadBase(blobs, base.image.blob, bubbleNode?.mask.blob, maxSide));
+  if (key && !kept) {
+    if (reduced.size >= REDUCED_KEPT) reduced.delete(reduced.keys().next().value!);
+    reduced.set(key, loaded);
+  }
+  const { width, height } = loaded;
+  // A copy to draw on: the kept one stays clean.
+  const canvas = key ? createCanvas(width, height) : loaded.canvas;
+  const ctx = canvas.getContext('2d');
+  if (key) ctx.drawImage(loaded.canvas, 0, 0);
+  return { canvas, ctx, width, height, bubbles: loaded.bubbles, scale: loaded.scale };
+}
+
+type Loaded = {
+  canvas: Canvas;
+  width: number;
+  height: number;
+  bubbles: Mask | null;
+  scale: number;
+};
+/** Reduced bases lately loaded, by image, mask and size (a few hundred KiB each). */
+const reduced = new Map<string, Loaded>();
+const REDUCED_KEPT = 8;
+
+async function loadBase(
+  blobs: BlobStore,
+  imageBlob: string,
+  maskBlob: string | undefined,
+  maxSide: number,
+): Promise<Loaded> {
+  const image = await decode(await blobBytes(blobs, imageBlob));
   const scale = Math.min(1, maxSide / Math.max(image.width, image.height, 1));
   const width = Math.max(1, Math.round(image.width * scale));
   const height = Math.max(1, Math.round(image.height * scale));
   const canvas = createCanvas(width, height);
-  const ctx = canvas.getContext('2d');
-  ctx.drawImage(image, 0, 0, width, height);
-  const bubbleNode = maskNode(page, 'bubble');
+  canvas.getContext('2d').drawImage(image, 0, 0, width, height);
   let bubbles: Mask | null = null;
-  if (bubbleNode) {
-    const m = await decode(await blobBytes(blobs, bubbleNode.mask.blob));
+  if (maskBlob) {
+    const m = await decode(await blobBytes(blobs, maskBlob));
     if (m.width === image.width && m.height === image.height) {
       const scaled = createCanvas(width, height);
       const g = scaled.getContext('2d');
@@ -256,7 +290,7 @@ async function baseOf(page: Page, blobs: BlobStore, maxSide = Infinity) {
       bubbles = maskFrom(g.getImageData(0, 0, width, height).data, width * height);
     }
   }
-  return { canvas, ctx, width, height, bubbles, scale };
+  return { canvas, width, height, bubbles, scale };
 }
 
 /**

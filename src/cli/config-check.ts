@@ -40,12 +40,13 @@ export const LimitsSchema = z.record(
     .strict(),
 );
 
-/** `http`: connection timeouts and the per-address connection cap. */
+/** `http`: connection timeouts, the per-address connection cap, and how long an idle 2025-era MCP session lives. */
 export const HttpSchema = z
   .object({
     headersTimeoutMs: z.number().int().min(100).max(600_000).optional(),
     requestTimeoutMs: z.number().int().min(100).max(3_600_000).optional(),
     maxConnectionsPerAddress: z.number().int().min(1).max(100_000).optional(),
+    sessionIdleMs: z.number().int().min(1_000).max(86_400_000).optional(),
   })
   .strict();
 

@@ -58,6 +58,7 @@ export interface HttpServeOptions {
     headersTimeoutMs?: number;
     requestTimeoutMs?: number;
     maxConnectionsPerAddress?: number;
+    sessionIdleMs?: number;
   };
   /** `--tool-names`: how MCP tools are named in `tools/list`. */
   toolNames?: ToolNames;

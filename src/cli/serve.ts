@@ -86,7 +86,8 @@ ${UPSTREAM_HELP}
                      (first match wins; then read → allow, write → allow,
                      destructive → ask; 'airlock policy --help' edits it live),
                      and connection limits: {"http": {"headersTimeoutMs": 10000,
-                     "requestTimeoutMs": 60000, "maxConnectionsPerAddress": 512}},
+                     "requestTimeoutMs": 60000, "maxConnectionsPerAddress": 512,
+                     "sessionIdleMs": 600000}} (an idle 2025-era MCP session ends),
                      and the job lease (scale-out): {"jobs": {"leaseMs": 30000}}
                      and how long a call that showed the owner's card waits
                      for the decision: {"approvals": {"waitSeconds": 45}} (1-55),

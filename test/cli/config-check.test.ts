@@ -86,7 +86,7 @@ describe('the config file is strict: every unknown key is refused with the key m
 
   it('a key like none known lists the keys that place has', () => {
     expect(refusal({ http: { zzzz: 1 } })).toBe(
-      '--config airlock.json: unknown key `zzzz` in `http`; the keys there are `headersTimeoutMs`, `requestTimeoutMs`, `maxConnectionsPerAddress`',
+      '--config airlock.json: unknown key `zzzz` in `http`; the keys there are `headersTimeoutMs`, `requestTimeoutMs`, `maxConnectionsPerAddress`, `sessionIdleMs`',
     );
   });
 

@@ -1,15 +1,23 @@
 /**
  * The scene door's asks (issue 27): each op in words with what it touches,
  * the totals, before/after thumbnails of each page touched (small PNGs kept
- * with the ask), and the page as the subject a 15-minute approval may be
- * narrowed to.
+ * with the ask, lettered by the door's renderer), and the page as the
+ * subject a 15-minute approval may be narrowed to.
  */
 import { randomUUID } from 'node:crypto';
-import { createCanvas, loadImage } from '@napi-rs/canvas';
+import { createCanvas, loadImage, type Image } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { comicPage, pageOf, textNodeOf } from '../doors/scene/helpers.js';
-import { sceneServer, uploadPages, type SceneServer } from '../doors/scene/server.js';
+import {
+  json,
+  post,
+  sceneServer,
+  sse,
+  until,
+  uploadPages,
+  type SceneServer,
+} from '../doors/scene/server.js';
 import { toolJson } from '../helpers/results.js';
 import type { Approval } from '../../src/kernel/records.js';
 import { readablePreview, thumbnailsOf } from '../../src/web/app/preview.js';
@@ -51,6 +59,48 @@ const pngOf = async (url: string) => {
   expect(bytes.byteLength).toBeLessThanOrEqual(THUMB_BYTES);
   return loadImage(bytes);
 };
+
+/** RGBA pixels of an image, drawn at its size or at w × h. */
+function pixelsOf(image: Image, w = image.width, h = image.height) {
+  const c = createCanvas(w, h);
+  c.getContext('2d').drawImage(image, 0, 0, w, h);
+  return c.getContext('2d').getImageData(0, 0, w, h).data;
+}
+
+/** An image scaled down to w × h by averaging each target pixel's footprint (no aliasing). */
+function areaDown(image: Image, w: number, h: number): Float64Array {
+  const src = pixelsOf(image);
+  const out = new Float64Array(w * h * 4);
+  const count = new Float64Array(w * h);
+  for (let y = 0; y < image.height; y++)
+    for (let x = 0; x < image.width; x++) {
+      const t = Math.floor((y * h) / image.height) * w + Math.floor((x * w) / image.width);
+      for (let k = 0; k < 4; k++) out[t * 4 + k]! += src[(y * image.width + x) * 4 + k]!;
+      count[t]!++;
+    }
+  for (let t = 0; t < w * h; t++) for (let k = 0; k < 4; k++) out[t * 4 + k]! /= count[t]!;
+  return out;
+}
+
+type Box = { x0: number; y0: number; x1: number; y1: number };
+
+/** How much ink a box holds (mean darkness, 0–255) and where its weight lies. */
+function inkIn(px: ArrayLike<number>, width: number, b: Box) {
+  let sum = 0;
+  let sx = 0;
+  let sy = 0;
+  let n = 0;
+  for (let y = b.y0; y < b.y1; y++)
+    for (let x = b.x0; x < b.x1; x++) {
+      const i = (y * width + x) * 4;
+      const ink = 255 - (0.299 * px[i]! + 0.587 * px[i + 1]! + 0.114 * px[i + 2]!);
+      sum += ink;
+      sx += ink * x;
+      sy += ink * y;
+      n++;
+    }
+  return { coverage: sum / n, cx: sx / Math.max(sum, 1), cy: sy / Math.max(sum, 1) };
+}
 
 const pages: string[] = [];
 beforeAll(async () => {
@@ -157,5 +207,118 @@ describe('scene asks', () => {
       // The page's words are in the picture (the image was drawn, not only boxes).
       if (darkExpected) expect(dark).toBeGreaterThan(10);
     }
+  });
+
+  it('the thumbnails are the renderer lettering: before and after match what the pipeline renderer draws, scaled down', async () => {
+    // A blank 480 × 320 page with two lettered translations.
+    expect((await uploadPages(s, [{ name: 'blank.png', bytes: await comicPage([]) }])).status).toBe(
+      201,
+    );
+    const scene = toolJson(await call('koharu.get_scene')) as {
+      scene: { pages: { id: string; width: number; height: number }[] };
+    };
+    const page = scene.scene.pages.at(-1)!;
+    expect([page.width, page.height]).toEqual([480, 320]);
+    const [a, b] = [randomUUID(), randomUUID()];
+    const lettered = (id: string, x: number, y: number, w: number, h: number, tr: string) => ({
+      addNode: {
+        page: page.id,
+        node: {
+          id,
+          transform: { x, y, width: w, height: h, rotationDeg: 0 },
+          visible: true,
+          kind: { text: { text: '行く', translation: tr } },
+        },
+      },
+    });
+    await asOwner({
+      batch: {
+        label: 'letters',
+        ops: [lettered(a, 250, 40, 210, 240, 'GO'), lettered(b, 20, 200, 160, 90, 'BYE')],
+      },
+    });
+
+    /** The page as the pipeline's `renderer` step writes it, at full size. */
+    const rendered = async () => {
+      const events = sse(s);
+      await events.ready();
+      const res = await post(s, 'pipelines', { steps: ['renderer'], pages: [page.id] });
+      const { jobId } = (await res.json()) as { jobId: string };
+      expect(res.status).toBe(202);
+      await until(() => events.events.some((e) => e.event === 'jobFinished' && e.id === jobId));
+      events.stop();
+      const now = (await json(await s.fetch(`${s.base}/api/v1/scene.json`))) as {
+        scene: {
+          pages: { id: string; nodes: { kind: { image?: { role: string; blob: string } } }[] }[];
+        };
+      };
+      const node = now.scene.pages
+        .find((p) => p.id === page.id)!
+        .nodes.find((n) => n.kind.image?.role === 'rendered')!;
+      const bytes = await (
+        await s.fetch(`${s.base}/api/v1/blobs/${node.kind.image!.blob}`)
+      ).arrayBuffer();
+      return loadImage(Buffer.from(bytes));
+    };
+
+    const reword = {
+      batch: {
+        label: 'reword',
+        ops: [
+          {
+            updateNode: { page: page.id, id: a, patch: { data: { text: { translation: 'NO!' } } } },
+          },
+          { removeNode: { page: page.id, id: b } },
+        ],
+      },
+    };
+    const beforeRender = await rendered();
+    const card = await askFor(reword);
+    const [thumbs] = thumbnailsOf(card.preview);
+    const before = await pngOf(thumbs!.before);
+    const after = await pngOf(thumbs!.after!);
+    // The same change made by the owner, rendered by the pipeline: what "after" must show.
+    await asOwner(reword);
+    const afterRender = await rendered();
+
+    const { width: w, height: h } = before;
+    expect([w, h]).toEqual([128, 85]);
+    // Inside each text box (its thin outline left out), at thumbnail scale.
+    const inner = (x: number, y: number, bw: number, bh: number): Box => {
+      const k = w / 480;
+      return {
+        x0: Math.ceil(x * k) + 3,
+        y0: Math.ceil(y * k) + 3,
+        x1: Math.floor((x + bw) * k) - 3,
+        y1: Math.floor((y + bh) * k) - 3,
+      };
+    };
+    const boxA = inner(250, 40, 210, 240);
+    const boxB = inner(20, 200, 160, 90);
+    const compare = (thumb: Image, truth: Image, box: Box) => {
+      const got = inkIn(pixelsOf(thumb), w, box);
+      const want = inkIn(areaDown(truth, w, h), w, box);
+      // The big fitted lettering, not a small caption in the box's corner.
+      expect(want.coverage).toBeGreaterThan(20);
+      expect(got.coverage).toBeGreaterThan(want.coverage * 0.85);
+      expect(got.coverage).toBeLessThan(want.coverage * 1.15);
+      expect(Math.abs(got.cx - want.cx)).toBeLessThan(1.5);
+      expect(Math.abs(got.cy - want.cy)).toBeLessThan(1.5);
+    };
+    compare(before, beforeRender, boxA);
+    compare(before, beforeRender, boxB);
+    compare(after, afterRender, boxA);
+    // "GO" became "NO!": other lettering in the same box.
+    const pb = pixelsOf(before);
+    const pa = pixelsOf(after);
+    let changed = 0;
+    for (let y = boxA.y0; y < boxA.y1; y++)
+      for (let x = boxA.x0; x < boxA.x1; x++) {
+        const i = (y * w + x) * 4;
+        if (Math.abs(pb[i]! - pa[i]!) > 64) changed++;
+      }
+    expect(changed).toBeGreaterThan(50);
+    // The removed "BYE" is gone from after: its box holds only the blank page.
+    expect(inkIn(pa, w, boxB).coverage).toBeLessThan(15);
   });
 });

@@ -59,6 +59,8 @@ export interface HttpAppOptions {
    * answered 503 and closed, so one client cannot exhaust the server's sockets.
    */
   maxConnectionsPerAddress?: number;
+  /** An idle 2025-era MCP session ends after this long (default 10 min), its consent requests and grants with it. */
+  sessionIdleMs?: number;
   /** The owner's passkeys (issue 25): enrolment, sign-in and decision challenges; none: no passkey routes. */
   passkeys?: Passkeys;
   /** A server span per MCP request (telemetry/tracing.ts); none by default. */
@@ -145,6 +147,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     maxBodyBytes,
     ...(options.mcp ? { serving: options.mcp } : {}),
     ...(options.tracer ? { tracer: options.tracer } : {}),
+    ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
   });
 
   /**

@@ -29,6 +29,8 @@ export interface McpDispatchOptions {
   serving?: McpServing;
   /** A server span per MCP request (telemetry on); none: no tracing at all. */
   tracer?: McpRequestTracer | undefined;
+  /** Idle 2025-era sessions end after this long (default 10 min). */
+  sessionIdleMs?: number;
 }
 
 export interface McpDispatch {
@@ -50,6 +52,7 @@ export function createMcpDispatch(options: McpDispatchOptions): McpDispatch {
         mounts: served,
         logger,
         maxBodyBytes,
+        ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
         // `/mcp/NAME` lists all of its door's tools (paged), never the compact form.
         serving: { ...serving, ...(key === '*' ? {} : { oneMount: true }) },
       });

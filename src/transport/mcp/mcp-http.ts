@@ -11,8 +11,14 @@
  *   `isLegacyRequest` classification.
  *
  * Caps (authority.md §4): at most 64 sessions per agent (a new one replaces
- * that agent's least recently used), idle sessions closed after 10 minutes,
- * and a revoked agent's sessions closed at once.
+ * that agent's least recently used), idle sessions closed after 10 minutes
+ * (`sessionIdleMs`), and a revoked agent's sessions closed at once.
+ *
+ * Ending is everyone's job (authority.md §2, a clean inbox): each instance's
+ * sweep ends its own idle sessions, drops its copy of a session another
+ * instance ended (DELETE sent there: the record is gone), and ends stored
+ * sessions nobody used for the idle time — an instance that held them died —
+ * so their consent requests and grants end on every instance.
  *
  * Sessions are kept in the store too (mcp-session-records.ts): a request
  * for a session this instance does not hold — it was opened on another
@@ -82,6 +88,8 @@ interface Session {
   lastSeen: number;
   /** When the store last heard of a use (written at most every STORE_TOUCH_MS). */
   storedSeen: number;
+  /** When this instance opened or continued it. */
+  openedAt: number;
 }
 
 /** How often a session's use is written to the store (its idle clock on every instance). */
@@ -90,6 +98,9 @@ const STORE_TOUCH_MS = 30_000;
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { kernel, mounts, logger } = options;
   const idleMs = options.sessionIdleMs ?? 10 * 60 * 1000;
+  // Another instance reads the stored use as the idle clock: it must lag well behind idleMs.
+  const touchMs = Math.min(STORE_TOUCH_MS, Math.floor(idleMs / 4));
+  const sweepMs = Math.min(idleMs, 60_000);
   const maxSessions = options.maxSessions ?? 1000;
   const perAgent = options.maxSessionsPerAgent ?? 64;
   const sessions = new Map<string, Session>();
@@ -166,14 +177,29 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     },
   });
 
-  const sweep = setInterval(
-    () => {
-      const cutoff = Date.now() - idleMs;
-      for (const [id, s] of sessions) if (s.lastSeen < cutoff) void closeIdle(id, cutoff);
-    },
-    Math.min(idleMs, 60_000),
-  );
+  let sweeping = false;
+  const sweep = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    void sweepSessions()
+      .catch(storeTrouble)
+      .finally(() => (sweeping = false));
+  }, sweepMs);
   sweep.unref();
+
+  async function sweepSessions() {
+    const now = Date.now();
+    const cutoff = now - idleMs;
+    for (const [id, s] of sessions) if (s.lastSeen < cutoff) await closeIdle(id, cutoff);
+    const stored = await records.list();
+    for (const [id, s] of sessions)
+      if (!stored.has(id) && s.openedAt < now - sweepMs && !restoring.has(id)) await dropLocal(id);
+    for (const [id, s] of stored)
+      if (s.lastSeen < cutoff && !sessions.has(id) && !restoring.has(id)) {
+        ended(id, s.agent);
+        await records.remove(id);
+      }
+  }
 
   /** Idle here; it ends (grants too) only when no instance has used it lately. */
   async function closeIdle(id: string, cutoff: number) {
@@ -257,7 +283,15 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         sessionIdGenerator: () => id,
         onsessioninitialized: async (sid) => {
           const at = Date.now();
-          sessions.set(sid, { agent, transport, handle, server, lastSeen: at, storedSeen: at });
+          sessions.set(sid, {
+            agent,
+            transport,
+            handle,
+            server,
+            lastSeen: at,
+            storedSeen: at,
+            openedAt: at,
+          });
           await records.save(sid, { agent, init, createdAt: at, lastSeen: at }).catch(storeTrouble);
         },
         onsessionclosed: async (sid) => {
@@ -363,7 +397,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           return;
         }
         session.lastSeen = Date.now();
-        if (session.lastSeen - session.storedSeen > STORE_TOUCH_MS) {
+        if (session.lastSeen - session.storedSeen > touchMs) {
           session.storedSeen = session.lastSeen;
           void records.touch(sessionId, session.lastSeen).catch(storeTrouble);
         }

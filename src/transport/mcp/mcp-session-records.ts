@@ -26,7 +26,12 @@ export interface SessionRecords {
   /** Records a use; a session unknown to the store stays unknown. */
   touch(id: string, at: number): Promise<void>;
   remove(id: string): Promise<void>;
+  /** Every stored session, by id (unreadable ones left out). */
+  list(): Promise<Map<string, StoredSession>>;
 }
+
+/** At most this many stored sessions are read per sweep (every instance's cap is 1000). */
+const LISTED = 100_000;
 
 export function sessionRecords(store: Store): SessionRecords {
   return {
@@ -43,6 +48,15 @@ export function sessionRecords(store: Store): SessionRecords {
       }),
     async remove(id) {
       await store.transaction((tx) => tx.records.delete(COLLECTION, id));
+    },
+    async list() {
+      const found = await store.read((tx) => tx.records.list(COLLECTION, { limit: LISTED }));
+      const out = new Map<string, StoredSession>();
+      for (const r of found) {
+        const parsed = StoredSessionSchema.safeParse(r.value);
+        if (parsed.success) out.set(r.key, parsed.data);
+      }
+      return out;
     },
   };
 }

@@ -20,10 +20,11 @@
  * is clipped to those spans, so nothing lands outside the bubble. Japanese
  * and Chinese translations are set vertically, columns right to left.
  */
-import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { createCanvas, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
+import type { BlobStore } from '../../../kernel/index.js';
 import type { Node, Page, TextData } from '../model.js';
 import type { Op } from '../ops.js';
-import { blobBytes, canvasOf, defaultFont, fontFamilies, imageNode, png } from '../images.js';
+import { blobBytes, decode, defaultFont, fontFamilies, imageNode, png } from '../images.js';
 import { withoutEvidence } from './fill.js';
 import { comicFont, latinOnly } from './lettering-fonts.js';
 import type { Engine, PageInput, PipelineOptions } from './registry.js';
@@ -229,23 +230,67 @@ const rgba = (c: readonly number[]) => `rgba(${c[0]}, ${c[1]}, ${c[2]}, ${(c[3] 
 
 type Skipped = PageInput['skipped'];
 
-/** The page's base image (inpainted, else source) on a canvas, and its bubble mask when it has one. */
-async function baseOf(page: Page, blobs: PageInput['blobs']) {
+/**
+ * The page's base image (inpainted, else source) on a canvas, and its bubble
+ * mask when it has one; no larger than `maxSide` on its long side, `scale`
+ * being the canvas's size over the image's.
+ */
+async function baseOf(page: Page, blobs: BlobStore, maxSide = Infinity) {
   const base = imageNode(page, 'inpainted') ?? imageNode(page, 'source');
   if (!base) throw new Error(`page '${page.name}' has no source image`);
-  const image = await canvasOf(await blobBytes(blobs, base.image.blob));
-  const { width, height } = image;
-  const canvas = createCanvas(width, height);
-  const ctx = canvas.getContext('2d');
-  ctx.drawImage(image, 0, 0);
   const bubbleNode = maskNode(page, 'bubble');
-  let bubbles: Mask | null = null;
-  if (bubbleNode) {
-    const m = await canvasOf(await blobBytes(blobs, bubbleNode.mask.blob));
-    if (m.width === width && m.height === height)
-      bubbles = maskFrom(m.getContext('2d').getImageData(0, 0, width, height).data, width * height);
+  // Reduced renders (an ask's before and after of one page) decode each image once.
+  const key = Number.isFinite(maxSide)
+    ? `${base.image.blob}:${bubbleNode?.mask.blob ?? ''}:${maxSide}`
+    : null;
+  const kept = key ? reduced.get(key) : undefined;
+  const loaded = kept ?? (await loadBase(blobs, base.image.blob, bubbleNode?.mask.blob, maxSide));
+  if (key && !kept) {
+    if (reduced.size >= REDUCED_KEPT) reduced.delete(reduced.keys().next().value!);
+    reduced.set(key, loaded);
   }
-  return { canvas, ctx, width, height, bubbles };
+  const { width, height } = loaded;
+  // A copy to draw on: the kept one stays clean.
+  const canvas = key ? createCanvas(width, height) : loaded.canvas;
+  const ctx = canvas.getContext('2d');
+  if (key) ctx.drawImage(loaded.canvas, 0, 0);
+  return { canvas, ctx, width, height, bubbles: loaded.bubbles, scale: loaded.scale };
+}
+
+type Loaded = {
+  canvas: Canvas;
+  width: number;
+  height: number;
+  bubbles: Mask | null;
+  scale: number;
+};
+/** Reduced bases lately loaded, by image, mask and size (a few hundred KiB each). */
+const reduced = new Map<string, Loaded>();
+const REDUCED_KEPT = 8;
+
+async function loadBase(
+  blobs: BlobStore,
+  imageBlob: string,
+  maskBlob: string | undefined,
+  maxSide: number,
+): Promise<Loaded> {
+  const image = await decode(await blobBytes(blobs, imageBlob));
+  const scale = Math.min(1, maxSide / Math.max(image.width, image.height, 1));
+  const width = Math.max(1, Math.round(image.width * scale));
+  const height = Math.max(1, Math.round(image.height * scale));
+  const canvas = createCanvas(width, height);
+  canvas.getContext('2d').drawImage(image, 0, 0, width, height);
+  let bubbles: Mask | null = null;
+  if (maskBlob) {
+    const m = await decode(await blobBytes(blobs, maskBlob));
+    if (m.width === image.width && m.height === image.height) {
+      const scaled = createCanvas(width, height);
+      const g = scaled.getContext('2d');
+      g.drawImage(m, 0, 0, width, height);
+      bubbles = maskFrom(g.getImageData(0, 0, width, height).data, width * height);
+    }
+  }
+  return { canvas, width, height, bubbles, scale };
 }
 
 /**
@@ -256,7 +301,12 @@ async function baseOf(page: Page, blobs: PageInput['blobs']) {
 function plan(
   page: Page,
   nodes: ReturnType<typeof textNodes>,
-  { width, height, bubbles }: { width: number; height: number; bubbles: Mask | null },
+  {
+    width,
+    height,
+    bubbles,
+    scale,
+  }: { width: number; height: number; bubbles: Mask | null; scale: number },
   skipped: Skipped,
 ): Planned[] {
   const sx = width / page.width;
@@ -283,8 +333,9 @@ function plan(
       width,
       height,
     );
-    if (r.w <= 2 * PADDING_PX || r.h <= 2 * PADDING_PX) continue;
-    const inset = PADDING_PX + Math.ceil(text.style?.stroke?.widthPx ?? 0);
+    const padding = Math.max(1, Math.round(PADDING_PX * scale));
+    if (r.w <= 2 * padding || r.h <= 2 * padding) continue;
+    const inset = padding + Math.ceil((text.style?.stroke?.widthPx ?? 0) * scale);
     const area = regionArea(bubbles, width, height, r, inset);
     const key = area.inBubble ? boxKey(area.box) : null;
     const first = key ? byBubble.get(key) : undefined;
@@ -304,8 +355,20 @@ function plan(
   return planned;
 }
 
-/** 2. Each fitted at its largest size; then no size above the page's band (median × SIZE_BAND). */
-function fitAll(planned: Planned[], ctx: SKRSContext2D, options: PipelineOptions): void {
+/**
+ * 2. Each fitted at its largest size; then no size above the page's band
+ * (median × SIZE_BAND). Sizes in canvas pixels: a style's fixed size and the
+ * smallest size follow the canvas's `scale`.
+ */
+function fitAll(
+  planned: Planned[],
+  ctx: SKRSContext2D,
+  options: PipelineOptions,
+  scale: number,
+): void {
+  const min = Math.max(1, Math.round(MIN_SIZE * scale));
+  const fixedOf = (t: TextData) =>
+    t.style?.fontSize ? Math.max(1, Math.round(t.style.fontSize * scale)) : undefined;
   const fit = (e: Planned, max?: number) => {
     const family = fontFor(e.text, options, e.content);
     const areaW = e.area.box.x1 - e.area.box.x0;
@@ -317,16 +380,8 @@ function fitAll(planned: Planned[], ctx: SKRSContext2D, options: PipelineOptions
       ctx.font = cssFont(size, family, e.text);
       return { width: (s: string) => ctx.measureText(s).width };
     };
-    const maxSize = Math.max(MIN_SIZE, Math.min(areaH, areaW, max ?? Infinity));
-    e.layout = fitInArea(
-      e.area,
-      e.content,
-      vertical,
-      measureAt,
-      MIN_SIZE,
-      maxSize,
-      e.text.style?.fontSize,
-    );
+    const maxSize = Math.max(min, Math.min(areaH, areaW, max ?? Infinity));
+    e.layout = fitInArea(e.area, e.content, vertical, measureAt, min, maxSize, fixedOf(e.text));
     e.size = e.layout?.size ?? 0;
     e.vertical = vertical;
     e.family = family;
@@ -335,13 +390,13 @@ function fitAll(planned: Planned[], ctx: SKRSContext2D, options: PipelineOptions
   const free = planned.filter((e) => e.layout && !e.text.style?.fontSize);
   if (free.length >= 2) {
     const sizes = free.map((e) => e.size).sort((a, b) => a - b);
-    const cap = Math.max(MIN_SIZE, Math.floor(sizes[(sizes.length - 1) >> 1]! * SIZE_BAND));
+    const cap = Math.max(min, Math.floor(sizes[(sizes.length - 1) >> 1]! * SIZE_BAND));
     for (const e of free) if (e.size > cap) fit(e, cap);
   }
 }
 
 /** 3. One planned translation drawn, clipped to its lines, turned with its node. */
-function draw(ctx: SKRSContext2D, e: Planned, layout: Layout): void {
+function draw(ctx: SKRSContext2D, e: Planned, layout: Layout, scale: number): void {
   const { node, text, r } = e;
   const t = node.transform;
   const { size } = layout;
@@ -364,7 +419,7 @@ function draw(ctx: SKRSContext2D, e: Planned, layout: Layout): void {
   const glyphs = (s: string, x: number, y: number) => {
     if (stroke && stroke.widthPx > 0) {
       ctx.strokeStyle = rgba(stroke.color);
-      ctx.lineWidth = stroke.widthPx * 2; // half of a centred stroke lies under the fill
+      ctx.lineWidth = stroke.widthPx * scale * 2; // half of a centred stroke lies under the fill
       ctx.lineJoin = 'round';
       ctx.strokeText(s, x, y);
     }
@@ -392,6 +447,43 @@ function draw(ctx: SKRSContext2D, e: Planned, layout: Layout): void {
   ctx.restore();
 }
 
+/** A page rendered: the canvas, and the size each drawn translation was fitted at. */
+export interface RenderedPage {
+  canvas: Canvas;
+  width: number;
+  height: number;
+  fitted: { node: Node; text: TextData; size: number }[];
+}
+
+/**
+ * Renders the page's translations over its clean image — what the pipeline's
+ * `renderer` step writes, and what an ask's thumbnails show (op-thumbnails.ts)
+ * at `maxSide` pixels on the long side, with padding, stroke and sizes scaled.
+ */
+export async function renderPage(
+  page: Page,
+  blobs: BlobStore,
+  options: PipelineOptions,
+  { skipped, maxSide }: { skipped?: Skipped; maxSide?: number } = {},
+): Promise<RenderedPage> {
+  const base = await baseOf(page, blobs, maxSide);
+  const nodes = textNodes(page, options.textNodeIds);
+  if (!nodes.some(({ text }) => text.translation?.trim()))
+    skipped?.(
+      'nothingToDo',
+      'No translation to draw on this page; its rendered image is the inpainted one.',
+    );
+  const planned = plan(page, nodes, base, skipped);
+  fitAll(planned, base.ctx, options, base.scale);
+  const fitted: RenderedPage['fitted'] = [];
+  for (const e of planned) {
+    if (!e.layout) continue;
+    draw(base.ctx, e, e.layout, base.scale);
+    fitted.push({ node: e.node, text: e.text, size: e.layout.size });
+  }
+  return { canvas: base.canvas, width: base.width, height: base.height, fitted };
+}
+
 export function createRendererEngine(): Engine {
   return {
     id: 'renderer',
@@ -402,30 +494,18 @@ export function createRendererEngine(): Engine {
     async start(options) {
       return {
         async page({ page, blobs, skipped }) {
-          const base = await baseOf(page, blobs);
-          const nodes = textNodes(page, options.textNodeIds);
-          if (!nodes.some(({ text }) => text.translation?.trim()))
-            skipped?.(
-              'nothingToDo',
-              'No translation to draw on this page; its rendered image is the inpainted one.',
-            );
-          const planned = plan(page, nodes, base, skipped);
-          fitAll(planned, base.ctx, options);
-          const ops: Op[] = [];
-          for (const e of planned) {
-            if (!e.layout) continue;
-            draw(base.ctx, e, e.layout);
-            if (e.text.fontSizePx !== e.layout.size)
-              ops.push({
-                updateNode: {
-                  page: page.id,
-                  id: e.node.id,
-                  patch: { data: { text: { fontSizePx: e.layout.size } } },
-                },
-              });
-          }
-          const hash = await blobs.put(await png(base.canvas));
-          return [...putImageOps(page, 'rendered', hash, base.width, base.height), ...ops];
+          const rendered = await renderPage(page, blobs, options, { skipped });
+          const ops: Op[] = rendered.fitted
+            .filter((f) => f.text.fontSizePx !== f.size)
+            .map((f) => ({
+              updateNode: {
+                page: page.id,
+                id: f.node.id,
+                patch: { data: { text: { fontSizePx: f.size } } },
+              },
+            }));
+          const hash = await blobs.put(await png(rendered.canvas));
+          return [...putImageOps(page, 'rendered', hash, rendered.width, rendered.height), ...ops];
         },
       };
     },

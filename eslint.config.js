@@ -107,7 +107,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/kernel/authority/asks.ts',
   'src/kernel/authority/consent.ts',
   'src/kernel/writes/history.ts',
-  'src/kernel/jobs.ts',
   'src/kernel/writes/journal.ts',
   'src/kernel/kernel.ts',
   'src/kernel/calls/pipeline.ts',

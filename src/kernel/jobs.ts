@@ -136,6 +136,165 @@ export function percentOf(p: JobProgress): number {
   return Math.min(100, Math.round(((p.currentStepIndex + unitShare) / p.totalSteps) * 1000) / 10);
 }
 
+/** What a job's run needs of its registry. */
+interface RunDeps {
+  store: Store;
+  events: EventBus;
+  logger: JobRegistryOptions['logger'];
+  now: () => number;
+  leaseMs: number;
+  observer: JobRegistryOptions['observer'];
+}
+
+/** A new job's record, queued, with no progress yet. */
+function queuedJob(spec: JobSpec, at: number): Job {
+  return {
+    id: randomUUID(),
+    door: spec.door,
+    kind: spec.kind,
+    status: 'queued',
+    progress: {
+      step: null,
+      currentUnit: 0,
+      totalUnits: 0,
+      currentStepIndex: 0,
+      totalSteps: 0,
+      overallPercent: 0,
+    },
+    warnings: [],
+    error: null,
+    input: spec.input ?? null,
+    agent: spec.agent ?? null,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+/**
+ * Runs `spec` for `job` on this instance: saves its progress (coalesced, one
+ * save at a time), beats its heartbeat, and announces its end once the store
+ * has it — unless another instance finished it meanwhile.
+ */
+async function runJob(d: RunDeps, job: Job, spec: JobSpec, abort: AbortController): Promise<void> {
+  const { store, events, logger, now, leaseMs, observer } = d;
+  const names = spec.unitNames ?? { current: 'currentUnit', total: 'totalUnits' };
+  // Lost: the store has finished the job already (another instance failed it
+  // `interrupted` while this one stalled past the lease, or cancelled it):
+  // this run stops and leaves the store and the one jobFinished alone.
+  let lost = false;
+  // The last save of this run: a save is made only over it, so once another
+  // instance took the job over (and saved it), this run's saves fail and it stops.
+  let saved = job.updatedAt;
+  const keep = async (snapshot: Job) => {
+    if (lost) return;
+    if (await store.transaction((tx) => tx.jobs.updateUnfinished(snapshot, saved))) {
+      saved = snapshot.updatedAt;
+      return;
+    }
+    lost = true;
+    logger.warn({ jobId: job.id }, 'job was finished elsewhere; stopping this run');
+    abort.abort(new Error('interrupted'));
+  };
+  // One save at a time, of the newest state: progress faster than the store
+  // writes coalesces, so the heartbeat never queues behind stale saves.
+  let next: Job | undefined;
+  let writing: Promise<void> | undefined;
+  const drain = async () => {
+    while (next) {
+      const snapshot = next;
+      next = undefined;
+      await keep(snapshot).catch((e) => logger.error({ err: e }, 'job save failed'));
+    }
+    writing = undefined;
+  };
+  const persist = () => {
+    next = structuredClone(job);
+    writing ??= drain();
+  };
+  const ctx: JobContext = {
+    id: job.id,
+    signal: abort.signal,
+    traceContext: () => observer?.carrier() ?? {},
+    progress(update) {
+      const p = { ...job.progress, ...update } as JobProgress;
+      p.overallPercent = update.overallPercent ?? percentOf(p);
+      job.progress = p;
+      job.updatedAt = now();
+      events.publish({
+        event: 'jobProgress',
+        jobId: job.id,
+        step: p.step,
+        [names.current]: p.currentUnit,
+        [names.total]: p.totalUnits,
+        currentStepIndex: p.currentStepIndex,
+        totalSteps: p.totalSteps,
+        overallPercent: p.overallPercent,
+        ...whose(job),
+      });
+      persist();
+    },
+    warn(where, message) {
+      job.warnings.push({ at: now(), where, message });
+      events.publish({ event: 'jobWarning', jobId: job.id, ...where, message, ...whose(job) });
+      persist();
+    },
+  };
+  job.status = 'running';
+  job.updatedAt = now();
+  persist();
+  // The heartbeat: other instances see this job is alive.
+  const heartbeat = setInterval(
+    () => {
+      job.updatedAt = now();
+      persist();
+    },
+    Math.max(50, Math.floor(leaseMs / 6)),
+  );
+  heartbeat.unref();
+  let status: JobStatus;
+  let error: string | null = null;
+  try {
+    // Started from the call's context (launch runs in it), so an observer can link the two.
+    const info = { door: job.door, kind: job.kind, id: job.id };
+    const outcome = await (observer?.job ? observer.job(info, () => spec.run(ctx)) : spec.run(ctx));
+    status = abort.signal.aborted ? 'cancelled' : outcome;
+  } catch (e) {
+    if (abort.signal.aborted) status = 'cancelled';
+    else {
+      status = 'failed';
+      error = e instanceof Error ? e.message : String(e);
+      logger.warn({ jobId: job.id, err: e }, 'job failed');
+    }
+  }
+  clearInterval(heartbeat);
+  job.status = status;
+  job.error = error;
+  if (status === 'completed') job.progress = { ...job.progress, overallPercent: 100 };
+  job.updatedAt = now();
+  // The final state must reach the store before jobFinished is announced;
+  // a store hiccup is retried while the lease would still be ours.
+  next = undefined;
+  await writing;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await keep(structuredClone(job));
+      break;
+    } catch (e) {
+      if (attempt >= 5) {
+        logger.error({ err: e, jobId: job.id }, 'job final save failed');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, Math.min(leaseMs / 10, 1_000)));
+    }
+  }
+  if (lost) return;
+  events.publish(
+    error === null
+      ? { event: 'jobFinished', id: job.id, status, ...whose(job) }
+      : { event: 'jobFinished', id: job.id, status, error, ...whose(job) },
+  );
+}
+
 export function createJobRegistry({
   store,
   events,
@@ -147,6 +306,7 @@ export function createJobRegistry({
 }: JobRegistryOptions): JobRegistry {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   let sweeper: NodeJS.Timeout | undefined;
+  const deps: RunDeps = { store, events, logger, now, leaseMs, observer };
 
   // A cancel asked on another instance reaches the one running the job.
   const unsubscribe = events.subscribe(
@@ -161,7 +321,7 @@ export function createJobRegistry({
   const launch = (job: Job, spec: JobSpec) => {
     const abort = new AbortController();
     const done = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => execute(job, spec, abort))
+      .then(() => runJob(deps, job, spec, abort))
       .finally(() => running.delete(job.id));
     running.set(job.id, { abort, done });
   };
@@ -199,150 +359,9 @@ export function createJobRegistry({
 
   const save = (job: Job) => store.transaction((tx) => tx.jobs.put(job));
 
-  async function execute(job: Job, spec: JobSpec, abort: AbortController): Promise<void> {
-    const names = spec.unitNames ?? { current: 'currentUnit', total: 'totalUnits' };
-    // Lost: the store has finished the job already (another instance failed it
-    // `interrupted` while this one stalled past the lease, or cancelled it):
-    // this run stops and leaves the store and the one jobFinished alone.
-    let lost = false;
-    // The last save of this run: a save is made only over it, so once another
-    // instance took the job over (and saved it), this run's saves fail and it stops.
-    let saved = job.updatedAt;
-    const keep = async (snapshot: Job) => {
-      if (lost) return;
-      if (await store.transaction((tx) => tx.jobs.updateUnfinished(snapshot, saved))) {
-        saved = snapshot.updatedAt;
-        return;
-      }
-      lost = true;
-      logger.warn({ jobId: job.id }, 'job was finished elsewhere; stopping this run');
-      abort.abort(new Error('interrupted'));
-    };
-    // One save at a time, of the newest state: progress faster than the store
-    // writes coalesces, so the heartbeat never queues behind stale saves.
-    let next: Job | undefined;
-    let writing: Promise<void> | undefined;
-    const drain = async () => {
-      while (next) {
-        const snapshot = next;
-        next = undefined;
-        await keep(snapshot).catch((e) => logger.error({ err: e }, 'job save failed'));
-      }
-      writing = undefined;
-    };
-    const persist = () => {
-      next = structuredClone(job);
-      writing ??= drain();
-    };
-    const ctx: JobContext = {
-      id: job.id,
-      signal: abort.signal,
-      traceContext: () => observer?.carrier() ?? {},
-      progress(update) {
-        const p = { ...job.progress, ...update } as JobProgress;
-        p.overallPercent = update.overallPercent ?? percentOf(p);
-        job.progress = p;
-        job.updatedAt = now();
-        events.publish({
-          event: 'jobProgress',
-          jobId: job.id,
-          step: p.step,
-          [names.current]: p.currentUnit,
-          [names.total]: p.totalUnits,
-          currentStepIndex: p.currentStepIndex,
-          totalSteps: p.totalSteps,
-          overallPercent: p.overallPercent,
-          ...whose(job),
-        });
-        persist();
-      },
-      warn(where, message) {
-        job.warnings.push({ at: now(), where, message });
-        events.publish({ event: 'jobWarning', jobId: job.id, ...where, message, ...whose(job) });
-        persist();
-      },
-    };
-    job.status = 'running';
-    job.updatedAt = now();
-    persist();
-    // The heartbeat: other instances see this job is alive.
-    const heartbeat = setInterval(
-      () => {
-        job.updatedAt = now();
-        persist();
-      },
-      Math.max(50, Math.floor(leaseMs / 6)),
-    );
-    heartbeat.unref();
-    let status: JobStatus;
-    let error: string | null = null;
-    try {
-      // Started from the call's context (launch runs in it), so an observer can link the two.
-      const info = { door: job.door, kind: job.kind, id: job.id };
-      const outcome = await (observer?.job
-        ? observer.job(info, () => spec.run(ctx))
-        : spec.run(ctx));
-      status = abort.signal.aborted ? 'cancelled' : outcome;
-    } catch (e) {
-      if (abort.signal.aborted) status = 'cancelled';
-      else {
-        status = 'failed';
-        error = e instanceof Error ? e.message : String(e);
-        logger.warn({ jobId: job.id, err: e }, 'job failed');
-      }
-    }
-    clearInterval(heartbeat);
-    job.status = status;
-    job.error = error;
-    if (status === 'completed') job.progress = { ...job.progress, overallPercent: 100 };
-    job.updatedAt = now();
-    // The final state must reach the store before jobFinished is announced;
-    // a store hiccup is retried while the lease would still be ours.
-    next = undefined;
-    await writing;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await keep(structuredClone(job));
-        break;
-      } catch (e) {
-        if (attempt >= 5) {
-          logger.error({ err: e, jobId: job.id }, 'job final save failed');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, Math.min(leaseMs / 10, 1_000)));
-      }
-    }
-    if (lost) return;
-    events.publish(
-      error === null
-        ? { event: 'jobFinished', id: job.id, status, ...whose(job) }
-        : { event: 'jobFinished', id: job.id, status, error, ...whose(job) },
-    );
-  }
-
   const registry: JobRegistry = {
     async start(spec) {
-      const at = now();
-      const job: Job = {
-        id: randomUUID(),
-        door: spec.door,
-        kind: spec.kind,
-        status: 'queued',
-        progress: {
-          step: null,
-          currentUnit: 0,
-          totalUnits: 0,
-          currentStepIndex: 0,
-          totalSteps: 0,
-          overallPercent: 0,
-        },
-        warnings: [],
-        error: null,
-        input: spec.input ?? null,
-        agent: spec.agent ?? null,
-        createdAt: at,
-        updatedAt: at,
-      };
+      const job = queuedJob(spec, now());
       await save(job);
       events.publish({ event: 'jobStarted', id: job.id, kind: job.kind, ...whose(job) });
       launch(job, spec);

@@ -111,7 +111,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/kernel/kernel.ts',
   'src/kernel/calls/pipeline.ts',
   'src/kernel/authority/policy.ts',
-  'src/kernel/authority/principals.ts',
   'src/transport/http/http-app.ts',
   'src/transport/mcp/mcp-http.ts',
   'src/transport/mcp/mcp-server.ts',

@@ -237,7 +237,14 @@ async function deleteSessions(tx: StoreTx): Promise<number> {
   return rows.length;
 }
 
-export function createPrincipals({ store, events, now = Date.now }: PrincipalsOptions): Principals {
+/**
+ * The agents' and the owner's token hashes as of the store's current
+ * principals epoch: the epoch is read (one read at a time, coalesced) only
+ * when the store's change mark or this process's own epoch changes moved,
+ * and the hashes are read again only when the epoch moved (or a second
+ * passed).
+ */
+function knownPrincipals(store: Store, now: () => number): () => Promise<Known> {
   // Token hashes of the agents and the owner, as of one epoch (and read again
   // every second anyway, for a writer that does not move the epoch: an older
   // Airlock on the same store).
@@ -315,13 +322,23 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
     });
     return fresh.known;
   };
-  const owner = async () => (await known()).owner;
+  return known;
+}
 
-  const isOwnerToken = async (token: string) => {
-    const ownerIs = await owner();
-    return ownerIs !== null && sameHash(ownerIs, tokenHash(token));
-  };
-
+/** The owner's sign-in: one-time login codes, owner sessions and SSE stream tickets. */
+function ownerSignIn(
+  store: Store,
+  now: () => number,
+  isOwnerToken: (token: string) => Promise<boolean>,
+): Pick<
+  Principals,
+  | 'issueLoginCode'
+  | 'signIn'
+  | 'openSession'
+  | 'ownerSession'
+  | 'streamTicket'
+  | 'redeemStreamTicket'
+> {
   const openSession = async (): Promise<OwnerSession> => {
     const session: OwnerSession = {
       id: `os_${randomBytes(32).toString('base64url')}`,
@@ -331,6 +348,77 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
       tx.records.put(SESSIONS, tokenHash(session.id), { expiresAt: session.expiresAt }),
     );
     return session;
+  };
+
+  const ownerSession: Principals['ownerSession'] = async (sessionId) => {
+    if (!sessionId) return null;
+    const found = await store.read((tx) =>
+      tx.records.get<{ expiresAt: number }>(SESSIONS, tokenHash(sessionId)),
+    );
+    if (!found || found.value.expiresAt <= now()) return null;
+    return { id: sessionId, expiresAt: found.value.expiresAt };
+  };
+  return {
+    openSession,
+    ownerSession,
+    async issueLoginCode(ttlMs = LOGIN_CODE_TTL_MS) {
+      const code = randomBytes(24).toString('base64url');
+      await store.transaction((tx) =>
+        tx.records.put(LOGIN_CODES, tokenHash(code), { expiresAt: now() + ttlMs }),
+      );
+      return code;
+    },
+
+    async signIn(proof) {
+      let accepted: boolean;
+      if ('code' in proof) {
+        // Single use: the code is deleted in the same transaction that accepts it.
+        accepted = await store.transaction(async (tx) => {
+          const key = tokenHash(proof.code);
+          const found = await tx.records.get<{ expiresAt: number }>(LOGIN_CODES, key);
+          if (!found) return false;
+          await tx.records.delete(LOGIN_CODES, key);
+          return found.value.expiresAt > now();
+        });
+      } else accepted = await isOwnerToken(proof.token);
+      if (!accepted)
+        return failure(
+          'notAuthorized',
+          'That sign-in link or owner token is not valid (links work once, for 10 minutes); use the link printed by airlock serve, or paste the contents of <data>/owner.token.',
+        );
+      return openSession();
+    },
+
+    async streamTicket(sessionId) {
+      const ticket = `st_${randomBytes(24).toString('base64url')}`;
+      await store.transaction((tx) =>
+        tx.records.put(TICKETS, tokenHash(ticket), {
+          session: sessionId,
+          expiresAt: now() + TICKET_TTL_MS,
+        }),
+      );
+      return ticket;
+    },
+
+    async redeemStreamTicket(ticket) {
+      const found = await store.transaction(async (tx) => {
+        const key = tokenHash(ticket);
+        const row = await tx.records.get<{ session: string; expiresAt: number }>(TICKETS, key);
+        if (row) await tx.records.delete(TICKETS, key);
+        return row && row.value.expiresAt > now() ? row.value.session : null;
+      });
+      return found ? ownerSession(found) : null;
+    },
+  };
+}
+
+export function createPrincipals({ store, events, now = Date.now }: PrincipalsOptions): Principals {
+  const known = knownPrincipals(store, now);
+  const owner = async () => (await known()).owner;
+
+  const isOwnerToken = async (token: string) => {
+    const ownerIs = await owner();
+    return ownerIs !== null && sameHash(ownerIs, tokenHash(token));
   };
 
   const changed = (event: 'agentsChanged' | 'ownerChanged', detail: Record<string, unknown>) => {
@@ -448,65 +536,7 @@ export function createPrincipals({ store, events, now = Date.now }: PrincipalsOp
 
     isOwnerToken,
 
-    async issueLoginCode(ttlMs = LOGIN_CODE_TTL_MS) {
-      const code = randomBytes(24).toString('base64url');
-      await store.transaction((tx) =>
-        tx.records.put(LOGIN_CODES, tokenHash(code), { expiresAt: now() + ttlMs }),
-      );
-      return code;
-    },
-
-    async signIn(proof) {
-      let accepted: boolean;
-      if ('code' in proof) {
-        // Single use: the code is deleted in the same transaction that accepts it.
-        accepted = await store.transaction(async (tx) => {
-          const key = tokenHash(proof.code);
-          const found = await tx.records.get<{ expiresAt: number }>(LOGIN_CODES, key);
-          if (!found) return false;
-          await tx.records.delete(LOGIN_CODES, key);
-          return found.value.expiresAt > now();
-        });
-      } else accepted = await isOwnerToken(proof.token);
-      if (!accepted)
-        return failure(
-          'notAuthorized',
-          'That sign-in link or owner token is not valid (links work once, for 10 minutes); use the link printed by airlock serve, or paste the contents of <data>/owner.token.',
-        );
-      return openSession();
-    },
-
-    openSession,
-
-    async ownerSession(sessionId) {
-      if (!sessionId) return null;
-      const found = await store.read((tx) =>
-        tx.records.get<{ expiresAt: number }>(SESSIONS, tokenHash(sessionId)),
-      );
-      if (!found || found.value.expiresAt <= now()) return null;
-      return { id: sessionId, expiresAt: found.value.expiresAt };
-    },
-
-    async streamTicket(sessionId) {
-      const ticket = `st_${randomBytes(24).toString('base64url')}`;
-      await store.transaction((tx) =>
-        tx.records.put(TICKETS, tokenHash(ticket), {
-          session: sessionId,
-          expiresAt: now() + TICKET_TTL_MS,
-        }),
-      );
-      return ticket;
-    },
-
-    async redeemStreamTicket(ticket) {
-      const found = await store.transaction(async (tx) => {
-        const key = tokenHash(ticket);
-        const row = await tx.records.get<{ session: string; expiresAt: number }>(TICKETS, key);
-        if (row) await tx.records.delete(TICKETS, key);
-        return row && row.value.expiresAt > now() ? row.value.session : null;
-      });
-      return found ? this.ownerSession(found) : null;
-    },
+    ...ownerSignIn(store, now, isOwnerToken),
 
     async signOut(sessionId) {
       await store.transaction((tx) => tx.records.delete(SESSIONS, tokenHash(sessionId)));

@@ -147,6 +147,130 @@ export const KEYED: TransactionOptions = { isolation: 'keyed' };
 export const unknownApproval = (id: string) =>
   failure('notFound', `No approval ${id}; list pending approvals and use one of their ids.`);
 
+/** A new consent request, pending, for the owner's inbox. */
+function consentRequest(
+  connection: string,
+  agent: string | null,
+  door: string,
+  capability: string,
+  o: { summary: string; lifetimeMs: number; at: number },
+): Approval {
+  return {
+    id: randomUUID(),
+    kind: 'consent',
+    connection,
+    agent,
+    door,
+    capability,
+    tool: null,
+    digest: null,
+    target: null,
+    rule: null,
+    preview: null,
+    scope: null,
+    reason: null,
+    usedAt: null,
+    summary: o.summary,
+    status: 'pending',
+    lifetimeMs: o.lifetimeMs,
+    createdAt: o.at,
+    decidedAt: null,
+    resource: null,
+    grantId: null,
+  };
+}
+
+/** What a consent request answers while it stands: denied (do not ask again) or waiting. */
+function waitingAnswer(approval: Approval): Failure {
+  if (approval.status === 'denied')
+    return failure(
+      'approvalDenied',
+      'The owner denied this request; do not ask again unless the owner tells you to.',
+      { approvalID: approval.id },
+    );
+  return failure(
+    'approvalRequired',
+    `Waiting for the owner to approve request ${approval.id}; call this tool again after they approve it.`,
+    { approvalID: approval.id },
+  );
+}
+
+/** Approves a pending consent request with `resource`: its grant, in the caller's transaction. */
+async function grantConsent(
+  tx: StoreTx,
+  id: string,
+  resource: ResourceRef | null,
+  now: () => number,
+  orphanMs: number,
+): Promise<Approval | Failure> {
+  const approval = await tx.approvals.get(id);
+  if (!approval) return unknownApproval(id);
+  if (approval.status !== 'pending') return goneApproval(approval);
+  if (approval.kind !== 'consent')
+    return failure(
+      'malformedRequest',
+      `Approval ${id} is a policy ask; approve it with a scope ("once" or "15m"), not a resource.`,
+    );
+  if (approval.status === 'pending' && isExpired(approval, now(), orphanMs)) {
+    const gone = await tx.approvals.decide(id, closed('expired', now()));
+    return goneApproval(gone ?? { ...approval, status: 'expired' });
+  }
+  if (approval.status !== 'pending') {
+    return failure(
+      'malformedRequest',
+      `Approval ${id} was already ${approval.status}; nothing changed.`,
+    );
+  }
+  const at = now();
+  const grant: Grant = {
+    id: randomUUID(),
+    connection: approval.connection,
+    door: approval.door,
+    capability: approval.capability,
+    resource,
+    createdAt: at,
+    expiresAt: at + approval.lifetimeMs,
+    revokedAt: null,
+  };
+  await tx.grants.insert(grant);
+  const decided = await tx.approvals.decide(id, {
+    status: 'approved',
+    decidedAt: at,
+    resource,
+    grantId: grant.id,
+  });
+  return (
+    decided ?? failure('malformedRequest', `Approval ${id} is no longer pending; nothing changed.`)
+  );
+}
+
+/** Ends what a connection holds: its consent requests and grants go, its policy asks stay orphaned. */
+async function endConnectionIn(
+  tx: StoreTx,
+  connection: string,
+  at: number,
+): Promise<{ cancelled: Approval[]; ended: string[] }> {
+  // A consent grant belongs to its connection, so its request goes with it; a
+  // policy ask is bound to the agent and the call: it stays for the owner, and
+  // the agent's next identical call, from any connection, finds the decision.
+  const cancelled: Approval[] = [];
+  for (const a of await tx.approvals.listPending())
+    if (a.connection === connection) {
+      const done =
+        a.kind === 'policy'
+          ? await tx.approvals.orphan(a.id, at)
+          : await tx.approvals.decide(
+              a.id,
+              closed('cancelled', at, 'the agent’s connection ended'),
+            );
+      if (done) cancelled.push(done);
+    }
+  const ended: string[] = [];
+  for (const g of await tx.grants.listActive(at, connection))
+    if (await tx.grants.revoke(g.id, at)) ended.push(g.id);
+  return { cancelled, ended };
+}
+
 export function createConsent({
   store,
   events,
@@ -181,93 +305,26 @@ export function createConsent({
         }
         // One agent cannot flood the owner's inbox (authority.md §2).
         if (waiting.length >= MAX_PENDING_PER_AGENT) return { full: waiting, approval: null };
-        const approval: Approval = {
-          id: randomUUID(),
-          kind: 'consent',
-          connection,
-          agent,
-          door,
-          capability,
-          tool: null,
-          digest: null,
-          target: null,
-          rule: null,
-          preview: null,
-          scope: null,
-          reason: null,
-          usedAt: null,
+        const approval = consentRequest(connection, agent, door, capability, {
           summary: summary ?? `${door}: ${capability} access`,
-          status: 'pending',
           lifetimeMs: lifetime,
-          createdAt: now(),
-          decidedAt: null,
-          resource: null,
-          grantId: null,
-        };
+          at: now(),
+        });
         await tx.approvals.insert(approval);
         return { approval, fresh: true };
       }, KEYED);
       if (filed.approval === null) return inboxFull(filed.full);
-      const { approval } = filed;
-      if (filed.fresh) events.publish({ event: 'approvalRequested', approval: shown(approval) });
-      if (approval.status === 'denied') {
-        return failure(
-          'approvalDenied',
-          'The owner denied this request; do not ask again unless the owner tells you to.',
-          { approvalID: approval.id },
-        );
-      }
-      return failure(
-        'approvalRequired',
-        `Waiting for the owner to approve request ${approval.id}; call this tool again after they approve it.`,
-        { approvalID: approval.id },
-      );
+      if (filed.fresh)
+        events.publish({ event: 'approvalRequested', approval: shown(filed.approval) });
+      return waitingAnswer(filed.approval);
     },
 
     async approve(id, resource) {
-      const result = await store.transaction(async (tx) => {
-        const approval = await tx.approvals.get(id);
-        if (!approval) return unknownApproval(id);
-        if (approval.status !== 'pending') return goneApproval(approval);
-        if (approval.kind !== 'consent')
-          return failure(
-            'malformedRequest',
-            `Approval ${id} is a policy ask; approve it with a scope ("once" or "15m"), not a resource.`,
-          );
-        if (approval.status === 'pending' && isExpired(approval, now(), orphanMs)) {
-          const gone = await tx.approvals.decide(id, closed('expired', now()));
-          return goneApproval(gone ?? { ...approval, status: 'expired' });
-        }
-        if (approval.status !== 'pending') {
-          return failure(
-            'malformedRequest',
-            `Approval ${id} was already ${approval.status}; nothing changed.`,
-          );
-        }
-        const at = now();
-        const grant: Grant = {
-          id: randomUUID(),
-          connection: approval.connection,
-          door: approval.door,
-          capability: approval.capability,
-          resource,
-          createdAt: at,
-          expiresAt: at + approval.lifetimeMs,
-          revokedAt: null,
-        };
-        await tx.grants.insert(grant);
-        const decided = await tx.approvals.decide(id, {
-          status: 'approved',
-          decidedAt: at,
-          resource,
-          grantId: grant.id,
-        });
-        return (
-          decided ??
-          failure('malformedRequest', `Approval ${id} is no longer pending; nothing changed.`)
-        );
-        // Keyed: the approval row is locked by its read, so two decisions take turns.
-      }, KEYED);
+      // Keyed: the approval row is locked by its read, so two decisions take turns.
+      const result = await store.transaction(
+        (tx) => grantConsent(tx, id, resource, now, orphanMs),
+        KEYED,
+      );
       if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
       return result;
     },
@@ -308,27 +365,9 @@ export function createConsent({
 
     async endConnection(connection) {
       const at = now();
-      const { cancelled, ended } = await store.transaction(async (tx) => {
-        // A consent grant belongs to its connection, so its request goes with it; a
-        // policy ask is bound to the agent and the call: it stays for the owner, and
-        // the agent's next identical call, from any connection, finds the decision.
-        const cancelled: Approval[] = [];
-        for (const a of await tx.approvals.listPending())
-          if (a.connection === connection) {
-            const done =
-              a.kind === 'policy'
-                ? await tx.approvals.orphan(a.id, at)
-                : await tx.approvals.decide(
-                    a.id,
-                    closed('cancelled', at, 'the agent’s connection ended'),
-                  );
-            if (done) cancelled.push(done);
-          }
-        const ended: string[] = [];
-        for (const g of await tx.grants.listActive(at, connection))
-          if (await tx.grants.revoke(g.id, at)) ended.push(g.id);
-        return { cancelled, ended };
-      });
+      const { cancelled, ended } = await store.transaction((tx) =>
+        endConnectionIn(tx, connection, at),
+      );
       for (const a of cancelled)
         events.publish({
           event: a.status === 'pending' ? 'approvalOrphaned' : 'approvalDecided',

@@ -109,7 +109,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/kernel/writes/journal.ts',
   'src/kernel/kernel.ts',
   'src/kernel/calls/pipeline.ts',
-  'src/kernel/authority/policy.ts',
   'src/transport/http/http-app.ts',
   'src/transport/mcp/mcp-http.ts',
   'src/transport/mcp/mcp-server.ts',

@@ -286,6 +286,82 @@ const fromConfig = (id: string) =>
     `Rule '${id}' comes from the config file; edit the file's policy section and restart to change it.`,
   );
 
+/** The owner's stored rules and read-only switch (none yet: empty). */
+async function loadOwnerPolicy(store: Store): Promise<StoredPolicy> {
+  const found = await store.read(
+    (tx) => tx.records.get<StoredPolicy>(COLLECTION, KEY),
+    ONE_STATEMENT,
+  );
+  return found?.value ?? { readOnly: false, rules: [] };
+}
+
+/** An owner-rule index from a 1-based position among all rules (the config's come first). */
+function ownerIndexOf(
+  position: number | undefined,
+  ownerCount: number,
+  configCount: number,
+): number | Failure {
+  if (position === undefined) return ownerCount;
+  const index = position - 1 - configCount;
+  if (!Number.isInteger(position) || index < 0 || index > ownerCount)
+    return failure(
+      'malformedRequest',
+      `\`position\` must be an integer from ${configCount + 1} to ${configCount + ownerCount + 1} (the config file's ${configCount} rules come first); got ${JSON.stringify(position)}.`,
+    );
+  return index;
+}
+
+/**
+ * A rule's rate for this agent: a sliding window of the last `count` call
+ * times per rule and agent, read and written by key in one transaction
+ * (instances take turns on it); `busy` with the wait when it is full.
+ */
+async function admitRate(
+  store: Store,
+  now: () => number,
+  verdict: Parameters<Policy['admit']>[0],
+  agent: Parameters<Policy['admit']>[1],
+): Promise<Failure | null> {
+  const rate = verdict.matched?.rate;
+  if (!rate) return null;
+  const { count, windowMs } = parseRate(rate);
+  const retryAfterMs = await store.transaction(async (tx) => {
+    const key = `${verdict.rule}|${agent ?? ''}`;
+    const at = now();
+    const found = await tx.records.get<RateWindow>(RATES, key);
+    const times = (found?.value.times ?? []).filter((t) => t > at - windowMs);
+    if (times.length >= count) return Math.max(1, times[times.length - count]! + windowMs - at);
+    times.push(at);
+    await tx.records.put(RATES, key, { times: times.slice(-count) });
+    return 0;
+  }, KEYED);
+  if (retryAfterMs === 0) return null;
+  return failure(
+    'busy',
+    `The owner's rule ${verdict.rule} allows ${rate} for this agent; wait ${Math.ceil(retryAfterMs / 1000)} s, then retry.`,
+    { retryAfterMs, rule: verdict.rule },
+  );
+}
+
+/** The rules in force: the config file's first, then the owner's, numbered from 1. */
+function policyView(
+  configRules: Array<PolicyRule & { id: string }>,
+  configReadOnly: ReadOnly,
+  owner: StoredPolicy,
+): PolicyView {
+  const rules: ListedRule[] = [
+    ...configRules.map((r) => ({ ...r, source: 'config' as const })),
+    ...owner.rules.map((r) => ({ ...r, source: 'owner' as const })),
+  ].map((r, i) => ({ ...r, position: i + 1 }));
+  return {
+    readOnly: combineReadOnly(configReadOnly, owner.readOnly),
+    readOnlyFromConfig: configReadOnly,
+    readOnlyFromOwner: owner.readOnly,
+    rules,
+    defaults: DEFAULT_DECISIONS,
+  };
+}
+
 export function createPolicy({
   store,
   events,
@@ -307,27 +383,9 @@ export function createPolicy({
     { events: ['policyChanged'] },
   );
 
-  const loadOwner = async (): Promise<StoredPolicy> => {
-    const found = await store.read(
-      (tx) => tx.records.get<StoredPolicy>(COLLECTION, KEY),
-      ONE_STATEMENT,
-    );
-    return found?.value ?? { readOnly: false, rules: [] };
-  };
+  const loadOwner = () => loadOwnerPolicy(store);
 
-  const viewOf = (owner: StoredPolicy): PolicyView => {
-    const rules: ListedRule[] = [
-      ...configRules.map((r) => ({ ...r, source: 'config' as const })),
-      ...owner.rules.map((r) => ({ ...r, source: 'owner' as const })),
-    ].map((r, i) => ({ ...r, position: i + 1 }));
-    return {
-      readOnly: combineReadOnly(configReadOnly, owner.readOnly),
-      readOnlyFromConfig: configReadOnly,
-      readOnlyFromOwner: owner.readOnly,
-      rules,
-      defaults: DEFAULT_DECISIONS,
-    };
-  };
+  const viewOf = (owner: StoredPolicy) => policyView(configRules, configReadOnly, owner);
 
   const view = (): Promise<PolicyView> => {
     if (cache && now() - cache.at < CACHE_MS) return cache.view;
@@ -356,17 +414,8 @@ export function createPolicy({
     return outcome.result;
   };
 
-  /** An owner-rule index from a 1-based position among all rules. */
-  const ownerIndex = (position: number | undefined, ownerCount: number): number | Failure => {
-    if (position === undefined) return ownerCount;
-    const index = position - 1 - configRules.length;
-    if (!Number.isInteger(position) || index < 0 || index > ownerCount)
-      return failure(
-        'malformedRequest',
-        `\`position\` must be an integer from ${configRules.length + 1} to ${configRules.length + ownerCount + 1} (the config file's ${configRules.length} rules come first); got ${JSON.stringify(position)}.`,
-      );
-    return index;
-  };
+  const ownerIndex = (position: number | undefined, ownerCount: number) =>
+    ownerIndexOf(position, ownerCount, configRules.length);
 
   const listed = (owner: StoredPolicy, id: string): ListedRule => {
     const rule = viewOf(owner).rules.find((r) => r.id === id);
@@ -380,29 +429,7 @@ export function createPolicy({
       return evaluate(v.rules, v.readOnly, call);
     },
 
-    async admit(verdict, agent) {
-      const rate = verdict.matched?.rate;
-      if (!rate) return null;
-      const { count, windowMs } = parseRate(rate);
-      // A sliding window of the last `count` call times per rule and agent, read
-      // and written by key in one transaction: instances take turns on it.
-      const retryAfterMs = await store.transaction(async (tx) => {
-        const key = `${verdict.rule}|${agent ?? ''}`;
-        const at = now();
-        const found = await tx.records.get<RateWindow>(RATES, key);
-        const times = (found?.value.times ?? []).filter((t) => t > at - windowMs);
-        if (times.length >= count) return Math.max(1, times[times.length - count]! + windowMs - at);
-        times.push(at);
-        await tx.records.put(RATES, key, { times: times.slice(-count) });
-        return 0;
-      }, KEYED);
-      if (retryAfterMs === 0) return null;
-      return failure(
-        'busy',
-        `The owner's rule ${verdict.rule} allows ${rate} for this agent; wait ${Math.ceil(retryAfterMs / 1000)} s, then retry.`,
-        { retryAfterMs, rule: verdict.rule },
-      );
-    },
+    admit: (verdict, agent) => admitRate(store, now, verdict, agent),
 
     view,
 

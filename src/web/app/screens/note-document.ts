@@ -5,8 +5,9 @@
  * receipt verification. Agent writes arrive live (audit events).
  */
 import { download, get, post, request } from '../api.js';
-import { busy, fill, h, onOwner } from '../dom.js';
+import { busy, fill, h } from '../dom.js';
 import { showError } from '../errors.js';
+import { form, messageOf, refuse } from '../form.js';
 import { time } from '../format.js';
 import { live, subscribe } from '../live.js';
 import { href } from '../router.js';
@@ -158,19 +159,16 @@ export const documentScreen: Screen = (root, route) => {
     h('div', { class: 'row' }, add),
     addProblem,
   );
-  onOwner(addForm, 'submit', (e) => {
-    e.preventDefault();
-    addProblem.textContent = '';
-    void busy(add, async () => {
-      try {
-        await post(`notes/documents/${encodeURIComponent(id)}/blocks`, { text: text.value });
-        text.value = '';
-        await load();
-        text.focus();
-      } catch (err) {
-        addProblem.textContent = (err as Error).message;
-      }
-    });
+  form(addForm, {
+    button: add,
+    clear: [addProblem],
+    send: async () => {
+      await post(`notes/documents/${encodeURIComponent(id)}/blocks`, { text: text.value });
+      text.value = '';
+      await load();
+      text.focus();
+    },
+    failed: addProblem,
   });
 
   const file = h('input', {
@@ -187,25 +185,18 @@ export const documentScreen: Screen = (root, route) => {
     h('label', { for: 'pdf-file' }, 'PDF file', file),
     upload,
   );
-  onOwner(uploadForm, 'submit', (e) => {
-    e.preventDefault();
-    const chosen = file.files?.[0];
-    if (!chosen) {
-      uploadStatus.textContent = 'Choose a PDF file first.';
-      return;
-    }
-    void busy(upload, async () => {
-      try {
-        await request('POST', `notes/documents/${encodeURIComponent(id)}/pdfs`, {
-          raw: { bytes: chosen, type: 'application/pdf' },
-        });
-        uploadStatus.textContent = `Uploaded ${chosen.name}.`;
-        file.value = '';
-        await load();
-      } catch (err) {
-        uploadStatus.textContent = (err as Error).message;
-      }
-    });
+  form(uploadForm, {
+    button: upload,
+    read: () => file.files?.[0] ?? refuse('Choose a PDF file first.'),
+    send: async (chosen) => {
+      await request('POST', `notes/documents/${encodeURIComponent(id)}/pdfs`, {
+        raw: { bytes: chosen, type: 'application/pdf' },
+      });
+      uploadStatus.textContent = `Uploaded ${chosen.name}.`;
+      file.value = '';
+      await load();
+    },
+    failed: uploadStatus,
   });
 
   const receipt = h('textarea', {
@@ -223,24 +214,20 @@ export const documentScreen: Screen = (root, route) => {
     h('div', { class: 'row' }, verify),
     result,
   );
-  onOwner(verifyForm, 'submit', (e) => {
-    e.preventDefault();
-    void busy(verify, async () => {
-      let parsed: unknown;
+  form(verifyForm, {
+    button: verify,
+    read: () => {
       try {
-        parsed = JSON.parse(receipt.value);
+        return { parsed: JSON.parse(receipt.value) as unknown };
       } catch {
-        result.className = 'verdict-bad';
-        result.textContent = 'That is not JSON; paste the receipt exactly as the agent got it.';
-        return;
+        return refuse('That is not JSON; paste the receipt exactly as the agent got it.');
       }
-      try {
-        verdict(result, await verifyReceipt(parsed));
-      } catch (err) {
-        result.className = 'verdict-bad';
-        result.textContent = (err as Error).message;
-      }
-    });
+    },
+    send: async ({ parsed }) => verdict(result, await verifyReceipt(parsed)),
+    failed: (err) => {
+      result.className = 'verdict-bad';
+      result.textContent = messageOf(err);
+    },
   });
 
   fill(

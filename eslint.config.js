@@ -94,7 +94,6 @@ const doorBoundaries = {
  */
 export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/cli/http-serve.ts',
-  'src/cli/serve.ts',
   'src/doors/mcp/gateway.ts',
   'src/doors/mcp/surface.ts',
   'src/doors/mcp/upstream.ts',
@@ -123,9 +122,7 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/transport/passkeys.ts',
   'src/transport/rest-kernel.ts',
   'src/transport/rest-passkeys.ts',
-  'src/web/app/screens/note-document.ts',
   'src/web/app/screens/policy-ask-card.ts',
-  'src/web/app/screens/policy.ts',
   'src/web/bridge/connection.ts',
 ];
 

@@ -122,7 +122,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/transport/passkeys.ts',
   'src/transport/rest-kernel.ts',
   'src/transport/rest-passkeys.ts',
-  'src/web/app/screens/policy-ask-card.ts',
   'src/web/bridge/connection.ts',
 ];
 

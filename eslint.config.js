@@ -93,7 +93,6 @@ const doorBoundaries = {
  * off the list; a file not on it that grows one fails the lint.
  */
 export const LONG_FUNCTIONS_TO_SPLIT = [
-  'src/cli/http-serve.ts',
   'src/doors/mcp/gateway.ts',
   'src/doors/mcp/surface.ts',
   'src/doors/mcp/upstream.ts',

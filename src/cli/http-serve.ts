@@ -4,8 +4,8 @@
  * listens, prints the URLs, the owner's sign-in link and ready-to-paste MCP
  * client configurations (HTTP and stdio) carrying the default agent's token,
  * then shuts down cleanly (stop taking connections, let in-flight calls
- * finish within the kernel's grace, close the rest). Shared by `serve` and
- * `openapi`.
+ * finish within the kernel's grace, close the rest). Shared by `serve`,
+ * `openapi` and `mcp` (with `--port`).
  */
 import { createOAuthServer, type OAuthSettings } from '../transport/oauth/server.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -4,8 +4,8 @@
  * listens, prints the URLs, the owner's sign-in link and ready-to-paste MCP
  * client configurations (HTTP and stdio) carrying the default agent's token,
  * then shuts down cleanly (stop taking connections, let in-flight calls
- * finish within the kernel's grace, close the rest). Shared by `serve` and
- * `openapi`.
+ * finish within the kernel's grace, close the rest). Shared by `serve`,
+ * `openapi` and `mcp` (with `--port`).
  */
 import { createOAuthServer, type OAuthSettings } from '../transport/oauth/server.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -104,6 +104,93 @@ function toolNamesLine(workspace: Workspace, names: ToolNames): string[] {
 /** The config file's `oauth` section. */
 export interface OAuthConfig extends OAuthSettings {
   enabled?: boolean;
+}
+
+/**
+ * What the owner reads at start: the endpoints, the sign-in line (after any
+ * metrics line) and ready-to-paste MCP client configurations.
+ */
+function startupText(
+  o: HttpServeOptions,
+  base: string,
+  signIn: string[],
+  agentToken: string | null | undefined,
+): string {
+  const bearer = agentToken ?? '<agent token: airlock agents add NAME>';
+  const pad = (label: string) => `  ${label}${' '.repeat(Math.max(1, 17 - label.length))}`;
+  return [
+    o.title,
+    `${pad('MCP (all doors)')}${base}/mcp`,
+    ...o.workspace.mounts.map((m) => `${pad(`MCP (${m})`)}${base}/mcp/${m}`),
+    ...(o.links ?? []).map(([label, path]) => `${pad(label)}${base}${path}`),
+    ...o.workspace.kernel
+      .doors()
+      .flatMap((d) => (d.http?.banner?.() ?? []).map((line) => `  ${line}`)),
+    ...toolNamesLine(o.workspace, o.toolNames ?? 'exact').map(
+      (line) => `${pad('Tool names')}${line}`,
+    ),
+    ...signIn,
+    '',
+    `MCP client configuration over HTTP (agent ${agentToken ? DEFAULT_AGENT : '…'}; paste into your client):`,
+    JSON.stringify(
+      {
+        mcpServers: {
+          [o.clientName]: {
+            type: 'http',
+            url: `${base}/mcp`,
+            headers: { Authorization: `Bearer ${bearer}` },
+          },
+        },
+      },
+      null,
+      2,
+    ),
+    '',
+    'MCP client configuration over stdio (the client spawns Airlock):',
+    JSON.stringify(
+      {
+        mcpServers: {
+          [o.clientName]: {
+            command: process.execPath,
+            args: [BIN_PATH, ...o.stdioArgs, '--data', o.workspace.data],
+          },
+        },
+      },
+      null,
+      2,
+    ),
+    `  (a spawned stdio process asks the owner through this folder: keep this server running and approve in its web UI, or with \`airlock approvals --data ${o.workspace.data}\`)`,
+    '',
+    'Press Ctrl+C to stop.',
+    '',
+  ].join('\n');
+}
+
+/** Webhooks, Web Push and email for the owner's asks, linking the cards at `uiBase`. */
+function startNotifications(
+  workspace: Workspace,
+  logger: Logger,
+  notify: NotifyConfig | undefined,
+  uiBase: string,
+) {
+  return startNotifier({
+    store: workspace.store,
+    events: workspace.kernel.events,
+    logger,
+    config: notify ?? {},
+    origin: uiBase,
+    sources: [
+      pushSource({ store: workspace.store, origin: uiBase, allowPrivate: notify?.allowPrivate }),
+      ...(notify?.smtp ? [emailSource(notify.smtp)] : []),
+    ],
+    // An ask of a rule marked `urgent` passes quiet hours (authority.md §6.3).
+    urgent: async (notice) => {
+      const rule = notice.about['rule'];
+      if (!rule) return false;
+      const view = await workspace.kernel.policy.view();
+      return view.rules.some((r) => r.id === rule && r.urgent === true);
+    },
+  });
 }
 
 export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number> {
@@ -205,24 +292,7 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
   inbox.origin = uiBase;
   // Webhooks link the cards at the same address (authority.md §6).
   // …and Web Push to every device the owner turned notifications on for.
-  const notifier = startNotifier({
-    store: workspace.store,
-    events: workspace.kernel.events,
-    logger,
-    config: o.notify ?? {},
-    origin: uiBase,
-    sources: [
-      pushSource({ store: workspace.store, origin: uiBase, allowPrivate: o.notify?.allowPrivate }),
-      ...(o.notify?.smtp ? [emailSource(o.notify.smtp)] : []),
-    ],
-    // An ask of a rule marked `urgent` passes quiet hours (authority.md §6.3).
-    urgent: async (notice) => {
-      const rule = notice.about['rule'];
-      if (!rule) return false;
-      const view = await workspace.kernel.policy.view();
-      return view.rules.some((r) => r.id === rule && r.urgent === true);
-    },
-  });
+  const notifier = startNotifications(workspace, logger, o.notify, uiBase);
   notifyControl.notifier = notifier;
   writeServerRecord(workspace.data, uiBase);
   // The one-time sign-in link goes to a terminal only (issue 25): never into a log file
@@ -245,57 +315,8 @@ export async function serveHttpUntilSignal(o: HttpServeOptions): Promise<number>
     dropPrivileges(workspace.data, o.runAs);
     logger.info({ user: o.runAs.user, uid: o.runAs.uid }, 'running as an unprivileged user');
   }
-  const bearer = credentials.agentToken ?? '<agent token: airlock agents add NAME>';
-  const pad = (label: string) => `  ${label}${' '.repeat(Math.max(1, 17 - label.length))}`;
   process.stdout.write(
-    [
-      o.title,
-      `${pad('MCP (all doors)')}${base}/mcp`,
-      ...workspace.mounts.map((m) => `${pad(`MCP (${m})`)}${base}/mcp/${m}`),
-      ...(o.links ?? []).map(([label, path]) => `${pad(label)}${base}${path}`),
-      ...workspace.kernel
-        .doors()
-        .flatMap((d) => (d.http?.banner?.() ?? []).map((line) => `  ${line}`)),
-      ...toolNamesLine(workspace, o.toolNames ?? 'exact').map(
-        (line) => `${pad('Tool names')}${line}`,
-      ),
-      ...metricsLine,
-      '',
-      signInLine,
-      '',
-      `MCP client configuration over HTTP (agent ${credentials.agentToken ? DEFAULT_AGENT : '…'}; paste into your client):`,
-      JSON.stringify(
-        {
-          mcpServers: {
-            [o.clientName]: {
-              type: 'http',
-              url: `${base}/mcp`,
-              headers: { Authorization: `Bearer ${bearer}` },
-            },
-          },
-        },
-        null,
-        2,
-      ),
-      '',
-      'MCP client configuration over stdio (the client spawns Airlock):',
-      JSON.stringify(
-        {
-          mcpServers: {
-            [o.clientName]: {
-              command: process.execPath,
-              args: [BIN_PATH, ...o.stdioArgs, '--data', workspace.data],
-            },
-          },
-        },
-        null,
-        2,
-      ),
-      `  (a spawned stdio process asks the owner through this folder: keep this server running and approve in its web UI, or with \`airlock approvals --data ${workspace.data}\`)`,
-      '',
-      'Press Ctrl+C to stop.',
-      '',
-    ].join('\n'),
+    startupText(o, base, [...metricsLine, '', signInLine], credentials.agentToken),
   );
   await stopped;
   removeServerRecord(workspace.data);

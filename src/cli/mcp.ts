@@ -7,15 +7,15 @@
  */
 import { parse, intOption, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
-import { untilSignal } from './signals.js';
-import { openWorkspace } from './workspace.js';
+import {
+  buildWorkspace,
+  checkAnonymous,
+  serveStdioUntilSignal,
+  SERVING_OPTIONS,
+} from './command-workspace.js';
 import { readConfig } from './config-file.js';
-import { configLimits } from './config-check.js';
-import { ensureOwner } from './credentials.js';
+import { configLimits, listBudgetOf } from './config-check.js';
 import { serveHttpUntilSignal } from './http-serve.js';
-import { serveOverStdio } from '../transport/mcp/mcp-stdio.js';
-import { listBudgetOf } from './config-check.js';
-import { isLoopbackHost } from '../transport/http/guards.js';
 import {
   parseHeaderFlag,
   parseUpstreamFlag,
@@ -115,12 +115,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     options: {
       'upstream-header': { type: 'string', multiple: true },
       config: { type: 'string' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      token: { type: 'string' },
-      'allow-anonymous': { type: 'boolean' },
-      data: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...SERVING_OPTIONS,
     },
   });
   if (values.help) {
@@ -137,36 +132,25 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const port = intOption('port', values.port, 7300, 0, 65535);
   const host = values.host ?? '127.0.0.1';
   const allowAnonymous = values['allow-anonymous'] === true;
-  if (http && !isLoopbackHost(host) && allowAnonymous)
-    throw new UsageError(
-      `--allow-anonymous is for loopback binds only; --host ${host} is reachable beyond this machine, so every agent needs its token`,
-    );
+  if (http) checkAnonymous(host, allowAnonymous);
   // The door mounts once per upstream, under its name.
   const limits = configLimits(config, [
     ...Object.keys((config.upstreams as Record<string, unknown> | undefined) ?? {}),
     ...Object.keys(upstreams ?? {}),
   ]);
   const logger = createProcessLogger();
-  const workspace = await openWorkspace({
+  const workspace = await buildWorkspace({
     data: values.data ?? './.airlock',
     doors: ['mcp'],
     logger,
     limits,
     config,
     ...(upstreams ? { upstreams } : {}),
+    owner: !http,
   });
   if (!http) {
-    await ensureOwner(workspace.kernel.principals, workspace.data, logger);
     const budget = listBudgetOf(config);
-    await serveOverStdio(
-      workspace.kernel,
-      workspace.mounts,
-      logger,
-      untilSignal(),
-      budget ? { listBudgetTokens: budget } : {},
-    );
-    await workspace.close();
-    return 0;
+    return serveStdioUntilSignal(workspace, logger, budget ? { listBudgetTokens: budget } : {});
   }
   return serveHttpUntilSignal({
     workspace,

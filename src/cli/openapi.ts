@@ -6,12 +6,13 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { parse, intOption, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
-import { untilSignal } from './signals.js';
-import { openWorkspace } from './workspace.js';
-import { ensureOwner } from './credentials.js';
+import {
+  buildWorkspace,
+  checkAnonymous,
+  serveStdioUntilSignal,
+  SERVING_OPTIONS,
+} from './command-workspace.js';
 import { serveHttpUntilSignal } from './http-serve.js';
-import { serveOverStdio } from '../transport/mcp/mcp-stdio.js';
-import { isLoopbackHost } from '../transport/http/guards.js';
 import {
   catalogJson,
   compileSpec,
@@ -165,12 +166,7 @@ export async function openapiCommand(argv: string[]): Promise<number> {
       'typed-tools': { type: 'string' },
       'allow-external-refs': { type: 'boolean' },
       stdio: { type: 'boolean' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      token: { type: 'string' },
-      'allow-anonymous': { type: 'boolean' },
-      data: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...SERVING_OPTIONS,
     },
   });
   if (values.help) {
@@ -193,10 +189,7 @@ export async function openapiCommand(argv: string[]): Promise<number> {
   const host = values.host ?? '127.0.0.1';
   const token = values.token ?? process.env.AIRLOCK_TOKEN;
   const allowAnonymous = values['allow-anonymous'] === true;
-  if (!values.stdio && !isLoopbackHost(host) && allowAnonymous)
-    throw new UsageError(
-      `--allow-anonymous is for loopback binds only; --host ${host} is reachable beyond this machine, so every agent needs its token`,
-    );
+  if (!values.stdio) checkAnonymous(host, allowAnonymous);
   if (values['typed-tools'] !== undefined && values.probe === undefined)
     throw new UsageError('--typed-tools needs --probe PATH');
   const allowExternalRefs = values['allow-external-refs'] === true;
@@ -204,7 +197,7 @@ export async function openapiCommand(argv: string[]): Promise<number> {
   await checked(loadCatalog(spec, { allowExternalRefs }));
 
   const logger = createProcessLogger();
-  const workspace = await openWorkspace({
+  const workspace = await buildWorkspace({
     data: values.data ?? './.airlock',
     doors: ['openapi'],
     logger,
@@ -227,14 +220,10 @@ export async function openapiCommand(argv: string[]): Promise<number> {
         },
       },
     },
+    owner: values.stdio === true,
   });
 
-  if (values.stdio) {
-    await ensureOwner(workspace.kernel.principals, workspace.data, logger);
-    await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal());
-    await workspace.close();
-    return 0;
-  }
+  if (values.stdio) return serveStdioUntilSignal(workspace, logger);
 
   return serveHttpUntilSignal({
     workspace,

@@ -1,32 +1,32 @@
 /** `airlock serve` and `airlock stdio`. */
-import { intOption, listOption, parse, UsageError } from './args.js';
+import { intOption, parse, UsageError } from './args.js';
 import { createProcessLogger } from './logger.js';
-import { untilSignal } from './signals.js';
-import { openWorkspace, type Workspace } from './workspace.js';
-import { servedTools } from '../transport/mcp/mcp-server.js';
 import { TOOL_NAME_MODES, type ToolNames } from '../transport/mcp/tool-names.js';
 import { readConfig } from './config-file.js';
 import {
   ApprovalsSchema,
   listBudgetOf,
-  configLimits,
   HttpSchema,
-  JobsSchema,
   NotifySchema,
   OpenApiMountsSchema,
   OAuthConfigSchema,
 } from './config-check.js';
-import { ensureOwner } from './credentials.js';
 import { availableDoors, DEFAULT_DOORS } from './doors.js';
 import { serveHttpUntilSignal } from './http-serve.js';
 import { createWebUi } from '../web/web-ui.js';
-import { isLoopbackHost } from '../transport/http/guards.js';
-import { serveOverStdio } from '../transport/mcp/mcp-stdio.js';
 import { approvalUrl } from '../transport/mcp/approval-delivery.js';
 import { readServerRecord } from './server-record.js';
 import type { OpenApiMount } from '../doors/context.js';
-import { DEFAULT_PREFIX } from '../doors/openapi/door.js';
-import { UPSTREAM_HELP, UPSTREAM_OPTIONS, upstreamsFromFlags } from './mcp.js';
+import { UPSTREAM_HELP, UPSTREAM_OPTIONS } from './mcp.js';
+import {
+  buildWorkspace,
+  checkAnonymous,
+  planDoors,
+  relayPortOption,
+  serveStdioUntilSignal,
+  storeSettings,
+  str,
+} from './command-workspace.js';
 import { prepareDataFolder, resolveRunAs } from './run-as.js';
 import { resolve } from 'node:path';
 import { refusedWebhook, type NotifyConfig } from '../notify/webhooks.js';
@@ -156,30 +156,6 @@ function toolNamesOption(flag: string | undefined, config: Record<string, unknow
 }
 
 /**
- * Every endpoint's tool list, named as asked, built once at start: two tools
- * listed under one name (only possible with portable names) is exit 2 now,
- * not a failure at an agent's first request.
- */
-async function checkToolNames(workspace: Workspace, names: ToolNames): Promise<void> {
-  try {
-    servedTools(workspace.kernel, workspace.mounts, names);
-    for (const mount of workspace.mounts) servedTools(workspace.kernel, [mount], names);
-  } catch (error) {
-    await workspace.close();
-    throw new UsageError((error as Error).message);
-  }
-}
-
-/** `approvals.orphanMinutes`: how long an ask stays after its connection ended, in ms. */
-function configOrphanMs(config: Record<string, unknown>): number | undefined {
-  const minutes =
-    config.approvals === undefined
-      ? undefined
-      : ApprovalsSchema.parse(config.approvals).orphanMinutes;
-  return minutes === undefined ? undefined : minutes * 60_000;
-}
-
-/**
  * The config file's `approvals` section: `{"waitSeconds": 45}`, how long a
  * 2025-era call that showed its card's link waits for the owner.
  */
@@ -191,34 +167,11 @@ function configApprovalWait(config: Record<string, unknown>): number | undefined
   return seconds === undefined ? undefined : seconds * 1000;
 }
 
-/**
- * Names a `limits` key may have: the mount of a door of this build (the
- * openapi and mcp doors mount under their prefixes and upstream names).
- */
-function mountNames(
-  config: Record<string, unknown>,
-  openapi: readonly OpenApiMount[],
-  upstreams: Record<string, unknown> | undefined,
-): string[] {
-  const fromConfig = config.openapi === undefined ? [] : OpenApiMountsSchema.parse(config.openapi);
-  return [
-    ...availableDoors().filter((d) => d !== 'openapi' && d !== 'mcp'),
-    ...[...openapi, ...fromConfig].map((m) => m.prefix ?? DEFAULT_PREFIX),
-    ...Object.keys((config.upstreams as Record<string, unknown> | undefined) ?? {}),
-    ...Object.keys(upstreams ?? {}),
-  ];
-}
-
 /** The config file's `http` section: connection timeouts and the per-address connection cap. */
 function configHttp(config: Record<string, unknown>) {
   return config.http === undefined ? undefined : HttpSchema.parse(config.http);
 }
 
-/**
- * The config file's `jobs` section: `{"leaseMs": 30000}`, how long a job
- * whose instance stopped heartbeating stays `running` before another
- * instance fails it `interrupted` (scale-out).
- */
 /**
  * The config file's `notify` section (authority.md §6), its webhook URLs
  * checked: one that is a private or loopback address not listed in
@@ -230,10 +183,6 @@ async function configNotify(config: Record<string, unknown>): Promise<NotifyConf
   const refused = await refusedWebhook(notify);
   if (refused) throw new UsageError(refused);
   return notify;
-}
-
-function configJobLease(config: Record<string, unknown>): number | undefined {
-  return config.jobs === undefined ? undefined : JobsSchema.parse(config.jobs).leaseMs;
 }
 
 /** The config file's `telemetry` section (telemetry/settings.ts). */
@@ -270,15 +219,6 @@ function openapiMounts(
   const fromConfig = config.openapi === undefined ? [] : OpenApiMountsSchema.parse(config.openapi);
   return [...fromFlags, ...fromConfig];
 }
-
-const str = (v: unknown) =>
-  typeof v === 'string'
-    ? v
-    : typeof v === 'number'
-      ? String(v)
-      : Array.isArray(v)
-        ? v.join(',')
-        : undefined;
 
 function defaultDoors(): string[] {
   const available = new Set(availableDoors());
@@ -324,13 +264,7 @@ export async function serve(argv: string[]): Promise<number> {
     0,
     65535,
   );
-  const relayPort = intOption(
-    'relay-port',
-    values['relay-port'] ?? str(config.relayPort),
-    19100,
-    0,
-    65535,
-  );
+  const relayPort = relayPortOption(values['relay-port'], config);
   const openapi = openapiMounts(
     values.openapi ?? [],
     values['base-url'] ?? [],
@@ -347,17 +281,9 @@ export async function serve(argv: string[]): Promise<number> {
     );
   const token = values.token ?? str(config.token) ?? process.env.AIRLOCK_TOKEN;
   const allowAnonymous = values['allow-anonymous'] === true || config.allowAnonymous === true;
-  if (!isLoopbackHost(host) && allowAnonymous) {
-    throw new UsageError(
-      `--allow-anonymous is for loopback binds only; --host ${host} is reachable beyond this machine, so every agent needs its token`,
-    );
-  }
-  const doors = listOption(values.doors ?? str(config.doors)) ?? defaultDoors();
-  if (openapi.length > 0 && !doors.includes('openapi')) doors.push('openapi');
-  const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
-  if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
+  checkAnonymous(host, allowAnonymous);
   // Everything the flags and the file say is checked before anything starts.
-  const limits = configLimits(config, mountNames(config, openapi, upstreams));
+  const plan = planDoors(values, config, defaultDoors(), openapi);
   const http = configHttp(config);
   const metricsPortValue = values['metrics-port'] ?? str(config.metricsPort);
   const metricsPort =
@@ -369,27 +295,21 @@ export async function serve(argv: string[]): Promise<number> {
   const traces = tracesSettings(process.env, telemetry);
   const notify = await configNotify(config);
   const logger = createProcessLogger();
-  const data = values.data ?? str(config.data) ?? './.airlock';
+  const settings = storeSettings(values, config);
   const runAsUser = values['run-as'] ?? str(config.runAs);
   const runAs = runAsUser ? resolveRunAs(runAsUser) : undefined;
-  if (runAs) prepareDataFolder(resolve(data), runAs);
-  const workspace = await openWorkspace({
-    data,
-    doors,
-    store: values.store ?? str(config.store),
-    bus: values.bus ?? str(config.bus),
-    limits,
-    jobLeaseMs: configJobLease(config),
-    approvalOrphanMs: configOrphanMs(config),
+  if (runAs) prepareDataFolder(resolve(settings.data), runAs);
+  const workspace = await buildWorkspace({
+    ...settings,
+    ...plan,
     logger,
     relayPort,
     openapi,
     config,
-    upstreams,
     metrics,
     traces,
+    toolNames,
   });
-  await checkToolNames(workspace, toolNames);
   return serveHttpUntilSignal({
     workspace,
     logger,
@@ -408,7 +328,7 @@ export async function serve(argv: string[]): Promise<number> {
     stdioArgs: [
       'stdio',
       '--doors',
-      stdioDoors(doors).join(','),
+      stdioDoors(plan.doors).join(','),
       ...(toolNames === 'portable' ? ['--tool-names', 'portable'] : []),
       ...(values.upstream ?? []).flatMap((u) => ['--upstream', u]),
       ...(values['upstream-header'] ?? []).flatMap((h) => ['--upstream-header', h]),
@@ -442,39 +362,24 @@ export async function stdio(argv: string[]): Promise<number> {
     return 0;
   }
   const config = readConfig(values.config);
-  const relayPort = intOption(
-    'relay-port',
-    values['relay-port'] ?? str(config.relayPort),
-    19100,
-    0,
-    65535,
-  );
+  const relayPort = relayPortOption(values['relay-port'], config);
   const toolNames = toolNamesOption(values['tool-names'], config);
   const approvalWaitMs = configApprovalWait(config);
-  const doors = listOption(values.doors ?? str(config.doors)) ?? stdioDoors(defaultDoors());
-  const upstreams = upstreamsFromFlags(values.upstream, values['upstream-header'], config);
-  if ((upstreams || config.upstreams !== undefined) && !doors.includes('mcp')) doors.push('mcp');
-  const limits = configLimits(config, mountNames(config, [], upstreams));
+  const plan = planDoors(values, config, stdioDoors(defaultDoors()));
   const logger = createProcessLogger();
-  const workspace = await openWorkspace({
-    data: values.data ?? str(config.data) ?? './.airlock',
-    doors,
-    store: values.store ?? str(config.store),
-    bus: values.bus ?? str(config.bus),
-    limits,
-    jobLeaseMs: configJobLease(config),
-    approvalOrphanMs: configOrphanMs(config),
+  const workspace = await buildWorkspace({
+    ...storeSettings(values, config),
+    ...plan,
     logger,
     relayPort,
     config,
-    upstreams,
     traces: tracesSettings(process.env, configTelemetry(config)),
+    // The owner answers this process's approvals from the CLI in the same folder.
+    owner: true,
+    toolNames,
   });
-  // The owner answers this process's approvals from the CLI in the same folder.
-  await ensureOwner(workspace.kernel.principals, workspace.data, logger);
-  await checkToolNames(workspace, toolNames);
   const data = workspace.data;
-  await serveOverStdio(workspace.kernel, workspace.mounts, logger, untilSignal(), {
+  return serveStdioUntilSignal(workspace, logger, {
     tracer: workspace.tracing?.requests,
     toolNames,
     ...(approvalWaitMs ? { approvalWaitMs } : {}),
@@ -486,6 +391,4 @@ export async function stdio(argv: string[]): Promise<number> {
     },
     noInbox: `No Airlock server is running on ${data} to show the owner this request: the owner answers it with \`airlock approvals --data ${data}\`, or starts \`airlock serve --data ${data}\` and approves it in the web UI.`,
   });
-  await workspace.close();
-  return 0;
 }

@@ -1,6 +1,6 @@
 /**
  * Assembles a workspace from options: store, event bus, kernel and doors.
- * Shared by `serve` and `stdio`.
+ * Commands open it through command-workspace.ts (`buildWorkspace`).
  */
 import { mkdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';

@@ -15,6 +15,7 @@ import type { AgentActivity } from '../../../transport/rest/rest-agent-activity.
 import { del, get, post } from '../api.js';
 import { busy, field, fill, forAgent, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
+import { form as withSubmit, refuse } from '../form.js';
 import { time } from '../format.js';
 import { live, subscribe } from '../live.js';
 import { matchText } from '../policy-text.js';
@@ -261,25 +262,21 @@ export const agentsScreen: Screen = (root) => {
     }
   };
 
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    const wanted = name.value.trim();
-    if (!wanted) return;
-    return busy(add, async () => {
-      try {
-        const made = await post<{ name: string; token: string }>('agents', { name: wanted });
-        name.value = '';
-        fill(
-          fresh,
-          newAgentPanel(made.name, made.token, () => fill(fresh)),
-        );
-        fresh.querySelector('h2')?.setAttribute('tabindex', '-1');
-        fresh.querySelector<HTMLElement>('h2')?.focus();
-        await load();
-      } catch (err) {
-        showError(err, `Could not add ${wanted}`);
-      }
-    });
+  withSubmit(form, {
+    button: add,
+    read: () => name.value.trim() || refuse(),
+    send: async (wanted) => {
+      const made = await post<{ name: string; token: string }>('agents', { name: wanted });
+      name.value = '';
+      fill(
+        fresh,
+        newAgentPanel(made.name, made.token, () => fill(fresh)),
+      );
+      fresh.querySelector('h2')?.setAttribute('tabindex', '-1');
+      fresh.querySelector<HTMLElement>('h2')?.focus();
+      await load();
+    },
+    failed: (err, wanted) => showError(err, `Could not add ${wanted}`),
   });
 
   fill(

@@ -5,8 +5,9 @@
  * receipt verification. Agent writes arrive live (audit events).
  */
 import { download, get, post, request } from '../api.js';
-import { busy, fill, h, onOwner } from '../dom.js';
+import { busy, fill, h } from '../dom.js';
 import { showError } from '../errors.js';
+import { form, messageOf, refuse } from '../form.js';
 import { time } from '../format.js';
 import { live, subscribe } from '../live.js';
 import { href } from '../router.js';
@@ -83,6 +84,100 @@ function blockItem(b: Block, index: number, writes: Map<string, WriteRecord>): H
   );
 }
 
+/** Adds the owner's text as a block at the end of the document. */
+function addTextForm(id: string, load: () => Promise<void>): HTMLFormElement {
+  const text = h('textarea', { id: 'add-text', name: 'text', required: true, rows: 4 });
+  const add = h('button', { type: 'submit', class: 'primary' }, 'Add text');
+  const addProblem = h('p', { class: 'result-err', role: 'alert' });
+  const addForm = h(
+    'form',
+    { class: 'stack-form' },
+    h('label', { for: 'add-text' }, 'Text to add', text),
+    h('div', { class: 'row' }, add),
+    addProblem,
+  );
+  return form(addForm, {
+    button: add,
+    clear: [addProblem],
+    send: async () => {
+      await post(`notes/documents/${encodeURIComponent(id)}/blocks`, { text: text.value });
+      text.value = '';
+      await load();
+      text.focus();
+    },
+    failed: addProblem,
+  });
+}
+
+/** Uploads a PDF into the document; `status` says what became of it. */
+function uploadPdfForm(
+  id: string,
+  load: () => Promise<void>,
+): { form: HTMLFormElement; status: HTMLElement } {
+  const file = h('input', {
+    id: 'pdf-file',
+    name: 'pdf',
+    type: 'file',
+    accept: 'application/pdf,.pdf',
+  });
+  const upload = h('button', { type: 'submit' }, 'Upload PDF');
+  const uploadStatus = h('p', { class: 'meta', role: 'status' });
+  const uploadForm = h(
+    'form',
+    { class: 'row' },
+    h('label', { for: 'pdf-file' }, 'PDF file', file),
+    upload,
+  );
+  form(uploadForm, {
+    button: upload,
+    read: () => file.files?.[0] ?? refuse('Choose a PDF file first.'),
+    send: async (chosen) => {
+      await request('POST', `notes/documents/${encodeURIComponent(id)}/pdfs`, {
+        raw: { bytes: chosen, type: 'application/pdf' },
+      });
+      uploadStatus.textContent = `Uploaded ${chosen.name}.`;
+      file.value = '';
+      await load();
+    },
+    failed: uploadStatus,
+  });
+  return { form: uploadForm, status: uploadStatus };
+}
+
+/** Asks the server whether a receipt an agent got is genuine. */
+function verifyReceiptForm(): HTMLFormElement {
+  const receipt = h('textarea', {
+    id: 'receipt',
+    name: 'receipt',
+    rows: 4,
+    placeholder: '{"operationID": …, "ownerProofSHA256": …}',
+  });
+  const verify = h('button', { type: 'submit' }, 'Verify receipt');
+  const result = h('p', { role: 'status', id: 'receipt-verdict' });
+  const verifyForm = h(
+    'form',
+    { class: 'stack-form' },
+    h('label', { for: 'receipt' }, 'Receipt (JSON)', receipt),
+    h('div', { class: 'row' }, verify),
+    result,
+  );
+  return form(verifyForm, {
+    button: verify,
+    read: () => {
+      try {
+        return { parsed: JSON.parse(receipt.value) as unknown };
+      } catch {
+        return refuse('That is not JSON; paste the receipt exactly as the agent got it.');
+      }
+    },
+    send: async ({ parsed }) => verdict(result, await verifyReceipt(parsed)),
+    failed: (err) => {
+      result.className = 'verdict-bad';
+      result.textContent = messageOf(err);
+    },
+  });
+}
+
 export const documentScreen: Screen = (root, route) => {
   const id = route.params[1]!;
   const heading = h('h1', { tabindex: '-1' }, 'Document');
@@ -148,100 +243,9 @@ export const documentScreen: Screen = (root, route) => {
     }
   };
 
-  const text = h('textarea', { id: 'add-text', name: 'text', required: true, rows: 4 });
-  const add = h('button', { type: 'submit', class: 'primary' }, 'Add text');
-  const addProblem = h('p', { class: 'result-err', role: 'alert' });
-  const addForm = h(
-    'form',
-    { class: 'stack-form' },
-    h('label', { for: 'add-text' }, 'Text to add', text),
-    h('div', { class: 'row' }, add),
-    addProblem,
-  );
-  onOwner(addForm, 'submit', (e) => {
-    e.preventDefault();
-    addProblem.textContent = '';
-    void busy(add, async () => {
-      try {
-        await post(`notes/documents/${encodeURIComponent(id)}/blocks`, { text: text.value });
-        text.value = '';
-        await load();
-        text.focus();
-      } catch (err) {
-        addProblem.textContent = (err as Error).message;
-      }
-    });
-  });
-
-  const file = h('input', {
-    id: 'pdf-file',
-    name: 'pdf',
-    type: 'file',
-    accept: 'application/pdf,.pdf',
-  });
-  const upload = h('button', { type: 'submit' }, 'Upload PDF');
-  const uploadStatus = h('p', { class: 'meta', role: 'status' });
-  const uploadForm = h(
-    'form',
-    { class: 'row' },
-    h('label', { for: 'pdf-file' }, 'PDF file', file),
-    upload,
-  );
-  onOwner(uploadForm, 'submit', (e) => {
-    e.preventDefault();
-    const chosen = file.files?.[0];
-    if (!chosen) {
-      uploadStatus.textContent = 'Choose a PDF file first.';
-      return;
-    }
-    void busy(upload, async () => {
-      try {
-        await request('POST', `notes/documents/${encodeURIComponent(id)}/pdfs`, {
-          raw: { bytes: chosen, type: 'application/pdf' },
-        });
-        uploadStatus.textContent = `Uploaded ${chosen.name}.`;
-        file.value = '';
-        await load();
-      } catch (err) {
-        uploadStatus.textContent = (err as Error).message;
-      }
-    });
-  });
-
-  const receipt = h('textarea', {
-    id: 'receipt',
-    name: 'receipt',
-    rows: 4,
-    placeholder: '{"operationID": …, "ownerProofSHA256": …}',
-  });
-  const verify = h('button', { type: 'submit' }, 'Verify receipt');
-  const result = h('p', { role: 'status', id: 'receipt-verdict' });
-  const verifyForm = h(
-    'form',
-    { class: 'stack-form' },
-    h('label', { for: 'receipt' }, 'Receipt (JSON)', receipt),
-    h('div', { class: 'row' }, verify),
-    result,
-  );
-  onOwner(verifyForm, 'submit', (e) => {
-    e.preventDefault();
-    void busy(verify, async () => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(receipt.value);
-      } catch {
-        result.className = 'verdict-bad';
-        result.textContent = 'That is not JSON; paste the receipt exactly as the agent got it.';
-        return;
-      }
-      try {
-        verdict(result, await verifyReceipt(parsed));
-      } catch (err) {
-        result.className = 'verdict-bad';
-        result.textContent = (err as Error).message;
-      }
-    });
-  });
+  const addForm = addTextForm(id, load);
+  const { form: uploadForm, status: uploadStatus } = uploadPdfForm(id, load);
+  const verifyForm = verifyReceiptForm();
 
   fill(
     root,

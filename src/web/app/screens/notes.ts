@@ -4,7 +4,8 @@
  * `#/notes/pdf/<documentID>/<surfaceID>?page=N`.
  */
 import { get, post } from '../api.js';
-import { busy, fill, h, onOwner } from '../dom.js';
+import { fill, h } from '../dom.js';
+import { form, messageOf } from '../form.js';
 import { showError } from '../errors.js';
 import { href } from '../router.js';
 import { documentScreen } from './note-document.js';
@@ -39,21 +40,18 @@ function createForm(
   });
   const problem = h('p', { class: 'result-err', role: 'alert' });
   const go = h('button', { type: 'submit' }, button);
-  const form = h('form', { class: 'row' }, h('label', { for: id }, label, input), go, problem);
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    problem.textContent = '';
-    void busy(go, async () => {
-      try {
-        await submit(input.value.trim());
-        input.value = '';
-      } catch (err) {
-        problem.textContent = (err as Error).message;
-        input.focus();
-      }
-    });
+  return form(h('form', { class: 'row' }, h('label', { for: id }, label, input), go, problem), {
+    button: go,
+    clear: [problem],
+    send: async () => {
+      await submit(input.value.trim());
+      input.value = '';
+    },
+    failed: (err) => {
+      problem.textContent = messageOf(err);
+      input.focus();
+    },
   });
-  return form;
 }
 
 const projectsScreen: Screen = (root) => {

@@ -8,6 +8,7 @@
 import { del, get, post, put } from '../api.js';
 import { busy, field, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
+import { form as withSubmit } from '../form.js';
 import { time } from '../format.js';
 
 interface Device {
@@ -170,23 +171,25 @@ function quietHoursForm(changed: () => Promise<void>): HTMLElement {
     source,
     h('div', { class: 'row' }, save),
   );
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    const quietHours = on.checked
-      ? {
-          from: from.value,
-          to: to.value,
-          ...(zone.value.trim() ? { timeZone: zone.value.trim() } : {}),
-        }
-      : null;
-    void busy(save, () =>
-      put<{ settings: Settings }>('notify/settings', {
+  withSubmit(form, {
+    button: save,
+    read: () =>
+      on.checked
+        ? {
+            from: from.value,
+            to: to.value,
+            ...(zone.value.trim() ? { timeZone: zone.value.trim() } : {}),
+          }
+        : null,
+    send: async (quietHours) => {
+      const { settings } = await put<{ settings: Settings }>('notify/settings', {
         quietHours,
         batchSeconds: Number(batch.value || 0),
-      })
-        .then(({ settings }) => (show(settings), changed()))
-        .catch((err: unknown) => showError(err, 'Could not save quiet hours')),
-    );
+      });
+      show(settings);
+      changed();
+    },
+    failed: 'Could not save quiet hours',
   });
   void get<{ settings: Settings }>('notify/settings')
     .then(({ settings }) => show(settings))

@@ -8,6 +8,7 @@
 import { del, get } from '../api.js';
 import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
+import { form as withSubmit, refuse } from '../form.js';
 import { time } from '../format.js';
 import { enrolPasskey } from '../passkey.js';
 
@@ -101,19 +102,15 @@ export function passkeysSection(): HTMLElement {
     );
   };
 
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    const wanted = name.value.trim();
-    if (!wanted) return;
-    void busy(add, async () => {
-      try {
-        await enrolPasskey(wanted);
-        name.value = '';
-        await render();
-      } catch (err) {
-        showError(err, 'Could not add the passkey');
-      }
-    });
+  withSubmit(form, {
+    button: add,
+    read: () => name.value.trim() || refuse(),
+    send: async (wanted) => {
+      await enrolPasskey(wanted);
+      name.value = '';
+      await render();
+    },
+    failed: 'Could not add the passkey',
   });
   void render().catch((e: unknown) => showError(e, 'Could not list the passkeys'));
   return section;

@@ -74,6 +74,60 @@ function thumbnailsView(preview: unknown): HTMLElement | null {
   );
 }
 
+/**
+ * "Always allow" or "always deny": adds the owner rule, then decides this ask
+ * by it; a sentence when no rule can be added here.
+ */
+async function alwaysRuleAdded(a: Approval, decision: 'allow' | 'deny', onlyTarget: boolean) {
+  const rule = alwaysRule(a, decision, onlyTarget);
+  if (typeof rule === 'string') return rule;
+  // An owner rule comes after the config file's: it cannot overrule one that asked.
+  const { rules } = await get<PolicyView>('policy');
+  const asking = rules.find((r) => r.id === a.rule);
+  if (asking?.source === 'config')
+    return `Rule ${asking.position}, which asked, is in the config file and comes before any rule added here: change it in the config file's policy section instead.`;
+  const position = rules.filter((r) => r.source === 'config').length + 1;
+  const added = await post<ListedRule>('policy/rules', { ...rule, position });
+  return decision === 'allow'
+    ? { scope: 'once' }
+    : { reason: `The owner always denies this call (rule ${added.id}).` };
+}
+
+/** Who asked, for what, by which rule, on which connection, and whether it is still connected. */
+function askFacts(a: Approval, rule: HTMLElement): HTMLElement[] {
+  return [
+    h(
+      'p',
+      { class: 'meta' },
+      'Agent ',
+      h('strong', { class: 'agent' }, a.agent ?? 'none'),
+      ' · door ',
+      a.door,
+      ' · tool ',
+      h('code', {}, a.tool ?? '—'),
+      ' · asked by ',
+      rule,
+    ),
+    h(
+      'p',
+      { class: 'meta' },
+      'Connection ',
+      h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
+      ' · ',
+      askedSpan(a.createdAt),
+    ),
+    ...(a.orphanedAt != null
+      ? [
+          h(
+            'p',
+            { class: 'note orphaned' },
+            `The agent disconnected at ${time(a.orphanedAt)}; approving lets its next identical call run once.`,
+          ),
+        ]
+      : []),
+  ];
+}
+
 export function policyAskCard(
   a: Approval,
   focusNext: (from: HTMLElement) => void,
@@ -121,20 +175,8 @@ export function policyAskCard(
   const onlyTarget = target
     ? h('input', { id: `approval-${a.id}-only-target`, type: 'checkbox', name: 'only-target' })
     : null;
-  const always = (decision: 'allow' | 'deny') => async () => {
-    const rule = alwaysRule(a, decision, onlyTarget?.checked ?? false);
-    if (typeof rule === 'string') return rule;
-    // An owner rule comes after the config file's: it cannot overrule one that asked.
-    const { rules } = await get<PolicyView>('policy');
-    const asking = rules.find((r) => r.id === a.rule);
-    if (asking?.source === 'config')
-      return `Rule ${asking.position}, which asked, is in the config file and comes before any rule added here: change it in the config file's policy section instead.`;
-    const position = rules.filter((r) => r.source === 'config').length + 1;
-    const added = await post<ListedRule>('policy/rules', { ...rule, position });
-    return decision === 'allow'
-      ? { scope: 'once' }
-      : { reason: `The owner always denies this call (rule ${added.id}).` };
-  };
+  const always = (decision: 'allow' | 'deny') => () =>
+    alwaysRuleAdded(a, decision, onlyTarget?.checked ?? false);
   const allowAlways = h(
     'button',
     { type: 'button', 'data-scope': 'always-allow' },
@@ -168,35 +210,7 @@ export function policyAskCard(
         'data-kind': 'policy',
       },
       h('h3', { id: headingId }, `Policy ask: ${a.tool ?? 'a call'} on ${a.door}`),
-      h(
-        'p',
-        { class: 'meta' },
-        'Agent ',
-        h('strong', { class: 'agent' }, a.agent ?? 'none'),
-        ' · door ',
-        a.door,
-        ' · tool ',
-        h('code', {}, a.tool ?? '—'),
-        ' · asked by ',
-        rule,
-      ),
-      h(
-        'p',
-        { class: 'meta' },
-        'Connection ',
-        h('span', { title: a.connection, class: 'connection' }, shortConnection(a.connection)),
-        ' · ',
-        askedSpan(a.createdAt),
-      ),
-      ...(a.orphanedAt != null
-        ? [
-            h(
-              'p',
-              { class: 'note orphaned' },
-              `The agent disconnected at ${time(a.orphanedAt)}; approving lets its next identical call run once.`,
-            ),
-          ]
-        : []),
+      ...askFacts(a, rule),
       previewView(a.preview, a.summary),
       h(
         'div',

@@ -5,13 +5,12 @@
  */
 import type { ListedRule } from '../../../kernel/authority/policy.js';
 import { post } from '../api.js';
-import { busy, fill, h, onOwner } from '../dom.js';
+import { fill, h } from '../dom.js';
+import { form as withSubmit, refuse } from '../form.js';
 import { ruleBody, verdictWhy, type RuleFields } from '../policy-text.js';
 
 /** The datalist of mounted doors the door fields suggest (the screen renders it once). */
 export const DOORS_LIST = 'policy-doors';
-
-export const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export function decisionBadge(decision: string): HTMLElement {
   return h('strong', { class: `decision decision-${decision}` }, decision);
@@ -123,28 +122,26 @@ export function ruleForm(o: RuleFormOptions): HTMLFormElement {
     status,
     problem,
   );
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    status.textContent = '';
-    problem.textContent = '';
-    const fields: Partial<RuleFields> = {};
-    for (const el of Array.from(form.elements))
-      if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement)
-        fields[el.name as keyof RuleFields] = el.value;
-    void busy(submit, async () => {
-      try {
-        const said = await o.onSubmit(ruleBody(fields));
-        if (o.withPosition) {
-          form.reset();
-          decision.value = 'ask';
-        }
-        if (said) status.textContent = said;
-      } catch (err) {
-        problem.textContent = messageOf(err);
+  return withSubmit(form, {
+    button: submit,
+    clear: [status, problem],
+    read: () => {
+      const fields: Partial<RuleFields> = {};
+      for (const el of Array.from(form.elements))
+        if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement)
+          fields[el.name as keyof RuleFields] = el.value;
+      return fields;
+    },
+    send: async (fields) => {
+      const said = await o.onSubmit(ruleBody(fields));
+      if (o.withPosition) {
+        form.reset();
+        decision.value = 'ask';
       }
-    });
+      if (said) status.textContent = said;
+    },
+    failed: problem,
   });
-  return form;
 }
 
 interface TestVerdict {
@@ -193,29 +190,31 @@ export function testerForm(rules: () => readonly ListedRule[]): HTMLFormElement 
     result,
     problem,
   );
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    problem.textContent = '';
-    const fields: Record<string, string> = {};
-    for (const el of Array.from(form.elements))
-      if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement)
-        fields[el.name] = el.value;
-    // A mounted tool's effect and targets come from the call's arguments.
-    const { args: argsText = '', ...rest } = fields;
-    let args: unknown;
-    if (argsText.trim()) {
-      try {
-        args = JSON.parse(argsText) as unknown;
-      } catch {
-        args = undefined;
+  return withSubmit(form, {
+    button: submit,
+    clear: [problem],
+    read: () => {
+      const fields: Record<string, string> = {};
+      for (const el of Array.from(form.elements))
+        if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement)
+          fields[el.name] = el.value;
+      // A mounted tool's effect and targets come from the call's arguments.
+      const { args: argsText = '', ...rest } = fields;
+      let args: unknown;
+      if (argsText.trim()) {
+        try {
+          args = JSON.parse(argsText) as unknown;
+        } catch {
+          args = undefined;
+        }
+        if (args === null || typeof args !== 'object' || Array.isArray(args))
+          return refuse(
+            'Arguments must be a JSON object of the call\'s arguments, e.g. {"path": "/tmp/x"}.',
+          );
       }
-      if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-        problem.textContent =
-          'Arguments must be a JSON object of the call\'s arguments, e.g. {"path": "/tmp/x"}.';
-        return;
-      }
-    }
-    void busy(submit, async () => {
+      return { rest, args };
+    },
+    send: async ({ rest, args }) => {
       try {
         const verdict = await post<TestVerdict>('policy/test', {
           ...ruleBody(rest),
@@ -224,11 +223,12 @@ export function testerForm(rules: () => readonly ListedRule[]): HTMLFormElement 
         result.dataset.decision = verdict.decision;
         fill(result, decisionBadge(verdict.decision), ' ', verdictWhy(verdict, rules()));
       } catch (err) {
+        // A refused test leaves no verdict of an earlier one standing.
         delete result.dataset.decision;
         result.replaceChildren();
-        problem.textContent = messageOf(err);
+        throw err;
       }
-    });
+    },
+    failed: problem,
   });
-  return form;
 }

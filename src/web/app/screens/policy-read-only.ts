@@ -7,9 +7,9 @@
  */
 import type { PolicyView } from '../../../kernel/authority/policy.js';
 import { put } from '../api.js';
-import { busy, h, onOwner } from '../dom.js';
+import { h } from '../dom.js';
+import { form as withSubmit } from '../form.js';
 import { readOnlyDoors, readOnlyText, readOnlyValue } from '../policy-text.js';
-import { messageOf } from './policy-forms.js';
 
 const doorId = (door: string) => `policy-ro-${door.replace(/[^\w-]/g, '_')}`;
 
@@ -78,26 +78,18 @@ export function readOnlyForm(
     status,
     problem,
   );
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    status.textContent = '';
-    problem.textContent = '';
-    const doors = [
-      ...boxes.filter((b) => b.checked).map((b) => b.value),
-      ...others.value.split(','),
-    ];
-    void busy(submit, async () => {
-      try {
-        const next = await put<PolicyView>('policy/read-only', {
-          readOnly: readOnlyValue(whole.checked, doors),
-        });
-        status.textContent = 'Saved.';
-        showInForce(next);
-        saved(next);
-      } catch (err) {
-        problem.textContent = messageOf(err);
-      }
-    });
+  return withSubmit(form, {
+    button: submit,
+    clear: [status, problem],
+    read: () => [...boxes.filter((b) => b.checked).map((b) => b.value), ...others.value.split(',')],
+    send: async (doors) => {
+      const next = await put<PolicyView>('policy/read-only', {
+        readOnly: readOnlyValue(whole.checked, doors),
+      });
+      status.textContent = 'Saved.';
+      showInForce(next);
+      saved(next);
+    },
+    failed: problem,
   });
-  return form;
 }

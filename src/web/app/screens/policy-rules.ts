@@ -13,7 +13,8 @@ import { busy, fill, h, onOwner, type Child } from '../dom.js';
 import { shortConnection, time } from '../format.js';
 import { matchText, originText, ruleFields } from '../policy-text.js';
 import { href } from '../router.js';
-import { decisionBadge, messageOf, ruleForm } from './policy-forms.js';
+import { decisionBadge, ruleForm } from './policy-forms.js';
+import { messageOf } from '../form.js';
 
 /** How many of a rule's decisions its card lists (the audit screen has them all). */
 const RECENT = 10;

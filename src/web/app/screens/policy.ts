@@ -17,6 +17,64 @@ import { readOnlyForm } from './policy-read-only.js';
 import { renderRule, ruleCard, type RulesContext } from './policy-rules.js';
 import type { Screen } from './screen.js';
 
+/** The screen's sections, in reading order. */
+function layout(
+  root: HTMLElement,
+  parts: {
+    rulesEmpty: HTMLElement;
+    rulesList: HTMLElement;
+    defaults: HTMLElement;
+    added: HTMLElement;
+    tester: HTMLElement;
+    readOnlySlot: HTMLElement;
+    doorList: HTMLElement;
+  },
+): void {
+  const { rulesEmpty, rulesList, defaults, added, tester, readOnlySlot, doorList } = parts;
+  fill(
+    root,
+    h('h1', { tabindex: '-1' }, 'Policy'),
+    h(
+      'p',
+      { class: 'meta' },
+      'Every tool call of every door is decided here before it runs: read-only doors refuse writes first, then the first rule that matches decides (allow, ask you in the inbox, or deny), then the defaults. Match fields are globs (* any text, ? one character); an empty field matches anything.',
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'rules-title' },
+      h('h2', { id: 'rules-title' }, 'Rules, in order'),
+      rulesEmpty,
+      rulesList,
+      h('h3', { id: 'defaults-title' }, 'Then the defaults'),
+      defaults,
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'add-rule-title' },
+      h('h2', { id: 'add-rule-title' }, 'Add a rule'),
+      added,
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'policy-test-title' },
+      h('h2', { id: 'policy-test-title' }, 'What would happen?'),
+      h(
+        'p',
+        { class: 'meta' },
+        'Describe a call to see the decision and the rule that makes it. Nothing runs.',
+      ),
+      tester,
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'read-only-title' },
+      h('h2', { id: 'read-only-title' }, 'Read-only'),
+      readOnlySlot,
+    ),
+    doorList,
+  );
+}
+
 export const policyScreen: Screen = (root, route) => {
   const wanted = route.params[0] ?? null;
   let view: PolicyView | null = null;
@@ -114,48 +172,15 @@ export const policyScreen: Screen = (root, route) => {
     },
   });
 
-  fill(
-    root,
-    h('h1', { tabindex: '-1' }, 'Policy'),
-    h(
-      'p',
-      { class: 'meta' },
-      'Every tool call of every door is decided here before it runs: read-only doors refuse writes first, then the first rule that matches decides (allow, ask you in the inbox, or deny), then the defaults. Match fields are globs (* any text, ? one character); an empty field matches anything.',
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'rules-title' },
-      h('h2', { id: 'rules-title' }, 'Rules, in order'),
-      rulesEmpty,
-      rulesList,
-      h('h3', { id: 'defaults-title' }, 'Then the defaults'),
-      defaults,
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'add-rule-title' },
-      h('h2', { id: 'add-rule-title' }, 'Add a rule'),
-      added,
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'policy-test-title' },
-      h('h2', { id: 'policy-test-title' }, 'What would happen?'),
-      h(
-        'p',
-        { class: 'meta' },
-        'Describe a call to see the decision and the rule that makes it. Nothing runs.',
-      ),
-      testerForm(() => view?.rules ?? []),
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'read-only-title' },
-      h('h2', { id: 'read-only-title' }, 'Read-only'),
-      readOnlySlot,
-    ),
+  layout(root, {
+    rulesEmpty,
+    rulesList,
+    defaults,
+    added,
+    tester: testerForm(() => view?.rules ?? []),
+    readOnlySlot,
     doorList,
-  );
+  });
   void load();
 
   return subscribe('event', () => {

@@ -6,6 +6,7 @@
 import { del, get, post, request, saveUrl } from '../api.js';
 import { busy, fill, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';
+import { form as withSubmit, refuse } from '../form.js';
 
 type Reload = () => Promise<void>;
 
@@ -24,19 +25,15 @@ export function createProjectForm(reload: Reload): HTMLFormElement {
     h('label', { for: 'scene-new-name' }, 'New project name', name),
     create,
   );
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    void busy(create, async () => {
-      try {
-        await post('projects', { name: name.value.trim() });
-        name.value = '';
-        await reload();
-      } catch (err) {
-        showError(err, 'Could not create the project');
-      }
-    });
+  return withSubmit(form, {
+    button: create,
+    send: async () => {
+      await post('projects', { name: name.value.trim() });
+      name.value = '';
+      await reload();
+    },
+    failed: 'Could not create the project',
   });
-  return form;
 }
 
 export function uploadPagesForm(reload: Reload): HTMLFormElement {
@@ -53,23 +50,21 @@ export function uploadPagesForm(reload: Reload): HTMLFormElement {
     h('label', { for: 'scene-pages' }, 'Page images', files),
     upload,
   );
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    const chosen = Array.from(files.files ?? []);
-    if (!chosen.length) return showError('Choose one or more images first.', 'Add pages');
-    void busy(upload, async () => {
+  return withSubmit(form, {
+    button: upload,
+    read: () => {
+      const chosen = Array.from(files.files ?? []);
+      return chosen.length ? chosen : refuse('Choose one or more images first.', 'Add pages');
+    },
+    send: async (chosen) => {
       const body = new FormData();
       for (const f of chosen) body.append('file', f, f.name);
-      try {
-        await request('POST', 'pages', { form: body });
-        files.value = '';
-        await reload();
-      } catch (err) {
-        showError(err, 'Could not add the pages');
-      }
-    });
+      await request('POST', 'pages', { form: body });
+      files.value = '';
+      await reload();
+    },
+    failed: 'Could not add the pages',
   });
-  return form;
 }
 
 /**
@@ -144,28 +139,27 @@ export function pipelineForm(pageIds: () => string[] = () => []): {
     h('label', { for: 'pipeline-system' }, 'System prompt (optional)', system),
     h('div', { class: 'row' }, run),
   );
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    const chosen = Array.from(steps.querySelectorAll<HTMLInputElement>('input:checked')).map(
-      (c) => c.value,
-    );
-    if (!chosen.length) return showError('Choose at least one step.', 'Pipeline');
-    const ids = pageIds();
-    const picked = parsePageNumbers(pages.value, ids.length);
-    if (typeof picked === 'string') return showError(picked, 'Pipeline');
-    void busy(run, async () => {
-      try {
-        await post('pipelines', {
-          steps: chosen,
-          ...(language.value.trim() ? { targetLanguage: language.value.trim() } : {}),
-          ...(picked ? { pages: picked.map((i) => ids[i]!) } : {}),
-          ...(font.value.trim() ? { defaultFont: font.value.trim() } : {}),
-          ...(system.value.trim() ? { systemPrompt: system.value.trim() } : {}),
-        });
-      } catch (err) {
-        showError(err, 'Could not start the pipeline');
-      }
-    });
+  withSubmit(form, {
+    button: run,
+    read: () => {
+      const chosen = Array.from(steps.querySelectorAll<HTMLInputElement>('input:checked')).map(
+        (c) => c.value,
+      );
+      if (!chosen.length) return refuse('Choose at least one step.', 'Pipeline');
+      const ids = pageIds();
+      const picked = parsePageNumbers(pages.value, ids.length);
+      if (typeof picked === 'string') return refuse(picked, 'Pipeline');
+      return { chosen, ids, picked };
+    },
+    send: ({ chosen, ids, picked }) =>
+      post('pipelines', {
+        steps: chosen,
+        ...(language.value.trim() ? { targetLanguage: language.value.trim() } : {}),
+        ...(picked ? { pages: picked.map((i) => ids[i]!) } : {}),
+        ...(font.value.trim() ? { defaultFont: font.value.trim() } : {}),
+        ...(system.value.trim() ? { systemPrompt: system.value.trim() } : {}),
+      }),
+    failed: 'Could not start the pipeline',
   });
   return { el: form, steps };
 }
@@ -191,25 +185,21 @@ export function exportForm(): HTMLFormElement {
     h('label', { for: 'export-format' }, 'Format', format),
     exportButton,
   );
-  onOwner(form, 'submit', (e) => {
-    e.preventDefault();
-    void busy(exportButton, async () => {
-      try {
-        const res = await request('POST', 'projects/current/export', {
-          body: { format: format.value },
-        });
-        const named = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1];
-        saveUrl(
-          URL.createObjectURL(await res.blob()),
-          named ??
-            `export.${format.value === 'khr' ? 'khr' : format.value === 'pdf' ? 'pdf' : 'zip'}`,
-        );
-      } catch (err) {
-        showError(err, 'Export failed');
-      }
-    });
+  return withSubmit(form, {
+    button: exportButton,
+    send: async () => {
+      const res = await request('POST', 'projects/current/export', {
+        body: { format: format.value },
+      });
+      const named = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1];
+      saveUrl(
+        URL.createObjectURL(await res.blob()),
+        named ??
+          `export.${format.value === 'khr' ? 'khr' : format.value === 'pdf' ? 'pdf' : 'zip'}`,
+      );
+    },
+    failed: 'Export failed',
   });
-  return form;
 }
 
 export function closeProjectButton(reload: Reload): HTMLButtonElement {

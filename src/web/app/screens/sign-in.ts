@@ -4,6 +4,7 @@
  * by `airlock serve` signs in by itself (main.ts). It shows no workspace data.
  */
 import { busy, fill, h } from '../dom.js';
+import { form as withSubmit, messageOf, refuse } from '../form.js';
 import { signIn } from '../session.js';
 import { passkeyAssertionForSignIn } from '../passkey.js';
 
@@ -52,23 +53,21 @@ export function signInScreen(root: HTMLElement, options: SignInOptions): void {
     h('label', { for: 'owner-token' }, 'Owner token', input),
     h('div', { class: 'row' }, button),
   );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    const token = input.value.trim();
-    if (!token) {
-      showProblem('Paste the owner token first.');
-      return;
-    }
-    void busy(button, async () => {
-      try {
-        await signIn({ token });
-        options.onSignedIn();
-      } catch (err) {
-        const said = err instanceof Error ? err.message : String(err);
-        showProblem(token.startsWith('ak_') ? `${AGENT_HINT} ${said}` : said);
-        input.select();
-      }
-    });
+  withSubmit(form, {
+    // Not signed in yet: there is no owner whose gestures to tell apart.
+    anyone: true,
+    button,
+    read: () => input.value.trim() || refuse('Paste the owner token first.'),
+    send: async (token) => {
+      await signIn({ token });
+      options.onSignedIn();
+    },
+    failed: (err, token) => {
+      const said = messageOf(err);
+      if (token === undefined) return showProblem(said);
+      showProblem(token.startsWith('ak_') ? `${AGENT_HINT} ${said}` : said);
+      input.select();
+    },
   });
   // Once a passkey is enrolled, it is the way in (user verification required).
   const withPasskey = h('button', { type: 'button', class: 'primary' }, 'Sign in with a passkey');

@@ -121,10 +121,10 @@ export interface CallPolicySpec<I> {
   /**
    * What changed between the state an approval judged and the state now (two
    * `observes` values), for the card of the new ask (e.g. a definition diff);
-   * kept in its preview as `changes`. Pure and quick: it runs inside the
+   * kept in its preview as `changedSince`. Pure and quick: it runs inside the
    * ask's transaction. Absent or undefined: only the "what changed" line.
    */
-  changes?: (judged: string, observed: string) => unknown;
+  changedSince?: (judged: string, observed: string) => unknown;
   /**
    * The door's own checks that refuse a call before the owner is asked (an
    * unconfirmed destructive call, arguments the door rejects), so the owner

@@ -180,7 +180,7 @@ function definitionWatch(tool: Tool, def: NonNullable<UpstreamToolSpec['definiti
   const now = shortDigest(def.digest);
   return {
     observes: () => `${DEFINITION}${now}`,
-    changes: (judged: string) => {
+    changedSince: (judged: string) => {
       const before = judged.startsWith(DEFINITION)
         ? def.seen(judged.slice(DEFINITION.length))
         : undefined;

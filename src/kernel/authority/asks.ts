@@ -59,8 +59,8 @@ export interface AskedCall {
   subject?: string | null;
   /** The version of the state the call acts on (CallPolicySpec.observes), kept with the ask; read only when the call waits. */
   observe?: () => Promise<string | undefined>;
-  /** What changed between two observed versions (CallPolicySpec.changes), for the new ask's card. */
-  changes?: (judged: string, observed: string) => unknown;
+  /** What changed between two observed versions (CallPolicySpec.changedSince), for the new ask's card. */
+  changedSince?: (judged: string, observed: string) => unknown;
   preview: () => Promise<Preview>;
 }
 
@@ -154,7 +154,7 @@ export function createAsks({
         // What the owner approved may have changed since (another agent or the owner
         // edited it): the approval is spent and the owner judges the call again.
         let changed: string | null = null;
-        let changes: unknown;
+        let changedSince: unknown;
         if (
           latest?.status === 'approved' &&
           latest.scope === 'once' &&
@@ -168,7 +168,7 @@ export function createAsks({
           } else if (!moved) return { failure: null };
           else {
             changed = `What this call acts on changed after you approved request ${latest.id} (it was ${judged}, it is now ${observed}); nothing ran. Judge it again.`;
-            changes = call.changes?.(judged!, observed!);
+            changedSince = call.changedSince?.(judged!, observed!);
           }
         }
         if (waiting.length >= MAX_PENDING_PER_AGENT) return { failure: inboxFull(waiting) };
@@ -188,7 +188,7 @@ export function createAsks({
             ...(call.subject ? { subject: call.subject } : {}),
             ...(observed !== undefined ? { observed } : {}),
             ...(changed ? { changed } : {}),
-            ...(changes !== undefined ? { changes } : {}),
+            ...(changedSince !== undefined ? { changedSince } : {}),
           },
           scope: null,
           reason: null,

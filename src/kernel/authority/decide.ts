@@ -126,7 +126,7 @@ export async function decideCall(
     ...(tool.policy?.observes
       ? { observe: async () => tool.policy?.observes?.(input, connection) }
       : {}),
-    ...(tool.policy?.changes ? { changes: tool.policy.changes } : {}),
+    ...(tool.policy?.changedSince ? { changedSince: tool.policy.changedSince } : {}),
     preview: async (): Promise<Preview> => {
       const base = { tool: tool.name, door: mount, effect, targets: [...targets] };
       const own = await tool.policy?.preview?.(input, connection);

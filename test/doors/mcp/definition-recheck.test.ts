@@ -115,11 +115,11 @@ describe('an approved call whose upstream tool definition changed', () => {
     const card = await cardOf(failure.approvalID);
     expect(card.preview.changed).toMatch(/nothing ran/);
     expect(card.preview.observed).not.toBe(first.preview.observed);
-    expect(card.preview.changes.definition).toMatchObject({
+    expect(card.preview.changedSince.definition).toMatchObject({
       new: false,
       changed: ['description'],
     });
-    expect(card.preview.changes.definition.addedWords).toEqual(
+    expect(card.preview.changedSince.definition.addedWords).toEqual(
       expect.arrayContaining(['mails', 'backups']),
     );
     expect(ran).toEqual([]);

@@ -119,6 +119,13 @@ export interface CallPolicySpec<I> {
    */
   observes?: (input: I, connection: Connection) => string | undefined | Promise<string | undefined>;
   /**
+   * What changed between the state an approval judged and the state now (two
+   * `observes` values), for the card of the new ask (e.g. a definition diff);
+   * kept in its preview as `changedSince`. Pure and quick: it runs inside the
+   * ask's transaction. Absent or undefined: only the "what changed" line.
+   */
+  changedSince?: (judged: string, observed: string) => unknown;
+  /**
    * The door's own checks that refuse a call before the owner is asked (an
    * unconfirmed destructive call, arguments the door rejects), so the owner
    * never judges a call that could not run. Run only when the policy asks.

@@ -25,7 +25,16 @@ import { claimName, publishedName } from './naming.js';
 import { annotatedEffect, effectFor } from './effects.js';
 import { upstreamTool } from './tools.js';
 import { compactTools, type CatalogEntry } from './catalog.js';
-import { definitionOf, digestOf, flagsOf, REVIEWS, reviewStateOf, type Review } from './pinning.js';
+import {
+  definitionOf,
+  digestOf,
+  flagsOf,
+  REVIEWS,
+  reviewStateOf,
+  shortDigest,
+  type Definition,
+  type Review,
+} from './pinning.js';
 import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream.js';
 import { isStdio } from './config.js';
 import {
@@ -101,6 +110,11 @@ export interface UpstreamRuntime {
   readonly trust: 'pin' | 'annotations';
   /** The owner's reviews by upstream tool name (stored); null until loaded or first listed. */
   reviews: Map<string, Review> | null;
+  /**
+   * Every tool definition listed since start, by its short digest (bounded),
+   * so an ask asked again because the definition moved can show the diff.
+   */
+  definitions: Map<string, Definition>;
   defs: AnyToolDef[];
   views: ToolView[];
   /** Its tools for search (the compact form's catalog). */
@@ -176,6 +190,8 @@ export function createGateway(options: GatewayOptions): Gateway {
           ? { effect: 'destructive' as const, source: 'unreviewed' as const }
           : chosen;
         const flags = flagsOf(tool);
+        const digest = digestOf(tool);
+        remember(rt.definitions, shortDigest(digest), definitionOf(tool));
         views.push({
           name,
           upstreamTool: tool.name,
@@ -187,7 +203,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             : {}),
           ...(flags.length ? { flags } : {}),
           ...(unreviewed ? { diff: unreviewed.diff } : {}),
-          ...(state ? { digest: digestOf(tool) } : {}),
+          ...(state ? { digest } : {}),
           ...(state && rt.reviews?.get(tool.name)
             ? { reviewedAt: rt.reviews.get(tool.name)!.reviewedAt }
             : {}),
@@ -202,6 +218,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             scrub: rt.scrub,
             auditReads: rt.auditReads,
             callers: rt.callers,
+            definition: { digest, seen: (short) => rt.definitions.get(short) },
             ...(unreviewed ? { unreviewed: { diff: unreviewed.diff, flags } } : {}),
           }),
         );
@@ -305,6 +322,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       overrides: new Map(Object.entries(u.config.tools).map(([t, o]) => [t, o.effect])),
       trust: u.config.trust,
       reviews: null,
+      definitions: new Map(),
       defs: [],
       views: [],
       catalog: [],
@@ -498,4 +516,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       await Promise.all(runtimes.map((rt) => rt.upstream.stop()));
     },
   };
+}
+
+/** Definitions kept for diffs: the newest DEFINITIONS_KEPT, oldest dropped first. */
+const DEFINITIONS_KEPT = 2_000;
+function remember(kept: Map<string, Definition>, short: string, definition: Definition) {
+  kept.delete(short);
+  kept.set(short, definition);
+  if (kept.size > DEFINITIONS_KEPT) kept.delete(kept.keys().next().value!);
 }

@@ -56,6 +56,9 @@ export const digestOf = (tool: Tool): string =>
     .update(canonical(definitionOf(tool)))
     .digest('hex');
 
+/** The digest as a card shows it ("definition 3fa2c81b09d4"). */
+export const shortDigest = (digest: string): string => digest.slice(0, 12);
+
 // Zero-width and joiners, bidi controls, word joiner…, BOM, tag characters.
 const INVISIBLE =
   /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u{E0000}-\u{E007F}]/u;

@@ -19,6 +19,7 @@ import { compileCheck } from './schema-check.js';
 import type { Callers } from './client-requests.js';
 import { forwardCall } from './forward.js';
 import type { Tool, Upstream } from './upstream.js';
+import { definitionOf, diffOf, shortDigest, type Definition } from './pinning.js';
 
 export const OPERATION_ID = 'operationID';
 
@@ -42,6 +43,12 @@ export interface UpstreamToolSpec {
   auditReads: boolean;
   /** Pinning: its definition is not the one the owner reviewed; the ask's card shows what changed. */
   unreviewed?: { diff: unknown; flags: string[] };
+  /**
+   * Its definition's digest (pinning.ts), the state an ask records: an
+   * approved-once call whose tool definition changed since is asked again;
+   * `seen` finds an earlier definition by short digest, for the diff.
+   */
+  definition?: { digest: string; seen: (short: string) => Definition | undefined };
   /** The upstream's calls in flight (client-requests.ts). */
   callers?: Callers;
 }
@@ -115,6 +122,7 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
               typeof args.path === 'string' ? `file ${args.path}` : null,
           }
         : {}),
+      ...(spec.definition ? definitionWatch(tool, spec.definition) : {}),
       preview: (args) => ({
         summary: `${upstream.name}: ${tool.name}`,
         upstream: upstream.name,
@@ -159,6 +167,30 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
       return effect === 'read' ? send() : ctx.writeOutside(send);
     },
   });
+}
+
+const DEFINITION = 'definition ';
+
+/**
+ * The state an ask of this tool records: its definition's short digest; what
+ * changed since an approval: the diff from the definition the owner saw (when
+ * still known) to this one, as pinning shows it.
+ */
+function definitionWatch(tool: Tool, def: NonNullable<UpstreamToolSpec['definition']>) {
+  const now = shortDigest(def.digest);
+  return {
+    observes: () => `${DEFINITION}${now}`,
+    changedSince: (judged: string) => {
+      const before = judged.startsWith(DEFINITION)
+        ? def.seen(judged.slice(DEFINITION.length))
+        : undefined;
+      return {
+        definition: before
+          ? diffOf(before, definitionOf(tool))
+          : { note: 'The definition the owner saw is no longer known (Airlock restarted).' },
+      };
+    },
+  };
 }
 
 /** Whether an upstream tool's input schema declares a top-level string `path` (the file it acts on). */

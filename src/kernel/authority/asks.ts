@@ -59,6 +59,8 @@ export interface AskedCall {
   subject?: string | null;
   /** The version of the state the call acts on (CallPolicySpec.observes), kept with the ask; read only when the call waits. */
   observe?: () => Promise<string | undefined>;
+  /** What changed between two observed versions (CallPolicySpec.changedSince), for the new ask's card. */
+  changedSince?: (judged: string, observed: string) => unknown;
   preview: () => Promise<Preview>;
 }
 
@@ -152,6 +154,7 @@ export function createAsks({
         // What the owner approved may have changed since (another agent or the owner
         // edited it): the approval is spent and the owner judges the call again.
         let changed: string | null = null;
+        let changedSince: unknown;
         if (
           latest?.status === 'approved' &&
           latest.scope === 'once' &&
@@ -163,8 +166,10 @@ export function createAsks({
           if (!(await tx.approvals.markUsed(latest.id, at))) {
             // Another retry used it first: ask afresh.
           } else if (!moved) return { failure: null };
-          else
+          else {
             changed = `What this call acts on changed after you approved request ${latest.id} (it was ${judged}, it is now ${observed}); nothing ran. Judge it again.`;
+            changedSince = call.changedSince?.(judged!, observed!);
+          }
         }
         if (waiting.length >= MAX_PENDING_PER_AGENT) return { failure: inboxFull(waiting) };
         const approval: Approval = {
@@ -183,6 +188,7 @@ export function createAsks({
             ...(call.subject ? { subject: call.subject } : {}),
             ...(observed !== undefined ? { observed } : {}),
             ...(changed ? { changed } : {}),
+            ...(changedSince !== undefined ? { changedSince } : {}),
           },
           scope: null,
           reason: null,

@@ -126,6 +126,7 @@ export async function decideCall(
     ...(tool.policy?.observes
       ? { observe: async () => tool.policy?.observes?.(input, connection) }
       : {}),
+    ...(tool.policy?.changedSince ? { changedSince: tool.policy.changedSince } : {}),
     preview: async (): Promise<Preview> => {
       const base = { tool: tool.name, door: mount, effect, targets: [...targets] };
       const own = await tool.policy?.preview?.(input, connection);

@@ -21,6 +21,7 @@ export interface ReadablePreview {
 const ORDER = [
   // What changed since the owner last approved, and the door's account of the effect, first.
   'changed',
+  'changedSince',
   'changes',
   'totals',
   'tool',

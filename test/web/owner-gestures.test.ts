@@ -39,17 +39,23 @@ describe("the owner's controls", () => {
       /\b(post|put|del)(<[^>]*>)?\(|request\('(PUT|POST|DELETE)'|signOut\(\)|localStorage\.setItem/;
     const bare = sources
       .filter(([f, s]) => !NOT_CONTROLS.has(f) && writes.test(s))
-      // ruleForm (policy-forms.ts) submits through onOwner.
-      .filter(([, s]) => !/\bonOwner\(|\bdecider\(|\bruleForm\(/.test(s))
+      // ruleForm (policy-forms.ts) and form() (form.ts, imported by some as withSubmit) submit through onOwner.
+      .filter(([, s]) => !/\bonOwner\(|\bdecider\(|\bruleForm\(|\bform\(|\bwithSubmit\(/.test(s))
       .map(([f]) => f);
     expect(bare).toEqual([]);
   });
 
   it('no form is submitted except through onOwner', () => {
     const bare = sources
-      .filter(([f]) => !NOT_CONTROLS.has(f))
+      // form.ts submits through onOwner, save for `anyone` (below).
+      .filter(([f]) => !NOT_CONTROLS.has(f) && f !== 'form.ts')
       .filter(([, s]) => /addEventListener\('submit'/.test(s))
       .map(([f]) => f);
     expect(bare).toEqual([]);
+  });
+
+  it('only the sign-in form submits without the owner’s own gesture (form() with anyone)', () => {
+    const anyone = sources.filter(([, s]) => /\banyone:\s*true\b/.test(s)).map(([f]) => f);
+    expect(anyone).toEqual(['screens/sign-in.ts']);
   });
 });

@@ -126,7 +126,15 @@ function inspectorRun(transport: string, to: Target, method: string[]): Promise<
   const where =
     transport === 'http'
       ? [`${to.url}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${to.token}`]
-      : [...Object.entries(to.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), '--', to.command, ...to.args];
+      : [
+          '-e',
+          'AIRLOCK_ENABLE_TEST_DOORS=1',
+          '-e',
+          'AIRLOCK_LOG_LEVEL=warn',
+          '--',
+          to.command,
+          ...to.args,
+        ];
   const args = transport === 'http' ? [...where, ...method] : [...method, ...where];
   const child = spawn(NODE22, [INSPECTOR, ...args], {
     env: { ...process.env, HOME: dir },
@@ -189,9 +197,9 @@ describe.skipIf(!!unavailable).sequential('the newest client majors on Node 22',
         expect(client.tools).toEqual(
           expect.arrayContaining(['ledger_echo', 'koharu.apply', 'rooqi_append_text']),
         );
-        expect(await client.call('ledger_query_operation', { operationID: randomUUID() })).toContain(
-          'not-found',
-        );
+        expect(
+          await client.call('ledger_query_operation', { operationID: randomUUID() }),
+        ).toContain('not-found');
         const text = `hello from ${label}`;
         const asked = await client.call('ledger_echo', { text });
         const { last } = await auditAfter(0);
@@ -217,7 +225,9 @@ describe.skipIf(!!unavailable).sequential('the newest client majors on Node 22',
     it(`${label}: with --tool-names portable every listed name is portable and the rule on the exact name holds`, async () => {
       const client = await drive(portableTarget());
       try {
-        expect(client.tools).toEqual(expect.arrayContaining(['koharu_apply', 'koharu_list_engines']));
+        expect(client.tools).toEqual(
+          expect.arrayContaining(['koharu_apply', 'koharu_list_engines']),
+        );
         for (const name of client.tools) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
         const refused = await client.call('koharu_list_engines', {});
         expect(refused).toMatch(/notAuthorized|denied/i);

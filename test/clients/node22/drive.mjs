@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 const [kind, transport, targetJson, cache] = process.argv.slice(2);
 const to = JSON.parse(targetJson);
 const req = createRequire(join(cache, 'node_modules', 'x.js'));
-const load = (spec) => import(pathToFileURL(req.resolve(spec)).href);
+const load = (spec) => import(pathToFileURL(req.resolve(spec).replace(/\.cjs$/, '.js')).href);
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
 
 const textOf = (result) =>
@@ -44,7 +44,7 @@ async function aiSdk2() {
 }
 
 async function mcpUse() {
-  const { MCPClient } = await load('mcp-use');
+  const { MCPClient } = await load('mcp-use/client');
   const server =
     transport === 'http'
       ? { url: `${to.url}/mcp`, headers: { authorization: `Bearer ${to.token}` } }

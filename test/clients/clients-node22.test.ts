@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startServe, type Served } from '../helpers/servers.js';
+import { CLIENT_RULES, ownerSide } from './owner-side.js';
 import { BIN, testEnv } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 // @ts-expect-error plain .mjs helper shared with scripts/conformance.mjs
@@ -46,16 +47,12 @@ const dir = mkdtempSync(join(tmpdir(), 'airlock-clients22-'));
 const data = join(dir, 'data');
 const portableData = join(dir, 'portable');
 const config = join(dir, 'config.json');
-const RULES = [
-  { tool: 'ledger_echo', decision: 'ask' },
-  { tool: 'koharu.list_engines', decision: 'deny' },
-];
 let served: Served;
 let portable: Served;
 
 beforeAll(async () => {
   if (unavailable) return;
-  writeFileSync(config, JSON.stringify({ policy: { rules: RULES } }));
+  writeFileSync(config, JSON.stringify({ policy: { rules: CLIENT_RULES } }));
   [served, portable] = await Promise.all([
     startServe(['--data', data, '--doors', DOORS, '--config', config]),
     startServe([
@@ -159,26 +156,7 @@ async function inspector(transport: string, to: Target): Promise<Driven> {
   };
 }
 
-const owner = (on: Served = served) => ({ authorization: `Bearer ${on.ownerToken}` });
-async function auditAfter(afterId: number) {
-  const res = await fetch(`${served.url}/api/v1/audit?door=ledger&afterId=${afterId}&limit=10000`, {
-    headers: owner(),
-  });
-  const entries = (
-    (await res.json()) as { entries: { id: number; tool: string; result: string }[] }
-  ).entries;
-  return {
-    last: entries.reduce((max, e) => Math.max(max, e.id), afterId),
-    echoes: entries.filter((e) => e.tool === 'ledger_echo' && e.result === 'ok').length,
-  };
-}
-/** The card's id in the link the ask's text carries (the error's data or its message). */
-function askedId(asked: string): string {
-  expect(asked).toContain('approvalRequired');
-  const url = /(https?:\/\/[^\s"\\]+\/#\/approvals\/[^\s"\\,.)]+)/.exec(asked)?.[1];
-  expect(url, asked).toContain(`${served.url}/#/approvals/`);
-  return decodeURIComponent(url!.split('/').pop()!);
-}
+const { askedId, approveOnce, auditAfter } = ownerSide(() => served);
 
 const drivers: [string, (to: Target) => Promise<Driven>][] = [
   ['AI SDK 2 over HTTP', (to) => library('ai-sdk2', 'http', to)],
@@ -206,12 +184,7 @@ describe
           const text = `hello from ${label}`;
           const asked = await client.call('ledger_echo', { text });
           const { last } = await auditAfter(0);
-          const approved = await fetch(`${served.url}/api/v1/approvals/${askedId(asked)}/approve`, {
-            method: 'POST',
-            headers: { ...owner(), 'content-type': 'application/json' },
-            body: JSON.stringify({ scope: 'once' }),
-          });
-          expect(approved.status).toBe(200);
+          await approveOnce(askedId(asked));
           const ran = await client.call('ledger_echo', { text });
           expect(ran).toContain(text);
           expect(ran).not.toContain('approvalRequired');

@@ -22,6 +22,7 @@ import { createMCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport as AiStdio } from '@ai-sdk/mcp/mcp-stdio';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { startServe, type Served } from '../helpers/servers.js';
+import { CLIENT_RULES, ownerSide } from './owner-side.js';
 import { BIN, testEnv } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -35,17 +36,12 @@ const MCP_REMOTE = fileURLToPath(
 const DOORS = 'ledger,scene,notes';
 let served: Served;
 
-/** The owner's rules, written with the exact names: a portable-name call must meet them too. */
-const RULES = [
-  { tool: 'ledger_echo', decision: 'ask' },
-  { tool: 'koharu.list_engines', decision: 'deny' },
-];
 /** The same doors served with `--tool-names portable`, on a folder of its own. */
 const portableData = join(dir, 'portable');
 let portable: Served;
 
 beforeAll(async () => {
-  writeFileSync(config, JSON.stringify({ policy: { rules: RULES } }));
+  writeFileSync(config, JSON.stringify({ policy: { rules: CLIENT_RULES } }));
   served = await startServe(['--data', data, '--doors', DOORS, '--config', config]);
   portable = await startServe([
     ...['--data', portableData, '--doors', DOORS, '--config', config],
@@ -86,7 +82,6 @@ interface Driven {
 
 const stdioArgs = [BIN, 'stdio', '--doors', DOORS, '--data', data, '--config', config];
 const env = () => testEnv() as Record<string, string>;
-const owner = (on: Served = served) => ({ authorization: `Bearer ${on.ownerToken}` });
 
 const textOf = (result: unknown): string => {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
@@ -190,20 +185,6 @@ async function mcpRemote(to: Target): Promise<Driven> {
   };
 }
 
-/** The audit's last id, and the `ledger_echo` calls that ran (`ok`) after an id. */
-async function auditAfter(afterId: number) {
-  const res = await fetch(`${served.url}/api/v1/audit?door=ledger&afterId=${afterId}&limit=10000`, {
-    headers: owner(),
-  });
-  const entries = (
-    (await res.json()) as { entries: { id: number; tool: string; result: string }[] }
-  ).entries;
-  return {
-    last: entries.reduce((max, e) => Math.max(max, e.id), afterId),
-    echoes: entries.filter((e) => e.tool === 'ledger_echo' && e.result === 'ok').length,
-  };
-}
-
 const drivers: [string, (to: Target) => Promise<Driven>][] = [
   ['v1 SDK over HTTP', (to) => v1('http', to)],
   ['v1 SDK over stdio', (to) => v1('stdio', to)],
@@ -214,22 +195,7 @@ const drivers: [string, (to: Target) => Promise<Driven>][] = [
   ['mcp-remote (stdio to HTTP)', (to) => mcpRemote(to)],
 ];
 
-/** The card's id in the link an ask's text carries. */
-function askedId(asked: string): string {
-  expect(asked).toContain('approvalRequired');
-  const url = /"approvalUrl":\s*"([^"]+)"/.exec(asked)?.[1];
-  expect(url, asked).toMatch(/\/#\/approvals\//);
-  return decodeURIComponent(url!.split('/').pop()!);
-}
-
-async function approveOnce(id: string, on: Served = served) {
-  const approved = await fetch(`${on.url}/api/v1/approvals/${id}/approve`, {
-    method: 'POST',
-    headers: { ...owner(on), 'content-type': 'application/json' },
-    body: JSON.stringify({ scope: 'once' }),
-  });
-  expect(approved.status).toBe(200);
-}
+const { askedId, approveOnce, auditAfter } = ownerSide(() => served);
 
 describe.sequential('the clients people use', () => {
   for (const [label, drive] of drivers) {

@@ -12,17 +12,18 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { operationOf } from '../../../src/kernel/index.js';
 import type { JournalState } from '../../../src/kernel/records.js';
 import { TASKS } from '../../../src/doors/mcp/outcomes.js';
-import { callTool, errorOf, gatewayWorkspace, type GatewayWorkspace } from './helpers.js';
+import {
+  callTool,
+  errorOf,
+  gatewayWorkspace,
+  TASK_UPSTREAM,
+  type GatewayWorkspace,
+} from './helpers.js';
 import { waitFor } from '../../helpers/wait.js';
-
-export const TASK_UPSTREAM = fileURLToPath(
-  new URL('../../fixtures/mcp/task-upstream.mjs', import.meta.url),
-);
 
 let ws: GatewayWorkspace | undefined;
 let dir: string | undefined;

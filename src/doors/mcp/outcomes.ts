@@ -34,6 +34,8 @@ interface TaskRecord {
 
 /** How long settling waits for an upstream that is (re)starting. */
 const SETTLE_WAIT_MS = 5_000;
+/** How long before a task whose result could not be awaited is looked at again. */
+const FOLLOW_RETRY_MS = 5_000;
 const UNKNOWN: Resolution = { exists: 'unknown' };
 
 export interface Outcomes {
@@ -68,11 +70,15 @@ export function createOutcomes(options: {
     followed.add(taskId);
     void (async () => {
       const client = await upstream.client(SETTLE_WAIT_MS);
+      // Unreachable: settled again when it reconnects.
       if ('ok' in client) return;
-      await taskResult(client, taskId, { timeout: TASK_TTL_MS }).catch(() => undefined);
-    })()
-      .finally(() => followed.delete(taskId))
-      .then(() => outcomes.settle());
+      const ended = await taskResult(client, taskId, { timeout: TASK_TTL_MS }).then(
+        () => true,
+        () => false,
+      );
+      // An upstream whose `tasks/result` does not wait is asked again later, not in a loop.
+      outcomes.soon(ended ? 0 : FOLLOW_RETRY_MS);
+    })().finally(() => followed.delete(taskId));
   }
 
   /** Records of operations no longer open (committed, expired) are dropped. */

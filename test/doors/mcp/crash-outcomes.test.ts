@@ -9,7 +9,7 @@
  * `mutationUncertain` says what to check. Never run twice: one ledger line.
  * (Airlock itself killed mid-call: crash-restart.test.ts.)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,16 +37,28 @@ afterEach(async () => {
  * A workspace over the task upstream with `flags(dir)`, killing itself after
  * each write; `record` is a write (allowed by the default policy).
  */
-async function open(flags: (dir: string) => string[]) {
+async function open(
+  flags: (dir: string) => string[],
+  options: { die?: boolean; timeoutMs?: number } = {},
+) {
   const folder = (dir = mkdtempSync(join(tmpdir(), 'airlock-mcp-crash-')));
   const ledger = join(folder, 'ledger');
-  ws = await gatewayWorkspace({
-    rec: {
-      command: process.execPath,
-      args: [TASK_UPSTREAM, '--ledger', ledger, '--die-after-write', ...flags(folder)],
-      tools: { record: { effect: 'write' } },
+  ws = await gatewayWorkspace(
+    {
+      rec: {
+        command: process.execPath,
+        args: [
+          TASK_UPSTREAM,
+          '--ledger',
+          ledger,
+          ...(options.die === false ? [] : ['--die-after-write']),
+          ...flags(folder),
+        ],
+        tools: { record: { effect: 'write' } },
+      },
     },
-  });
+    options.timeoutMs ? { kernel: { limits: { rec: { timeoutMs: options.timeoutMs } } } } : {},
+  );
   const kernel = ws.tk.kernel;
   return {
     alice: await ws.agent('alice'),
@@ -117,5 +129,27 @@ describe('mcp door: writes a crash left open', () => {
     const retry = await callTool(up.alice, 'rec_record', { text: 'once', operationID: 'op-3' });
     expect(errorOf(retry)).toMatchObject({ code: 'mutationUncertain' });
     expect(up.lines()).toEqual(['once']);
+  }, 30_000);
+
+  it('a write whose call timed out while its upstream task ran on is committed when the task ends, and the retry answers its result', async () => {
+    const up = await open(
+      (d) => ['--tasks', `file:${join(d, 'tasks.json')}`, '--hold', join(d, 'hold')],
+      {
+        die: false,
+        timeoutMs: 1_000,
+      },
+    );
+    const first = await callTool(up.alice, 'rec_record', { text: 'late', operationID: 'op-4' });
+    expect(errorOf(first)).toMatchObject({ code: 'mutationUncertain' });
+    expect(await up.state('op-4')).toBe('uncertain');
+    writeFileSync(join(dir!, 'hold'), '');
+    await waitFor(async () => (await up.state('op-4')) === 'committed', {
+      timeoutMs: 15_000,
+      message: 'op-4 committed once its task ended',
+    });
+    const retry = await callTool(up.alice, 'rec_record', { text: 'late', operationID: 'op-4' });
+    expect(retry.content).toEqual([{ type: 'text', text: "recorded 'late' as line 1" }]);
+    expect(up.lines()).toEqual(['late']);
+    expect(up.status().restarts).toBe(0);
   }, 30_000);
 });

@@ -47,6 +47,7 @@ import { fileSealer, type Sealer } from './oauth/seal.js';
 import { growingScrubber } from './oauth/token-scrub.js';
 import { Callers, installClientRequests } from './client-requests.js';
 import { anySignal, askOwner } from './owner-inbox.js';
+import { createOutcomes, type Outcomes } from './outcomes.js';
 
 export const OVERRIDES = 'mcp.effects';
 
@@ -125,6 +126,8 @@ export interface UpstreamRuntime {
   known: boolean;
   /** Agent calls in flight on it, for the requests it sends back (client-requests.ts). */
   readonly callers: Callers;
+  /** Its writes' upstream tasks, and settling the writes a crash left open (outcomes.ts). */
+  readonly outcomes: Outcomes;
 }
 
 export interface Gateway {
@@ -218,6 +221,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             scrub: rt.scrub,
             auditReads: rt.auditReads,
             callers: rt.callers,
+            outcomes: rt.outcomes,
             definition: { digest, seen: (short) => rt.definitions.get(short) },
             ...(unreviewed ? { unreviewed: { diff: unreviewed.diff, flags } } : {}),
           }),
@@ -311,6 +315,53 @@ export function createGateway(options: GatewayOptions): Gateway {
       formElicitation: u.config.allow.formElicitation === true,
       roots: u.config.allow.roots === true,
     };
+    const upstream = createUpstream({
+      name: u.name,
+      config: u.config,
+      env: u.env,
+      headers: u.headers,
+      logger,
+      scrub,
+      authorization: authorization ?? undefined,
+      configureClient: (client) =>
+        installClientRequests(client, {
+          name: u.name,
+          allow,
+          callers,
+          ownerInbox: (caller, request, signal) =>
+            kernel
+              ? askOwner(kernel, rt, caller.connection, request, anySignal(signal, caller.signal))
+              : Promise.resolve('cancel'),
+        }),
+      onConnected: async (client) => {
+        // Back (or up at last): the writes a crash left open are settled from it.
+        rt.outcomes.soon();
+        rt.listed = await listTools(client, scrub, logger);
+        rt.known = true;
+        await pinFirstReview(rt);
+        rebuild(u.name);
+        const file = cacheFile(u.name);
+        if (file)
+          await writeFile(file, JSON.stringify(rt.listed)).catch((err: unknown) =>
+            logger.warn({ err }, 'could not keep the tool list for a lazy start'),
+          );
+      },
+      onListChanged: (kind) => {
+        if (kind !== 'tools') {
+          for (const l of listeners) l(u.name, kind);
+          return;
+        }
+        void rt.upstream
+          .client(0)
+          .then(async (client) => {
+            if ('ok' in client) return;
+            rt.listed = await listTools(client, scrub, logger);
+            await pinFirstReview(rt);
+            rebuild(u.name);
+          })
+          .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
+      },
+    });
     const rt: UpstreamRuntime = {
       name: u.name,
       scrub,
@@ -329,51 +380,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       compact: [],
       known: false,
       callers,
-      upstream: createUpstream({
-        name: u.name,
-        config: u.config,
-        env: u.env,
-        headers: u.headers,
-        logger,
-        scrub,
-        authorization: authorization ?? undefined,
-        configureClient: (client) =>
-          installClientRequests(client, {
-            name: u.name,
-            allow,
-            callers,
-            ownerInbox: (caller, request, signal) =>
-              kernel
-                ? askOwner(kernel, rt, caller.connection, request, anySignal(signal, caller.signal))
-                : Promise.resolve('cancel'),
-          }),
-        onConnected: async (client) => {
-          rt.listed = await listTools(client, scrub, logger);
-          rt.known = true;
-          await pinFirstReview(rt);
-          rebuild(u.name);
-          const file = cacheFile(u.name);
-          if (file)
-            await writeFile(file, JSON.stringify(rt.listed)).catch((err: unknown) =>
-              logger.warn({ err }, 'could not keep the tool list for a lazy start'),
-            );
-        },
-        onListChanged: (kind) => {
-          if (kind !== 'tools') {
-            for (const l of listeners) l(u.name, kind);
-            return;
-          }
-          void rt.upstream
-            .client(0)
-            .then(async (client) => {
-              if ('ok' in client) return;
-              rt.listed = await listTools(client, scrub, logger);
-              await pinFirstReview(rt);
-              rebuild(u.name);
-            })
-            .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
-        },
-      }),
+      upstream,
+      outcomes: createOutcomes({ mount: u.name, upstream, kernel: () => kernel, logger }),
     };
     runtimes.push(rt);
   }

@@ -24,7 +24,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import { applyOp } from '../dist/doors/scene/reducer.js';
+import { applyOp } from '../dist/doors/scene/model/reducer.js';
 import { blobHash } from '../dist/kernel/blob-hash.js';
 import { createTesseractEngine } from '../dist/doors/scene/engines/tesseract.js';
 import { createFillEngine } from '../dist/doors/scene/engines/fill.js';

@@ -5,7 +5,7 @@
  * screen-reader use. Undo/redo show the epoch; the view follows
  * `sceneChanged` live.
  */
-import type { Node, Page, Scene } from '../../../doors/scene/model.js';
+import type { Node, Page, Scene } from '../../../doors/scene/model/model.js';
 import { get, objectUrl } from '../api.js';
 import { fill, h, labelCells } from '../dom.js';
 import { showError } from '../errors.js';

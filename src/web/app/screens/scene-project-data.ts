@@ -1,5 +1,5 @@
 /** What the scenes overview reads from the scene door's REST API (spec/scene.md): meta, projects, engines, the open scene. */
-import type { Scene } from '../../../doors/scene/model.js';
+import type { Scene } from '../../../doors/scene/model/model.js';
 import { get } from '../api.js';
 import type { HistoryMeta } from './scene-history.js';
 

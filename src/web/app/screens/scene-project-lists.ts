@@ -1,5 +1,5 @@
 /** The lists the scenes overview renders from fetched data: engines, pipeline steps, project cards, page thumbnails. */
-import type { Scene } from '../../../doors/scene/model.js';
+import type { Scene } from '../../../doors/scene/model/model.js';
 import { objectUrl, request } from '../api.js';
 import { busy, h, onOwner } from '../dom.js';
 import { showError } from '../errors.js';

@@ -8,7 +8,7 @@
  * inpainted image. Pixels outside the regions are left untouched.
  */
 import { createCanvas } from '@napi-rs/canvas';
-import { blobBytes, canvasOf, imageNode, png } from '../../images.js';
+import { blobBytes, canvasOf, imageNode, png } from '../../files/images.js';
 import type { Engine } from '../registry.js';
 import { pixelRect, putImageOps, textNodes } from '../raster.js';
 

@@ -12,9 +12,16 @@
  * the bundled DejaVu Sans. Drawing is clipped to the region.
  */
 import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
-import type { TextData } from '../../model.js';
-import type { Op } from '../../ops.js';
-import { blobBytes, canvasOf, defaultFont, fontFamilies, imageNode, png } from '../../images.js';
+import type { TextData } from '../../model/model.js';
+import type { Op } from '../../model/ops.js';
+import {
+  blobBytes,
+  canvasOf,
+  defaultFont,
+  fontFamilies,
+  imageNode,
+  png,
+} from '../../files/images.js';
 import type { Engine, PipelineOptions } from '../registry.js';
 import { pixelRect, putImageOps, textNodes } from '../raster.js';
 

@@ -13,9 +13,9 @@ import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createWorker, OEM } from 'tesseract.js';
-import type { Node } from '../../model.js';
-import type { Op } from '../../ops.js';
-import { blobBytes, imageNode, asPng } from '../../images.js';
+import type { Node } from '../../model/model.js';
+import type { Op } from '../../model/ops.js';
+import { blobBytes, imageNode, asPng } from '../../files/images.js';
 import type { Engine } from '../registry.js';
 
 /** Margin around a detected paragraph, so anti-aliased edges stay inside the region. */

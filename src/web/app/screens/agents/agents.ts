@@ -9,19 +9,19 @@
  * everything it was granted): revoke and add under the new name.
  * Everything here is the owner's: private to the page bridge.
  */
-import type { AgentInfo } from '../../../kernel/authority/principals.js';
-import type { ListedRule } from '../../../kernel/authority/policy.js';
-import type { AgentActivity } from '../../../transport/rest/rest-agent-activity.js';
-import { del, get, post } from '../api.js';
-import { busy, field, fill, forAgent, h, onOwner } from '../dom.js';
-import { showError } from '../errors.js';
-import { form as withSubmit, refuse } from '../form.js';
-import { time } from '../format.js';
-import { live, subscribe } from '../live.js';
-import { matchText } from '../policy-text.js';
-import { href } from '../router.js';
+import type { AgentInfo } from '../../../../kernel/authority/principals.js';
+import type { ListedRule } from '../../../../kernel/authority/policy.js';
+import type { AgentActivity } from '../../../../transport/rest/rest-agent-activity.js';
+import { del, get, post } from '../../api.js';
+import { busy, field, fill, forAgent, h, onOwner } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { form as withSubmit, refuse } from '../../form.js';
+import { time } from '../../format.js';
+import { live, subscribe } from '../../live.js';
+import { matchText } from '../../policy-text.js';
+import { href } from '../../router.js';
 import { newAgentPanel } from './agent-config.js';
-import type { Screen } from './screen.js';
+import type { Screen } from '../screen.js';
 
 const REFRESH_MS = 10_000;
 

@@ -3,14 +3,14 @@
  * both. A document opens at `#/notes/doc/<id>`, a PDF page view at
  * `#/notes/pdf/<documentID>/<surfaceID>?page=N`.
  */
-import { get, post } from '../api.js';
-import { fill, h } from '../dom.js';
-import { form, messageOf } from '../form.js';
-import { showError } from '../errors.js';
-import { href } from '../router.js';
+import { get, post } from '../../api.js';
+import { fill, h } from '../../dom.js';
+import { form, messageOf } from '../../form.js';
+import { showError } from '../../errors.js';
+import { href } from '../../router.js';
 import { documentScreen } from './note-document.js';
 import { pdfScreen } from './pdf-view.js';
-import type { Screen } from './screen.js';
+import type { Screen } from '../screen.js';
 
 export interface NotesProject {
   projectID: string;

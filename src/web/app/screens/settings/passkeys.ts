@@ -5,12 +5,12 @@
  * further passkey and removing one are decisions: the server asks for an
  * existing passkey first (api.ts sends the request again with it).
  */
-import { del, get } from '../api.js';
-import { busy, fill, h, onOwner } from '../dom.js';
-import { showError } from '../errors.js';
-import { form as withSubmit, refuse } from '../form.js';
-import { time } from '../format.js';
-import { enrolPasskey } from '../passkey.js';
+import { del, get } from '../../api.js';
+import { busy, fill, h, onOwner } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { form as withSubmit, refuse } from '../../form.js';
+import { time } from '../../format.js';
+import { enrolPasskey } from '../../passkey.js';
 
 interface Listed {
   passkeys: { id: string; name: string; createdAt: number; lastUsedAt: number | null }[];

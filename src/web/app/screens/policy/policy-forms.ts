@@ -3,11 +3,11 @@
  * owner rule edited in place) and the "what would happen" tester. Each
  * shows the server's own sentence when it refuses (it says what to fix).
  */
-import type { ListedRule } from '../../../kernel/authority/policy.js';
-import { post } from '../api.js';
-import { fill, h } from '../dom.js';
-import { form as withSubmit, refuse } from '../form.js';
-import { ruleBody, verdictWhy, type RuleFields } from '../policy-text.js';
+import type { ListedRule } from '../../../../kernel/authority/policy.js';
+import { post } from '../../api.js';
+import { fill, h } from '../../dom.js';
+import { form as withSubmit, refuse } from '../../form.js';
+import { ruleBody, verdictWhy, type RuleFields } from '../../policy-text.js';
 
 /** The datalist of mounted doors the door fields suggest (the screen renders it once). */
 export const DOORS_LIST = 'policy-doors';

@@ -5,11 +5,11 @@
  * is read. The config file's setting is shown beside it; it can be changed
  * only in the file.
  */
-import type { PolicyView } from '../../../kernel/authority/policy.js';
-import { put } from '../api.js';
-import { h } from '../dom.js';
-import { form as withSubmit } from '../form.js';
-import { readOnlyDoors, readOnlyText, readOnlyValue } from '../policy-text.js';
+import type { PolicyView } from '../../../../kernel/authority/policy.js';
+import { put } from '../../api.js';
+import { h } from '../../dom.js';
+import { form as withSubmit } from '../../form.js';
+import { readOnlyDoors, readOnlyText, readOnlyValue } from '../../policy-text.js';
 
 const doorId = (door: string) => `policy-ro-${door.replace(/[^\w-]/g, '_')}`;
 

@@ -3,10 +3,10 @@
  * pages, start a pipeline, export, close. Each action that changes what the
  * overview shows calls `reload` when it succeeds.
  */
-import { del, get, post, request, saveUrl } from '../api.js';
-import { busy, fill, h, onOwner } from '../dom.js';
-import { showError } from '../errors.js';
-import { form as withSubmit, refuse } from '../form.js';
+import { del, get, post, request, saveUrl } from '../../api.js';
+import { busy, fill, h, onOwner } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { form as withSubmit, refuse } from '../../form.js';
 
 type Reload = () => Promise<void>;
 

@@ -3,10 +3,10 @@
  * spec/notes.md): the owner picks the resource the grant covers (a notes
  * project) and approves, or denies.
  */
-import type { Approval } from '../../../kernel/records.js';
-import { get, post } from '../api.js';
-import { fill, forAgent, h, markOwner } from '../dom.js';
-import { remaining, shortConnection } from '../format.js';
+import type { Approval } from '../../../../kernel/records.js';
+import { get, post } from '../../api.js';
+import { fill, forAgent, h, markOwner } from '../../dom.js';
+import { remaining, shortConnection } from '../../format.js';
 import { askedSpan, decider } from './approval-decide.js';
 
 interface ProjectOption {

@@ -4,13 +4,13 @@
  * carries outlined over the page and listed beside it, and a download of the
  * file. It reloads when an agent writes to notes.
  */
-import { objectUrl, request, saveUrl } from '../api.js';
-import { busy, fill, h } from '../dom.js';
-import { showError } from '../errors.js';
-import { live, subscribe } from '../live.js';
-import { href } from '../router.js';
-import { openPdf } from '../pdf.js';
-import type { Screen } from './screen.js';
+import { objectUrl, request, saveUrl } from '../../api.js';
+import { busy, fill, h } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { live, subscribe } from '../../live.js';
+import { href } from '../../router.js';
+import { openPdf } from '../../pdf.js';
+import type { Screen } from '../screen.js';
 
 interface PdfAnnotation {
   subtype: string;

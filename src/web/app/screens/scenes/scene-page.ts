@@ -5,14 +5,14 @@
  * screen-reader use. Undo/redo show the epoch; the view follows
  * `sceneChanged` live.
  */
-import type { Node, Page, Scene } from '../../../doors/scene/model/model.js';
-import { get, objectUrl } from '../api.js';
-import { fill, h, labelCells } from '../dom.js';
-import { showError } from '../errors.js';
-import { coalesced } from '../coalesce.js';
-import { live, subscribe } from '../live.js';
+import type { Node, Page, Scene } from '../../../../doors/scene/model/model.js';
+import { get, objectUrl } from '../../api.js';
+import { fill, h, labelCells } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { coalesced } from '../../coalesce.js';
+import { live, subscribe } from '../../live.js';
 import { historyControls } from './scene-history.js';
-import type { Screen } from './screen.js';
+import type { Screen } from '../screen.js';
 
 const PREFERRED = ['rendered', 'inpainted', 'source'] as const;
 

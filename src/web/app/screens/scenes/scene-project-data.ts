@@ -1,6 +1,6 @@
 /** What the scenes overview reads from the scene door's REST API (spec/scene.md): meta, projects, engines, the open scene. */
-import type { Scene } from '../../../doors/scene/model/model.js';
-import { get } from '../api.js';
+import type { Scene } from '../../../../doors/scene/model/model.js';
+import { get } from '../../api.js';
 import type { HistoryMeta } from './scene-history.js';
 
 export interface ProjectInfo {

@@ -4,14 +4,14 @@
  * surfaces (upload, view, download), agent writes with their receipts, and
  * receipt verification. Agent writes arrive live (audit events).
  */
-import { download, get, post, request } from '../api.js';
-import { busy, fill, h } from '../dom.js';
-import { showError } from '../errors.js';
-import { form, messageOf, refuse } from '../form.js';
-import { time } from '../format.js';
-import { live, subscribe } from '../live.js';
-import { href } from '../router.js';
-import type { Screen } from './screen.js';
+import { download, get, post, request } from '../../api.js';
+import { busy, fill, h } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { form, messageOf, refuse } from '../../form.js';
+import { time } from '../../format.js';
+import { live, subscribe } from '../../live.js';
+import { href } from '../../router.js';
+import type { Screen } from '../screen.js';
 
 interface Provenance {
   provider: string;

@@ -7,17 +7,17 @@
  * requests of one agent share a card with a count (inbox-groups.ts); each
  * card says how long ago it was asked, kept current.
  */
-import type { Grant } from '../../../kernel/records.js';
-import { del } from '../api.js';
-import { busy, fill, h, keyed, labelCells, onOwner } from '../dom.js';
-import { remaining, shortConnection } from '../format.js';
-import { live, refreshConsent, subscribe } from '../live.js';
-import { groupApprovals, type ApprovalGroup } from '../inbox-groups.js';
-import { grantCapabilityText } from '../policy-text.js';
+import type { Grant } from '../../../../kernel/records.js';
+import { del } from '../../api.js';
+import { busy, fill, h, keyed, labelCells, onOwner } from '../../dom.js';
+import { remaining, shortConnection } from '../../format.js';
+import { live, refreshConsent, subscribe } from '../../live.js';
+import { groupApprovals, type ApprovalGroup } from '../../inbox-groups.js';
+import { grantCapabilityText } from '../../policy-text.js';
 import { showAsked } from './approval-decide.js';
 import { consentCard } from './consent-card.js';
 import { policyAskCard } from './policy-ask-card.js';
-import type { Screen } from './screen.js';
+import type { Screen } from '../screen.js';
 
 /** The card of a group of identical requests: the newest one's, deciding all of them. */
 function groupCard(g: ApprovalGroup, focusNext: (from: HTMLElement) => void): HTMLElement {

@@ -6,7 +6,7 @@
  * panel holds a secret: it is private to the owner (the page bridge shows it
  * to no agent) and leaves the page when dismissed or when the screen closes.
  */
-import { forAgent, h, onOwner } from '../dom.js';
+import { forAgent, h, onOwner } from '../../dom.js';
 
 /** The key the configurations give the server in `mcpServers`. */
 const CLIENT_NAME = 'airlock';

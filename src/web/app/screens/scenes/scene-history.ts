@@ -1,7 +1,7 @@
 /** Undo and redo for the open scene, saying the epoch (spec/kernel.md §7); used by the project and page views. */
-import { post } from '../api.js';
-import { busy, h, onOwner } from '../dom.js';
-import { showError } from '../errors.js';
+import { post } from '../../api.js';
+import { busy, h, onOwner } from '../../dom.js';
+import { showError } from '../../errors.js';
 
 export interface HistoryMeta {
   epoch: number | null;

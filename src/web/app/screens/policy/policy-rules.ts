@@ -6,15 +6,15 @@
  * the config file's are read-only here. Every rule lists
  * its recent decisions from the audit trail on demand.
  */
-import type { ListedRule, PolicyView } from '../../../kernel/authority/policy.js';
-import type { AuditEntry } from '../../../kernel/records.js';
-import { del, get, post, put } from '../api.js';
-import { busy, fill, h, onOwner, type Child } from '../dom.js';
-import { shortConnection, time } from '../format.js';
-import { matchText, originText, ruleFields } from '../policy-text.js';
-import { href } from '../router.js';
+import type { ListedRule, PolicyView } from '../../../../kernel/authority/policy.js';
+import type { AuditEntry } from '../../../../kernel/records.js';
+import { del, get, post, put } from '../../api.js';
+import { busy, fill, h, onOwner, type Child } from '../../dom.js';
+import { shortConnection, time } from '../../format.js';
+import { matchText, originText, ruleFields } from '../../policy-text.js';
+import { href } from '../../router.js';
 import { decisionBadge, ruleForm } from './policy-forms.js';
-import { messageOf } from '../form.js';
+import { messageOf } from '../../form.js';
 
 /** How many of a rule's decisions its card lists (the audit screen has them all). */
 const RECENT = 10;

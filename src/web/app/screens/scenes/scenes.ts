@@ -8,11 +8,11 @@
  * their actions), `scene-project-lists.ts` (lists drawn from data),
  * `scene-project-data.ts` (what is fetched).
  */
-import { coalesced } from '../coalesce.js';
-import { fill, h } from '../dom.js';
-import { showError } from '../errors.js';
-import { live, subscribe } from '../live.js';
-import { jobList } from './jobs.js';
+import { coalesced } from '../../coalesce.js';
+import { fill, h } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { live, subscribe } from '../../live.js';
+import { jobList } from '../jobs.js';
 import { historyControls } from './scene-history.js';
 import { scenePageScreen } from './scene-page.js';
 import { fetchOverview, fetchScene } from './scene-project-data.js';
@@ -30,7 +30,7 @@ import {
   projectCards,
   stepChoices,
 } from './scene-project-lists.js';
-import type { Screen } from './screen.js';
+import type { Screen } from '../screen.js';
 
 function section(id: string, title: string, ...children: (HTMLElement | null)[]): HTMLElement {
   return h('section', { 'aria-labelledby': id }, h('h2', { id }, title), ...children);

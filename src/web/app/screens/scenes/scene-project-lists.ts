@@ -1,9 +1,9 @@
 /** The lists the scenes overview renders from fetched data: engines, pipeline steps, project cards, page thumbnails. */
-import type { Scene } from '../../../doors/scene/model/model.js';
-import { objectUrl, request } from '../api.js';
-import { busy, h, onOwner } from '../dom.js';
-import { showError } from '../errors.js';
-import { href } from '../router.js';
+import type { Scene } from '../../../../doors/scene/model/model.js';
+import { objectUrl, request } from '../../api.js';
+import { busy, h, onOwner } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { href } from '../../router.js';
 import type { Engine, ProjectEntry } from './scene-project-data.js';
 
 export function engineItems(engines: Engine[]): HTMLElement[] {

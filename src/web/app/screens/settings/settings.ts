@@ -1,12 +1,12 @@
 /** Settings: the owner session (sign out), passkeys, notifications and the page bridge switch. */
-import { doors } from '../api.js';
-import { busy, fill, h, onOwner } from '../dom.js';
-import { showError } from '../errors.js';
-import { bridgeSection } from '../bridge.js';
-import { signOut } from '../session.js';
+import { doors } from '../../api.js';
+import { busy, fill, h, onOwner } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { bridgeSection } from '../../bridge.js';
+import { signOut } from '../../session.js';
 import { passkeysSection } from './passkeys.js';
 import { notificationsSection } from './notify-settings.js';
-import type { Screen } from './screen.js';
+import type { Screen } from '../screen.js';
 
 export const settingsScreen: Screen = (root) => {
   const bridgeSlot = h('section', {});

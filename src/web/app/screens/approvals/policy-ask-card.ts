@@ -8,11 +8,11 @@
  * door and tool (and target, when chosen), placed first among the owner's
  * rules, marked with where it came from and removable on the Policy screen.
  */
-import type { ListedRule, PolicyView } from '../../../kernel/authority/policy.js';
-import type { Approval } from '../../../kernel/records.js';
-import { get, post } from '../api.js';
-import { forAgent, h, markOwner } from '../dom.js';
-import { shortConnection, time } from '../format.js';
+import type { ListedRule, PolicyView } from '../../../../kernel/authority/policy.js';
+import type { Approval } from '../../../../kernel/records.js';
+import { get, post } from '../../api.js';
+import { forAgent, h, markOwner } from '../../dom.js';
+import { shortConnection, time } from '../../format.js';
 import {
   alwaysRule,
   alwaysText,
@@ -20,9 +20,9 @@ import {
   decidedBy,
   isRuleId,
   ruleTarget,
-} from '../policy-text.js';
-import { readablePreview, thumbnailsOf } from '../preview.js';
-import { href } from '../router.js';
+} from '../../policy-text.js';
+import { readablePreview, thumbnailsOf } from '../../preview.js';
+import { href } from '../../router.js';
 import { askedSpan, decider } from './approval-decide.js';
 
 /** The preview as a summary line and a definition list of its details. */

@@ -6,16 +6,16 @@
  * arrives as `policyChanged` and the screen reloads. `#/policy/<rule id>`
  * (the inbox links the rule that asked) brings that rule into view.
  */
-import type { ListedRule, PolicyView } from '../../../kernel/authority/policy.js';
-import type { AuditEntry } from '../../../kernel/records.js';
-import { doors, get, post } from '../api.js';
-import { fill, h, keyed } from '../dom.js';
-import { showError } from '../errors.js';
-import { live, subscribe } from '../live.js';
+import type { ListedRule, PolicyView } from '../../../../kernel/authority/policy.js';
+import type { AuditEntry } from '../../../../kernel/records.js';
+import { doors, get, post } from '../../api.js';
+import { fill, h, keyed } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { live, subscribe } from '../../live.js';
 import { DOORS_LIST, decisionBadge, ruleForm, testerForm } from './policy-forms.js';
 import { readOnlyForm } from './policy-read-only.js';
 import { renderRule, ruleCard, type RulesContext } from './policy-rules.js';
-import type { Screen } from './screen.js';
+import type { Screen } from '../screen.js';
 
 /** The screen's sections, in reading order. */
 function layout(

@@ -5,11 +5,11 @@
  * changes where asks go: the server asks for the owner's passkey where one
  * is set up (api.ts sends the request again with it).
  */
-import { del, get, post, put } from '../api.js';
-import { busy, field, fill, h, onOwner } from '../dom.js';
-import { showError } from '../errors.js';
-import { form as withSubmit } from '../form.js';
-import { time } from '../format.js';
+import { del, get, post, put } from '../../api.js';
+import { busy, field, fill, h, onOwner } from '../../dom.js';
+import { showError } from '../../errors.js';
+import { form as withSubmit } from '../../form.js';
+import { time } from '../../format.js';
 
 interface Device {
   id: string;

@@ -7,11 +7,11 @@
  * A card may stand for several identical requests (inbox-groups.ts): the
  * decision goes to each of them.
  */
-import { post } from '../api.js';
-import { busy, h, onOwner } from '../dom.js';
-import { time } from '../format.js';
-import { askedText } from '../inbox-groups.js';
-import { refreshConsent } from '../live.js';
+import { post } from '../../api.js';
+import { busy, h, onOwner } from '../../dom.js';
+import { time } from '../../format.js';
+import { askedText } from '../../inbox-groups.js';
+import { refreshConsent } from '../../live.js';
 
 /**
  * "asked 4 min ago" (or "asked 3 times, first 12 min ago"), kept current by

@@ -2,7 +2,7 @@
  * The panel shown once after the owner adds an agent (issue 27): its token,
  * which no later screen can show again, and client configurations ready to
  * paste — HTTP with the Authorization header, as `airlock serve` prints
- * (src/cli/http-serve.ts), and the stdio command (docs/clients.md). The
+ * (src/cli/server/http-serve.ts), and the stdio command (docs/clients.md). The
  * panel holds a secret: it is private to the owner (the page bridge shows it
  * to no agent) and leaves the page when dismissed or when the screen closes.
  */

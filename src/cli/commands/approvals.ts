@@ -1,8 +1,8 @@
 /** `airlock approvals …`: answer consent requests from a terminal over the REST API. */
 import { readFileSync } from 'node:fs';
-import { parse, UsageError } from './args.js';
-import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from './owner-client.js';
-import { readablePreview } from '../web/app/preview.js';
+import { parse, UsageError } from '../args.js';
+import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from '../owner/owner-client.js';
+import { readablePreview } from '../../web/app/preview.js';
 
 export const APPROVALS_HELP = `Usage:
   airlock approvals list [--json]             pending requests

@@ -7,33 +7,33 @@
  * finish within the kernel's grace, close the rest). Shared by `serve`,
  * `openapi` and `mcp` (with `--port`).
  */
-import { createOAuthServer, type OAuthSettings } from '../transport/oauth/server.js';
+import { createOAuthServer, type OAuthSettings } from '../../transport/oauth/server.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkSelfTargets, type SelfTargetCheck } from './self-target.js';
-import { createHttpApp, sendMetrics } from '../transport/http/http-app.js';
-import { checkHostAndOrigin, isLoopbackHost } from '../transport/http/guards.js';
-import type { Logger } from '../kernel/logger.js';
-import type { Workspace } from './workspace.js';
+import { checkSelfTargets, type SelfTargetCheck } from '../workspace/self-target.js';
+import { createHttpApp, sendMetrics } from '../../transport/http/http-app.js';
+import { checkHostAndOrigin, isLoopbackHost } from '../../transport/http/guards.js';
+import type { Logger } from '../../kernel/logger.js';
+import type { Workspace } from '../workspace/workspace.js';
 import {
   PORTABLE_TOOL_NAME,
   portableToolName,
   type ToolNames,
-} from '../transport/mcp/tool-names.js';
-import { untilSignal } from './signals.js';
+} from '../../transport/mcp/tool-names.js';
+import { untilSignal } from '../signals.js';
 import { removeServerRecord, writeServerRecord } from './server-record.js';
-import { startNotifier, type NotifyConfig } from '../notify/webhooks.js';
-import { pushSource } from '../notify/push.js';
-import type { NotifyControl } from '../transport/rest/rest-notify.js';
-import { emailSource } from '../notify/email.js';
-import { approvalUrl } from '../transport/mcp/approval-delivery.js';
-import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from './credentials.js';
+import { startNotifier, type NotifyConfig } from '../../notify/webhooks.js';
+import { pushSource } from '../../notify/push.js';
+import type { NotifyControl } from '../../transport/rest/rest-notify.js';
+import { emailSource } from '../../notify/email.js';
+import { approvalUrl } from '../../transport/mcp/approval-delivery.js';
+import { DEFAULT_AGENT, ensureCredentials, OWNER_TOKEN_FILE } from '../workspace/credentials.js';
 import { dropPrivileges, type RunAs } from './run-as.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The absolute path of the `airlock` command, for configurations that spawn it. */
-const BIN_PATH = fileURLToPath(new URL('../../bin/airlock.js', import.meta.url));
+const BIN_PATH = fileURLToPath(new URL('../../../bin/airlock.js', import.meta.url));
 
 export interface HttpServeOptions {
   workspace: Workspace;

@@ -11,10 +11,10 @@ import {
   verifyExport,
   verifyStoredChain,
   type ChainReport,
-} from '../kernel/audit/audit-seal.js';
-import { openStore } from '../store/open.js';
-import { intOption, parse, UsageError } from './args.js';
-import { folderPublicKey, loadAuditSigner, readPublicKey } from './audit-key.js';
+} from '../../kernel/audit/audit-seal.js';
+import { openStore } from '../../store/open.js';
+import { intOption, parse, UsageError } from '../args.js';
+import { folderPublicKey, loadAuditSigner, readPublicKey } from '../workspace/audit-key.js';
 
 export const AUDIT_HELP = `Usage:
   airlock audit verify [--from ID]     walk the audit chain in the store; exit 1 naming the

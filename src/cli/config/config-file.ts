@@ -6,14 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { PolicyConfigSchema, type PolicyConfig } from '../kernel/authority/policy.js';
+import { PolicyConfigSchema, type PolicyConfig } from '../../kernel/authority/policy.js';
 import {
   RetentionConfigSchema,
   retentionFromConfig,
   type RetentionOptions,
-} from '../kernel/audit/retention.js';
-import type { PresenceMode } from '../kernel/authority/presence.js';
-import { UsageError } from './args.js';
+} from '../../kernel/audit/retention.js';
+import type { PresenceMode } from '../../kernel/authority/presence.js';
+import { UsageError } from '../args.js';
 import { checkConfigFile, OwnerConfigSchema } from './config-check.js';
 
 export function readConfig(path: string | undefined): Record<string, unknown> {

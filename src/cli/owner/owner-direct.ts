@@ -6,17 +6,17 @@
  * validation, decisions and the owner's audit entries are identical. Only
  * the holder of the folder's owner token may do so.
  */
-import { createKernel } from '../kernel/kernel.js';
-import { createEventBus } from '../kernel/events/events.js';
-import { isFailure, AirlockError } from '../kernel/errors.js';
-import { silentLogger } from '../kernel/logger.js';
-import { openStore } from '../store/open.js';
-import { kernelRoutes } from '../transport/rest/rest-kernel.js';
-import { createRouter } from '../transport/http/router.js';
-import { failureResponse } from '../transport/http/http-errors.js';
-import { checkPresence } from '../transport/rest/presence-gate.js';
+import { createKernel } from '../../kernel/kernel.js';
+import { createEventBus } from '../../kernel/events/events.js';
+import { isFailure, AirlockError } from '../../kernel/errors.js';
+import { silentLogger } from '../../kernel/logger.js';
+import { openStore } from '../../store/open.js';
+import { kernelRoutes } from '../../transport/rest/rest-kernel.js';
+import { createRouter } from '../../transport/http/router.js';
+import { failureResponse } from '../../transport/http/http-errors.js';
+import { checkPresence } from '../../transport/rest/presence-gate.js';
 import type { OwnerClient } from './owner-client.js';
-import type { PolicyConfig } from '../kernel/authority/policy.js';
+import type { PolicyConfig } from '../../kernel/authority/policy.js';
 
 export async function directOwnerClient(
   data: string,

@@ -13,7 +13,7 @@ import {
 } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createAuditSigner, type AuditSigner } from '../kernel/audit/audit-signing.js';
+import { createAuditSigner, type AuditSigner } from '../../kernel/audit/audit-signing.js';
 
 export const AUDIT_KEY_FILE = 'audit-signing.key';
 

@@ -1,7 +1,7 @@
 /** `--bus redis://…` selects the Redis event transport; anything else is a usage error. */
-import type { BusTransport } from '../kernel/events/events.js';
-import { createRedisBusTransport } from '../store/redis-bus.js';
-import { UsageError } from './args.js';
+import type { BusTransport } from '../../kernel/events/events.js';
+import { createRedisBusTransport } from '../../store/redis-bus.js';
+import { UsageError } from '../args.js';
 
 export async function createBusTransport(
   spec: string,

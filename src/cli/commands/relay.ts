@@ -3,14 +3,14 @@
  * MCP over stdio plus the bridge WebSocket listener, configured by the
  * WU_MCP_* variables. Logs go to stderr only; stdout carries MCP.
  */
-import { ConfigError } from '../doors/page/config.js';
-import { startRelay, type RelayHandle } from '../relay/relay.js';
+import { ConfigError } from '../../doors/page/config.js';
+import { startRelay, type RelayHandle } from '../../relay/relay.js';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse, UsageError } from './args.js';
-import { ensureOwner } from './credentials.js';
-import { createProcessLogger } from './logger.js';
-import { configPolicy, readConfig } from './config-file.js';
+import { parse, UsageError } from '../args.js';
+import { ensureOwner } from '../workspace/credentials.js';
+import { createProcessLogger } from '../logger.js';
+import { configPolicy, readConfig } from '../config/config-file.js';
 
 export const RELAY_HELP = `Usage: airlock relay
 

@@ -5,7 +5,7 @@
  * door may not carry the owner's token — it acts as the calling agent
  * reaching an API, never as the owner.
  */
-import { UsageError } from './args.js';
+import { UsageError } from '../args.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1', '0.0.0.0', '[::]']);
 

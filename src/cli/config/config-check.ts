@@ -8,22 +8,22 @@
  * what to write there.
  */
 import { z } from 'zod';
-import { PolicyConfigSchema } from '../kernel/authority/policy.js';
-import { PRESENCE_MODES } from '../kernel/authority/presence.js';
-import { RetentionConfigSchema } from '../kernel/audit/retention.js';
-import { closestWord } from '../kernel/calls/closest.js';
-import { describeIssue, describeValue } from '../kernel/calls/validate.js';
-import { schemaAt } from '../kernel/calls/schema-words.js';
-import { UpstreamsSchema } from '../doors/mcp/config.js';
-import { MountOptionsSchema } from '../doors/openapi/config.js';
-import { SceneConfig } from '../doors/scene/config.js';
-import { NotesConfig } from '../doors/notes/config.js';
-import { TOOL_NAME_MODES } from '../transport/mcp/tool-names.js';
-import { MAX_APPROVAL_WAIT_MS } from '../transport/mcp/approval-delivery.js';
-import { TelemetryConfigSchema } from '../telemetry/settings.js';
-import { NOTIFY_EVENTS, WEBHOOK_FORMATS } from '../notify/formats.js';
-import { BatchSecondsSchema, QuietHoursSchema } from '../notify/quiet.js';
-import { UsageError } from './args.js';
+import { PolicyConfigSchema } from '../../kernel/authority/policy.js';
+import { PRESENCE_MODES } from '../../kernel/authority/presence.js';
+import { RetentionConfigSchema } from '../../kernel/audit/retention.js';
+import { closestWord } from '../../kernel/calls/closest.js';
+import { describeIssue, describeValue } from '../../kernel/calls/validate.js';
+import { schemaAt } from '../../kernel/calls/schema-words.js';
+import { UpstreamsSchema } from '../../doors/mcp/config.js';
+import { MountOptionsSchema } from '../../doors/openapi/config.js';
+import { SceneConfig } from '../../doors/scene/config.js';
+import { NotesConfig } from '../../doors/notes/config.js';
+import { TOOL_NAME_MODES } from '../../transport/mcp/tool-names.js';
+import { MAX_APPROVAL_WAIT_MS } from '../../transport/mcp/approval-delivery.js';
+import { TelemetryConfigSchema } from '../../telemetry/settings.js';
+import { NOTIFY_EVENTS, WEBHOOK_FORMATS } from '../../notify/formats.js';
+import { BatchSecondsSchema, QuietHoursSchema } from '../../notify/quiet.js';
+import { UsageError } from '../args.js';
 
 /** `limits`: per door (its mount name), `{"notes": {"timeoutMs": 8000}}`. */
 export const LimitsSchema = z.record(

@@ -5,23 +5,23 @@
  * `airlock stdio`, and `airlock mcp NAME=COMMAND…`, which serves upstreams
  * alone over stdio (default) or HTTP (`--port`).
  */
-import { parse, intOption, UsageError } from './args.js';
-import { createProcessLogger } from './logger.js';
+import { parse, intOption, UsageError } from '../args.js';
+import { createProcessLogger } from '../logger.js';
 import {
   buildWorkspace,
   checkAnonymous,
   serveStdioUntilSignal,
   SERVING_OPTIONS,
-} from './command-workspace.js';
-import { readConfig } from './config-file.js';
-import { configLimits, listBudgetOf } from './config-check.js';
-import { serveHttpUntilSignal } from './http-serve.js';
+} from '../workspace/command-workspace.js';
+import { readConfig } from '../config/config-file.js';
+import { configLimits, listBudgetOf } from '../config/config-check.js';
+import { serveHttpUntilSignal } from '../server/http-serve.js';
 import {
   parseHeaderFlag,
   parseUpstreamFlag,
   UpstreamConfigError,
   type UpstreamInput,
-} from '../doors/mcp/index.js';
+} from '../../doors/mcp/index.js';
 
 export const UPSTREAM_OPTIONS = {
   upstream: { type: 'string', multiple: true },

@@ -6,16 +6,16 @@
  * call (the principals epoch).
  */
 import { join, resolve } from 'node:path';
-import { createEventBus } from '../kernel/events/events.js';
-import { createAudit } from '../kernel/audit/audit.js';
-import { createPrincipals, newToken, type Principals } from '../kernel/authority/principals.js';
-import { openStore } from '../store/open.js';
-import type { Store } from '../kernel/store.js';
-import { createPresence, PASSKEYS } from '../kernel/authority/presence.js';
-import { decisionLink } from './owner-client.js';
-import { parse, UsageError } from './args.js';
-import { OWNER_TOKEN_FILE, ownerTokenIn, writeSecret } from './credentials.js';
-import { readServerRecord } from './server-record.js';
+import { createEventBus } from '../../kernel/events/events.js';
+import { createAudit } from '../../kernel/audit/audit.js';
+import { createPrincipals, newToken, type Principals } from '../../kernel/authority/principals.js';
+import { openStore } from '../../store/open.js';
+import type { Store } from '../../kernel/store.js';
+import { createPresence, PASSKEYS } from '../../kernel/authority/presence.js';
+import { decisionLink } from '../owner/owner-client.js';
+import { parse, UsageError } from '../args.js';
+import { OWNER_TOKEN_FILE, ownerTokenIn, writeSecret } from '../workspace/credentials.js';
+import { readServerRecord } from '../server/server-record.js';
 
 export const AGENTS_HELP = `Usage:
   airlock agents add NAME      make an agent; prints its token once, alone on stdout

@@ -5,20 +5,25 @@
  * the tool names checked, and serving over stdio until a signal. Each command
  * passes only what sets it apart as options.
  */
-import { listOption, intOption, UsageError } from './args.js';
-import { ApprovalsSchema, configLimits, JobsSchema, OpenApiMountsSchema } from './config-check.js';
+import { listOption, intOption, UsageError } from '../args.js';
+import {
+  ApprovalsSchema,
+  configLimits,
+  JobsSchema,
+  OpenApiMountsSchema,
+} from '../config/config-check.js';
 import { ensureOwner } from './credentials.js';
 import { availableDoors } from './doors.js';
-import { upstreamsFromFlags } from './mcp.js';
-import { untilSignal } from './signals.js';
+import { upstreamsFromFlags } from '../commands/mcp.js';
+import { untilSignal } from '../signals.js';
 import { openWorkspace, type Workspace, type WorkspaceOptions } from './workspace.js';
-import type { OpenApiMount } from '../doors/context.js';
-import { DEFAULT_PREFIX } from '../doors/openapi/door.js';
-import type { Logger } from '../kernel/logger.js';
-import { isLoopbackHost } from '../transport/http/guards.js';
-import { servedTools } from '../transport/mcp/mcp-server.js';
-import { serveOverStdio } from '../transport/mcp/mcp-stdio.js';
-import type { ToolNames } from '../transport/mcp/tool-names.js';
+import type { OpenApiMount } from '../../doors/context.js';
+import { DEFAULT_PREFIX } from '../../doors/openapi/door.js';
+import type { Logger } from '../../kernel/logger.js';
+import { isLoopbackHost } from '../../transport/http/guards.js';
+import { servedTools } from '../../transport/mcp/mcp-server.js';
+import { serveOverStdio } from '../../transport/mcp/mcp-stdio.js';
+import type { ToolNames } from '../../transport/mcp/tool-names.js';
 
 type Config = Record<string, unknown>;
 

@@ -9,9 +9,9 @@
  *   airlock policy test --door D [--tool T] [--agent A] [--args JSON] [--target X] [--effect E]
  *   airlock policy read-only (on|off|DOOR,…)
  */
-import { parse, UsageError } from './args.js';
-import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from './owner-client.js';
-import { readShorthand } from '../kernel/authority/rule-targets.js';
+import { parse, UsageError } from '../args.js';
+import { OWNER_OPTIONS, OWNER_OPTIONS_HELP, ownerClient } from '../owner/owner-client.js';
+import { readShorthand } from '../../kernel/authority/rule-targets.js';
 
 /** A mounted door and its target forms, as `GET /api/v1/policy/targets` lists them. */
 interface ServedTargets {

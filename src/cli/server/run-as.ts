@@ -16,7 +16,7 @@ import {
   readdirSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { UsageError } from './args.js';
+import { UsageError } from '../args.js';
 
 export interface RunAs {
   user: string;

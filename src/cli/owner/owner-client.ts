@@ -5,9 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { readServerRecord } from './server-record.js';
-import { ownerTokenIn } from './credentials.js';
-import { configPolicy, readConfig } from './config-file.js';
+import { readServerRecord } from '../server/server-record.js';
+import { ownerTokenIn } from '../workspace/credentials.js';
+import { configPolicy, readConfig } from '../config/config-file.js';
 
 /** The options every owner command takes (`airlock approvals`, `airlock policy`). */
 export const OWNER_OPTIONS = {

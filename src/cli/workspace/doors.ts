@@ -3,12 +3,12 @@
  * `ledger`) are offered only when AIRLOCK_ENABLE_TEST_DOORS=1, and only then
  * loaded (by dynamic import), so a production server never loads their code.
  */
-import type { DoorFactory } from '../doors/context.js';
-import { createSceneDoors } from '../doors/scene/index.js';
-import { createNotesDoors } from '../doors/notes/index.js';
-import { createOpenapiDoors } from '../doors/openapi/index.js';
-import { createPageDoors } from '../doors/page/index.js';
-import { createMcpDoors } from '../doors/mcp/index.js';
+import type { DoorFactory } from '../../doors/context.js';
+import { createSceneDoors } from '../../doors/scene/index.js';
+import { createNotesDoors } from '../../doors/notes/index.js';
+import { createOpenapiDoors } from '../../doors/openapi/index.js';
+import { createPageDoors } from '../../doors/page/index.js';
+import { createMcpDoors } from '../../doors/mcp/index.js';
 
 const DOORS: Record<string, DoorFactory> = {
   scene: createSceneDoors,
@@ -19,9 +19,9 @@ const DOORS: Record<string, DoorFactory> = {
 };
 
 const TEST_DOORS: Record<string, DoorFactory> = {
-  ledger: async () => [(await import('../doors/testing/ledger.js')).createLedgerDoor()],
+  ledger: async () => [(await import('../../doors/testing/ledger.js')).createLedgerDoor()],
   conformance: async () => [
-    (await import('../doors/testing/conformance.js')).createConformanceDoor(),
+    (await import('../../doors/testing/conformance.js')).createConformanceDoor(),
   ],
 };
 

@@ -4,22 +4,22 @@
  * Door `openapi`, spec/openapi.md; issue #5.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import { parse, intOption, UsageError } from './args.js';
-import { createProcessLogger } from './logger.js';
+import { parse, intOption, UsageError } from '../args.js';
+import { createProcessLogger } from '../logger.js';
 import {
   buildWorkspace,
   checkAnonymous,
   serveStdioUntilSignal,
   SERVING_OPTIONS,
-} from './command-workspace.js';
-import { serveHttpUntilSignal } from './http-serve.js';
+} from '../workspace/command-workspace.js';
+import { serveHttpUntilSignal } from '../server/http-serve.js';
 import {
   catalogJson,
   compileSpec,
   DocumentError,
   DEFAULT_PREFIX,
   loadCatalog,
-} from '../doors/openapi/index.js';
+} from '../../doors/openapi/index.js';
 
 export const OPENAPI_HELP = `Usage: airlock openapi SPEC [options]
 

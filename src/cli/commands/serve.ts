@@ -1,8 +1,8 @@
 /** `airlock serve` and `airlock stdio`. */
-import { intOption, parse, UsageError } from './args.js';
-import { createProcessLogger } from './logger.js';
-import { TOOL_NAME_MODES, type ToolNames } from '../transport/mcp/tool-names.js';
-import { readConfig } from './config-file.js';
+import { intOption, parse, UsageError } from '../args.js';
+import { createProcessLogger } from '../logger.js';
+import { TOOL_NAME_MODES, type ToolNames } from '../../transport/mcp/tool-names.js';
+import { readConfig } from '../config/config-file.js';
 import {
   ApprovalsSchema,
   listBudgetOf,
@@ -10,13 +10,13 @@ import {
   NotifySchema,
   OpenApiMountsSchema,
   OAuthConfigSchema,
-} from './config-check.js';
-import { availableDoors, DEFAULT_DOORS } from './doors.js';
-import { serveHttpUntilSignal } from './http-serve.js';
-import { createWebUi } from '../web/web-ui.js';
-import { approvalUrl } from '../transport/mcp/approval-delivery.js';
-import { readServerRecord } from './server-record.js';
-import type { OpenApiMount } from '../doors/context.js';
+} from '../config/config-check.js';
+import { availableDoors, DEFAULT_DOORS } from '../workspace/doors.js';
+import { serveHttpUntilSignal } from '../server/http-serve.js';
+import { createWebUi } from '../../web/web-ui.js';
+import { approvalUrl } from '../../transport/mcp/approval-delivery.js';
+import { readServerRecord } from '../server/server-record.js';
+import type { OpenApiMount } from '../../doors/context.js';
 import { UPSTREAM_HELP, UPSTREAM_OPTIONS } from './mcp.js';
 import {
   buildWorkspace,
@@ -26,16 +26,16 @@ import {
   serveStdioUntilSignal,
   storeSettings,
   str,
-} from './command-workspace.js';
-import { prepareDataFolder, resolveRunAs } from './run-as.js';
+} from '../workspace/command-workspace.js';
+import { prepareDataFolder, resolveRunAs } from '../server/run-as.js';
 import { resolve } from 'node:path';
-import { refusedWebhook, type NotifyConfig } from '../notify/webhooks.js';
+import { refusedWebhook, type NotifyConfig } from '../../notify/webhooks.js';
 import {
   metricsSettings,
   tracesSettings,
   TelemetryConfigSchema,
   type TelemetryConfig,
-} from '../telemetry/settings.js';
+} from '../../telemetry/settings.js';
 
 export const SERVE_HELP = `Usage: airlock serve [options]
 

@@ -7,8 +7,8 @@
  */
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { newToken, type Principals } from '../kernel/authority/principals.js';
-import type { Logger } from '../kernel/logger.js';
+import { newToken, type Principals } from '../../kernel/authority/principals.js';
+import type { Logger } from '../../kernel/logger.js';
 
 export const OWNER_TOKEN_FILE = 'owner.token';
 export const DEFAULT_AGENT_FILE = 'default-agent.token';

@@ -1,7 +1,9 @@
 /**
  * Baseline (issue 18): the engine as it was before the scene engines were
  * rebuilt, kept unregistered so bench/engines.mjs can measure today's
- * engines beside the new ones in the same run.
+ * engines beside the new ones in the same run. It lives out of src/ (issue 26),
+ * its types stripped, and imports what it shares from dist/ (`npm run bench`
+ * builds first).
  *
  * `renderer`: draws each translation into its text region over the
  * inpainted image (or the source when there is none) and writes the page's
@@ -11,9 +13,7 @@
  * node's first installed family, else `defaultFont`, else the project's, else
  * the bundled DejaVu Sans. Drawing is clipped to the region.
  */
-import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
-import type { TextData } from '../../model/model.js';
-import type { Op } from '../../model/ops.js';
+import { createCanvas } from '@napi-rs/canvas';
 import {
   blobBytes,
   canvasOf,
@@ -21,17 +21,16 @@ import {
   fontFamilies,
   imageNode,
   png,
-} from '../../files/images.js';
-import type { Engine, PipelineOptions } from '../registry.js';
-import { pixelRect, putImageOps, textNodes } from '../raster.js';
+} from '../../dist/doors/scene/files/images.js';
+import { pixelRect, putImageOps, textNodes } from '../../dist/doors/scene/engines/raster.js';
 
 const LINE_HEIGHT = 1.2;
 const PADDING_PX = 2;
 const MIN_SIZE = 6;
 
 /** Greedy word wrap to `maxWidth`; words wider than a line are split by character. */
-export function wrap(ctx: SKRSContext2D, text: string, maxWidth: number): string[] {
-  const lines: string[] = [];
+export function wrap(ctx, text, maxWidth) {
+  const lines = [];
   for (const paragraph of text.split(/\r?\n/)) {
     let line = '';
     for (const word of paragraph.split(/\s+/).filter(Boolean)) {
@@ -55,7 +54,7 @@ export function wrap(ctx: SKRSContext2D, text: string, maxWidth: number): string
   return lines;
 }
 
-export function fontFor(text: TextData, options: PipelineOptions): string {
+export function fontFor(text, options) {
   const installed = fontFamilies();
   const named = text.style?.fontFamilies.find((f) => installed.includes(f));
   return (
@@ -65,18 +64,11 @@ export function fontFor(text: TextData, options: PipelineOptions): string {
   );
 }
 
-const cssFont = (size: number, family: string, text: TextData) =>
+const cssFont = (size, family, text) =>
   `${text.style?.italic ? 'italic ' : ''}${text.style?.bold ? 'bold ' : ''}${size}px "${family}"`;
 
 /** The largest size (px) whose wrapped lines fit the box. */
-export function fitSize(
-  ctx: SKRSContext2D,
-  content: string,
-  family: string,
-  text: TextData,
-  w: number,
-  h: number,
-): number {
+export function fitSize(ctx, content, family, text, w, h) {
   let lo = MIN_SIZE;
   let hi = Math.max(MIN_SIZE, Math.floor(h));
   while (lo < hi) {
@@ -91,9 +83,9 @@ export function fitSize(
   return lo;
 }
 
-const rgba = (c: readonly number[]) => `rgba(${c[0]}, ${c[1]}, ${c[2]}, ${(c[3] ?? 255) / 255})`;
+const rgba = (c) => `rgba(${c[0]}, ${c[1]}, ${c[2]}, ${(c[3] ?? 255) / 255})`;
 
-export function createRendererEngine(): Engine {
+export function createRendererEngine() {
   return {
     id: 'renderer',
     name: 'Renderer (draw translations into their regions)',
@@ -112,7 +104,7 @@ export function createRendererEngine(): Engine {
           ctx.drawImage(image, 0, 0);
           const sx = width / page.width;
           const sy = height / page.height;
-          const ops: Op[] = [];
+          const ops = [];
           for (const { node, text } of textNodes(page, options.textNodeIds)) {
             const content = text.translation?.trim();
             if (!content || !node.visible) continue;

@@ -1,7 +1,9 @@
 /**
  * Baseline (issue 18): the engine as it was before the scene engines were
  * rebuilt, kept unregistered so bench/engines.mjs can measure today's
- * engines beside the new ones in the same run.
+ * engines beside the new ones in the same run. It lives out of src/ (issue 26),
+ * its types stripped, and imports what it shares from dist/ (`npm run bench`
+ * builds first).
  *
  * `tesseract`: finds text regions and reads them, offline on CPU
  * (tesseract.js 7, English data from the `@tesseract.js-data/eng` package;
@@ -13,23 +15,18 @@ import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createWorker, OEM } from 'tesseract.js';
-import type { Node } from '../../model/model.js';
-import type { Op } from '../../model/ops.js';
-import { blobBytes, imageNode, asPng } from '../../files/images.js';
-import type { Engine } from '../registry.js';
+import { blobBytes, imageNode, asPng } from '../../dist/doors/scene/files/images.js';
 
 /** Margin around a detected paragraph, so anti-aliased edges stay inside the region. */
 export const REGION_MARGIN_PX = 4;
 const MIN_CONFIDENCE = 30;
 
-export function englishDataPath(): string {
+export function englishDataPath() {
   const require = createRequire(import.meta.url);
   return join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
 }
 
-type Box = { x0: number; y0: number; x1: number; y1: number };
-
-export function createTesseractEngine(): Engine {
+export function createTesseractEngine() {
   return {
     id: 'tesseract',
     name: 'Tesseract OCR (text detection and recognition, English)',
@@ -51,7 +48,7 @@ export function createTesseractEngine(): Engine {
             {},
             { blocks: true, text: false },
           );
-          const ops: Op[] = page.nodes
+          const ops = page.nodes
             .filter((n) => 'text' in n.kind)
             .map((n) => ({ removeNode: { page: page.id, id: n.id } }));
           const lines = (data.blocks ?? [])
@@ -64,7 +61,7 @@ export function createTesseractEngine(): Engine {
             const confidence = region.reduce((sum, l) => sum + l.confidence, 0) / region.length;
             const x = Math.max(0, box.x0 - REGION_MARGIN_PX);
             const y = Math.max(0, box.y0 - REGION_MARGIN_PX);
-            const node: Node = {
+            const node = {
               id: randomUUID(),
               transform: {
                 x,
@@ -86,7 +83,7 @@ export function createTesseractEngine(): Engine {
                     [b.x1, b.y1],
                     [b.x0, b.y1],
                   ]),
-                  fontSizePx: Math.max(1, heights[Math.floor(heights.length / 2)]!),
+                  fontSizePx: Math.max(1, heights[Math.floor(heights.length / 2)]),
                 },
               },
             };
@@ -108,9 +105,9 @@ export function createTesseractEngine(): Engine {
  * horizontal extents overlap. Tesseract's own paragraphs span bubbles that
  * sit in one column, which would erase the art between them.
  */
-export function regions<L extends { bbox: Box }>(lines: L[]): L[][] {
+export function regions(lines) {
   const sorted = [...lines].sort((a, b) => a.bbox.y0 - b.bbox.y0 || a.bbox.x0 - b.bbox.x0);
-  const out: { lines: L[]; box: Box }[] = [];
+  const out = [];
   for (const line of sorted) {
     const b = line.bbox;
     const height = b.y1 - b.y0;
@@ -125,7 +122,7 @@ export function regions<L extends { bbox: Box }>(lines: L[]): L[][] {
   return out.map((r) => r.lines);
 }
 
-function union(boxes: Box[]): Box {
+function union(boxes) {
   return boxes.reduce((a, b) => ({
     x0: Math.min(a.x0, b.x0),
     y0: Math.min(a.y0, b.y0),

@@ -1,31 +1,27 @@
 /**
  * Baseline (issue 18): the engine as it was before the scene engines were
  * rebuilt, kept unregistered so bench/engines.mjs can measure today's
- * engines beside the new ones in the same run.
+ * engines beside the new ones in the same run. It lives out of src/ (issue 26),
+ * its types stripped, and imports what it shares from dist/ (`npm run bench`
+ * builds first).
  *
  * `fill`: erases each text region with the colour around it (the per-channel
  * median of a thin ring just outside the region), writing the page's
  * inpainted image. Pixels outside the regions are left untouched.
  */
 import { createCanvas } from '@napi-rs/canvas';
-import { blobBytes, canvasOf, imageNode, png } from '../../files/images.js';
-import type { Engine } from '../registry.js';
-import { pixelRect, putImageOps, textNodes } from '../raster.js';
+import { blobBytes, canvasOf, imageNode, png } from '../../dist/doors/scene/files/images.js';
+import { pixelRect, putImageOps, textNodes } from '../../dist/doors/scene/engines/raster.js';
 
 const RING_PX = 3;
 
-export function ringColour(
-  data: Uint8ClampedArray,
-  width: number,
-  height: number,
-  r: { x0: number; y0: number; x1: number; y1: number },
-): [number, number, number, number] {
-  const channels: number[][] = [[], [], [], []];
-  const take = (x: number, y: number) => {
+export function ringColour(data, width, height, r) {
+  const channels = [[], [], [], []];
+  const take = (x, y) => {
     if (x < 0 || y < 0 || x >= width || y >= height) return;
     if (x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1) return;
     const i = (y * width + x) * 4;
-    for (let c = 0; c < 4; c++) channels[c]!.push(data[i + c]!);
+    for (let c = 0; c < 4; c++) channels[c].push(data[i + c]);
   };
   for (let d = 1; d <= RING_PX; d++) {
     for (let x = r.x0 - d; x < r.x1 + d; x++) {
@@ -37,11 +33,11 @@ export function ringColour(
       take(r.x1 - 1 + d, y);
     }
   }
-  const median = (v: number[]) => (v.length ? v.sort((a, b) => a - b)[v.length >> 1]! : 255);
-  return [median(channels[0]!), median(channels[1]!), median(channels[2]!), median(channels[3]!)];
+  const median = (v) => (v.length ? v.sort((a, b) => a - b)[v.length >> 1] : 255);
+  return [median(channels[0]), median(channels[1]), median(channels[2]), median(channels[3])];
 }
 
-export function createFillEngine(): Engine {
+export function createFillEngine() {
   return {
     id: 'fill',
     name: 'Fill (erase text regions with the surrounding background colour)',

@@ -2,7 +2,7 @@
  * Scene engines quality benchmark (issue 18): generated manga-like pages
  * with known ground truth (bench/engines-pages.mjs) go through OCR → a
  * fixed translation → fill → render, once with today's engines (kept in
- * src/doors/scene/engines/baseline/) and once with the new ones, in the same
+ * bench/engines-baseline/) and once with the new ones, in the same
  * run. Reported per engine set:
  * - detection precision/recall at IoU ≥ 0.5 (text node boxes vs ink boxes);
  * - OCR character error rate per language and direction (edit distance over
@@ -24,14 +24,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import { applyOp } from '../dist/doors/scene/reducer.js';
+import { applyOp } from '../dist/doors/scene/model/reducer.js';
 import { blobHash } from '../dist/kernel/blob-hash.js';
 import { createTesseractEngine } from '../dist/doors/scene/engines/tesseract.js';
 import { createFillEngine } from '../dist/doors/scene/engines/fill.js';
 import { createRendererEngine } from '../dist/doors/scene/engines/renderer.js';
-import { createTesseractEngine as baselineTesseract } from '../dist/doors/scene/engines/baseline/tesseract.js';
-import { createFillEngine as baselineFill } from '../dist/doors/scene/engines/baseline/fill.js';
-import { createRendererEngine as baselineRenderer } from '../dist/doors/scene/engines/baseline/renderer.js';
+import { createTesseractEngine as baselineTesseract } from './engines-baseline/tesseract.mjs';
+import { createFillEngine as baselineFill } from './engines-baseline/fill.mjs';
+import { createRendererEngine as baselineRenderer } from './engines-baseline/renderer.mjs';
 import { fontsPresent, generatePage } from './engines-pages.mjs';
 
 const PAGES = Number.parseInt(process.env.BENCH_ENGINE_PAGES ?? '', 10) || 30;

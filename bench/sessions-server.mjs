@@ -17,8 +17,8 @@ import { z } from 'zod';
 import { Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { silentLogger } from '../dist/kernel/logger.js';
-import { openWorkspace } from '../dist/cli/workspace.js';
-import { DEFAULT_DOORS } from '../dist/cli/doors.js';
+import { openWorkspace } from '../dist/cli/workspace/workspace.js';
+import { DEFAULT_DOORS } from '../dist/cli/workspace/doors.js';
 import { createHttpApp } from '../dist/transport/http/http-app.js';
 
 const AGENTS = 40;

@@ -29,27 +29,27 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'serve':
-        return await (await import('./serve.js')).serve(rest);
+        return await (await import('./commands/serve.js')).serve(rest);
       case 'stdio':
-        return await (await import('./serve.js')).stdio(rest);
+        return await (await import('./commands/serve.js')).stdio(rest);
       case 'approvals':
-        return await (await import('./approvals.js')).approvals(rest);
+        return await (await import('./commands/approvals.js')).approvals(rest);
       case 'policy':
-        return await (await import('./policy.js')).policyCommand(rest);
+        return await (await import('./commands/policy.js')).policyCommand(rest);
       case 'agents':
-        return await (await import('./agents.js')).agentsCommand(rest);
+        return await (await import('./commands/agents.js')).agentsCommand(rest);
       case 'owner':
-        return await (await import('./agents.js')).ownerCommand(rest);
+        return await (await import('./commands/agents.js')).ownerCommand(rest);
       case 'audit':
-        return await (await import('./audit.js')).auditCommand(rest);
+        return await (await import('./commands/audit.js')).auditCommand(rest);
       case 'openapi':
-        return await (await import('./openapi.js')).openapiCommand(rest);
+        return await (await import('./commands/openapi.js')).openapiCommand(rest);
       case 'mcp':
-        return await (await import('./mcp.js')).mcpCommand(rest);
+        return await (await import('./commands/mcp.js')).mcpCommand(rest);
       case 'catalog':
-        return await (await import('./openapi.js')).catalogCommand(rest);
+        return await (await import('./commands/openapi.js')).catalogCommand(rest);
       case 'relay':
-        return await (await import('./relay.js')).relayCommand(rest);
+        return await (await import('./commands/relay.js')).relayCommand(rest);
       case undefined:
       case '-h':
       case '--help':

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
-import { openWorkspace, type Workspace } from '../../src/cli/workspace.js';
+import { openWorkspace, type Workspace } from '../../src/cli/workspace/workspace.js';
 import { createEventBus, type BusTransport } from '../../src/kernel/events/events.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { run, testEnv } from '../helpers/cli.js';

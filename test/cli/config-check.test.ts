@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkConfigFile, configLimits } from '../../src/cli/config-check.js';
+import { checkConfigFile, configLimits } from '../../src/cli/config/config-check.js';
 import { UsageError } from '../../src/cli/args.js';
 
 /** The one line `--config FILE` is refused with (exit 2), or null when the file is accepted. */

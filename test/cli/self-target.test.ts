@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../helpers/cli.js';
 import { freePort, startServe } from '../helpers/servers.js';
-import { isSelf } from '../../src/cli/self-target.js';
+import { isSelf } from '../../src/cli/workspace/self-target.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'airlock-self-'));
 const spec = join(dir, 'api.json');

@@ -10,14 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connection } from '../../src/kernel/connection.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { CallOutcome } from '../../src/kernel/calls/pipeline.js';
-import { toolNames } from '../../src/doors/scene/tools.js';
-import { INVALID_REQUEST } from '../../src/doors/scene/presenter.js';
+import { toolNames } from '../../src/doors/scene/tools/tools.js';
+import { INVALID_REQUEST } from '../../src/doors/scene/tools/presenter.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';
 import type { Presented, ProtocolErrorOutcome, ToolResult } from '../../src/transport/surface.js';
 import { conn, testKernel, type TestKernel } from '../helpers/kernel.js';
 import { agentHeaders, ownerHeaders } from '../helpers/principals.js';
 import { imageNodeOf, pageOf, sceneDoor, textNodeOf } from '../doors/scene/helpers.js';
-import type { Page } from '../../src/doors/scene/model.js';
+import type { Page } from '../../src/doors/scene/model/model.js';
 import { fakeLlm, type FakeLlm } from '../doors/scene/server.js';
 import {
   brief,

@@ -11,7 +11,7 @@ import { createRetention, retentionFromConfig } from '../../src/kernel/audit/ret
 import { silentLogger } from '../../src/kernel/logger.js';
 import type { Store } from '../../src/kernel/store.js';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
-import { configRetention } from '../../src/cli/config-file.js';
+import { configRetention } from '../../src/cli/config/config-file.js';
 import { auditEntry, journalEntry } from '../store/fixtures.js';
 
 const HOUR = 3_600_000;

@@ -27,6 +27,14 @@ describe('door boundaries', () => {
     expect(errors[0]).toContain('never imports store/');
   });
 
+  it("refuses a file in a door's subfolder that imports store/ (scene/model/)", async () => {
+    const errors = await importErrors(
+      'src/doors/scene/model/lint-fixture.ts',
+      "import { openStore as x } from '../../../store/open.js';",
+    );
+    expect(errors).toEqual([expect.stringContaining('never imports store/')]);
+  });
+
   it('refuses a door that imports a kernel internal instead of kernel/index.js', async () => {
     const errors = await importErrors(
       'src/doors/notes/lint-fixture.ts',

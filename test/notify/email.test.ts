@@ -16,7 +16,7 @@ import { silentLogger } from '../../src/kernel/logger.js';
 import type { Store } from '../../src/kernel/store.js';
 import { listDeliveries, startNotifier } from '../../src/notify/webhooks.js';
 import { emailSource } from '../../src/notify/email.js';
-import { ConfigFileSchema } from '../../src/cli/config-check.js';
+import { ConfigFileSchema } from '../../src/cli/config/config-check.js';
 import { waitFor } from '../helpers/wait.js';
 
 interface Mail {

@@ -21,7 +21,7 @@ import {
 import { toolJson } from '../helpers/results.js';
 import type { Approval } from '../../src/kernel/records.js';
 import { readablePreview, thumbnailsOf } from '../../src/web/app/preview.js';
-import { THUMB_BYTES, THUMB_MAX } from '../../src/doors/scene/op-thumbnails.js';
+import { THUMB_BYTES, THUMB_MAX } from '../../src/doors/scene/policy/op-thumbnails.js';
 
 let s: SceneServer;
 let client: Client;

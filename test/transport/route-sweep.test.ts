@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { doorFactory } from '../../src/cli/doors.js';
+import { doorFactory } from '../../src/cli/workspace/doors.js';
 import { silentLogger } from '../../src/kernel/logger.js';
 import { fileFolderStorage } from '../../src/store/folder-file.js';
 import { createHttpApp, type HttpApp } from '../../src/transport/http/http-app.js';

@@ -7,14 +7,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
+import { sep } from 'node:path';
 
 const dir = new URL('../../src/web/app/', import.meta.url);
 const sources = [
   ...readdirSync(dir)
     .filter((f) => f.endsWith('.ts'))
     .map((f) => [f, readFileSync(new URL(f, dir), 'utf8')] as const),
-  ...readdirSync(new URL('screens/', dir))
+  // Every screen, in its area's folder too (screens/policy/, screens/scenes/ …).
+  ...readdirSync(new URL('screens/', dir), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.split(sep).join('/'))
     .map((f) => [`screens/${f}`, readFileSync(new URL(`screens/${f}`, dir), 'utf8')] as const),
 ];
 /**

@@ -20,18 +20,18 @@ import { createLlmEngine, type LlmConfig } from './engines/llm.js';
 import type { Engine } from './engines/registry.js';
 import { createRendererEngine } from './engines/renderer.js';
 import { createTesseractEngine } from './engines/tesseract.js';
-import { resolveSceneOperation } from './operations.js';
+import { resolveSceneOperation } from './history/operations.js';
 import { resumePipeline } from './pipeline.js';
-import { scenePresenter } from './presenter.js';
-import { createProjectRoots } from './roots.js';
-import { sceneRoutes } from './routes.js';
+import { scenePresenter } from './tools/presenter.js';
+import { createProjectRoots } from './project/roots.js';
+import { sceneRoutes } from './rest/routes.js';
 import { createSceneSession, type SceneSession } from './session.js';
-import { createLocalShelf, createSharedShelf } from './shelf.js';
-import { sceneTools, toolNames } from './tools.js';
-import { restToolNames, sceneRestTools } from './tools-rest.js';
-import { createStaging } from './staging.js';
+import { createLocalShelf, createSharedShelf } from './project/shelf.js';
+import { sceneTools, toolNames } from './tools/tools.js';
+import { restToolNames, sceneRestTools } from './rest/tools-rest.js';
+import { createStaging } from './rest/staging.js';
 import { SceneConfig } from './config.js';
-import { OP_KINDS } from './ops.js';
+import { OP_KINDS } from './model/ops.js';
 
 export { SceneConfig } from './config.js';
 

@@ -25,9 +25,9 @@ import {
   type EngineRun,
   type PipelineOptions,
 } from './engines/registry.js';
-import type { Project } from './project.js';
-import { projectIdOf } from './shelf.js';
-import { SourceLanguage } from './model.js';
+import type { Project } from './project/project.js';
+import { projectIdOf } from './project/shelf.js';
+import { SourceLanguage } from './model/model.js';
 import type { SceneSession } from './session.js';
 
 export const PipelineInput = z

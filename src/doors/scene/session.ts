@@ -10,10 +10,10 @@
  * published here too; on a shared store the event bus carries them.
  */
 import { AirlockError, type AirlockEvent } from '../../kernel/index.js';
-import { labelOf, type Op } from './ops.js';
-import type { Project } from './project.js';
-import type { ProjectRoots } from './roots.js';
-import { projectIdOf, type ProjectShelf, type ShelvedProject } from './shelf.js';
+import { labelOf, type Op } from './model/ops.js';
+import type { Project } from './project/project.js';
+import type { ProjectRoots } from './project/roots.js';
+import { projectIdOf, type ProjectShelf, type ShelvedProject } from './project/shelf.js';
 
 export { projectIdOf };
 

@@ -1,7 +1,7 @@
 /** The scene door's effects (authority.md §3): apply by op kind, the other tools fixed. */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sceneTools, toolNames } from '../../../src/doors/scene/tools.js';
+import { sceneTools, toolNames } from '../../../src/doors/scene/tools/tools.js';
 import type { SceneSession } from '../../../src/doors/scene/session.js';
 import { effectOf } from '../../../src/kernel/calls/effect.js';
 import { textNodeOf } from './helpers.js';

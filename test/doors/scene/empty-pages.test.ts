@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCanvas } from '@napi-rs/canvas';
-import type { Scene } from '../../../src/doors/scene/model.js';
+import type { Scene } from '../../../src/doors/scene/model/model.js';
 import { json, post, sceneServer, sse, until, uploadPages, type SceneServer } from './server.js';
 
 let s: SceneServer;

@@ -16,10 +16,10 @@ import {
   wrap,
 } from '../../../src/doors/scene/engines/renderer.js';
 import { regions } from '../../../src/doors/scene/engines/tesseract.js';
-import { defaultFont } from '../../../src/doors/scene/images.js';
-import type { Node, Page, TextData } from '../../../src/doors/scene/model.js';
-import { applyOp } from '../../../src/doors/scene/reducer.js';
-import { emptyScene } from '../../../src/doors/scene/model.js';
+import { defaultFont } from '../../../src/doors/scene/files/images.js';
+import type { Node, Page, TextData } from '../../../src/doors/scene/model/model.js';
+import { applyOp } from '../../../src/doors/scene/model/reducer.js';
+import { emptyScene } from '../../../src/doors/scene/model/model.js';
 import type { BlobStore } from '../../../src/kernel/store.js';
 import { blobHash } from '../../../src/kernel/blob-hash.js';
 import { fakeLlm } from './server.js';

@@ -14,9 +14,9 @@ import { createFillEngine } from '../../../src/doors/scene/engines/fill.js';
 import { createRendererEngine } from '../../../src/doors/scene/engines/renderer.js';
 import { maskPng } from '../../../src/doors/scene/engines/pixels.js';
 import type { SkipReason } from '../../../src/doors/scene/engines/registry.js';
-import type { Node, Page, TextData } from '../../../src/doors/scene/model.js';
-import { applyOp } from '../../../src/doors/scene/reducer.js';
-import { emptyScene } from '../../../src/doors/scene/model.js';
+import type { Node, Page, TextData } from '../../../src/doors/scene/model/model.js';
+import { applyOp } from '../../../src/doors/scene/model/reducer.js';
+import { emptyScene } from '../../../src/doors/scene/model/model.js';
 import type { BlobStore } from '../../../src/kernel/store.js';
 import { blobHash } from '../../../src/kernel/blob-hash.js';
 

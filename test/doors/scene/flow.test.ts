@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import type { Scene } from '../../../src/doors/scene/model.js';
+import type { Scene } from '../../../src/doors/scene/model/model.js';
 import { comicPage } from './helpers.js';
 import { json, post, servedScene, sse, until, uploadPages } from './server.js';
 import { structuredOf, toolJson } from '../../helpers/results.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
 import { createSceneDoors } from '../../../src/doors/scene/index.js';
 import { fileFolderStorage } from '../../../src/store/folder-file.js';
-import type { Node, Page } from '../../../src/doors/scene/model.js';
+import type { Node, Page } from '../../../src/doors/scene/model/model.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 
 export const HASH_A = 'a'.repeat(64);

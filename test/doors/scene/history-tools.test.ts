@@ -5,18 +5,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { historyMoveTool } from '../../../src/doors/scene/history-tools.js';
-import { createProjectRoots } from '../../../src/doors/scene/roots.js';
+import { historyMoveTool } from '../../../src/doors/scene/history/history-tools.js';
+import { createProjectRoots } from '../../../src/doors/scene/project/roots.js';
 import { createSceneSession, type SceneSession } from '../../../src/doors/scene/session.js';
-import { createLocalShelf } from '../../../src/doors/scene/shelf.js';
+import { createLocalShelf } from '../../../src/doors/scene/project/shelf.js';
 import { fileFolderStorage } from '../../../src/store/folder-file.js';
 import { effectOf } from '../../../src/kernel/calls/effect.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
 import type { ToolContext } from '../../../src/kernel/tool.js';
 import { connection } from '../../../src/kernel/connection.js';
 import { pageOf, tempDir, textNodeOf } from './helpers.js';
-import { removalsOf } from '../../../src/doors/scene/op-policy.js';
-import { emptyScene } from '../../../src/doors/scene/model.js';
+import { removalsOf } from '../../../src/doors/scene/policy/op-policy.js';
+import { emptyScene } from '../../../src/doors/scene/model/model.js';
 
 const dirs: string[] = [];
 afterEach(() => {

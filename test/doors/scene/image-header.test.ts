@@ -6,7 +6,7 @@ import {
   checkImageSize,
   MAX_IMAGE_PIXELS,
   readImageHeader,
-} from '../../../src/doors/scene/image-header.js';
+} from '../../../src/doors/scene/files/image-header.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
 import { gifHeader, jpegHeader, pngHeader, webpHeader } from './hostile-files.js';
 

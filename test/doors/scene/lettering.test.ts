@@ -13,9 +13,9 @@ import {
   fontFor,
   SIZE_BAND,
 } from '../../../src/doors/scene/engines/renderer.js';
-import type { Node, Page, TextData } from '../../../src/doors/scene/model.js';
-import { applyOp } from '../../../src/doors/scene/reducer.js';
-import { emptyScene } from '../../../src/doors/scene/model.js';
+import type { Node, Page, TextData } from '../../../src/doors/scene/model/model.js';
+import { applyOp } from '../../../src/doors/scene/model/reducer.js';
+import { emptyScene } from '../../../src/doors/scene/model/model.js';
 import type { BlobStore } from '../../../src/kernel/store.js';
 import { blobHash } from '../../../src/kernel/blob-hash.js';
 

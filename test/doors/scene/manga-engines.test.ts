@@ -16,8 +16,8 @@ import { dilate, luma, maskPng } from '../../../src/doors/scene/engines/pixels.j
 import { createRendererEngine } from '../../../src/doors/scene/engines/renderer.js';
 import { inkDirection, readingOrder } from '../../../src/doors/scene/engines/text-layout.js';
 import { cleanText, joinWords } from '../../../src/doors/scene/engines/tesseract.js';
-import { emptyScene, type Page } from '../../../src/doors/scene/model.js';
-import { applyOp } from '../../../src/doors/scene/reducer.js';
+import { emptyScene, type Page } from '../../../src/doors/scene/model/model.js';
+import { applyOp } from '../../../src/doors/scene/model/reducer.js';
 import type { BlobStore } from '../../../src/kernel/store.js';
 import { blobHash } from '../../../src/kernel/blob-hash.js';
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { fontsPresent, generatePage, type GeneratedPage } from '../../../bench/engines-pages.mjs';
-import type { Scene } from '../../../src/doors/scene/model.js';
+import type { Scene } from '../../../src/doors/scene/model/model.js';
 import { json, sceneServer, sse, until, uploadPages, type SceneServer } from './server.js';
 import { structuredOf } from '../../helpers/results.js';
 

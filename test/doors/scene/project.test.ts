@@ -9,10 +9,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { initProject, openProject, type Project } from '../../../src/doors/scene/project.js';
-import { createProjectRoots } from '../../../src/doors/scene/roots.js';
+import {
+  initProject,
+  openProject,
+  type Project,
+} from '../../../src/doors/scene/project/project.js';
+import { createProjectRoots } from '../../../src/doors/scene/project/roots.js';
 import { createSceneSession } from '../../../src/doors/scene/session.js';
-import { createLocalShelf } from '../../../src/doors/scene/shelf.js';
+import { createLocalShelf } from '../../../src/doors/scene/project/shelf.js';
 import { fileFolderStorage } from '../../../src/store/folder-file.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
 import type { AirlockEvent } from '../../../src/kernel/events/events.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { emptyScene, type Scene } from '../../../src/doors/scene/model.js';
-import { OpSchema, type Op } from '../../../src/doors/scene/ops.js';
-import { applyOp, sceneReducer, SceneOpError } from '../../../src/doors/scene/reducer.js';
+import { emptyScene, type Scene } from '../../../src/doors/scene/model/model.js';
+import { OpSchema, type Op } from '../../../src/doors/scene/model/ops.js';
+import { applyOp, sceneReducer, SceneOpError } from '../../../src/doors/scene/model/reducer.js';
 import { openHistory } from '../../../src/kernel/writes/history.js';
 import { HASH_A, HASH_B, imageNodeOf, pageOf, textNodeOf } from './helpers.js';
 

@@ -7,7 +7,7 @@ import { loadImage } from '@napi-rs/canvas';
 import { unzipSync } from 'fflate';
 import { PDFDocument } from 'pdf-lib';
 import type { Client } from '@modelcontextprotocol/client';
-import type { Scene } from '../../../src/doors/scene/model.js';
+import type { Scene } from '../../../src/doors/scene/model/model.js';
 import { comicPage, pageOf } from './helpers.js';
 import {
   json,

@@ -8,12 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { BlobStore, Store } from '../../../src/kernel/store.js';
-import { exportProject } from '../../../src/doors/scene/exports.js';
-import { createProjectRoots } from '../../../src/doors/scene/roots.js';
-import { fileRoutes } from '../../../src/doors/scene/routes-files.js';
-import type { RouteDeps } from '../../../src/doors/scene/rest.js';
+import { exportProject } from '../../../src/doors/scene/files/exports.js';
+import { createProjectRoots } from '../../../src/doors/scene/project/roots.js';
+import { fileRoutes } from '../../../src/doors/scene/rest/routes-files.js';
+import type { RouteDeps } from '../../../src/doors/scene/rest/rest.js';
 import { createSceneSession, type SceneSession } from '../../../src/doors/scene/session.js';
-import { createSharedShelf } from '../../../src/doors/scene/shelf.js';
+import { createSharedShelf } from '../../../src/doors/scene/project/shelf.js';
 import type { RestRequest, RestResponse } from '../../../src/transport/surface.js';
 import { createPostgresBlobStore } from '../../../src/store/blobs-postgres.js';
 import { createStoreFolderStorage } from '../../../src/store/folder-store.js';

@@ -5,7 +5,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { initProject, openProject, type Project } from '../../../src/doors/scene/project.js';
+import {
+  initProject,
+  openProject,
+  type Project,
+} from '../../../src/doors/scene/project/project.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
 import { fileFolderStorage } from '../../../src/store/folder-file.js';
 import { pageOf, tempDir } from './helpers.js';

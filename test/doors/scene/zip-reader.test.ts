@@ -14,8 +14,8 @@ import {
   MAX_INFLATE_RATIO,
   openZip,
   type ZipReader,
-} from '../../../src/doors/scene/zip-reader.js';
-import { unpackKhr } from '../../../src/doors/scene/khr-import.js';
+} from '../../../src/doors/scene/files/zip-reader.js';
+import { unpackKhr } from '../../../src/doors/scene/files/khr-import.js';
 import { AirlockError } from '../../../src/kernel/errors.js';
 import { tempDir } from './helpers.js';
 import { projectJson, zipOf } from './hostile-files.js';

@@ -17,8 +17,8 @@
  * stays as the fallback detector.
  */
 import { randomUUID } from 'node:crypto';
-import type { Op } from '../ops.js';
-import { blobBytes, canvasOf, imageNode } from '../images.js';
+import type { Op } from '../model/ops.js';
+import { blobBytes, canvasOf, imageNode } from '../files/images.js';
 import { bubbleAround, findBubbles } from './bubbles.js';
 import { ringColour } from './fill.js';
 import { modelFor, ocrWorkers, PSM, VERTICAL_FIRST, type SourceLanguage } from './ocr-models.js';

@@ -14,12 +14,12 @@
  * lone glyph. Every node left alone is said with its reason (`skipped`).
  */
 import { createCanvas } from '@napi-rs/canvas';
-import { blobBytes, canvasOf, imageNode, png } from '../images.js';
+import { blobBytes, canvasOf, imageNode, png } from '../files/images.js';
 import type { Engine, SkipReason } from './registry.js';
 import { inpaint } from './inpaint.js';
 import { dilate, luma, maskFrom, type Mask } from './pixels.js';
 import { maskNode, pixelRect, putImageOps, textNodes } from './raster.js';
-import type { TextData } from '../model.js';
+import type { TextData } from '../model/model.js';
 
 const RING_PX = 3;
 /** Confidence (0–1) a read node needs to be erased. */

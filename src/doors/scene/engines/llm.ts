@@ -5,8 +5,8 @@
  * reorders or merges lines cannot shift translations onto the wrong
  * bubble; a reply that misses a number fails the page (nothing applied).
  */
-import type { Page } from '../model.js';
-import type { Op } from '../ops.js';
+import type { Page } from '../model/model.js';
+import type { Op } from '../model/ops.js';
 import type { Engine } from './registry.js';
 
 export interface LlmConfig {

@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createWorker, OEM, type Worker } from 'tesseract.js';
-import type { SourceLanguage } from '../model.js';
+import type { SourceLanguage } from '../model/model.js';
 
 export type { SourceLanguage };
 

@@ -1,8 +1,8 @@
 /** Shared by the engines that write a page image (fill, renderer). */
 import { randomUUID } from 'node:crypto';
-import type { Node, Page, Transform } from '../model.js';
-import type { Op } from '../ops.js';
-import { imageNode } from '../images.js';
+import type { Node, Page, Transform } from '../model/model.js';
+import type { Op } from '../model/ops.js';
+import { imageNode } from '../files/images.js';
 
 /** Ops that make `hash` the page's image of `role`: update the existing node, or add one. */
 export function putImageOps(

@@ -7,8 +7,8 @@
  * configured on this server (`unavailable`, naming the setting).
  */
 import { AirlockError, type BlobStore } from '../../../kernel/index.js';
-import type { Page } from '../model.js';
-import type { Op } from '../ops.js';
+import type { Page } from '../model/model.js';
+import type { Op } from '../model/ops.js';
 import type { SourceLanguage } from './ocr-models.js';
 
 export const ARTIFACTS = [

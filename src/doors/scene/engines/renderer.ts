@@ -22,9 +22,9 @@
  */
 import { createCanvas, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
 import type { BlobStore } from '../../../kernel/index.js';
-import type { Node, Page, TextData } from '../model.js';
-import type { Op } from '../ops.js';
-import { blobBytes, decode, defaultFont, fontFamilies, imageNode, png } from '../images.js';
+import type { Node, Page, TextData } from '../model/model.js';
+import type { Op } from '../model/ops.js';
+import { blobBytes, decode, defaultFont, fontFamilies, imageNode, png } from '../files/images.js';
 import { withoutEvidence } from './fill.js';
 import { comicFont, latinOnly } from './lettering-fonts.js';
 import type { Engine, PageInput, PipelineOptions } from './registry.js';

@@ -19,9 +19,9 @@
 import { randomUUID } from 'node:crypto';
 import { createCanvas } from '@napi-rs/canvas';
 import type { Worker } from 'tesseract.js';
-import type { Node, Page } from '../model.js';
-import type { Op } from '../ops.js';
-import { blobBytes, canvasOf, imageNode } from '../images.js';
+import type { Node, Page } from '../model/model.js';
+import type { Op } from '../model/ops.js';
+import { blobBytes, canvasOf, imageNode } from '../files/images.js';
 import { findBubbles } from './bubbles.js';
 import {
   modelFor,

@@ -107,7 +107,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/transport/mcp/mcp-server.ts',
   'src/transport/rest/passkeys.ts',
   'src/transport/rest/rest-kernel.ts',
-  'src/transport/rest/rest-passkeys.ts',
 ];
 
 const functionLength = [

@@ -105,7 +105,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/transport/http/http-app.ts',
   'src/transport/mcp/mcp-http.ts',
   'src/transport/mcp/mcp-server.ts',
-  'src/transport/rest/rest-kernel.ts',
 ];
 
 const functionLength = [

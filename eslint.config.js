@@ -103,7 +103,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/scene/tools.ts',
   'src/doors/testing/conformance/input-required-tools.ts',
   'src/transport/mcp/mcp-http.ts',
-  'src/transport/mcp/mcp-server.ts',
 ];
 
 const functionLength = [

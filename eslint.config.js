@@ -102,7 +102,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/scene/session.ts',
   'src/doors/scene/tools.ts',
   'src/doors/testing/conformance/input-required-tools.ts',
-  'src/transport/mcp/mcp-http.ts',
 ];
 
 const functionLength = [

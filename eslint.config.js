@@ -102,19 +102,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/scene/session.ts',
   'src/doors/scene/tools/tools.ts',
   'src/doors/testing/conformance/input-required-tools.ts',
-  'src/kernel/authority/asks.ts',
-  'src/kernel/writes/history.ts',
-  'src/kernel/writes/journal.ts',
-  'src/kernel/kernel.ts',
-  'src/kernel/calls/pipeline.ts',
-  'src/transport/http/http-app.ts',
-  'src/transport/mcp/mcp-http.ts',
-  'src/transport/mcp/mcp-server.ts',
-  'src/transport/mcp/tasks/mcp-task-listen-stdio.ts',
-  'src/transport/mcp/tasks/mcp-task-runner.ts',
-  'src/transport/rest/passkeys.ts',
-  'src/transport/rest/rest-kernel.ts',
-  'src/transport/rest/rest-passkeys.ts',
 ];
 
 const functionLength = [

@@ -34,7 +34,7 @@ import type { BlobStore, Store } from './store.js';
 import type { Logger } from './logger.js';
 import type { JournalEntry } from './records.js';
 import { leanOutputSchema, leanSchema } from './calls/lean-schema.js';
-import { createRetention, type RetentionOptions } from './audit/retention.js';
+import { createRetention, type Retention, type RetentionOptions } from './audit/retention.js';
 import type { CallObserver } from './calls/observe.js';
 
 export interface KernelServices {
@@ -141,7 +141,32 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
   return json;
 }
 
-export function createKernel<D extends Door = Door>(options: KernelOptions): Kernel<D> {
+/** A tool's descriptor as `tools/list` publishes it. */
+function describe(tool: AnyToolDef): ToolDescriptor {
+  const d: ToolDescriptor = {
+    name: tool.name,
+    description: tool.description,
+    // A foreign schema (an upstream's, the mcp door) passes through unchanged;
+    // our own are published lean.
+    inputSchema: tool.inputJsonSchema ?? leanSchema(jsonSchemaOf(tool.input), tool.schemaDepth),
+  };
+  if (tool.title) d.title = tool.title;
+  if (tool.outputJsonSchema) d.outputSchema = tool.outputJsonSchema;
+  else if (tool.output) d.outputSchema = leanOutputSchema(jsonSchemaOf(tool.output));
+  const annotations = annotationsOf(tool);
+  if (annotations) d.annotations = annotations;
+  return d;
+}
+
+/**
+ * The kernel's services over the options' store, bus and logger. The jobs'
+ * resume and the policy's rule check ask for the doors mounted at that time.
+ */
+function createServices(
+  options: KernelOptions,
+  doorsMounted: () => Iterable<{ door: Door }>,
+  doorTargets: () => DoorTargets[],
+): { services: KernelServices; retention: Retention } {
   const { store, blobs, events, logger } = options;
   const now = options.now ?? Date.now;
   const orphanMs = options.approvalOrphanMs;
@@ -168,7 +193,7 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     observer: options.observer,
     // A dead instance's job goes to its door, which may resume it.
     resume: (job) => {
-      for (const { door } of mounted.values())
+      for (const { door } of doorsMounted())
         if (door.name === job.door && door.resumeJob) return door.resumeJob(job);
       return null;
     },
@@ -207,6 +232,16 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     principals,
     observer: options.observer,
   };
+  return { services, retention };
+}
+
+export function createKernel<D extends Door = Door>(options: KernelOptions): Kernel<D> {
+  const { services, retention } = createServices(
+    options,
+    () => mounted.values(),
+    () => doorTargets(),
+  );
+  const { events, journal, jobs, audit } = services;
   const mounted = new Map<
     string,
     {
@@ -228,22 +263,6 @@ export function createKernel<D extends Door = Door>(options: KernelOptions): Ker
     }));
   let closing = false;
   const inFlight = new Set<Promise<unknown>>();
-
-  const describe = (tool: AnyToolDef): ToolDescriptor => {
-    const d: ToolDescriptor = {
-      name: tool.name,
-      description: tool.description,
-      // A foreign schema (an upstream's, the mcp door) passes through unchanged;
-      // our own are published lean.
-      inputSchema: tool.inputJsonSchema ?? leanSchema(jsonSchemaOf(tool.input), tool.schemaDepth),
-    };
-    if (tool.title) d.title = tool.title;
-    if (tool.outputJsonSchema) d.outputSchema = tool.outputJsonSchema;
-    else if (tool.output) d.outputSchema = leanOutputSchema(jsonSchemaOf(tool.output));
-    const annotations = annotationsOf(tool);
-    if (annotations) d.annotations = annotations;
-    return d;
-  };
 
   // A REST route's own tool is called by name through `call`, never offered over MCP.
   const published = (tools: readonly AnyToolDef[]) =>

@@ -93,6 +93,224 @@ export function subjectIn(preview: unknown): string | undefined {
 
 const agentConnection = (agent: string) => `agent:${agent}`;
 
+/** What `createAsks` works with; its parts take it explicitly. */
+interface AsksContext {
+  store: Store;
+  events: EventBus;
+  now: () => number;
+  orphanMs: number;
+}
+
+const required = (approval: Approval) =>
+  failure(
+    'approvalRequired',
+    `The owner's policy (rule ${approval.rule}) asks before this call: ask the owner to approve request ${approval.id} in the Airlock inbox, then call again with the same arguments.`,
+    { approvalID: approval.id, rule: approval.rule },
+  );
+
+const denied = (approval: Approval) =>
+  failure(
+    'approvalDenied',
+    `The owner denied this call (request ${approval.id})${approval.reason ? `: ${approval.reason}` : ''}. Do not retry it unless the owner tells you to.`,
+    { approvalID: approval.id, rule: approval.rule, reason: approval.reason },
+  );
+
+/** Whether a live 15-minute approval (whole rule and target, or narrowed to the call's subject) covers the call. */
+async function coveredByGrant(
+  { store }: AsksContext,
+  call: AskedCall,
+  agent: string,
+  at: number,
+): Promise<boolean> {
+  const capability = askCapability(call.rule, call.target);
+  const narrowed = call.subject ? askSubjectCapability(call.rule, call.target, call.subject) : null;
+  const granted = await store.read(
+    (tx) => tx.grants.listActive(at, agentConnection(agent)),
+    ONE_STATEMENT,
+  );
+  return granted.some(
+    (g) => g.door === call.door && (g.capability === capability || g.capability === narrowed),
+  );
+}
+
+/** The pending ask a call files: bound to its door, tool, agent and digest, with the preview the owner judges. */
+function pendingAsk(
+  call: AskedCall,
+  agent: string,
+  at: number,
+  preview: Preview,
+  observed: string | undefined,
+  changed: string | null,
+  changedSince: unknown,
+): Approval {
+  return {
+    id: randomUUID(),
+    kind: 'policy',
+    connection: call.connection,
+    agent,
+    door: call.door,
+    capability: 'policy',
+    tool: call.tool,
+    digest: call.digest,
+    target: call.target,
+    rule: call.rule,
+    preview: {
+      ...preview,
+      ...(call.subject ? { subject: call.subject } : {}),
+      ...(observed !== undefined ? { observed } : {}),
+      ...(changed ? { changed } : {}),
+      ...(changedSince !== undefined ? { changedSince } : {}),
+    },
+    scope: null,
+    reason: null,
+    usedAt: null,
+    summary: `${agentNameOf(agent)}: ${preview.summary}`,
+    status: 'pending',
+    lifetimeMs: ASK_LIFETIME_MS,
+    createdAt: at,
+    decidedAt: null,
+    resource: null,
+    grantId: null,
+  };
+}
+
+/** Null when the call may run now; else the failure to answer, and the ask filed for it if one was. */
+async function decideCall(
+  { store, orphanMs }: AsksContext,
+  call: AskedCall,
+  agent: string,
+  at: number,
+  observed: string | undefined,
+  preview: Preview,
+): Promise<{ failure: Failure | null; filed?: Approval }> {
+  // Keyed: the agent's pending list, read first, is locked until commit
+  // (its asks take turns; other agents' run alongside).
+  return store.transaction(async (tx) => {
+    const waiting = await waitingFor(tx, agent, at, orphanMs);
+    let latest = await tx.approvals.latestCall(agent, call.door, call.tool, call.digest);
+    if (latest?.status === 'pending' && isExpired(latest, at, orphanMs))
+      latest = await tx.approvals.decide(latest.id, closed('expired', at));
+    if (latest?.status === 'pending') return { failure: required(latest) };
+    if (latest?.status === 'denied' && (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at)
+      return { failure: denied(latest) };
+    // What the owner approved may have changed since (another agent or the owner
+    // edited it): the approval is spent and the owner judges the call again.
+    let changed: string | null = null;
+    let changedSince: unknown;
+    if (
+      latest?.status === 'approved' &&
+      latest.scope === 'once' &&
+      latest.usedAt === null &&
+      (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at
+    ) {
+      const judged = observedIn(latest.preview);
+      const moved = observed !== undefined && judged !== undefined && judged !== observed;
+      if (!(await tx.approvals.markUsed(latest.id, at))) {
+        // Another retry used it first: ask afresh.
+      } else if (!moved) return { failure: null };
+      else {
+        changed = `What this call acts on changed after you approved request ${latest.id} (it was ${judged}, it is now ${observed}); nothing ran. Judge it again.`;
+        changedSince = call.changedSince?.(judged!, observed!);
+      }
+    }
+    if (waiting.length >= MAX_PENDING_PER_AGENT) return { failure: inboxFull(waiting) };
+    const approval = pendingAsk(call, agent, at, preview, observed, changed, changedSince);
+    await tx.approvals.insert(approval);
+    const asked = required(approval);
+    return {
+      failure: changed
+        ? { ...asked, message: `${changed} ${asked.message}`, data: { ...asked.data, changed } }
+        : asked,
+      filed: approval,
+    };
+  }, KEYED);
+}
+
+async function checkCall(ctx: AsksContext, call: AskedCall): Promise<Failure | null> {
+  const { agent } = call;
+  if (agent === null) return null;
+  const at = ctx.now();
+  if (await coveredByGrant(ctx, call, agent, at)) return null;
+  const observed = await call.observe?.();
+  const preview = await call.preview();
+  const outcome = await decideCall(ctx, call, agent, at, observed, preview);
+  if (outcome.filed)
+    ctx.events.publish({ event: 'approvalRequested', approval: shown(outcome.filed) });
+  return outcome.failure;
+}
+
+/** The grant a 15-minute approval makes: the rule and target for this agent, or narrowed to the call's subject. */
+function approvalGrant(
+  approval: Approval,
+  agent: string,
+  scope: ApprovalScope,
+  subject: string | undefined,
+  at: number,
+): Grant {
+  return {
+    id: randomUUID(),
+    connection: agentConnection(agent),
+    door: approval.door,
+    capability:
+      scope === '15m-subject' && subject
+        ? askSubjectCapability(approval.rule ?? '', approval.target, subject)
+        : askCapability(approval.rule ?? '', approval.target),
+    resource: null,
+    createdAt: at,
+    expiresAt: at + ASK_LIFETIME_MS,
+    revokedAt: null,
+  };
+}
+
+async function approveAsk(
+  { store, events, now, orphanMs }: AsksContext,
+  id: string,
+  scope: ApprovalScope,
+): Promise<Approval | Failure> {
+  const result = await store.transaction(async (tx) => {
+    const approval = await tx.approvals.get(id);
+    if (!approval) return unknownApproval(id);
+    if (approval.status !== 'pending' && approval.kind === 'policy') return goneApproval(approval);
+    if (approval.kind !== 'policy')
+      return failure(
+        'malformedRequest',
+        `Approval ${id} is a consent request; approve it with the resource (project) it covers, not a scope.`,
+      );
+    const at = now();
+    if (approval.status === 'pending' && isExpired(approval, at, orphanMs)) {
+      const gone = await tx.approvals.decide(id, closed('expired', at));
+      return goneApproval(gone ?? { ...approval, status: 'expired' });
+    }
+    if (approval.status !== 'pending') return goneApproval(approval);
+    let grantId: string | null = null;
+    const subject = subjectIn(approval.preview);
+    if (scope === '15m-subject' && !subject)
+      return failure(
+        'malformedRequest',
+        `Request ${id} names no single file, note or page to narrow to; approve it with {"scope": "once"} or {"scope": "15m"}.`,
+      );
+    const { agent } = approval;
+    if ((scope === '15m' || scope === '15m-subject') && agent) {
+      const grant = approvalGrant(approval, agent, scope, subject, at);
+      await tx.grants.insert(grant);
+      grantId = grant.id;
+    }
+    const decided = await tx.approvals.decide(id, {
+      status: 'approved',
+      decidedAt: at,
+      resource: null,
+      grantId,
+      scope,
+    });
+    return (
+      decided ??
+      failure('malformedRequest', `Approval ${id} is no longer pending; nothing changed.`)
+    );
+  }, KEYED);
+  if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
+  return result;
+}
+
 export function createAsks({
   store,
   events,
@@ -105,171 +323,9 @@ export function createAsks({
   /** How long an ask stays after its connection ended (consent.ts). */
   orphanMs?: number;
 }): Asks {
-  const required = (approval: Approval) =>
-    failure(
-      'approvalRequired',
-      `The owner's policy (rule ${approval.rule}) asks before this call: ask the owner to approve request ${approval.id} in the Airlock inbox, then call again with the same arguments.`,
-      { approvalID: approval.id, rule: approval.rule },
-    );
-
-  const denied = (approval: Approval) =>
-    failure(
-      'approvalDenied',
-      `The owner denied this call (request ${approval.id})${approval.reason ? `: ${approval.reason}` : ''}. Do not retry it unless the owner tells you to.`,
-      { approvalID: approval.id, rule: approval.rule, reason: approval.reason },
-    );
-
+  const ctx: AsksContext = { store, events, now, orphanMs };
   return {
-    async check(call) {
-      const { agent } = call;
-      if (agent === null) return null;
-      const at = now();
-      const capability = askCapability(call.rule, call.target);
-      const narrowed = call.subject
-        ? askSubjectCapability(call.rule, call.target, call.subject)
-        : null;
-      const granted = await store.read(
-        (tx) => tx.grants.listActive(at, agentConnection(agent)),
-        ONE_STATEMENT,
-      );
-      if (
-        granted.some(
-          (g) => g.door === call.door && (g.capability === capability || g.capability === narrowed),
-        )
-      )
-        return null;
-
-      const observed = await call.observe?.();
-      const preview = await call.preview();
-      // Keyed: the agent's pending list, read first, is locked until commit
-      // (its asks take turns; other agents' run alongside).
-      const outcome = await store.transaction(async (tx) => {
-        const waiting = await waitingFor(tx, agent, at, orphanMs);
-        let latest = await tx.approvals.latestCall(agent, call.door, call.tool, call.digest);
-        if (latest?.status === 'pending' && isExpired(latest, at, orphanMs))
-          latest = await tx.approvals.decide(latest.id, closed('expired', at));
-        if (latest?.status === 'pending') return { failure: required(latest) };
-        if (latest?.status === 'denied' && (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at)
-          return { failure: denied(latest) };
-        // What the owner approved may have changed since (another agent or the owner
-        // edited it): the approval is spent and the owner judges the call again.
-        let changed: string | null = null;
-        let changedSince: unknown;
-        if (
-          latest?.status === 'approved' &&
-          latest.scope === 'once' &&
-          latest.usedAt === null &&
-          (latest.decidedAt ?? 0) + ASK_LIFETIME_MS > at
-        ) {
-          const judged = observedIn(latest.preview);
-          const moved = observed !== undefined && judged !== undefined && judged !== observed;
-          if (!(await tx.approvals.markUsed(latest.id, at))) {
-            // Another retry used it first: ask afresh.
-          } else if (!moved) return { failure: null };
-          else {
-            changed = `What this call acts on changed after you approved request ${latest.id} (it was ${judged}, it is now ${observed}); nothing ran. Judge it again.`;
-            changedSince = call.changedSince?.(judged!, observed!);
-          }
-        }
-        if (waiting.length >= MAX_PENDING_PER_AGENT) return { failure: inboxFull(waiting) };
-        const approval: Approval = {
-          id: randomUUID(),
-          kind: 'policy',
-          connection: call.connection,
-          agent,
-          door: call.door,
-          capability: 'policy',
-          tool: call.tool,
-          digest: call.digest,
-          target: call.target,
-          rule: call.rule,
-          preview: {
-            ...preview,
-            ...(call.subject ? { subject: call.subject } : {}),
-            ...(observed !== undefined ? { observed } : {}),
-            ...(changed ? { changed } : {}),
-            ...(changedSince !== undefined ? { changedSince } : {}),
-          },
-          scope: null,
-          reason: null,
-          usedAt: null,
-          summary: `${agentNameOf(agent)}: ${preview.summary}`,
-          status: 'pending',
-          lifetimeMs: ASK_LIFETIME_MS,
-          createdAt: at,
-          decidedAt: null,
-          resource: null,
-          grantId: null,
-        };
-        await tx.approvals.insert(approval);
-        const asked = required(approval);
-        return {
-          failure: changed
-            ? { ...asked, message: `${changed} ${asked.message}`, data: { ...asked.data, changed } }
-            : asked,
-          filed: approval,
-        };
-      }, KEYED);
-      if (outcome.filed)
-        events.publish({ event: 'approvalRequested', approval: shown(outcome.filed) });
-      return outcome.failure;
-    },
-
-    async approve(id, scope) {
-      const result = await store.transaction(async (tx) => {
-        const approval = await tx.approvals.get(id);
-        if (!approval) return unknownApproval(id);
-        if (approval.status !== 'pending' && approval.kind === 'policy')
-          return goneApproval(approval);
-        if (approval.kind !== 'policy')
-          return failure(
-            'malformedRequest',
-            `Approval ${id} is a consent request; approve it with the resource (project) it covers, not a scope.`,
-          );
-        const at = now();
-        if (approval.status === 'pending' && isExpired(approval, at, orphanMs)) {
-          const gone = await tx.approvals.decide(id, closed('expired', at));
-          return goneApproval(gone ?? { ...approval, status: 'expired' });
-        }
-        if (approval.status !== 'pending') return goneApproval(approval);
-        let grantId: string | null = null;
-        const subject = subjectIn(approval.preview);
-        if (scope === '15m-subject' && !subject)
-          return failure(
-            'malformedRequest',
-            `Request ${id} names no single file, note or page to narrow to; approve it with {"scope": "once"} or {"scope": "15m"}.`,
-          );
-        if ((scope === '15m' || scope === '15m-subject') && approval.agent) {
-          const grant: Grant = {
-            id: randomUUID(),
-            connection: agentConnection(approval.agent),
-            door: approval.door,
-            capability:
-              scope === '15m-subject' && subject
-                ? askSubjectCapability(approval.rule ?? '', approval.target, subject)
-                : askCapability(approval.rule ?? '', approval.target),
-            resource: null,
-            createdAt: at,
-            expiresAt: at + ASK_LIFETIME_MS,
-            revokedAt: null,
-          };
-          await tx.grants.insert(grant);
-          grantId = grant.id;
-        }
-        const decided = await tx.approvals.decide(id, {
-          status: 'approved',
-          decidedAt: at,
-          resource: null,
-          grantId,
-          scope,
-        });
-        return (
-          decided ??
-          failure('malformedRequest', `Approval ${id} is no longer pending; nothing changed.`)
-        );
-      }, KEYED);
-      if (!('ok' in result)) events.publish({ event: 'approvalDecided', approval: shown(result) });
-      return result;
-    },
+    check: (call) => checkCall(ctx, call),
+    approve: (id, scope) => approveAsk(ctx, id, scope),
   };
 }

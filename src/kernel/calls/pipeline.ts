@@ -47,7 +47,7 @@ import { journalKey, OperationRaced, type OpenOperation } from '../writes/journa
 import type { AuditEntry, Grant, Provenance, ResourceRef } from '../records.js';
 import type { AuditRecord } from '../audit/audit.js';
 import type { KernelServices } from '../kernel.js';
-import type { CallStage } from './observe.js';
+import type { CallStage, CallSummary } from './observe.js';
 
 export interface CallOptions {
   connection: Connection;
@@ -113,43 +113,14 @@ export async function runPipeline(
 
   const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
     if (observed) mark = performance.now();
-    const changesState = effect !== 'read';
-    const ruled = verdict !== null && !verdict.rule.startsWith('default:');
-    const required = changesState || ruled || !outcome.ok;
-    if (outcome.ok && audited.entry) services.audit.announce(audited.entry);
-    else if (required) {
-      await services.audit
-        .record(auditRecord(outcome.ok ? 'ok' : outcome.code))
-        .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
-    } else if (tool.auditEveryCall === true) {
-      // A read that passed by default goes to the audit tail (audit.ts): written
-      // with the others of the next few ms in one commit; the caller waits only
-      // when the tail is full.
-      const full = services.audit.recordLater(auditRecord('ok'));
-      if (full) await full;
-    }
+    const auditing = auditStage(services, tool, outcome, effect, verdict, audited, auditRecord);
+    if (auditing) await auditing;
     // On demand (kernel §9): built, logged and delivered only while a listener wants it.
     if (services.events.wants('toolCalled'))
-      services.events.publish({
-        event: 'toolCalled',
-        door: mount,
-        tool: tool.name,
-        connection: connectionLabel(connection.id),
-        ...(connection.agent ? { agent: connection.agent } : {}),
-        result: outcome.ok ? 'ok' : outcome.code,
-        durationMs: Date.now() - started,
-      });
+      publishCalled(services, mount, tool.name, connection, outcome, started);
     if (observed) {
       stageDone('audit');
-      observed.end({
-        door: mount,
-        tool: tool.name,
-        effect,
-        decision: verdict?.decision ?? null,
-        rule: verdict?.rule ?? null,
-        result: outcome.ok ? 'ok' : outcome.code,
-        durationMs: Date.now() - started,
-      });
+      observed.end(summaryOf(mount, tool.name, effect, verdict, outcome, started));
     }
     return outcome;
   };
@@ -163,9 +134,7 @@ export async function runPipeline(
   try {
     effect = await effectOf(tool, input, connection);
   } catch (error) {
-    const internal = internalFailure();
-    services.logger.error({ err: error, logId: internal.data?.logId }, 'tool effect threw');
-    return finish(internal);
+    return finish(threw(services, error, 'tool effect threw'));
   }
   provenance = tool.journal?.provenance?.(input) ?? null;
   stageDone('validate');
@@ -173,26 +142,13 @@ export async function runPipeline(
   // replay: an operation this agent already committed answers its receipt (or
   // malformedRequest for other arguments) before the policy, so the owner is
   // never asked again about a call that already happened (kernel §6).
-  const operationId = tool.journal?.operationId(input) ?? null;
-  const journalRequest =
-    tool.journal && operationId !== null
-      ? {
-          scope: mount,
-          operationId: journalKey(connection, operationId),
-          digest: callDigest(tool.name, input),
-        }
-      : null;
+  const journalRequest = journalRequestOf(tool, input, mount, connection);
   if (journalRequest) {
     try {
       const replayed = await services.journal.replay(journalRequest);
-      if (replayed && 'ok' in replayed) return finish(replayed);
-      if (replayed) {
-        return finish(bounded({ ok: true, value: replayed.receipt }, limits, effect, tool));
-      }
+      if (replayed) return finish(journalAnswer(replayed, limits, effect, tool));
     } catch (error) {
-      const internal = internalFailure();
-      services.logger.error({ err: error, logId: internal.data?.logId }, 'journal replay threw');
-      return finish(internal);
+      return finish(threw(services, error, 'journal replay threw'));
     }
   }
 
@@ -206,20 +162,11 @@ export async function runPipeline(
     if (decided.refusal) return finish(decided.refusal);
   } catch (error) {
     if (error instanceof AirlockError) return finish(error.toFailure());
-    const internal = internalFailure();
-    services.logger.error({ err: error, logId: internal.data?.logId }, 'policy stage threw');
-    return finish(internal);
+    return finish(threw(services, error, 'policy stage threw'));
   }
 
   const release = scope.gate.enter(connection.id, limits.concurrentCalls);
-  if (!release) {
-    return finish(
-      failure(
-        'busy',
-        `At most ${limits.concurrentCalls} calls may be in flight per connection; wait for one to finish, then retry.`,
-      ),
-    );
-  }
+  if (!release) return finish(tooManyCalls(limits));
 
   try {
     // consent
@@ -231,14 +178,7 @@ export async function runPipeline(
           ? decidedGrant
           : await services.consent.find(connection.id, mount, tool.consent.capability);
       stageDone('consent');
-      if (!grant) {
-        return await finish(
-          failure(
-            'notAuthorized',
-            `This connection has no ${tool.consent.capability} grant; call the request-access tool for ${tool.consent.capability} and wait for the owner to approve.`,
-          ),
-        );
-      }
+      if (!grant) return await finish(noGrant(tool.consent.capability));
     }
 
     // journal (a call without an operationID runs unjournaled)
@@ -254,11 +194,8 @@ export async function runPipeline(
         },
         { atomic: tool.journal.atomic === true, looked: true },
       );
-      if ('ok' in begun) return await finish(begun);
-      if (begun.kind === 'replay')
-        return await finish(
-          bounded({ ok: true, value: begun.receipt }, limits, effect ?? 'write', tool),
-        );
+      if ('ok' in begun || begun.kind === 'replay')
+        return await finish(journalAnswer(begun, limits, effect ?? 'write', tool));
       operation = begun.operation;
       stageDone('journal');
     }
@@ -272,6 +209,126 @@ export async function runPipeline(
   } finally {
     release();
   }
+}
+
+/** The journal's request for a call its tool journals under an operationID; null for any other call. */
+function journalRequestOf(
+  tool: AnyToolDef,
+  input: unknown,
+  mount: string,
+  connection: Connection,
+): { scope: string; operationId: string; digest: string } | null {
+  const operationId = tool.journal?.operationId(input) ?? null;
+  return tool.journal && operationId !== null
+    ? {
+        scope: mount,
+        operationId: journalKey(connection, operationId),
+        digest: callDigest(tool.name, input),
+      }
+    : null;
+}
+
+/** A stage's unexpected throw: logged under a log id, answered `internal`. */
+function threw(services: KernelServices, error: unknown, what: string): Failure {
+  const internal = internalFailure();
+  services.logger.error({ err: error, logId: internal.data?.logId }, what);
+  return internal;
+}
+
+const tooManyCalls = (limits: Limits) =>
+  failure(
+    'busy',
+    `At most ${limits.concurrentCalls} calls may be in flight per connection; wait for one to finish, then retry.`,
+  );
+
+const noGrant = (capability: string) =>
+  failure(
+    'notAuthorized',
+    `This connection has no ${capability} grant; call the request-access tool for ${capability} and wait for the owner to approve.`,
+  );
+
+/**
+ * The audit stage. A write's entry, committed with it, is announced; a call
+ * that changes state, that a rule decided or that failed is recorded now; a
+ * read of an `auditEveryCall` tool that passed by default goes to the tail.
+ * Answers what the caller waits for, if anything.
+ */
+function auditStage(
+  services: KernelServices,
+  tool: AnyToolDef,
+  outcome: CallOutcome,
+  effect: Effect | null,
+  verdict: PolicyVerdict | null,
+  audited: CallAudit,
+  auditRecord: (result: string) => AuditRecord,
+): Promise<unknown> | null {
+  const changesState = effect !== 'read';
+  const ruled = verdict !== null && !verdict.rule.startsWith('default:');
+  const required = changesState || ruled || !outcome.ok;
+  if (outcome.ok && audited.entry) services.audit.announce(audited.entry);
+  else if (required) {
+    return services.audit
+      .record(auditRecord(outcome.ok ? 'ok' : outcome.code))
+      .catch((error) => services.logger.error({ err: error }, 'audit write failed'));
+  } else if (tool.auditEveryCall === true) {
+    // A read that passed by default goes to the audit tail (audit.ts): written
+    // with the others of the next few ms in one commit; the caller waits only
+    // when the tail is full.
+    return services.audit.recordLater(auditRecord('ok'));
+  }
+  return null;
+}
+
+/** The events stage: `toolCalled`, published while a listener wants it. */
+function publishCalled(
+  services: KernelServices,
+  mount: string,
+  tool: string,
+  connection: Connection,
+  outcome: CallOutcome,
+  started: number,
+): void {
+  services.events.publish({
+    event: 'toolCalled',
+    door: mount,
+    tool,
+    connection: connectionLabel(connection.id),
+    ...(connection.agent ? { agent: connection.agent } : {}),
+    result: outcome.ok ? 'ok' : outcome.code,
+    durationMs: Date.now() - started,
+  });
+}
+
+/** What the observer hears at a call's end. */
+function summaryOf(
+  mount: string,
+  tool: string,
+  effect: Effect | null,
+  verdict: PolicyVerdict | null,
+  outcome: CallOutcome,
+  started: number,
+): CallSummary {
+  return {
+    door: mount,
+    tool,
+    effect,
+    decision: verdict?.decision ?? null,
+    rule: verdict?.rule ?? null,
+    result: outcome.ok ? 'ok' : outcome.code,
+    durationMs: Date.now() - started,
+  };
+}
+
+/** A journal answer that ends the call: its failure, or the receipt an earlier run committed (bounded as a result). */
+function journalAnswer(
+  answer: Failure | { kind: 'replay'; receipt: unknown },
+  limits: Limits,
+  effect: Effect,
+  tool: AnyToolDef,
+): CallOutcome {
+  return 'ok' in answer
+    ? answer
+    : bounded({ ok: true, value: answer.receipt }, limits, effect, tool);
 }
 
 /**

@@ -142,199 +142,249 @@ export interface HistoryOptions<S, Op> {
   onCatchUp?: (change: { epoch: number; label: string }) => void;
 }
 
+/** One open history: its options, and the state, epoch, stacks and tags it keeps in memory. */
+interface LiveHistory<S, Op> {
+  reducer: Reducer<S, Op>;
+  log: HistoryLog<S, Op> | undefined;
+  compactEvery: number;
+  maxUndo: number;
+  maxOperations: number;
+  options: HistoryOptions<S, Op>;
+  state: S;
+  epoch: number;
+  undo: HistoryStep<Op>[];
+  redo: HistoryStep<Op>[];
+  /** Tag → epoch, in the order the changes were made (a Map keeps insertion order). */
+  operations: Map<string, number>;
+  sinceCompact: number;
+  /** The mutation in progress; the next waits for it. */
+  queue: Promise<unknown>;
+}
+
+/** A change made in memory, with the entry that logs it. */
+type Made<Op> = { epoch: number; label: string; entry: LogEntry<Op> };
+
+function remember<S, Op>(h: LiveHistory<S, Op>, operation: string | undefined, at: number): void {
+  if (operation === undefined) return;
+  h.operations.set(operation, at);
+  if (h.operations.size > h.maxOperations) h.operations.delete(h.operations.keys().next().value!);
+}
+
+function runOps<S, Op>(reducer: Reducer<S, Op>, from: S, ops: Op[]) {
+  let s = from;
+  const inverses: Op[] = [];
+  for (const op of ops) {
+    const r = reducer.apply(s, op);
+    s = r.state;
+    inverses.unshift(r.inverse);
+  }
+  return { state: s, inverses };
+}
+
+function applyStep<S, Op>(h: LiveHistory<S, Op>, ops: Op[], label: string): number {
+  const r = runOps(h.reducer, h.state, ops);
+  h.state = r.state;
+  h.undo.push({ label, ops, inverses: r.inverses });
+  if (h.undo.length > h.maxUndo) h.undo.shift();
+  h.redo = [];
+  return ++h.epoch;
+}
+
+function undoStep<S, Op>(h: LiveHistory<S, Op>) {
+  const step = h.undo.pop();
+  if (!step) return null;
+  const r = runOps(h.reducer, h.state, step.inverses);
+  h.state = r.state;
+  h.redo.push(step);
+  return { epoch: ++h.epoch, label: `undo ${step.label}` };
+}
+
+function redoStep<S, Op>(h: LiveHistory<S, Op>) {
+  const step = h.redo.pop();
+  if (!step) return null;
+  const r = runOps(h.reducer, h.state, step.ops);
+  h.state = r.state;
+  h.undo.push({ ...step, inverses: r.inverses });
+  return { epoch: ++h.epoch, label: `redo ${step.label}` };
+}
+
+/** Takes a snapshot newer than the live state, then replays the entries past the epoch. */
+function replay<S, Op>(
+  h: LiveHistory<S, Op>,
+  snapshot: HistorySnapshot<S, Op> | null,
+  entries: readonly LogEntry<Op>[],
+  heard?: (change: { epoch: number; label: string }) => void,
+): void {
+  if (snapshot && snapshot.epoch > h.epoch) {
+    const copy = structuredClone(snapshot);
+    h.epoch = copy.epoch;
+    h.state = copy.state;
+    h.undo = copy.undo;
+    h.redo = copy.redo;
+    h.operations = new Map();
+    for (const mark of snapshot.operations ?? []) remember(h, mark.operation, mark.epoch);
+    if (entries.length === 0) heard?.({ epoch: h.epoch, label: 'catch up' });
+  }
+  for (const entry of entries) {
+    if (entry.epoch <= h.epoch) continue;
+    let label = entry.type === 'apply' ? entry.label : null;
+    if (entry.type === 'apply') applyStep(h, entry.ops, entry.label);
+    else label = (entry.type === 'undo' ? undoStep(h) : redoStep(h))?.label ?? null;
+    remember(h, entry.operation, entry.epoch);
+    h.sinceCompact++;
+    heard?.({ epoch: entry.epoch, label: label ?? entry.type });
+  }
+}
+
+async function catchUp<S, Op>(h: LiveHistory<S, Op>): Promise<void> {
+  if (!h.log?.since) return;
+  const { snapshot, entries } = await h.log.since(h.epoch);
+  replay(h, snapshot, entries, h.options.onCatchUp);
+}
+
+function snapshotOf<S, Op>(h: LiveHistory<S, Op>): HistorySnapshot<S, Op> {
+  return {
+    epoch: h.epoch,
+    state: h.state,
+    undo: h.undo,
+    redo: h.redo,
+    ...(h.operations.size > 0
+      ? { operations: [...h.operations].map(([operation, at]) => ({ operation, epoch: at })) }
+      : {}),
+  };
+}
+
+async function persist<S, Op>(h: LiveHistory<S, Op>, entry: LogEntry<Op>): Promise<void> {
+  if (!h.log) return;
+  await h.log.append(entry);
+  if (++h.sinceCompact >= h.compactEvery) {
+    await h.log.compact(structuredClone(snapshotOf(h)));
+    h.sinceCompact = 0;
+  }
+}
+
+/** Serialises mutations so the log order equals the apply order. */
+function serial<S, Op, T>(h: LiveHistory<S, Op>, fn: () => Promise<T>): Promise<T> {
+  const next = h.queue.then(fn, fn);
+  h.queue = next.catch(() => undefined);
+  return next;
+}
+
+/**
+ * Runs one change in memory (a refused op throws before anything changes),
+ * logs it durably, and rolls the memory back if logging fails.
+ */
+function commit<S, Op>(
+  h: LiveHistory<S, Op>,
+  operation: string | undefined,
+  change: () => Made<Op> | null,
+): Promise<number | null> {
+  return serial(h, async () => {
+    for (let attempt = 1; ; attempt++) {
+      await catchUp(h);
+      // A remembered request is answered, not made again.
+      const done = operation === undefined ? undefined : h.operations.get(operation);
+      if (done !== undefined) return done;
+      const before = {
+        state: h.state,
+        undo: [...h.undo],
+        redo: [...h.redo],
+        epoch: h.epoch,
+        operations: h.operations,
+      };
+      const r = change();
+      if (!r) return null;
+      let entry = r.entry;
+      if (operation !== undefined) {
+        // Remembered before the append, so a compaction that follows it keeps the tag.
+        h.operations = new Map(h.operations);
+        remember(h, operation, r.epoch);
+        entry = { ...entry, operation };
+      }
+      try {
+        await persist(h, entry);
+      } catch (error) {
+        Object.assign(h, before);
+        // Another instance logged a change first: catch up and make this one again.
+        if (error instanceof HistoryConflict && attempt < CONFLICT_ATTEMPTS) continue;
+        throw error;
+      }
+      h.options.onChange?.({ epoch: r.epoch, label: r.label });
+      return r.epoch;
+    }
+  });
+}
+
+function stillAt<S, Op>(h: LiveHistory<S, Op>, at: number | undefined): void {
+  if (at !== undefined && at !== h.epoch)
+    throw new AirlockError(
+      'versionConflict',
+      `The history moved from epoch ${at} to ${h.epoch} since this call was decided; call it again to act on the latest step.`,
+    );
+}
+
 export async function openHistory<S, Op>(options: HistoryOptions<S, Op>): Promise<History<S, Op>> {
   const { reducer, log, compactEvery = 500, maxUndo = 1000, maxOperations = 1000 } = options;
-  let state = options.initial;
-  let epoch = 0;
-  let undo: HistoryStep<Op>[] = [];
-  let redo: HistoryStep<Op>[] = [];
-  // Tag → epoch, in the order the changes were made (a Map keeps insertion order).
-  let operations = new Map<string, number>();
-  const remember = (operation: string | undefined, at: number) => {
-    if (operation === undefined) return;
-    operations.set(operation, at);
-    if (operations.size > maxOperations) operations.delete(operations.keys().next().value!);
-  };
-  let sinceCompact = 0;
-  let queue: Promise<unknown> = Promise.resolve();
-
-  const runOps = (from: S, ops: Op[]) => {
-    let s = from;
-    const inverses: Op[] = [];
-    for (const op of ops) {
-      const r = reducer.apply(s, op);
-      s = r.state;
-      inverses.unshift(r.inverse);
-    }
-    return { state: s, inverses };
-  };
-
-  const doApply = (ops: Op[], label: string) => {
-    const r = runOps(state, ops);
-    state = r.state;
-    undo.push({ label, ops, inverses: r.inverses });
-    if (undo.length > maxUndo) undo.shift();
-    redo = [];
-    return ++epoch;
-  };
-  const doUndo = () => {
-    const step = undo.pop();
-    if (!step) return null;
-    const r = runOps(state, step.inverses);
-    state = r.state;
-    redo.push(step);
-    return { epoch: ++epoch, label: `undo ${step.label}` };
-  };
-  const doRedo = () => {
-    const step = redo.pop();
-    if (!step) return null;
-    const r = runOps(state, step.ops);
-    state = r.state;
-    undo.push({ ...step, inverses: r.inverses });
-    return { epoch: ++epoch, label: `redo ${step.label}` };
-  };
-
-  /** Takes a snapshot newer than the live state, then replays the entries past the epoch. */
-  const replay = (
-    snapshot: HistorySnapshot<S, Op> | null,
-    entries: readonly LogEntry<Op>[],
-    heard?: (change: { epoch: number; label: string }) => void,
-  ): void => {
-    if (snapshot && snapshot.epoch > epoch) {
-      ({ epoch, state, undo, redo } = structuredClone(snapshot));
-      operations = new Map();
-      for (const mark of snapshot.operations ?? []) remember(mark.operation, mark.epoch);
-      if (entries.length === 0) heard?.({ epoch, label: 'catch up' });
-    }
-    for (const entry of entries) {
-      if (entry.epoch <= epoch) continue;
-      let label = entry.type === 'apply' ? entry.label : null;
-      if (entry.type === 'apply') doApply(entry.ops, entry.label);
-      else label = (entry.type === 'undo' ? doUndo() : doRedo())?.label ?? null;
-      remember(entry.operation, entry.epoch);
-      sinceCompact++;
-      heard?.({ epoch: entry.epoch, label: label ?? entry.type });
-    }
+  const h: LiveHistory<S, Op> = {
+    reducer,
+    log,
+    compactEvery,
+    maxUndo,
+    maxOperations,
+    options,
+    state: options.initial,
+    epoch: 0,
+    undo: [],
+    redo: [],
+    operations: new Map(),
+    sinceCompact: 0,
+    queue: Promise.resolve(),
   };
   if (log) {
     const { snapshot, entries } = await log.load();
-    replay(snapshot, entries);
+    replay(h, snapshot, entries);
   }
-  const catchUp = async () => {
-    if (!log?.since) return;
-    const { snapshot, entries } = await log.since(epoch);
-    replay(snapshot, entries, options.onCatchUp);
-  };
-
-  const snapshotNow = (): HistorySnapshot<S, Op> => ({
-    epoch,
-    state,
-    undo,
-    redo,
-    ...(operations.size > 0
-      ? { operations: [...operations].map(([operation, at]) => ({ operation, epoch: at })) }
-      : {}),
-  });
-  const persist = async (entry: LogEntry<Op>) => {
-    if (!log) return;
-    await log.append(entry);
-    if (++sinceCompact >= compactEvery) {
-      await log.compact(structuredClone(snapshotNow()));
-      sinceCompact = 0;
-    }
-  };
-  // Serialise mutations so the log order equals the apply order.
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = queue.then(fn, fn);
-    queue = next.catch(() => undefined);
-    return next;
-  };
-
-  /**
-   * Runs one change in memory (a refused op throws before anything changes),
-   * logs it durably, and rolls the memory back if logging fails.
-   */
-  const commit = (
-    operation: string | undefined,
-    change: () => { epoch: number; label: string; entry: LogEntry<Op> } | null,
-  ) =>
-    serial(async () => {
-      for (let attempt = 1; ; attempt++) {
-        await catchUp();
-        // A remembered request is answered, not made again.
-        const done = operation === undefined ? undefined : operations.get(operation);
-        if (done !== undefined) return done;
-        const before = { state, undo: [...undo], redo: [...redo], epoch, operations };
-        const r = change();
-        if (!r) return null;
-        let entry = r.entry;
-        if (operation !== undefined) {
-          // Remembered before the append, so a compaction that follows it keeps the tag.
-          operations = new Map(operations);
-          remember(operation, r.epoch);
-          entry = { ...entry, operation };
-        }
-        try {
-          await persist(entry);
-        } catch (error) {
-          ({ state, undo, redo, epoch, operations } = before);
-          // Another instance logged a change first: catch up and make this one again.
-          if (error instanceof HistoryConflict && attempt < CONFLICT_ATTEMPTS) continue;
-          throw error;
-        }
-        options.onChange?.({ epoch: r.epoch, label: r.label });
-        return r.epoch;
-      }
-    });
-
-  const stillAt = (at: number | undefined) => {
-    if (at !== undefined && at !== epoch)
-      throw new AirlockError(
-        'versionConflict',
-        `The history moved from epoch ${at} to ${epoch} since this call was decided; call it again to act on the latest step.`,
-      );
-  };
 
   return {
     get epoch() {
-      return epoch;
+      return h.epoch;
     },
     get state() {
-      return state;
+      return h.state;
     },
     apply: (ops, label, operation) =>
-      commit(operation, () => {
-        const e = doApply(ops, label);
+      commit(h, operation, () => {
+        const e = applyStep(h, ops, label);
         return { epoch: e, label, entry: { epoch: e, type: 'apply', ops, label } };
       }) as Promise<number>,
     undo: (operation, at) =>
-      commit(operation, () => {
-        stillAt(at);
-        const r = doUndo();
+      commit(h, operation, () => {
+        stillAt(h, at);
+        const r = undoStep(h);
         return r && { ...r, entry: { epoch: r.epoch, type: 'undo' } };
       }),
     redo: (operation, at) =>
-      commit(operation, () => {
-        stillAt(at);
-        const r = doRedo();
+      commit(h, operation, () => {
+        stillAt(h, at);
+        const r = redoStep(h);
         return r && { ...r, entry: { epoch: r.epoch, type: 'redo' } };
       }),
     peekUndo: () => {
-      const step = undo.at(-1);
+      const step = h.undo.at(-1);
       return step ? { label: step.label, ops: step.inverses } : null;
     },
     peekRedo: () => {
-      const step = redo.at(-1);
+      const step = h.redo.at(-1);
       return step ? { label: step.label, ops: step.ops } : null;
     },
-    canUndo: () => undo.length > 0,
-    canRedo: () => redo.length > 0,
-    epochOf: (operation) => operations.get(operation) ?? null,
+    canUndo: () => h.undo.length > 0,
+    canRedo: () => h.redo.length > 0,
+    epochOf: (operation) => h.operations.get(operation) ?? null,
     compact: () =>
-      serial(async () => {
-        if (log) await log.compact(structuredClone(snapshotNow()));
-        sinceCompact = 0;
+      serial(h, async () => {
+        if (log) await log.compact(structuredClone(snapshotOf(h)));
+        h.sinceCompact = 0;
       }),
-    sync: () => serial(catchUp),
+    sync: () => serial(h, () => catchUp(h)),
   };
 }

@@ -169,113 +169,131 @@ const stillRunning = (operationId: string) =>
     `Operation ${operationId} is still running; wait, then retry with the same operationID.`,
   );
 
+/** What `createJournal`'s parts share: the store, the clock and the operations running here. */
+interface JournalContext {
+  store: Store;
+  now: () => number;
+  /** Keys (`keyOf`) of operations this instance is running now. */
+  inFlight: Set<string>;
+}
+
+const keyOf = (scope: string, id: string) => `${scope}\u0000${id}`;
+
+/** A prepared operation: its entry, written before the write, is settled after it. */
+function openOperation(
+  { store, now, inFlight }: JournalContext,
+  req: OperationRequest,
+): OpenOperation {
+  const key = keyOf(req.scope, req.operationId);
+  inFlight.add(key);
+  return {
+    id: req.operationId,
+    digest: req.digest,
+    // Its prepared entry already claimed it.
+    claim: async () => undefined,
+    async commit(tx, receipt) {
+      const updated = await tx.journal.update(req.scope, req.operationId, {
+        state: 'committed',
+        receipt,
+        updatedAt: now(),
+      });
+      if (!updated) throw new Error(`journal entry ${req.operationId} vanished before commit`);
+      inFlight.delete(key);
+    },
+    async abandon() {
+      inFlight.delete(key);
+      await store.transaction(async (tx) => {
+        const entry = await tx.journal.get(req.scope, req.operationId);
+        if (entry?.state === 'prepared') await tx.journal.delete(req.scope, req.operationId);
+      }, KEYED);
+    },
+    async markUncertain() {
+      inFlight.delete(key);
+      // Only a still-prepared entry becomes uncertain: a write that committed meanwhile stands.
+      await store.transaction(async (tx) => {
+        const entry = await tx.journal.get(req.scope, req.operationId);
+        if (entry?.state === 'prepared') {
+          await tx.journal.update(req.scope, req.operationId, {
+            state: 'uncertain',
+            updatedAt: now(),
+          });
+        }
+      }, KEYED);
+    },
+  };
+}
+
+/** An atomic operation: its entry is first written, committed, by its write's transaction. */
+function openAtomic(
+  { store, now, inFlight }: JournalContext,
+  req: OperationRequest,
+  entry: JournalEntry,
+): OpenOperation {
+  const key = keyOf(req.scope, req.operationId);
+  inFlight.add(key);
+  // A prepared entry (left by a crashed run of an older release) is taken over, not replayed.
+  const outcomeOf = (existing: JournalEntry) => {
+    if (existing.digest !== req.digest) return new OperationRaced(reused(req.operationId));
+    if (existing.state === 'committed')
+      return new OperationRaced({ ok: true, value: existing.receipt });
+    if (existing.state === 'uncertain')
+      return new OperationRaced(uncertain(req.operationId, req.tool));
+    return null;
+  };
+  // A settled operation is no longer this run's: the pipeline takes a raced
+  // write as committed and abandons nothing, so leaving it in flight would
+  // answer every later retry `busy` instead of its receipt or `malformedRequest`.
+  const settled = (existing: JournalEntry) => {
+    const raced = outcomeOf(existing);
+    if (raced) inFlight.delete(key);
+    return raced;
+  };
+  return {
+    id: req.operationId,
+    digest: req.digest,
+    async claim(tx) {
+      const existing = await tx.journal.get(req.scope, req.operationId);
+      const raced = existing && settled(existing);
+      if (raced) throw raced;
+    },
+    async commit(tx, receipt) {
+      const committed = { ...entry, state: 'committed' as const, receipt, updatedAt: now() };
+      const existing = await tx.journal.insert(committed);
+      if (existing) {
+        // Another instance's run committed between this one's claim and now.
+        const raced = settled(existing);
+        if (raced) throw raced;
+        await tx.journal.update(req.scope, req.operationId, {
+          state: 'committed',
+          receipt,
+          updatedAt: committed.updatedAt,
+        });
+      }
+      inFlight.delete(key);
+    },
+    async abandon() {
+      // Nothing was written, not even an entry.
+      inFlight.delete(key);
+    },
+    async markUncertain() {
+      inFlight.delete(key);
+      // The write may still commit (its transaction is under way): then its
+      // commit finds this entry and settles it; a committed entry stands.
+      await store.transaction(
+        (tx) => tx.journal.insert({ ...entry, state: 'uncertain', updatedAt: now() }),
+        KEYED,
+      );
+    },
+  };
+}
+
 export function createJournal({
   store,
   retentionMs = DEFAULT_RECEIPT_RETENTION_MS,
   now = Date.now,
 }: JournalOptions): Journal {
   const inFlight = new Set<string>();
-  const keyOf = (scope: string, id: string) => `${scope}\u0000${id}`;
-
-  const open = (req: OperationRequest): OpenOperation => {
-    const key = keyOf(req.scope, req.operationId);
-    inFlight.add(key);
-    return {
-      id: req.operationId,
-      digest: req.digest,
-      // Its prepared entry already claimed it.
-      claim: async () => undefined,
-      async commit(tx, receipt) {
-        const updated = await tx.journal.update(req.scope, req.operationId, {
-          state: 'committed',
-          receipt,
-          updatedAt: now(),
-        });
-        if (!updated) throw new Error(`journal entry ${req.operationId} vanished before commit`);
-        inFlight.delete(key);
-      },
-      async abandon() {
-        inFlight.delete(key);
-        await store.transaction(async (tx) => {
-          const entry = await tx.journal.get(req.scope, req.operationId);
-          if (entry?.state === 'prepared') await tx.journal.delete(req.scope, req.operationId);
-        }, KEYED);
-      },
-      async markUncertain() {
-        inFlight.delete(key);
-        // Only a still-prepared entry becomes uncertain: a write that committed meanwhile stands.
-        await store.transaction(async (tx) => {
-          const entry = await tx.journal.get(req.scope, req.operationId);
-          if (entry?.state === 'prepared') {
-            await tx.journal.update(req.scope, req.operationId, {
-              state: 'uncertain',
-              updatedAt: now(),
-            });
-          }
-        }, KEYED);
-      },
-    };
-  };
-
-  /** An atomic operation: its entry is first written, committed, by its write's transaction. */
-  const openAtomic = (req: OperationRequest, entry: JournalEntry): OpenOperation => {
-    const key = keyOf(req.scope, req.operationId);
-    inFlight.add(key);
-    // A prepared entry (left by a crashed run of an older release) is taken over, not replayed.
-    const outcomeOf = (existing: JournalEntry) => {
-      if (existing.digest !== req.digest) return new OperationRaced(reused(req.operationId));
-      if (existing.state === 'committed')
-        return new OperationRaced({ ok: true, value: existing.receipt });
-      if (existing.state === 'uncertain')
-        return new OperationRaced(uncertain(req.operationId, req.tool));
-      return null;
-    };
-    // A settled operation is no longer this run's: the pipeline takes a raced
-    // write as committed and abandons nothing, so leaving it in flight would
-    // answer every later retry `busy` instead of its receipt or `malformedRequest`.
-    const settled = (existing: JournalEntry) => {
-      const raced = outcomeOf(existing);
-      if (raced) inFlight.delete(key);
-      return raced;
-    };
-    return {
-      id: req.operationId,
-      digest: req.digest,
-      async claim(tx) {
-        const existing = await tx.journal.get(req.scope, req.operationId);
-        const raced = existing && settled(existing);
-        if (raced) throw raced;
-      },
-      async commit(tx, receipt) {
-        const committed = { ...entry, state: 'committed' as const, receipt, updatedAt: now() };
-        const existing = await tx.journal.insert(committed);
-        if (existing) {
-          // Another instance's run committed between this one's claim and now.
-          const raced = settled(existing);
-          if (raced) throw raced;
-          await tx.journal.update(req.scope, req.operationId, {
-            state: 'committed',
-            receipt,
-            updatedAt: committed.updatedAt,
-          });
-        }
-        inFlight.delete(key);
-      },
-      async abandon() {
-        // Nothing was written, not even an entry.
-        inFlight.delete(key);
-      },
-      async markUncertain() {
-        inFlight.delete(key);
-        // The write may still commit (its transaction is under way): then its
-        // commit finds this entry and settles it; a committed entry stands.
-        await store.transaction(
-          (tx) => tx.journal.insert({ ...entry, state: 'uncertain', updatedAt: now() }),
-          KEYED,
-        );
-      },
-    };
-  };
+  const ctx: JournalContext = { store, now, inFlight };
 
   return {
     async replay(req) {
@@ -301,7 +319,7 @@ export function createJournal({
       if (options.atomic) {
         // Looked up by the write's own transaction (`claim`).
         if (inFlight.has(keyOf(req.scope, req.operationId))) return stillRunning(req.operationId);
-        return { kind: 'open', operation: openAtomic(req, entry) };
+        return { kind: 'open', operation: openAtomic(ctx, req, entry) };
       }
       // Retries of committed operations are common: answer them from a read, no write transaction.
       const seen = options.looked
@@ -311,13 +329,13 @@ export function createJournal({
         seen?.state === 'committed'
           ? seen
           : await store.transaction((tx) => tx.journal.insert(entry), KEYED);
-      if (!existing) return { kind: 'open', operation: open(req) };
+      if (!existing) return { kind: 'open', operation: openOperation(ctx, req) };
       if (existing.digest !== req.digest) return reused(req.operationId);
       if (existing.state === 'committed') return { kind: 'replay', receipt: existing.receipt };
       if (existing.state === 'uncertain') return uncertain(req.operationId, req.tool);
       if (inFlight.has(keyOf(req.scope, req.operationId))) return stillRunning(req.operationId);
       // A prepared entry nobody is running: its write never committed. Run it.
-      return { kind: 'open', operation: open(req) };
+      return { kind: 'open', operation: openOperation(ctx, req) };
     },
 
     async state(scope, operationId) {

@@ -15,8 +15,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../kernel/logger.js';
 import { failure, internalFailure } from '../../kernel/errors.js';
 import { kernelRoutes } from '../rest/rest-kernel.js';
-import { createRestDispatch } from './http-rest.js';
-import { createMcpDispatch } from '../mcp/http-mcp.js';
+import { createRestDispatch, type RestDispatch } from './http-rest.js';
+import { createMcpDispatch, type McpDispatch } from '../mcp/http-mcp.js';
 import type { McpServing } from '../mcp/mcp-server.js';
 import type { McpRequestTracer } from '../mcp/mcp-trace.js';
 import { checkHostAndOrigin, type GuardOptions } from './guards.js';
@@ -26,7 +26,7 @@ import { BodyTooLargeError, sendJson, sendJsonRpcError } from './http-util.js';
 import { sendFailure } from './http-errors.js';
 import { agentView, serveEvents } from './sse.js';
 import { openApiDocument } from '../rest/openapi-doc.js';
-import type { RestRoute, ServingKernel } from '../surface.js';
+import type { RestRoute, ServedDoor, ServingKernel } from '../surface.js';
 import type { Passkeys } from '../rest/passkeys.js';
 import { passkeyRoutes } from '../rest/rest-passkeys.js';
 import { mountOf } from '../../kernel/kernel.js';
@@ -105,6 +105,231 @@ const isOAuthProbe = (path: string) =>
     path,
   );
 
+/** What the request handlers share; built once by `createHttpApp`. */
+interface AppContext {
+  kernel: ServingKernel;
+  logger: Logger;
+  options: HttpAppOptions;
+  served: readonly ServedDoor[];
+  oauth: OAuthServer | undefined;
+  auth: AuthOptions;
+  guard: GuardOptions;
+  rest: RestDispatch;
+  mcp: McpDispatch;
+}
+
+/**
+ * The SSE `snapshot` frame: running jobs plus what each door adds, as
+ * `agent` may see them (its own jobs; null: the owner, everything).
+ */
+async function snapshot({ kernel, served }: AppContext, agent: string | null) {
+  const jobs = await kernel.jobs.seenBy(agent).list({ status: ['queued', 'running'] });
+  const extra = await Promise.all(
+    served.map((d) => d.http?.snapshot?.({ agent }) ?? Promise.resolve({})),
+  );
+  return Object.assign({ jobs }, ...extra);
+}
+
+/** The event stream and the route list are for agents and the owner alike (authority.md §1). */
+async function handleApi(
+  ctx: AppContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  caller: Caller | null,
+) {
+  const { kernel, rest, auth, options } = ctx;
+  // `GET /events` is the Koharu seed's stream: the same events, each frame named.
+  const koharuWire = url.pathname === '/events';
+  const sub = koharuWire ? 'events' : url.pathname.slice('/api/v1/'.length);
+  const builtIn = req.method === 'GET' && (sub === 'events' || sub === 'openapi.json');
+  if (!builtIn) return rest.handle(req, res, url, sub, caller);
+  // EventSource cannot send the session header: a single-use ticket names the session.
+  const ticket = sub === 'events' && !caller ? url.searchParams.get('ticket') : null;
+  if (ticket) {
+    const session = await kernel.principals.redeemStreamTicket(ticket);
+    if (session) caller = { kind: 'owner', via: 'session', session };
+  }
+  const refused = admit(req, 'agent', caller);
+  if (refused) return refuse(res, refused);
+  if (sub === 'events') {
+    // An agent's stream carries its own calls, approvals and jobs, never another's or the owner's inbox.
+    // Its key (name and id): a later agent of the same name is another agent.
+    const agent = agentKeyOfCaller(caller!);
+    await serveEvents(req, res, {
+      bus: kernel.events,
+      snapshot: () => snapshot(ctx, agent),
+      ...(agent ? { view: agentView(agent) } : {}),
+      named: koharuWire,
+      // The owner's streams check their credential every second as well (a CLI rotate publishes nowhere).
+      ...(caller!.kind === 'owner' ? { recheckMs: 1000 } : {}),
+      // The same request, identified again: still this caller, still admitted?
+      stillAllowed: async () => {
+        if (ticket && caller!.kind === 'owner' && caller!.via === 'session')
+          return (await kernel.principals.ownerSession(caller!.session.id)) !== null;
+        const now = await identifyCaller(req, auth);
+        return !!now && !('ok' in now) && now.kind === caller!.kind && !admit(req, 'agent', now);
+      },
+      ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
+    });
+  } else sendJson(res, 200, openApiDocument(rest.routes()));
+}
+
+/** MCP is for agents: a caller with no credential gets 401, the owner's token 403. */
+async function handleMcp(
+  { oauth, mcp }: AppContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  caller: Caller | null,
+) {
+  const agent = caller ? agentKeyOfCaller(caller) : null;
+  if (!caller || !agent) {
+    const refused =
+      caller?.kind === 'owner'
+        ? 'The owner’s credential is not an agent’s: give each MCP client its own agent token (`airlock agents add NAME`).'
+        : oauth
+          ? 'No credential. Connect with OAuth (the owner approves the client in Airlock’s web UI), or send Authorization: Bearer <agent token> (`airlock agents add NAME`).'
+          : 'No agent token. Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
+    if (!caller)
+      res.setHeader('www-authenticate', oauth ? oauthChallenge(oauth, path) : MCP_CHALLENGE);
+    sendJsonRpcError(res, caller ? 403 : 401, -32001, refused);
+    return;
+  }
+  await mcp.handle(req, res, path, agent);
+}
+
+/** A door's static file (e.g. the page bridge), if one serves this path. */
+async function serveDoorFile(
+  served: readonly ServedDoor[],
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+) {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  for (const door of served) {
+    const file = await door.http?.serveStatic?.(path);
+    if (!file) continue;
+    res.writeHead(200, {
+      'content-type': file.contentType,
+      'content-length': String(file.bytes.byteLength),
+      'cache-control': 'no-cache',
+    });
+    res.end(req.method === 'HEAD' ? undefined : file.bytes);
+    return true;
+  }
+  return false;
+}
+
+/** OAuth discovery first; the token hint stays for clients that cannot do OAuth. */
+const oauthChallenge = (oauth: OAuthServer, path: string, error?: string) =>
+  `${oauth.challenge(path, error)}, error_description="${TOKEN_HINT_OAUTH}"`;
+
+/** The OAuth paths: metadata and the authorization server's endpoints (public; Host still checked). */
+async function handleOAuth(
+  oauth: OAuthServer | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+) {
+  if (!oauth) return false;
+  if (oauth.owns(path)) {
+    await oauth.handle(req, res);
+    return true;
+  }
+  const metadata = req.method === 'GET' ? oauth.protectedResource(path) : null;
+  if (!metadata) return false;
+  res.setHeader('access-control-allow-origin', '*');
+  sendJson(res, 200, metadata);
+  return true;
+}
+
+/** One request: health, guards, metrics, MCP and the API, OAuth, door files, then the web UI. */
+async function handleRequest(ctx: AppContext, req: IncomingMessage, res: ServerResponse) {
+  const { kernel, options, served, oauth, auth, guard } = ctx;
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = url.pathname;
+  if (path === '/healthz') {
+    sendJson(res, 200, { status: 'ok', doors: served.map(mountOf), store: kernel.store.kind });
+    return;
+  }
+  // OAuth clients in a browser (the Inspector) call these from their own origin.
+  const oauthPath = !!oauth && (oauth.owns(path) || path.startsWith('/.well-known/'));
+  const guarded = checkHostAndOrigin(req, guard, { ignoreOrigin: oauthPath });
+  if (!guarded.ok) {
+    if (isMcpPath(path)) sendJsonRpcError(res, guarded.status, -32000, guarded.message);
+    else sendFailure(res, failure('notAuthorized', guarded.message), guarded.status);
+    return;
+  }
+  if (path === '/metrics' && options.metrics) {
+    const caller = await identifyCaller(req, auth);
+    const refused =
+      caller && 'ok' in caller
+        ? { failure: caller, status: 401 as const }
+        : admit(req, 'owner', caller);
+    if (refused) return refuse(res, refused);
+    await sendMetrics(res, options.metrics);
+    return;
+  }
+  const koharuEvents = path === '/events' && req.method === 'GET';
+  if (isMcpPath(path) || path.startsWith('/api/v1/') || koharuEvents) {
+    const caller = await identifyCaller(req, auth);
+    if (caller && 'ok' in caller) {
+      res.setHeader(
+        'www-authenticate',
+        oauth && isMcpPath(path)
+          ? oauthChallenge(oauth, path, 'invalid_token')
+          : 'Bearer realm="airlock", error="invalid_token"',
+      );
+      if (isMcpPath(path)) sendJsonRpcError(res, 401, -32001, caller.message);
+      else sendFailure(res, caller, 401);
+      return;
+    }
+    if (isMcpPath(path)) await handleMcp(ctx, req, res, path, caller);
+    else await handleApi(ctx, req, res, url, caller);
+    return;
+  }
+  if (await handleOAuth(oauth, req, res, path)) return;
+  if (isOAuthProbe(path)) {
+    // No OAuth here (yet): a client that tries it (mcp-remote, the Inspector) shows this body's words.
+    sendJson(res, 404, {
+      status: 404,
+      code: 'notFound',
+      message: TOKEN_HINT,
+      error: 'oauth_not_supported',
+      error_description: TOKEN_HINT,
+    });
+    return;
+  }
+  if (await serveDoorFile(served, req, res, path)) return;
+  if (options.staticHandler && (await options.staticHandler(req, res))) return;
+  sendFailure(
+    res,
+    failure('notFound', `Nothing at ${path}; use /mcp for MCP and /api/v1 for the REST API.`),
+  );
+}
+
+function refuse(res: ServerResponse, refused: NonNullable<ReturnType<typeof admit>>) {
+  if (refused.status === 401) res.setHeader('www-authenticate', 'Bearer realm="airlock"');
+  sendFailure(res, refused.failure, refused.status);
+}
+
+/** An MCP client gets every error as JSON-RPC, an unexpected one included (with its log id). */
+function fail({ logger }: AppContext, req: IncomingMessage, res: ServerResponse, error: unknown) {
+  const mcpRequest = isMcpPath((req.url ?? '').split('?')[0]!);
+  if (error instanceof BodyTooLargeError) {
+    const message = `Request body too large: at most ${error.max} bytes are accepted.`;
+    if (mcpRequest) sendJsonRpcError(res, 413, -32600, message);
+    else sendFailure(res, failure('requestTooLarge', message));
+    return;
+  }
+  const internal = internalFailure();
+  logger.error({ err: error, logId: internal.data?.logId, url: req.url }, 'request failed');
+  if (res.headersSent) res.end();
+  else if (mcpRequest) sendJsonRpcError(res, 500, -32603, internal.message);
+  else sendFailure(res, internal);
+}
+
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const { kernel, logger } = options;
   const served = kernel.doors();
@@ -150,201 +375,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ...(options.sessionIdleMs ? { sessionIdleMs: options.sessionIdleMs } : {}),
   });
 
-  /**
-   * The SSE `snapshot` frame: running jobs plus what each door adds, as
-   * `agent` may see them (its own jobs; null: the owner, everything).
-   */
-  const snapshot = async (agent: string | null) => {
-    const jobs = await kernel.jobs.seenBy(agent).list({ status: ['queued', 'running'] });
-    const extra = await Promise.all(
-      served.map((d) => d.http?.snapshot?.({ agent }) ?? Promise.resolve({})),
-    );
-    return Object.assign({ jobs }, ...extra);
-  };
-
-  /** The event stream and the route list are for agents and the owner alike (authority.md §1). */
-  async function handleApi(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    caller: Caller | null,
-  ) {
-    // `GET /events` is the Koharu seed's stream: the same events, each frame named.
-    const koharuWire = url.pathname === '/events';
-    const sub = koharuWire ? 'events' : url.pathname.slice('/api/v1/'.length);
-    const builtIn = req.method === 'GET' && (sub === 'events' || sub === 'openapi.json');
-    if (!builtIn) return rest.handle(req, res, url, sub, caller);
-    // EventSource cannot send the session header: a single-use ticket names the session.
-    const ticket = sub === 'events' && !caller ? url.searchParams.get('ticket') : null;
-    if (ticket) {
-      const session = await kernel.principals.redeemStreamTicket(ticket);
-      if (session) caller = { kind: 'owner', via: 'session', session };
-    }
-    const refused = admit(req, 'agent', caller);
-    if (refused) return refuse(res, refused);
-    if (sub === 'events') {
-      // An agent's stream carries its own calls, approvals and jobs, never another's or the owner's inbox.
-      // Its key (name and id): a later agent of the same name is another agent.
-      const agent = agentKeyOfCaller(caller!);
-      await serveEvents(req, res, {
-        bus: kernel.events,
-        snapshot: () => snapshot(agent),
-        ...(agent ? { view: agentView(agent) } : {}),
-        named: koharuWire,
-        // The owner's streams check their credential every second as well (a CLI rotate publishes nowhere).
-        ...(caller!.kind === 'owner' ? { recheckMs: 1000 } : {}),
-        // The same request, identified again: still this caller, still admitted?
-        stillAllowed: async () => {
-          if (ticket && caller!.kind === 'owner' && caller!.via === 'session')
-            return (await kernel.principals.ownerSession(caller!.session.id)) !== null;
-          const now = await identifyCaller(req, auth);
-          return !!now && !('ok' in now) && now.kind === caller!.kind && !admit(req, 'agent', now);
-        },
-        ...(options.keepAliveMs ? { keepAliveMs: options.keepAliveMs } : {}),
-      });
-    } else sendJson(res, 200, openApiDocument(rest.routes()));
-  }
-
-  /** MCP is for agents: a caller with no credential gets 401, the owner's token 403. */
-  async function handleMcp(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    caller: Caller | null,
-  ) {
-    const agent = caller ? agentKeyOfCaller(caller) : null;
-    if (!caller || !agent) {
-      const refused =
-        caller?.kind === 'owner'
-          ? 'The owner’s credential is not an agent’s: give each MCP client its own agent token (`airlock agents add NAME`).'
-          : oauth
-            ? 'No credential. Connect with OAuth (the owner approves the client in Airlock’s web UI), or send Authorization: Bearer <agent token> (`airlock agents add NAME`).'
-            : 'No agent token. Send Authorization: Bearer <agent token>; the owner creates one with `airlock agents add NAME` (airlock serve prints the default agent’s client configuration).';
-      if (!caller) res.setHeader('www-authenticate', oauth ? oauthChallenge(path) : MCP_CHALLENGE);
-      sendJsonRpcError(res, caller ? 403 : 401, -32001, refused);
-      return;
-    }
-    await mcp.handle(req, res, path, agent);
-  }
-
-  /** A door's static file (e.g. the page bridge), if one serves this path. */
-  async function serveDoorFile(req: IncomingMessage, res: ServerResponse, path: string) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    for (const door of served) {
-      const file = await door.http?.serveStatic?.(path);
-      if (!file) continue;
-      res.writeHead(200, {
-        'content-type': file.contentType,
-        'content-length': String(file.bytes.byteLength),
-        'cache-control': 'no-cache',
-      });
-      res.end(req.method === 'HEAD' ? undefined : file.bytes);
-      return true;
-    }
-    return false;
-  }
-
-  /** OAuth discovery first; the token hint stays for clients that cannot do OAuth. */
-  const oauthChallenge = (path: string, error?: string) =>
-    `${oauth!.challenge(path, error)}, error_description="${TOKEN_HINT_OAUTH}"`;
-
-  /** The OAuth paths: metadata and the authorization server's endpoints (public; Host still checked). */
-  async function handleOAuth(req: IncomingMessage, res: ServerResponse, path: string) {
-    if (!oauth) return false;
-    if (oauth.owns(path)) {
-      await oauth.handle(req, res);
-      return true;
-    }
-    const metadata = req.method === 'GET' ? oauth.protectedResource(path) : null;
-    if (!metadata) return false;
-    res.setHeader('access-control-allow-origin', '*');
-    sendJson(res, 200, metadata);
-    return true;
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname;
-    if (path === '/healthz') {
-      sendJson(res, 200, { status: 'ok', doors: served.map(mountOf), store: kernel.store.kind });
-      return;
-    }
-    // OAuth clients in a browser (the Inspector) call these from their own origin.
-    const oauthPath = !!oauth && (oauth.owns(path) || path.startsWith('/.well-known/'));
-    const guarded = checkHostAndOrigin(req, guard, { ignoreOrigin: oauthPath });
-    if (!guarded.ok) {
-      if (isMcpPath(path)) sendJsonRpcError(res, guarded.status, -32000, guarded.message);
-      else sendFailure(res, failure('notAuthorized', guarded.message), guarded.status);
-      return;
-    }
-    if (path === '/metrics' && options.metrics) {
-      const caller = await identifyCaller(req, auth);
-      const refused =
-        caller && 'ok' in caller
-          ? { failure: caller, status: 401 as const }
-          : admit(req, 'owner', caller);
-      if (refused) return refuse(res, refused);
-      await sendMetrics(res, options.metrics);
-      return;
-    }
-    const koharuEvents = path === '/events' && req.method === 'GET';
-    if (isMcpPath(path) || path.startsWith('/api/v1/') || koharuEvents) {
-      const caller = await identifyCaller(req, auth);
-      if (caller && 'ok' in caller) {
-        res.setHeader(
-          'www-authenticate',
-          oauth && isMcpPath(path)
-            ? oauthChallenge(path, 'invalid_token')
-            : 'Bearer realm="airlock", error="invalid_token"',
-        );
-        if (isMcpPath(path)) sendJsonRpcError(res, 401, -32001, caller.message);
-        else sendFailure(res, caller, 401);
-        return;
-      }
-      if (isMcpPath(path)) await handleMcp(req, res, path, caller);
-      else await handleApi(req, res, url, caller);
-      return;
-    }
-    if (await handleOAuth(req, res, path)) return;
-    if (isOAuthProbe(path)) {
-      // No OAuth here (yet): a client that tries it (mcp-remote, the Inspector) shows this body's words.
-      sendJson(res, 404, {
-        status: 404,
-        code: 'notFound',
-        message: TOKEN_HINT,
-        error: 'oauth_not_supported',
-        error_description: TOKEN_HINT,
-      });
-      return;
-    }
-    if (await serveDoorFile(req, res, path)) return;
-    if (options.staticHandler && (await options.staticHandler(req, res))) return;
-    sendFailure(
-      res,
-      failure('notFound', `Nothing at ${path}; use /mcp for MCP and /api/v1 for the REST API.`),
-    );
-  }
-
-  function refuse(res: ServerResponse, refused: NonNullable<ReturnType<typeof admit>>) {
-    if (refused.status === 401) res.setHeader('www-authenticate', 'Bearer realm="airlock"');
-    sendFailure(res, refused.failure, refused.status);
-  }
-
-  /** An MCP client gets every error as JSON-RPC, an unexpected one included (with its log id). */
-  function fail(req: IncomingMessage, res: ServerResponse, error: unknown) {
-    const mcpRequest = isMcpPath((req.url ?? '').split('?')[0]!);
-    if (error instanceof BodyTooLargeError) {
-      const message = `Request body too large: at most ${error.max} bytes are accepted.`;
-      if (mcpRequest) sendJsonRpcError(res, 413, -32600, message);
-      else sendFailure(res, failure('requestTooLarge', message));
-      return;
-    }
-    const internal = internalFailure();
-    logger.error({ err: error, logId: internal.data?.logId, url: req.url }, 'request failed');
-    if (res.headersSent) res.end();
-    else if (mcpRequest) sendJsonRpcError(res, 500, -32603, internal.message);
-    else sendFailure(res, internal);
-  }
+  const ctx: AppContext = { kernel, logger, options, served, oauth, auth, guard, rest, mcp };
 
   // A slow client cannot hold a connection open for nothing (authority.md §4):
   // headers within 10 s, the whole request within 60 s, checked every second
@@ -354,7 +385,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const server = createServer(
     { connectionsCheckingInterval: Math.min(1000, Math.max(100, headersTimeout / 2)) },
     (req, res) => {
-      handle(req, res).catch((error: unknown) => fail(req, res, error));
+      handleRequest(ctx, req, res).catch((error: unknown) => fail(ctx, req, res, error));
     },
   );
   server.headersTimeout = headersTimeout;

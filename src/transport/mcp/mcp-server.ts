@@ -27,6 +27,7 @@ import {
   type ApprovalStateSeal,
 } from './approval-delivery.js';
 import type {
+  CallToolRequest,
   InputRequiredResult,
   JSONRPCRequest,
   Result,
@@ -168,8 +169,7 @@ export function createMcpServer({
   approvalWaitMs = APPROVAL_WAIT_MS,
   noInbox,
 }: McpServerOptions): Server {
-  // Read again when a door's tools change (kernel `refreshTools` → `toolsChanged`).
-  let served = servedTools(kernel, mounts, toolNames, oneMount ? null : listBudgetTokens);
+  const served = servedTools(kernel, mounts, toolNames, oneMount ? null : listBudgetTokens);
   const instructions = mounts
     .map((m) => kernel.door(m)?.mcp?.instructions)
     .filter((s): s is string => typeof s === 'string')
@@ -199,29 +199,23 @@ export function createMcpServer({
   });
   const seal = sealFor(kernel);
 
-  /** Who a request acts as (kernel §4), and the client it says it is. */
-  const whoIs = (ctx: ServerContext) => {
-    const principal = ctx.http?.authInfo?.clientId;
-    const clientInfo =
-      server.getClientVersion() ??
-      ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientInfo' as never];
-    const client =
-      clientInfo && typeof clientInfo === 'object' && 'name' in clientInfo
-        ? {
-            name: String((clientInfo as { name: unknown }).name),
-            version: String((clientInfo as { version?: unknown }).version ?? ''),
-          }
-        : undefined;
-    return {
-      base: identify({ sessionId: ctx.sessionId, principal, clientName: client?.name }),
-      client,
-    };
+  const scope: ServerScope = {
+    kernel,
+    server,
+    identify,
+    seal,
+    offersTasks,
+    approvalLink,
+    approvalWaitMs,
+    noInbox,
+    served,
   };
 
   server.setRequestHandler('tools/list', async (request, ctx) => {
     // Paged: `nextCursor` is the offset of the next page.
     const cursor = request.params?.cursor;
     const from = cursor === undefined ? 0 : Number(cursor);
+    const { served } = scope;
     if (!Number.isInteger(from) || from < 0 || from > served.tools.length)
       throw new ProtocolError(
         -32602,
@@ -236,128 +230,11 @@ export function createMcpServer({
     return { tools: tools as never, ...(next ? { nextCursor: next } : {}) };
   });
 
-  server.setRequestHandler('tools/call', async (request, ctx) => {
-    const entry = served.index.get(request.params.name);
-    if (!entry) {
-      throw new ProtocolError(
-        -32602,
-        `Unknown tool '${request.params.name}'; call tools/list to see the available tools.`,
-      );
-    }
-    // The exact name from here on: the kernel, policy, audit and approvals know no other.
-    const name = entry.name;
-    const { base, client } = whoIs(ctx);
-    const progressToken = request.params._meta?.progressToken;
-    const call = () =>
-      kernel.call(entry.mount, name, request.params.arguments ?? {}, {
-        connection: { ...base, ...(client ? { client } : {}) },
-        signal: ctx.mcpReq.signal,
-        ...(progressToken !== undefined
-          ? {
-              progress: (progress: number, total?: number, message?: string) =>
-                ctx.mcpReq.notify({
-                  method: 'notifications/progress',
-                  params: {
-                    progressToken,
-                    progress,
-                    ...(total !== undefined ? { total } : {}),
-                    ...(message ? { message } : {}),
-                  },
-                }),
-            }
-          : {}),
-      });
-    const mcp = kernel.door(entry.mount)?.mcp;
-    const run = () =>
-      mcp?.withMcpRequest ? mcp.withMcpRequest(requestScope(server, ctx), call) : call();
-    // A retry carrying our approval state must carry it unaltered, for this agent and tool.
-    const state = ctx.mcpReq.requestState();
-    const resumed = isApprovalState(state);
-    // Sealed for the agent's key (name and id): a later agent of that name cannot open it.
-    const agent = agentKeyOf(base);
-    if (resumed && !(await seal.open(state, { agent: agent ?? '', tool: name })))
-      throw new ProtocolError(
-        -32602,
-        'requestState failed its integrity check (altered, expired, or minted for another agent or tool); call the tool again without it.',
-        { reason: 'invalid_request_state' },
-      );
-    const asTask = kernel.door(entry.mount)?.mcp?.tasks?.[name];
-    // A 2025-era call asking for a task (2025-11-25) is one, whatever it needs.
-    if (offersTasks && !resumed && wantsLegacyTask(ctx, request.params))
-      return (await answerAsLegacyTask(kernel, server, ctx, {
-        support: asTask,
-        mount: entry.mount,
-        tool: name,
-        args: request.params.arguments ?? {},
-        connection: { ...base, ...(client ? { client } : {}) },
-        scope: () => requestScope(server, ctx),
-        link: approvalLink,
-      })) as never;
-    if (asTask) {
-      const answered = await answerAsTask(kernel, ctx, {
-        support: asTask,
-        mount: entry.mount,
-        tool: name,
-        args: request.params.arguments ?? {},
-        connection: { ...base, ...(client ? { client } : {}) },
-        scope: () => requestScope(server, ctx),
-      });
-      if (answered) return answered as never;
-    }
-    let outcome = await run();
-    const approvalId = outcome.ok ? null : pendingApproval(outcome);
-    if (approvalId && !resumed && agent && offersTasks) {
-      // A client that follows tasks waits for the owner as a task (issue 30).
-      const task = await answerApprovalAsTask(
-        kernel,
-        ctx,
-        {
-          mount: entry.mount,
-          tool: name,
-          args: request.params.arguments ?? {},
-          connection: { ...base, ...(client ? { client } : {}) },
-          scope: () => requestScope(server, ctx),
-        },
-        approvalId,
-      );
-      if (task) return task as never;
-    }
-    if (approvalId && !resumed && agent) {
-      const offered = await offerApproval(
-        server,
-        ctx,
-        kernel,
-        seal,
-        { approvalId, agent, tool: name },
-        { link: approvalLink, waitMs: approvalWaitMs },
-      );
-      if (offered === 'retry') outcome = await run();
-      else if (offered === 'cancelled')
-        // Nobody reads this answer (the SDK drops it for a cancelled request).
-        throw new ProtocolError(
-          -32800,
-          'The call was cancelled by the client; its ask was withdrawn.',
-        );
-      else if (offered) return offered as never;
-    }
-    // Every ask carries its card's link, whatever the client can show.
-    if (!outcome.ok) outcome = await withApprovalLink(outcome, approvalLink, noInbox);
-    const presented = presentOutcome(
-      mcp?.presenter,
-      kernel.tool(entry.mount, name) ?? name,
-      outcome,
-    );
-    if ('protocolError' in presented && presented.protocolError) {
-      const { code, message, data } =
-        presented.protocolError as ProtocolErrorOutcome['protocolError'];
-      throw new ProtocolError(code, message, data);
-    }
-    return presented as never;
-  });
+  server.setRequestHandler('tools/call', (request, ctx) => callTool(scope, request, ctx));
 
   if (offersTasks)
     registerTaskMethods(server, kernel, (ctx) => {
-      const { base } = whoIs(ctx);
+      const { base } = whoIs(scope, ctx);
       return agentKeyOf(base) ?? base.id;
     });
   // Only a session that initialized (2025-era HTTP, stdio) can be told; a 2026-era
@@ -368,7 +245,12 @@ export function createMcpServer({
         ({ data }) => {
           if (data.event !== 'toolsChanged' || !mounts.includes(String(data.door))) return;
           try {
-            served = servedTools(kernel, mounts, toolNames, oneMount ? null : listBudgetTokens);
+            scope.served = servedTools(
+              kernel,
+              mounts,
+              toolNames,
+              oneMount ? null : listBudgetTokens,
+            );
           } catch (error) {
             // Two doors now offer one name: keep the last good list until it is resolved.
             kernel.logger.warn({ err: (error as Error).message }, 'tool list not refreshed');
@@ -387,6 +269,159 @@ export function createMcpServer({
 
   for (const mount of mounts) kernel.door(mount)?.mcp?.extendServer?.(server);
   return server;
+}
+
+/** What one server's handlers share; built once per server. */
+interface ServerScope {
+  kernel: ServingKernel;
+  server: AirlockServer;
+  identify: McpServerOptions['identify'];
+  seal: ApprovalStateSeal;
+  offersTasks: boolean;
+  approvalLink: McpServing['approvalLink'];
+  approvalWaitMs: number;
+  noInbox: string | undefined;
+  /** Read again when a door's tools change (kernel `refreshTools` → `toolsChanged`). */
+  served: ServedTools;
+}
+
+/** Who a request acts as (kernel §4), and the client it says it is. */
+function whoIs({ server, identify }: ServerScope, ctx: ServerContext) {
+  const principal = ctx.http?.authInfo?.clientId;
+  const clientInfo =
+    server.getClientVersion() ??
+    ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientInfo' as never];
+  const client =
+    clientInfo && typeof clientInfo === 'object' && 'name' in clientInfo
+      ? {
+          name: String((clientInfo as { name: unknown }).name),
+          version: String((clientInfo as { version?: unknown }).version ?? ''),
+        }
+      : undefined;
+  return {
+    base: identify({ sessionId: ctx.sessionId, principal, clientName: client?.name }),
+    client,
+  };
+}
+
+/**
+ * `tools/call`: the call goes through the kernel (as a task where the door or
+ * the client asks for one); an ask waits for the owner where the client can.
+ */
+async function callTool(scope: ServerScope, request: CallToolRequest, ctx: ServerContext) {
+  const { kernel, server, seal, offersTasks, approvalLink, approvalWaitMs, noInbox } = scope;
+  const entry = scope.served.index.get(request.params.name);
+  if (!entry) {
+    throw new ProtocolError(
+      -32602,
+      `Unknown tool '${request.params.name}'; call tools/list to see the available tools.`,
+    );
+  }
+  // The exact name from here on: the kernel, policy, audit and approvals know no other.
+  const name = entry.name;
+  const { base, client } = whoIs(scope, ctx);
+  const progressToken = request.params._meta?.progressToken;
+  const call = () =>
+    kernel.call(entry.mount, name, request.params.arguments ?? {}, {
+      connection: { ...base, ...(client ? { client } : {}) },
+      signal: ctx.mcpReq.signal,
+      ...(progressToken !== undefined
+        ? {
+            progress: (progress: number, total?: number, message?: string) =>
+              ctx.mcpReq.notify({
+                method: 'notifications/progress',
+                params: {
+                  progressToken,
+                  progress,
+                  ...(total !== undefined ? { total } : {}),
+                  ...(message ? { message } : {}),
+                },
+              }),
+          }
+        : {}),
+    });
+  const mcp = kernel.door(entry.mount)?.mcp;
+  const run = () =>
+    mcp?.withMcpRequest ? mcp.withMcpRequest(requestScope(server, ctx), call) : call();
+  // A retry carrying our approval state must carry it unaltered, for this agent and tool.
+  const state = ctx.mcpReq.requestState();
+  const resumed = isApprovalState(state);
+  // Sealed for the agent's key (name and id): a later agent of that name cannot open it.
+  const agent = agentKeyOf(base);
+  if (resumed && !(await seal.open(state, { agent: agent ?? '', tool: name })))
+    throw new ProtocolError(
+      -32602,
+      'requestState failed its integrity check (altered, expired, or minted for another agent or tool); call the tool again without it.',
+      { reason: 'invalid_request_state' },
+    );
+  const asTask = kernel.door(entry.mount)?.mcp?.tasks?.[name];
+  // A 2025-era call asking for a task (2025-11-25) is one, whatever it needs.
+  if (offersTasks && !resumed && wantsLegacyTask(ctx, request.params))
+    return (await answerAsLegacyTask(kernel, server, ctx, {
+      support: asTask,
+      mount: entry.mount,
+      tool: name,
+      args: request.params.arguments ?? {},
+      connection: { ...base, ...(client ? { client } : {}) },
+      scope: () => requestScope(server, ctx),
+      link: approvalLink,
+    })) as never;
+  if (asTask) {
+    const answered = await answerAsTask(kernel, ctx, {
+      support: asTask,
+      mount: entry.mount,
+      tool: name,
+      args: request.params.arguments ?? {},
+      connection: { ...base, ...(client ? { client } : {}) },
+      scope: () => requestScope(server, ctx),
+    });
+    if (answered) return answered as never;
+  }
+  let outcome = await run();
+  const approvalId = outcome.ok ? null : pendingApproval(outcome);
+  if (approvalId && !resumed && agent && offersTasks) {
+    // A client that follows tasks waits for the owner as a task (issue 30).
+    const task = await answerApprovalAsTask(
+      kernel,
+      ctx,
+      {
+        mount: entry.mount,
+        tool: name,
+        args: request.params.arguments ?? {},
+        connection: { ...base, ...(client ? { client } : {}) },
+        scope: () => requestScope(server, ctx),
+      },
+      approvalId,
+    );
+    if (task) return task as never;
+  }
+  if (approvalId && !resumed && agent) {
+    const offered = await offerApproval(
+      server,
+      ctx,
+      kernel,
+      seal,
+      { approvalId, agent, tool: name },
+      { link: approvalLink, waitMs: approvalWaitMs },
+    );
+    if (offered === 'retry') outcome = await run();
+    else if (offered === 'cancelled')
+      // Nobody reads this answer (the SDK drops it for a cancelled request).
+      throw new ProtocolError(
+        -32800,
+        'The call was cancelled by the client; its ask was withdrawn.',
+      );
+    else if (offered) return offered as never;
+  }
+  // Every ask carries its card's link, whatever the client can show.
+  if (!outcome.ok) outcome = await withApprovalLink(outcome, approvalLink, noInbox);
+  const presented = presentOutcome(mcp?.presenter, kernel.tool(entry.mount, name) ?? name, outcome);
+  if ('protocolError' in presented && presented.protocolError) {
+    const { code, message, data } =
+      presented.protocolError as ProtocolErrorOutcome['protocolError'];
+    throw new ProtocolError(code, message, data);
+  }
+  return presented as never;
 }
 
 /**

@@ -113,86 +113,110 @@ export interface PasskeysOptions {
   now?: () => number;
 }
 
-export function createPasskeys({ store, onEnrolled, now = Date.now }: PasskeysOptions): Passkeys {
-  let rp: RelyingParty | null = null;
-  const needRp = () =>
-    rp ?? refused('this process does not serve the Airlock page, so it cannot check passkeys');
+/** What the passkeys' parts share: the store, the clock and the relying party once set. */
+interface PasskeyContext {
+  store: Store;
+  now: () => number;
+  rp: RelyingParty | null;
+}
 
-  const issue = async (purpose: Purpose, digest: string | null) => {
-    const bytes = Buffer.concat([
-      randomBytes(16),
-      digest ? Buffer.from(digest, 'hex') : randomBytes(16),
-    ]);
-    const challenge = bytes.toString('base64url');
-    const record: ChallengeRecord = { purpose, digest, expiresAt: now() + CHALLENGE_TTL_MS };
-    await store.transaction((tx) => tx.records.put(CHALLENGES, challenge, record));
-    return new Uint8Array(bytes);
-  };
+function needRelyingParty({ rp }: PasskeyContext): RelyingParty | Failure {
+  return rp ?? refused('this process does not serve the Airlock page, so it cannot check passkeys');
+}
 
-  /** Takes the challenge out of the store (single use); the record, or null when unknown or expired. */
-  const consume = async (challenge: string) =>
-    store.transaction(async (tx) => {
-      const found = await tx.records.get<ChallengeRecord>(CHALLENGES, challenge);
-      if (!found) return null;
-      await tx.records.delete(CHALLENGES, challenge);
-      return found.value.expiresAt > now() ? found.value : null;
+/** A fresh single-use challenge for `purpose`, kept in the store; a decision's carries its digest. */
+async function issueChallenge(
+  { store, now }: PasskeyContext,
+  purpose: Purpose,
+  digest: string | null,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const bytes = Buffer.concat([
+    randomBytes(16),
+    digest ? Buffer.from(digest, 'hex') : randomBytes(16),
+  ]);
+  const challenge = bytes.toString('base64url');
+  const record: ChallengeRecord = { purpose, digest, expiresAt: now() + CHALLENGE_TTL_MS };
+  await store.transaction((tx) => tx.records.put(CHALLENGES, challenge, record));
+  return new Uint8Array(bytes);
+}
+
+/** Takes the challenge out of the store (single use); the record, or null when unknown or expired. */
+function consumeChallenge(
+  { store, now }: PasskeyContext,
+  challenge: string,
+): Promise<ChallengeRecord | null> {
+  return store.transaction(async (tx) => {
+    const found = await tx.records.get<ChallengeRecord>(CHALLENGES, challenge);
+    if (!found) return null;
+    await tx.records.delete(CHALLENGES, challenge);
+    return found.value.expiresAt > now() ? found.value : null;
+  });
+}
+
+/** Verifies an assertion whose challenge was issued for `purpose` (and `digest`). */
+async function assertFor(
+  ctx: PasskeyContext,
+  response: unknown,
+  purpose: Purpose,
+  digest: string | null,
+): Promise<true | Failure> {
+  const { store, now } = ctx;
+  const party = needRelyingParty(ctx);
+  if ('ok' in party) return party;
+  const challenge = challengeOf(response);
+  if (!challenge) return refused('the answer is not a WebAuthn assertion');
+  const record = await consumeChallenge(ctx, challenge);
+  if (!record) return refused('this assertion was used already or its challenge expired');
+  if (record.purpose !== purpose || record.digest !== digest)
+    return refused('this assertion was made for another decision');
+  const id = (response as { id?: unknown }).id;
+  const key =
+    typeof id === 'string'
+      ? await store.read((tx) => tx.records.get<PasskeyRecord>(PASSKEYS, id))
+      : null;
+  if (!key) return refused('this passkey is not one of the owner’s (Settings lists them)');
+  let verified;
+  try {
+    verified = await verifyAuthenticationResponse({
+      response: response as AuthenticationResponseJSON,
+      expectedChallenge: challenge,
+      expectedOrigin: party.origin,
+      expectedRPID: party.id,
+      credential: {
+        id: key.value.id,
+        publicKey: new Uint8Array(Buffer.from(key.value.publicKey, 'base64url')),
+        counter: key.value.counter,
+      },
+      requireUserVerification: true,
     });
+  } catch (error) {
+    return refused((error as Error).message);
+  }
+  if (!verified.verified) return refused('the signature does not verify');
+  await store.transaction((tx) =>
+    tx.records.put(PASSKEYS, key.value.id, {
+      ...key.value,
+      counter: verified.authenticationInfo.newCounter,
+      lastUsedAt: now(),
+    }),
+  );
+  return true;
+}
 
+export function createPasskeys({ store, onEnrolled, now = Date.now }: PasskeysOptions): Passkeys {
+  const ctx: PasskeyContext = { store, now, rp: null };
+  const needRp = () => needRelyingParty(ctx);
+  const issue = (purpose: Purpose, digest: string | null) => issueChallenge(ctx, purpose, digest);
+  const consume = (challenge: string) => consumeChallenge(ctx, challenge);
   const all = () => store.read((tx) => tx.records.list<PasskeyRecord>(PASSKEYS));
-
-  /** Verifies an assertion whose challenge was issued for `purpose` (and `digest`). */
-  const assert = async (
-    response: unknown,
-    purpose: Purpose,
-    digest: string | null,
-  ): Promise<true | Failure> => {
-    const party = needRp();
-    if ('ok' in party) return party;
-    const challenge = challengeOf(response);
-    if (!challenge) return refused('the answer is not a WebAuthn assertion');
-    const record = await consume(challenge);
-    if (!record) return refused('this assertion was used already or its challenge expired');
-    if (record.purpose !== purpose || record.digest !== digest)
-      return refused('this assertion was made for another decision');
-    const id = (response as { id?: unknown }).id;
-    const key =
-      typeof id === 'string'
-        ? await store.read((tx) => tx.records.get<PasskeyRecord>(PASSKEYS, id))
-        : null;
-    if (!key) return refused('this passkey is not one of the owner’s (Settings lists them)');
-    let verified;
-    try {
-      verified = await verifyAuthenticationResponse({
-        response: response as AuthenticationResponseJSON,
-        expectedChallenge: challenge,
-        expectedOrigin: party.origin,
-        expectedRPID: party.id,
-        credential: {
-          id: key.value.id,
-          publicKey: new Uint8Array(Buffer.from(key.value.publicKey, 'base64url')),
-          counter: key.value.counter,
-        },
-        requireUserVerification: true,
-      });
-    } catch (error) {
-      return refused((error as Error).message);
-    }
-    if (!verified.verified) return refused('the signature does not verify');
-    await store.transaction((tx) =>
-      tx.records.put(PASSKEYS, key.value.id, {
-        ...key.value,
-        counter: verified.authenticationInfo.newCounter,
-        lastUsedAt: now(),
-      }),
-    );
-    return true;
-  };
+  const assert = (response: unknown, purpose: Purpose, digest: string | null) =>
+    assertFor(ctx, response, purpose, digest);
 
   return {
     setRelyingParty(value) {
-      rp = value;
+      ctx.rp = value;
     },
-    relyingParty: () => rp,
+    relyingParty: () => ctx.rp,
 
     async list() {
       return (await all()).map((r) => info(r.value));

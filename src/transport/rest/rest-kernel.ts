@@ -54,15 +54,16 @@ async function resolveResource(
   return found;
 }
 
-export function kernelRoutes(kernel: Kernel): RestRoute[] {
-  // Owner actions are audited as the owner (authority.md §3).
-  const audited = async <T>(tool: string, door: string, args: unknown, run: () => Promise<T>) => {
-    const out = await run();
-    // A Failure records its code; `false` (nothing to revoke) records notFound.
-    const result = isFailure(out) ? out.code : out === false ? 'notFound' : 'ok';
-    await kernel.audit.ownerAction(tool, door, args, result);
-    return out;
-  };
+/** Runs an owner action and audits it as the owner (authority.md §3). */
+type OwnerAudited = <T>(
+  tool: string,
+  door: string,
+  args: unknown,
+  run: () => Promise<T>,
+) => Promise<T>;
+
+/** The owner's inbox: pending approvals, approving one (a consent's resource or a policy ask's scope), denying one. */
+function approvalRoutes(kernel: Kernel, audited: OwnerAudited): RestRoute[] {
   return [
     {
       method: 'GET',
@@ -144,6 +145,62 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
         return 'ok' in denied ? denied : { status: 200, body: shown(denied) };
       },
     },
+  ];
+}
+
+/** Jobs: list, one, cancel a running one. */
+function jobRoutes(kernel: Kernel, audited: OwnerAudited): RestRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: 'jobs',
+      summary: 'Jobs, newest first',
+      handler: async ({ query }) => ({
+        status: 200,
+        body: {
+          jobs: await kernel.jobs.list({
+            ...(query.get('door') ? { door: query.get('door')! } : {}),
+            limit: 200,
+          }),
+        },
+      }),
+    },
+    {
+      method: 'GET',
+      path: 'jobs/{id}',
+      summary: 'One job',
+      handler: async ({ params }) => {
+        const job = await kernel.jobs.get(params.id!);
+        return job
+          ? { status: 200, body: job }
+          : failure('notFound', `No job ${params.id}; list jobs to see their ids.`);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: 'jobs/{id}',
+      summary: 'Cancel a running job',
+      handler: async ({ params }) =>
+        (await audited('jobs.cancel', 'airlock', { id: params.id }, () =>
+          kernel.jobs.cancel(params.id!),
+        ))
+          ? { status: 200, body: { cancelled: params.id } }
+          : failure('notFound', `No running job ${params.id}; list jobs to see the running ones.`),
+    },
+  ];
+}
+
+export function kernelRoutes(kernel: Kernel): RestRoute[] {
+  // Owner actions are audited as the owner (authority.md §3).
+  const audited = async <T>(tool: string, door: string, args: unknown, run: () => Promise<T>) => {
+    const out = await run();
+    // A Failure records its code; `false` (nothing to revoke) records notFound.
+    const result = isFailure(out) ? out.code : out === false ? 'notFound' : 'ok';
+    await kernel.audit.ownerAction(tool, door, args, result);
+    return out;
+  };
+  return [
+    ...approvalRoutes(kernel, audited),
     ...notifyRoutes(kernel),
     {
       method: 'GET',
@@ -204,42 +261,7 @@ export function kernelRoutes(kernel: Kernel): RestRoute[] {
         return { status: 200, body: { entries: await kernel.audit.list(q) } };
       },
     },
-    {
-      method: 'GET',
-      path: 'jobs',
-      summary: 'Jobs, newest first',
-      handler: async ({ query }) => ({
-        status: 200,
-        body: {
-          jobs: await kernel.jobs.list({
-            ...(query.get('door') ? { door: query.get('door')! } : {}),
-            limit: 200,
-          }),
-        },
-      }),
-    },
-    {
-      method: 'GET',
-      path: 'jobs/{id}',
-      summary: 'One job',
-      handler: async ({ params }) => {
-        const job = await kernel.jobs.get(params.id!);
-        return job
-          ? { status: 200, body: job }
-          : failure('notFound', `No job ${params.id}; list jobs to see their ids.`);
-      },
-    },
-    {
-      method: 'DELETE',
-      path: 'jobs/{id}',
-      summary: 'Cancel a running job',
-      handler: async ({ params }) =>
-        (await audited('jobs.cancel', 'airlock', { id: params.id }, () =>
-          kernel.jobs.cancel(params.id!),
-        ))
-          ? { status: 200, body: { cancelled: params.id } }
-          : failure('notFound', `No running job ${params.id}; list jobs to see the running ones.`),
-    },
+    ...jobRoutes(kernel, audited),
   ];
 }
 

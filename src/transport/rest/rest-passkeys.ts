@@ -29,11 +29,8 @@ const Challenge = z
   })
   .strict();
 
-export function passkeyRoutes(
-  kernel: Kernel,
-  passkeys: Passkeys,
-  deciding: () => readonly RestRoute[],
-): RestRoute[] {
+/** Enrolling a passkey; a further one is a decision (the owner's presence). */
+function enrolPasskeyRoute(kernel: Kernel, passkeys: Passkeys): RestRoute {
   const enrolRoute: RestRoute = {
     method: 'POST',
     path: 'passkeys',
@@ -63,6 +60,59 @@ export function passkeyRoutes(
       return 'ok' in made ? made : { status: 201, body: made };
     },
   };
+  return enrolRoute;
+}
+
+/** The options for the passkey assertion one decision needs (the enrol route counts as one). */
+function presenceChallengeRoute(
+  passkeys: Passkeys,
+  deciding: () => readonly RestRoute[],
+  enrolRoute: RestRoute,
+): RestRoute {
+  return {
+    method: 'POST',
+    path: 'presence/challenge',
+    summary:
+      'Options for the passkey assertion one decision needs: {method, path, body} of the request about to be sent; send the assertion (base64url JSON) in x-airlock-presence with it',
+    handler: async (request) => {
+      const parsed = validateInput(Challenge, request.body ?? {});
+      if (!parsed.ok) return parsed;
+      const { method, path, body } = parsed.value;
+      const url = new URL(path.replace(/^\/*(api\/v1\/)?/, '/'), 'http://airlock/');
+      const router = createRouter();
+      for (const r of deciding()) router.add(r);
+      const match = router.match(method, url.pathname.slice(1));
+      const route = match.route;
+      if (!route || (!route.decides && route !== enrolRoute))
+        return failure(
+          'malformedRequest',
+          `${method} ${path} is not a decision; send it as it is.`,
+        );
+      const target: RestRequest = {
+        params: match.params,
+        query: url.searchParams,
+        body: body ?? null,
+        headers: {},
+        caller: request.caller ?? null,
+      };
+      const decision = await decisionOf(
+        route === enrolRoute ? { ...route, decides: true } : route,
+        method,
+        url.pathname.slice(1),
+        target,
+      );
+      const options = await passkeys.assertionOptions(decisionDigest(decision!));
+      return isFailure(options) ? options : { status: 200, body: options };
+    },
+  };
+}
+
+export function passkeyRoutes(
+  kernel: Kernel,
+  passkeys: Passkeys,
+  deciding: () => readonly RestRoute[],
+): RestRoute[] {
+  const enrolRoute = enrolPasskeyRoute(kernel, passkeys);
   return [
     {
       method: 'GET',
@@ -145,41 +195,6 @@ export function passkeyRoutes(
         };
       },
     },
-    {
-      method: 'POST',
-      path: 'presence/challenge',
-      summary:
-        'Options for the passkey assertion one decision needs: {method, path, body} of the request about to be sent; send the assertion (base64url JSON) in x-airlock-presence with it',
-      handler: async (request) => {
-        const parsed = validateInput(Challenge, request.body ?? {});
-        if (!parsed.ok) return parsed;
-        const { method, path, body } = parsed.value;
-        const url = new URL(path.replace(/^\/*(api\/v1\/)?/, '/'), 'http://airlock/');
-        const router = createRouter();
-        for (const r of deciding()) router.add(r);
-        const match = router.match(method, url.pathname.slice(1));
-        const route = match.route;
-        if (!route || (!route.decides && route !== enrolRoute))
-          return failure(
-            'malformedRequest',
-            `${method} ${path} is not a decision; send it as it is.`,
-          );
-        const target: RestRequest = {
-          params: match.params,
-          query: url.searchParams,
-          body: body ?? null,
-          headers: {},
-          caller: request.caller ?? null,
-        };
-        const decision = await decisionOf(
-          route === enrolRoute ? { ...route, decides: true } : route,
-          method,
-          url.pathname.slice(1),
-          target,
-        );
-        const options = await passkeys.assertionOptions(decisionDigest(decision!));
-        return isFailure(options) ? options : { status: 200, body: options };
-      },
-    },
+    presenceChallengeRoute(passkeys, deciding, enrolRoute),
   ];
 }

@@ -91,6 +91,42 @@ const revisionOf = (request: JSONRPCRequest) =>
 
 const toError = (value: unknown) => (value instanceof Error ? value : new Error(String(value)));
 
+/** Sends the acknowledgement with the tasks found, their state, and starts following them. */
+function acknowledgeListen(
+  sub: Subscription,
+  write: (message: JSONRPCMessage) => unknown,
+  notify: (sub: Subscription, method: string, params: Record<string, unknown>) => void,
+): void {
+  if (sub.acknowledged || !sub.ack || !sub.watch) return;
+  sub.acknowledged = true;
+  const params = sub.ack.params ?? {};
+  const honored = isObject(params['notifications']) ? params['notifications'] : {};
+  sub.changes = Object.keys(honored).length > 0;
+  void write({
+    ...sub.ack,
+    params: { ...params, ...acknowledgedFilter(honored, sub.watch.acknowledged) },
+  });
+  for (const view of sub.watch.initial) notify(sub, 'notifications/tasks', taskParams(view));
+  for (const message of sub.held.splice(0)) void write(message);
+  sub.watch.start();
+}
+
+/** The open task listen an outbound message belongs to. */
+function subscriptionOf(
+  subs: ReadonlyMap<unknown, Subscription>,
+  message: JSONRPCMessage,
+): Subscription | undefined {
+  if (subs.size === 0) return undefined;
+  if (isJSONRPCNotification(message))
+    return subs.get(message.params?._meta?.[SUBSCRIPTION_ID_META_KEY]);
+  return 'id' in message && !isJSONRPCRequest(message) ? subs.get(message.id) : undefined;
+}
+
+const listenStillOpen = (id: JSONRPCRequest['id']): ListenRefusal => ({
+  code: -32600,
+  message: `Invalid Request: a listen with id ${JSON.stringify(id)} is still open; use a new request id.`,
+});
+
 /**
  * `wire` (the stdio transport) for `serveStdio`, serving task listens.
  *
@@ -121,21 +157,7 @@ export function withTaskListen(wire: Transport, options: StdioTaskListenOptions)
   const forget = (id: JSONRPCRequest['id']) =>
     toSdk({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
 
-  /** Sends the acknowledgement with the tasks found, their state, and starts following them. */
-  function acknowledge(sub: Subscription) {
-    if (sub.acknowledged || !sub.ack || !sub.watch) return;
-    sub.acknowledged = true;
-    const params = sub.ack.params ?? {};
-    const honored = isObject(params['notifications']) ? params['notifications'] : {};
-    sub.changes = Object.keys(honored).length > 0;
-    void write({
-      ...sub.ack,
-      params: { ...params, ...acknowledgedFilter(honored, sub.watch.acknowledged) },
-    });
-    for (const view of sub.watch.initial) notify(sub, 'notifications/tasks', taskParams(view));
-    for (const message of sub.held.splice(0)) void write(message);
-    sub.watch.start();
-  }
+  const acknowledge = (sub: Subscription) => acknowledgeListen(sub, write, notify);
 
   function open(request: JSONRPCRequest, extra?: MessageExtraInfo) {
     const asked = readTaskListen(request, maxTaskIds);
@@ -143,11 +165,7 @@ export function withTaskListen(wire: Transport, options: StdioTaskListenOptions)
     const agent = options.agentOf(clientNameOf(request));
     if ([...subs.values()].filter((s) => s.agent === agent).length >= maxPerAgent)
       return refuse(request.id, tooManyListens(maxPerAgent));
-    if (subs.has(request.id))
-      return refuse(request.id, {
-        code: -32600,
-        message: `Invalid Request: a listen with id ${JSON.stringify(request.id)} is still open; use a new request id.`,
-      });
+    if (subs.has(request.id)) return refuse(request.id, listenStillOpen(request.id));
     const sub: Subscription = {
       id: request.id,
       agent,
@@ -189,14 +207,6 @@ export function withTaskListen(wire: Transport, options: StdioTaskListenOptions)
     );
   }
 
-  /** The open task listen an outbound message belongs to. */
-  function subscriptionOf(message: JSONRPCMessage): Subscription | undefined {
-    if (subs.size === 0) return undefined;
-    if (isJSONRPCNotification(message))
-      return subs.get(message.params?._meta?.[SUBSCRIPTION_ID_META_KEY]);
-    return 'id' in message && !isJSONRPCRequest(message) ? subs.get(message.id) : undefined;
-  }
-
   const stopAll = () => {
     for (const sub of [...subs.values()]) drop(sub);
   };
@@ -223,7 +233,7 @@ export function withTaskListen(wire: Transport, options: StdioTaskListenOptions)
   const entry: Transport = {
     start: () => wire.start(),
     async send(message, sendOptions) {
-      const sub = subscriptionOf(message);
+      const sub = subscriptionOf(subs, message);
       if (sub && isJSONRPCNotification(message)) {
         if (message.method === 'notifications/subscriptions/acknowledged' && !sub.ack) {
           sub.ack = message;

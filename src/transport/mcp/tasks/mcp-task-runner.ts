@@ -73,6 +73,7 @@ export async function startTaskRunner(
   call: TaskCall,
 ): Promise<string> {
   const { taskId } = call.task;
+  const ctx: RunnerContext = { kernel, tasks, call };
   let progressAt = 0;
   // The runner is the task's agent's job: its events reach that agent's stream only.
   const runner = await kernel.jobs.seenBy(call.task.agent).start({
@@ -81,14 +82,15 @@ export async function startTaskRunner(
     input: { taskId, tool: call.task.tool },
     run: async (job) => {
       let round = call.first;
-      if (call.awaiting && !(await waitForApproval(call.awaiting, job.signal))) return 'completed';
+      if (call.awaiting && !(await waitForApproval(ctx, call.awaiting, job.signal)))
+        return 'completed';
       for (let n = 1; ; n++) {
         const { outcome, presented } = await call.run(round, job.signal, progress);
         if (job.signal.aborted) throw new Error('cancelled');
         const last = n >= MAX_ROUNDS;
         const approvalId = outcome.ok ? null : pendingApproval(outcome);
         if (approvalId && !last) {
-          if (!(await waitForApproval(approvalId, job.signal))) return 'completed';
+          if (!(await waitForApproval(ctx, approvalId, job.signal))) return 'completed';
           continue;
         }
         // Denied: the task fails with the owner's reason (issue 30), nothing ran.
@@ -124,7 +126,7 @@ export async function startTaskRunner(
           return 'completed';
         }
         if (result['resultType'] === 'input_required' && !last) {
-          round = await waitForInput(result, job.signal);
+          round = await waitForInput(ctx, result, job.signal);
           continue;
         }
         const started = outcome.ok && call.support.jobOf ? call.support.jobOf(outcome.value) : null;
@@ -152,88 +154,104 @@ export async function startTaskRunner(
     const shown = message ?? (total ? `${done}/${total}` : String(done));
     await tasks.advance(taskId, { statusMessage: shown }).catch(() => undefined);
   }
+}
 
-  async function waitForApproval(approvalId: string, signal: AbortSignal) {
-    const message = approvalMessage(approvalId);
-    const url =
-      (await call.link?.(approvalId).catch(() => undefined)) ??
-      (call.origin ? approvalUrl(call.origin, approvalId) : undefined);
-    await tasks.advance(taskId, {
-      status: 'input_required',
-      statusMessage: message,
-      waitingFor: 'approval',
-      approvalId,
-      inputRequests: url
-        ? {
-            approval: inputRequired.elicitUrl({ message, url }) as unknown as Record<
-              string,
-              unknown
-            >,
-          }
-        : {},
-    });
-    // Decided on any instance (the event, or the store), or given up when the ask expires.
-    // Cancelled by the agent (tasks/cancel): the ask leaves the owner's inbox (issue 30).
-    const withdraw = () =>
-      void kernel.consent
-        .withdraw(approvalId, 'the agent cancelled its task')
-        .catch(() => undefined);
-    signal.addEventListener('abort', withdraw, { once: true });
-    try {
-      return await waitForDecision(approvalId, signal);
-    } finally {
-      signal.removeEventListener('abort', withdraw);
-    }
+/** What a task's runner works with: the kernel, the task store and the call. */
+interface RunnerContext {
+  kernel: ServingKernel;
+  tasks: TaskStore;
+  call: TaskCall;
+}
+
+/** Shows the task waiting for the owner's decision on an ask; true once approved or denied, false when it ended undecided. */
+async function waitForApproval(
+  { kernel, tasks, call }: RunnerContext,
+  approvalId: string,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const message = approvalMessage(approvalId);
+  const url =
+    (await call.link?.(approvalId).catch(() => undefined)) ??
+    (call.origin ? approvalUrl(call.origin, approvalId) : undefined);
+  await tasks.advance(call.task.taskId, {
+    status: 'input_required',
+    statusMessage: message,
+    waitingFor: 'approval',
+    approvalId,
+    inputRequests: url
+      ? {
+          approval: inputRequired.elicitUrl({ message, url }) as unknown as Record<string, unknown>,
+        }
+      : {},
+  });
+  // Decided on any instance (the event, or the store), or given up when the ask expires.
+  // Cancelled by the agent (tasks/cancel): the ask leaves the owner's inbox (issue 30).
+  const withdraw = () =>
+    void kernel.consent.withdraw(approvalId, 'the agent cancelled its task').catch(() => undefined);
+  signal.addEventListener('abort', withdraw, { once: true });
+  try {
+    return await waitForDecision({ kernel, tasks, call }, approvalId, signal);
+  } finally {
+    signal.removeEventListener('abort', withdraw);
   }
+}
 
-  async function waitForDecision(approvalId: string, signal: AbortSignal) {
-    for (;;) {
-      await decided(kernel, approvalId, 1000, signal);
-      if (signal.aborted) throw new Error('cancelled');
-      const ask = await kernel.store.read((tx) => tx.approvals.get(approvalId));
-      if (ask?.status === 'approved' || ask?.status === 'denied') break;
-      if (ask?.status === 'pending' && !isExpired(ask, Date.now())) continue;
-      // Expired undecided (or withdrawn): the task ends with the ask, nothing ran.
-      const gone = ask?.status === 'cancelled' ? 'was withdrawn' : 'expired';
-      await tasks.advance(taskId, {
-        ...working,
-        status: 'failed',
-        statusMessage: `request ${approvalId} ${gone} before the owner decided it`,
-        error: {
-          code: -32603,
-          message: `Request ${approvalId} ${gone} before the owner decided it; nothing ran. Call ${call.task.tool} again to ask again.`,
-          data: {
-            reason: ask?.status === 'cancelled' ? 'cancelled' : 'expired',
-            approvalID: approvalId,
-          },
-        },
-      });
-      return false;
-    }
+async function waitForDecision(
+  { kernel, tasks, call }: RunnerContext,
+  approvalId: string,
+  signal: AbortSignal,
+): Promise<boolean> {
+  for (;;) {
+    await decided(kernel, approvalId, 1000, signal);
     if (signal.aborted) throw new Error('cancelled');
-    await tasks.advance(taskId, working);
-    return true;
-  }
-
-  async function waitForInput(presented: Record<string, unknown>, signal: AbortSignal) {
-    const requestState =
-      typeof presented['requestState'] === 'string' ? presented['requestState'] : undefined;
-    await tasks.advance(taskId, {
-      status: 'input_required',
-      statusMessage: 'waiting for the client to answer inputRequests (tasks/update)',
-      waitingFor: 'input',
-      inputRequests: (presented['inputRequests'] ?? {}) as Record<string, unknown>,
-      inputResponses: {},
+    const ask = await kernel.store.read((tx) => tx.approvals.get(approvalId));
+    if (ask?.status === 'approved' || ask?.status === 'denied') break;
+    if (ask?.status === 'pending' && !isExpired(ask, Date.now())) continue;
+    // Expired undecided (or withdrawn): the task ends with the ask, nothing ran.
+    const gone = ask?.status === 'cancelled' ? 'was withdrawn' : 'expired';
+    await tasks.advance(call.task.taskId, {
+      ...working,
+      status: 'failed',
+      statusMessage: `request ${approvalId} ${gone} before the owner decided it`,
+      error: {
+        code: -32603,
+        message: `Request ${approvalId} ${gone} before the owner decided it; nothing ran. Call ${call.task.tool} again to ask again.`,
+        data: {
+          reason: ask?.status === 'cancelled' ? 'cancelled' : 'expired',
+          approvalID: approvalId,
+        },
+      },
     });
-    // tasks/update (on any instance) moves the task back to `working` once every request is answered.
-    for (;;) {
-      await sleep(POLL_MS, signal);
-      const task = await tasks.read(taskId);
-      if (!task || isTerminal(task.status)) throw new Error('cancelled');
-      if (task.status === 'working') {
-        await tasks.advance(taskId, working);
-        return { inputResponses: task.inputResponses ?? {}, requestState };
-      }
+    return false;
+  }
+  if (signal.aborted) throw new Error('cancelled');
+  await tasks.advance(call.task.taskId, working);
+  return true;
+}
+
+/** Shows the task waiting for the client's input; resolves with the next round once tasks/update answered it. */
+async function waitForInput(
+  { tasks, call }: RunnerContext,
+  presented: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<TaskRound> {
+  const requestState =
+    typeof presented['requestState'] === 'string' ? presented['requestState'] : undefined;
+  await tasks.advance(call.task.taskId, {
+    status: 'input_required',
+    statusMessage: 'waiting for the client to answer inputRequests (tasks/update)',
+    waitingFor: 'input',
+    inputRequests: (presented['inputRequests'] ?? {}) as Record<string, unknown>,
+    inputResponses: {},
+  });
+  // tasks/update (on any instance) moves the task back to `working` once every request is answered.
+  for (;;) {
+    await sleep(POLL_MS, signal);
+    const task = await tasks.read(call.task.taskId);
+    if (!task || isTerminal(task.status)) throw new Error('cancelled');
+    if (task.status === 'working') {
+      await tasks.advance(call.task.taskId, working);
+      return { inputResponses: task.inputResponses ?? {}, requestState };
     }
   }
 }

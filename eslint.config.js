@@ -96,8 +96,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/mcp/gateway.ts',
   'src/doors/mcp/surface.ts',
   'src/doors/mcp/upstream.ts',
-  'src/doors/notes/tools-notes.ts',
-  'src/doors/notes/tools-pdf.ts',
   'src/doors/page/tools.ts',
   'src/doors/scene/session.ts',
   'src/doors/scene/tools.ts',

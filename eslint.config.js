@@ -99,7 +99,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/page/tools.ts',
   'src/doors/scene/session.ts',
   'src/doors/scene/tools.ts',
-  'src/doors/testing/conformance/input-required-tools.ts',
   'src/kernel/authority/asks.ts',
   'src/kernel/writes/history.ts',
   'src/kernel/writes/journal.ts',

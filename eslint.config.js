@@ -98,7 +98,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/mcp/upstream.ts',
   'src/doors/page/tools.ts',
   'src/doors/scene/session.ts',
-  'src/doors/scene/tools.ts',
   'src/kernel/authority/asks.ts',
   'src/kernel/writes/history.ts',
   'src/kernel/writes/journal.ts',

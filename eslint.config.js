@@ -96,7 +96,6 @@ export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/mcp/gateway.ts',
   'src/doors/mcp/surface.ts',
   'src/doors/mcp/upstream.ts',
-  'src/doors/page/tools.ts',
   'src/kernel/authority/asks.ts',
   'src/kernel/writes/history.ts',
   'src/kernel/writes/journal.ts',

@@ -94,7 +94,6 @@ const doorBoundaries = {
  */
 export const LONG_FUNCTIONS_TO_SPLIT = [
   'src/doors/mcp/gateway.ts',
-  'src/doors/mcp/surface.ts',
   'src/doors/mcp/upstream.ts',
   'src/kernel/authority/asks.ts',
   'src/kernel/writes/history.ts',

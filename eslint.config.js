@@ -93,7 +93,6 @@ const doorBoundaries = {
  * off the list; a file not on it that grows one fails the lint.
  */
 export const LONG_FUNCTIONS_TO_SPLIT = [
-  'src/doors/mcp/upstream.ts',
   'src/kernel/authority/asks.ts',
   'src/kernel/writes/history.ts',
   'src/kernel/writes/journal.ts',

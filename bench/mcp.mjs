@@ -29,7 +29,10 @@
  * `airlock mcp` over a 10,000-tool upstream (issue 28) against a one-tool
  * one. Target (issue 28): through Airlock ≤ ×1.15 the bare proxy.
  * Run with `BENCH_PARTS=mcp npm run bench` (part of bench/run.mjs). Env:
- * BENCH_MCP_CALLS (1000 sequential calls per leg).
+ * BENCH_MCP_CALLS (1000 sequential calls per leg); BENCH_MCP_BASE, another
+ * checkout with its own dist/ (e.g. a worktree of main, built): its
+ * `airlock mcp` is measured in the same rounds (stdio and HTTP, `… (base)`
+ * rows and CPU), a before/after in one run.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,6 +64,9 @@ export const MCP_CALLS = int('BENCH_MCP_CALLS', 1000);
 const UPSTREAM = fileURLToPath(new URL('./mcp-upstream.mjs', import.meta.url));
 const PROXY = fileURLToPath(new URL('./mcp-proxy.mjs', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/airlock.js', import.meta.url));
+const BASE_BIN = process.env.BENCH_MCP_BASE
+  ? join(process.env.BENCH_MCP_BASE, 'bin/airlock.js')
+  : null;
 const MANY = fileURLToPath(new URL('../test/fixtures/mcp/many-upstream.mjs', import.meta.url));
 const FILESYSTEM = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-filesystem/dist/index.js',
@@ -175,7 +181,10 @@ async function kernelOnly(dir) {
   const events = await createEventBus();
   const kernel = createKernel({ store, blobs, events, logger: silentLogger });
   const answer = { content: [{ type: 'text', text: 'hello' }] };
-  const upstream = { name: 'up', client: async () => ({ callTool: async () => answer }) };
+  const upstream = {
+    name: 'up',
+    client: async () => ({ callTool: async () => answer, getServerCapabilities: () => ({}) }),
+  };
   const tool = (name, auditReads) =>
     upstreamTool({
       upstream,
@@ -262,6 +271,24 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       'up_echo',
     );
     closers.push(() => airlockStdio.close());
+    const baseStdio = BASE_BIN
+      ? await connected(
+          stdio(
+            [
+              BASE_BIN,
+              'mcp',
+              `up=${process.execPath} ${UPSTREAM} stdio`,
+              '--data',
+              join(dir, 'base-stdio'),
+            ],
+            {
+              AIRLOCK_LOG_LEVEL: 'warn',
+            },
+          ),
+          'up_echo',
+        )
+      : null;
+    if (baseStdio) closers.push(() => baseStdio.close());
     const inProcess = await inProcessAirlock(join(dir, 'inproc'));
     closers.push(() => inProcess.close());
     const inProcessNoReadAudit = await inProcessAirlock(join(dir, 'inproc-noaudit'), {
@@ -334,6 +361,32 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       'up_echo',
     );
     closers.push(() => airlockHttp.close());
+    const baseAirlock = BASE_BIN
+      ? await started(
+          [
+            BASE_BIN,
+            'mcp',
+            `up=${upstreamUrl}`,
+            '--port',
+            '0',
+            '--token',
+            TOKEN,
+            '--data',
+            join(dir, 'base-http'),
+          ],
+          /MCP \(all doors\)\s+(http:\/\/\S+\/mcp)/,
+        )
+      : null;
+    if (baseAirlock) closers.push(() => baseAirlock.child.kill('SIGTERM'));
+    const baseHttp = baseAirlock
+      ? await connected(
+          new StreamableHTTPClientTransport(new URL(baseAirlock.match[1]), {
+            requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+          }),
+          'up_echo',
+        )
+      : null;
+    if (baseHttp) closers.push(() => baseHttp.close());
 
     const legs = [
       { key: 'stdio direct', run: sequential(echo(directStdio)) },
@@ -352,6 +405,12 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       { key: 'filesystem read through airlock', run: sequential(readFile(airlockFs, file)) },
       { key: 'kernel.call only, read audited', run: sequential(kernelAlone.audited) },
       { key: 'kernel.call only, read not audited', run: sequential(kernelAlone.unaudited) },
+      ...(baseStdio && baseHttp
+        ? [
+            { key: 'stdio through airlock (base)', run: sequential(echo(baseStdio)) },
+            { key: 'http through airlock (base)', run: sequential(echo(baseHttp)) },
+          ]
+        : []),
     ];
     // Warm up every path (JIT, first connections) before measuring.
     for (const leg of legs) await leg.run(50);
@@ -362,6 +421,15 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
       'stdio: bare SDK proxy process': ['stdio through bare SDK proxy', proxyStdio.transport?.pid],
       'http: airlock process': ['http through airlock', airlock.child.pid],
       'http: bare SDK proxy process': ['http through bare SDK proxy', proxyHttpChild.child.pid],
+      ...(baseStdio && baseAirlock
+        ? {
+            'stdio: airlock (base) process': [
+              'stdio through airlock (base)',
+              baseStdio.transport?.pid,
+            ],
+            'http: airlock (base) process': ['http through airlock (base)', baseAirlock.child.pid],
+          }
+        : {}),
     };
     const spent = new Map();
     for (const [name, [key, pid]] of Object.entries(processes)) {
@@ -410,6 +478,18 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
           'http: airlock process',
           'http: bare SDK proxy process',
         ),
+        ...(baseStdio
+          ? {
+              'stdio: airlock (base) / bare SDK proxy, CPU per call': perCall(
+                'stdio: airlock (base) process',
+                'stdio: bare SDK proxy process',
+              ),
+              'http: airlock (base) / bare SDK proxy, CPU per call': perCall(
+                'http: airlock (base) process',
+                'http: bare SDK proxy process',
+              ),
+            }
+          : {}),
       },
       many,
       ratios: {
@@ -443,6 +523,18 @@ export async function benchMcp({ interleave, sequential, stats, ratio }) {
           'http through airlock',
           'http through bare SDK proxy',
         ),
+        ...(baseStdio
+          ? {
+              'stdio: through airlock (base) / bare SDK proxy': pair(
+                'stdio through airlock (base)',
+                'stdio through bare SDK proxy',
+              ),
+              'http: through airlock (base) / bare SDK proxy': pair(
+                'http through airlock (base)',
+                'http through bare SDK proxy',
+              ),
+            }
+          : {}),
         'filesystem read_text_file: through airlock / direct': pair(
           'filesystem read through airlock',
           'filesystem read direct',

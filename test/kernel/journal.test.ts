@@ -244,6 +244,12 @@ describe('atomic operations: the journal entry commits with the write', () => {
     );
     const retried = await append(tk, op);
     expect(retried.code).toBe('mutationUncertain');
+    // It names the operation and its tool, and what to check before anything else.
+    expect(String(retried.message)).toMatch(
+      new RegExp(
+        `^Operation ${op.operationID} of ledger_append may or may not have been applied.*Check whether its change is there`,
+      ),
+    );
     // Nothing was written: the account was never created.
     expect(await read(tk, 'u')).toMatchObject({ code: 'notFound' });
   });
@@ -277,6 +283,48 @@ describe('journal states after a crash', () => {
     });
     expect(await append(tk, op)).toMatchObject({ committedVersion: 1 });
     expect(await tk.kernel.journal.state('ledger', key)).toMatchObject({ state: 'committed' });
+  });
+});
+
+describe('settling open entries', () => {
+  const entry = (scope: string, operationId: string) => ({
+    scope,
+    operationId,
+    digest: 'd',
+    state: 'uncertain' as const,
+    tool: `${scope}_write`,
+    connection: 'test:1',
+    target: null,
+    receipt: null,
+    provenance: null,
+    createdAt: Date.now(),
+    updatedAt: Date.now(),
+    expiresAt: Date.now() + 60_000,
+  });
+
+  it('resolvePending with a scope asks about and settles only that scope’s entries', async () => {
+    tk = await testKernel([]);
+    await tk.kernel.store.transaction(async (tx) => {
+      await tx.journal.insert(entry('fs', 'agent:a#1'));
+      await tx.journal.insert(entry('mem', 'agent:a#2'));
+    });
+    const asked: string[] = [];
+    const changed = await tk.kernel.journal.resolvePending(
+      async (e) => {
+        asked.push(e.scope);
+        return { exists: true, receipt: { ok: e.operationId } };
+      },
+      { scope: 'fs' },
+    );
+    expect(changed).toBe(1);
+    expect(asked).toEqual(['fs']);
+    expect(await tk.kernel.journal.state('fs', 'agent:a#1')).toEqual({
+      state: 'committed',
+      receipt: { ok: 'agent:a#1' },
+    });
+    expect(await tk.kernel.journal.state('mem', 'agent:a#2')).toEqual({
+      state: 'submission-uncertain-do-not-use-new-id',
+    });
   });
 });
 

@@ -13,6 +13,8 @@ import type { Upstream } from './upstream.js';
 import { TOO_LARGE_MARK } from './bounded.js';
 import { STREAM_ENDED_MARK } from './http-bounded.js';
 import { currentRequest, type Callers } from './client-requests.js';
+import { callAsTask, taskSupportOf } from './upstream-tasks.js';
+import type { Tool } from './upstream.js';
 
 /** How long a call waits for an upstream that is starting or restarting. */
 export const READY_WAIT_MS = 15_000;
@@ -21,6 +23,14 @@ export interface ForwardCall {
   upstream: Upstream;
   /** The upstream's own tool name. */
   tool: string;
+  /** Its definition as listed (whether it runs as an upstream task). */
+  definition?: Tool;
+  /**
+   * The call is a journaled write: sent as an upstream task when the tool
+   * may run as one, its task id handed here before the call waits
+   * (outcomes.ts), so a crash can be settled from the upstream.
+   */
+  journalTask?: (taskId: string) => Promise<void>;
   args: Record<string, unknown>;
   /** Whether the call may change something (its effect is not `read`). */
   writes: boolean;
@@ -102,26 +112,29 @@ async function forwardOnce(
   try {
     // The upstream joins the caller's trace: W3C trace context in `_meta` (MCP semantic conventions).
     const traced = ctx.traceContext?.() ?? {};
-    const result = (await client.callTool(
-      {
-        name: tool,
-        arguments: call.args,
-        ...(Object.keys(traced).length ? { _meta: traced } : {}),
-      },
-      {
-        signal: ctx.signal,
-        timeout: call.timeoutMs,
-        // The upstream is asked for progress only when our caller asked for it.
-        ...(ctx.progressRequested
-          ? {
-              onprogress: (p: { progress: number; total?: number; message?: string }) =>
-                void relayed.push(
-                  ctx.progress(p.progress, p.total, p.message).catch(() => undefined),
-                ),
-            }
-          : {}),
-      },
-    )) as CallToolResult;
+    const params = {
+      name: tool,
+      arguments: call.args,
+      ...(Object.keys(traced).length ? { _meta: traced } : {}),
+    };
+    const options = {
+      signal: ctx.signal,
+      timeout: call.timeoutMs,
+      // The upstream is asked for progress only when our caller asked for it.
+      ...(ctx.progressRequested
+        ? {
+            onprogress: (p: { progress: number; total?: number; message?: string }) =>
+              void relayed.push(
+                ctx.progress(p.progress, p.total, p.message).catch(() => undefined),
+              ),
+          }
+        : {}),
+    };
+    const support = call.definition ? taskSupportOf(client, call.definition) : null;
+    const result =
+      support === 'required' || (support === 'optional' && call.journalTask)
+        ? await callAsTask(client, params, options, call.journalTask ?? (async () => undefined))
+        : ((await client.callTool(params, options)) as CallToolResult);
     await Promise.all(relayed);
     if (result.isError)
       return failure(

@@ -34,6 +34,7 @@ import { growingScrubber } from './oauth/token-scrub.js';
 import { Callers, installClientRequests } from './client-requests.js';
 import { anySignal, askOwner } from './owner-inbox.js';
 import { cleanTools, listTools, publishTools } from './runtime-tools.js';
+import { createOutcomes, type Outcomes } from './outcomes.js';
 
 export const OVERRIDES = 'mcp.effects';
 
@@ -112,6 +113,8 @@ export interface UpstreamRuntime {
   known: boolean;
   /** Agent calls in flight on it, for the requests it sends back (client-requests.ts). */
   readonly callers: Callers;
+  /** Its writes' upstream tasks, and settling the writes a crash left open (outcomes.ts). */
+  readonly outcomes: Outcomes;
 }
 
 export interface Gateway {
@@ -306,6 +309,52 @@ function createRuntime(u: ResolvedUpstream, deps: RuntimeDeps): UpstreamRuntime 
     formElicitation: u.config.allow.formElicitation === true,
     roots: u.config.allow.roots === true,
   };
+  const upstream = createUpstream({
+    name: u.name,
+    config: u.config,
+    env: u.env,
+    headers: u.headers,
+    logger,
+    scrub,
+    authorization: authorization ?? undefined,
+    configureClient: (client) =>
+      installClientRequests(client, {
+        name: u.name,
+        allow,
+        callers,
+        ownerInbox: (caller, request, signal) => {
+          const kernel = deps.kernel();
+          return kernel
+            ? askOwner(kernel, rt, caller.connection, request, anySignal(signal, caller.signal))
+            : Promise.resolve('cancel');
+        },
+      }),
+    onConnected: async (client) => {
+      // Back (or up at last): the writes a crash left open are settled from it.
+      rt.outcomes.soon();
+      const tools = await listTools(client, scrub, logger);
+      rt.known = true;
+      await deps.listed(rt, tools);
+      const file = deps.cacheFile;
+      if (file)
+        await writeFile(file, JSON.stringify(rt.listed)).catch((err: unknown) =>
+          logger.warn({ err }, 'could not keep the tool list for a lazy start'),
+        );
+    },
+    onListChanged: (kind) => {
+      if (kind !== 'tools') {
+        deps.listChanged(kind);
+        return;
+      }
+      void rt.upstream
+        .client(0)
+        .then(async (client) => {
+          if ('ok' in client) return;
+          await deps.listed(rt, await listTools(client, scrub, logger));
+        })
+        .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
+    },
+  });
   const rt: UpstreamRuntime = {
     name: u.name,
     scrub,
@@ -324,50 +373,8 @@ function createRuntime(u: ResolvedUpstream, deps: RuntimeDeps): UpstreamRuntime 
     compact: [],
     known: false,
     callers,
-    upstream: createUpstream({
-      name: u.name,
-      config: u.config,
-      env: u.env,
-      headers: u.headers,
-      logger,
-      scrub,
-      authorization: authorization ?? undefined,
-      configureClient: (client) =>
-        installClientRequests(client, {
-          name: u.name,
-          allow,
-          callers,
-          ownerInbox: (caller, request, signal) => {
-            const kernel = deps.kernel();
-            return kernel
-              ? askOwner(kernel, rt, caller.connection, request, anySignal(signal, caller.signal))
-              : Promise.resolve('cancel');
-          },
-        }),
-      onConnected: async (client) => {
-        const tools = await listTools(client, scrub, logger);
-        rt.known = true;
-        await deps.listed(rt, tools);
-        const file = deps.cacheFile;
-        if (file)
-          await writeFile(file, JSON.stringify(rt.listed)).catch((err: unknown) =>
-            logger.warn({ err }, 'could not keep the tool list for a lazy start'),
-          );
-      },
-      onListChanged: (kind) => {
-        if (kind !== 'tools') {
-          deps.listChanged(kind);
-          return;
-        }
-        void rt.upstream
-          .client(0)
-          .then(async (client) => {
-            if ('ok' in client) return;
-            await deps.listed(rt, await listTools(client, scrub, logger));
-          })
-          .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
-      },
-    }),
+    upstream,
+    outcomes: createOutcomes({ mount: u.name, upstream, kernel: deps.kernel, logger }),
   };
   return rt;
 }

@@ -51,33 +51,45 @@ function boundedJson(
   ids: Id[],
   limit: number,
   discarded: Discarded,
+  finished: () => void,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>({
     async start(controller) {
-      const chunks: Uint8Array[] = [];
-      let size = 0;
-      for (;;) {
-        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-        if (done || !value) break;
-        size += value.byteLength;
-        if (size > limit) {
-          await reader.cancel().catch(() => undefined);
-          discarded(size, ids[0] ?? null);
-          const answers = ids.map((id) => tooLarge(id, size, limit));
-          controller.enqueue(
-            encoder.encode(JSON.stringify(answers.length === 1 ? answers[0] : answers)),
-          );
-          controller.close();
-          return;
-        }
-        chunks.push(value);
+      try {
+        await readWhole(controller);
+      } finally {
+        finished();
       }
-      for (const chunk of chunks) controller.enqueue(chunk);
-      controller.close();
     },
-    cancel: () => reader.cancel().catch(() => undefined),
+    cancel: () => {
+      finished();
+      return reader.cancel().catch(() => undefined);
+    },
   });
+
+  async function readWhole(controller: ReadableStreamDefaultController<Uint8Array>) {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done || !value) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => undefined);
+        discarded(size, ids[0] ?? null);
+        const answers = ids.map((id) => tooLarge(id, size, limit));
+        controller.enqueue(
+          encoder.encode(JSON.stringify(answers.length === 1 ? answers[0] : answers)),
+        );
+        controller.close();
+        return;
+      }
+      chunks.push(value);
+    }
+    for (const chunk of chunks) controller.enqueue(chunk);
+    controller.close();
+  }
 }
 
 /** The mark of the answer put in place of one the upstream never gave (its stream ended first). */
@@ -121,6 +133,7 @@ function boundedSse(
   ids: Id[],
   limit: number,
   discarded: Discarded,
+  finished: () => void,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let event: Uint8Array[] = [];
@@ -140,15 +153,21 @@ function boundedSse(
     async pull(controller) {
       for (;;) {
         const step = await readOnce(controller);
-        if (step !== 'more') return step === 'cut' ? cut(controller) : undefined;
+        if (step === 'more') continue;
+        if (step === 'cut') await cut(controller);
+        if (step !== 'passed') finished();
+        return;
       }
     },
-    cancel: () => reader.cancel().catch(() => undefined),
+    cancel: () => {
+      finished();
+      return reader.cancel().catch(() => undefined);
+    },
   });
 
   async function readOnce(
     controller: ReadableStreamDefaultController<Uint8Array>,
-  ): Promise<'passed' | 'more' | 'cut'> {
+  ): Promise<'passed' | 'more' | 'cut' | 'ended'> {
     {
       const { value, done } = await reader
         .read()
@@ -161,7 +180,7 @@ function boundedSse(
             encoder.encode(`event: message\ndata: ${JSON.stringify(streamEnded(ids[0]))}\n\n`),
           );
         controller.close();
-        return 'passed';
+        return 'ended';
       }
       let passed = false;
       let start = 0;
@@ -214,6 +233,30 @@ function boundedSse(
   }
 }
 
+/**
+ * The SDK transport's signal (aborted when it closes) linked to a signal of
+ * this request alone, unlinked when the request is done. Handed to `fetch`
+ * as it is, it would gather one abort listener per request (undici removes
+ * them only when each Request is collected), and undici counts them on
+ * every request (`getEventListeners`) and warns past 1,500: over many calls
+ * on one keep-alive session that was the largest per-call cost of the HTTP
+ * upstream leg.
+ */
+function perRequest(outer: AbortSignal | null | undefined): {
+  signal: AbortSignal | undefined;
+  unlink: () => void;
+} {
+  if (!outer) return { signal: undefined, unlink: () => undefined };
+  const inner = new AbortController();
+  if (outer.aborted) {
+    inner.abort(outer.reason);
+    return { signal: inner.signal, unlink: () => undefined };
+  }
+  const abort = () => inner.abort(outer.reason);
+  outer.addEventListener('abort', abort, { once: true });
+  return { signal: inner.signal, unlink: () => outer.removeEventListener('abort', abort) };
+}
+
 /** `fetch` for the SDK's streamable HTTP transport, bounding every answer it reads. */
 export function boundedFetch(
   limit: number,
@@ -221,18 +264,31 @@ export function boundedFetch(
   base: FetchLike = fetch,
 ): FetchLike {
   return async (url, init) => {
-    const response = await base(url, init);
-    if (!response.body) return response;
+    const { signal, unlink } = perRequest(init?.signal);
+    const response = await base(url, signal ? { ...init, signal } : init).catch(
+      (error: unknown) => {
+        unlink();
+        throw error;
+      },
+    );
+    if (!response.body) {
+      unlink();
+      return response;
+    }
     const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     const ids = init?.method === 'POST' ? requestIds(init.body) : [];
-    const body =
+    const bounded =
       type === 'text/event-stream'
-        ? boundedSse(response.body, ids, limit, discarded)
+        ? boundedSse(response.body, ids, limit, discarded, unlink)
         : type === 'application/json' && ids.length > 0
-          ? boundedJson(response.body, ids, limit, discarded)
+          ? boundedJson(response.body, ids, limit, discarded, unlink)
           : null;
-    if (!body) return response;
-    return new Response(body, {
+    // An answer read whole elsewhere (an error's text, a notification's 202) needs no abort on close.
+    if (!bounded) {
+      unlink();
+      return response;
+    }
+    return new Response(bounded, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,

@@ -181,8 +181,8 @@ export function createMcpDoorsFrom(options: McpDoorsOptions): {
         ],
       };
     },
-    // A forwarded write lives in the upstream: after a crash nobody can say whether it happened.
-    resolveOperation: async () => ({ exists: 'unknown' }),
+    // A forwarded write lives in the upstream: settled from its task when it ran as one, else unknown (outcomes.ts).
+    resolveOperation: (entry) => rt.outcomes.resolve(entry),
   }));
   return { doors, gateway };
 }

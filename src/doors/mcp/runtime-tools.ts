@@ -132,6 +132,7 @@ function publishedTool(
     scrub: rt.scrub,
     auditReads: rt.auditReads,
     callers: rt.callers,
+    outcomes: rt.outcomes,
     definition: { digest, seen: (short) => rt.definitions.get(short) },
     ...(unreviewed ? { unreviewed: { diff: unreviewed.diff, flags } } : {}),
   });

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import {
   defineTool,
+  isFailure,
   redact,
   scrubValue,
   type AnyToolDef,
@@ -18,10 +19,13 @@ import {
 import { compileCheck } from './schema-check.js';
 import type { Callers } from './client-requests.js';
 import { forwardCall } from './forward.js';
+import type { Outcomes } from './outcomes.js';
 import type { Tool, Upstream } from './upstream.js';
 import { definitionOf, diffOf, shortDigest, type Definition } from './pinning.js';
 
 export const OPERATION_ID = 'operationID';
+/** A write left open is settled this long after its call ended (the kernel has marked it by then). */
+const SETTLE_AFTER_MS = 300;
 
 const OPERATION_ID_SCHEMA = {
   type: 'string',
@@ -51,6 +55,8 @@ export interface UpstreamToolSpec {
   definition?: { digest: string; seen: (short: string) => Definition | undefined };
   /** The upstream's calls in flight (client-requests.ts). */
   callers?: Callers;
+  /** Where a journaled write's upstream task is kept, and how open writes are settled (outcomes.ts). */
+  outcomes?: Outcomes;
 }
 
 /** Whether Airlock adds its operationID to this tool (it changes something, and has no field of that name). */
@@ -151,20 +157,43 @@ export function upstreamTool(spec: UpstreamToolSpec): AnyToolDef {
         }
       : {}),
     handler: async (args, ctx) => {
+      const { outcomes } = spec;
+      const operation = ctx.operation?.id;
+      let tasked = false;
       const send = () =>
         forwardCall(
           {
             upstream,
             tool: tool.name,
+            definition: tool,
             args: strip(args),
             writes: effect !== 'read',
             timeoutMs: spec.limits.timeoutMs + 5_000,
             scrub,
             ...(spec.callers ? { callers: spec.callers } : {}),
+            ...(outcomes && operation && effect !== 'read'
+              ? {
+                  journalTask: (taskId: string) => {
+                    tasked = true;
+                    return outcomes.keep(operation, tool.name, taskId);
+                  },
+                }
+              : {}),
           },
           ctx,
         );
-      return effect === 'read' ? send() : ctx.writeOutside(send);
+      if (effect === 'read') return send();
+      // A task left open (the upstream died, the call was cut) is settled from the upstream
+      // once the kernel has marked it uncertain and the upstream is back.
+      const settleLater = () => tasked && outcomes?.soon(SETTLE_AFTER_MS);
+      try {
+        const out = await ctx.writeOutside(send);
+        if (isFailure(out)) settleLater();
+        return out;
+      } catch (error) {
+        settleLater();
+        throw error;
+      }
     },
   });
 }

@@ -131,8 +131,15 @@ export interface Journal {
   ): Promise<ReplayResult>;
   begin(request: OperationRequest, options?: BeginOptions): Promise<BeginResult>;
   state(scope: string, operationId: string): Promise<OperationState>;
-  /** Resolve every prepared or uncertain entry through the resolver; returns how many changed. */
-  resolvePending(resolve: (entry: JournalEntry) => Promise<Resolution>): Promise<number>;
+  /**
+   * Resolve every prepared or uncertain entry (of `options.scope` only, when
+   * given: a door settling its own after its service came back) through the
+   * resolver; returns how many changed.
+   */
+  resolvePending(
+    resolve: (entry: JournalEntry) => Promise<Resolution>,
+    options?: { scope?: string },
+  ): Promise<number>;
   purgeExpired(): Promise<number>;
 }
 
@@ -149,10 +156,11 @@ const reused = (operationId: string) =>
     { field: 'operationID' },
   );
 
-const uncertain = (operationId: string) =>
+/** A settled-as-unknown operation: what the agent should check, and why a new id would be wrong. */
+const uncertain = (operationId: string, tool: string) =>
   failure(
     'mutationUncertain',
-    `Operation ${operationId} may or may not have been applied; check the resource, and retry only with this same operationID.`,
+    `Operation ${operationOf(operationId)} of ${tool} may or may not have been applied: it was interrupted, and nothing could confirm whether it finished. Check whether its change is there (read back what ${tool} would have changed) before doing anything else; retry only with this same operationID, never a new one (that could apply the change twice).`,
   );
 
 const stillRunning = (operationId: string) =>
@@ -218,7 +226,8 @@ export function createJournal({
       if (existing.digest !== req.digest) return new OperationRaced(reused(req.operationId));
       if (existing.state === 'committed')
         return new OperationRaced({ ok: true, value: existing.receipt });
-      if (existing.state === 'uncertain') return new OperationRaced(uncertain(req.operationId));
+      if (existing.state === 'uncertain')
+        return new OperationRaced(uncertain(req.operationId, req.tool));
       return null;
     };
     // A settled operation is no longer this run's: the pipeline takes a raced
@@ -305,7 +314,7 @@ export function createJournal({
       if (!existing) return { kind: 'open', operation: open(req) };
       if (existing.digest !== req.digest) return reused(req.operationId);
       if (existing.state === 'committed') return { kind: 'replay', receipt: existing.receipt };
-      if (existing.state === 'uncertain') return uncertain(req.operationId);
+      if (existing.state === 'uncertain') return uncertain(req.operationId, req.tool);
       if (inFlight.has(keyOf(req.scope, req.operationId))) return stillRunning(req.operationId);
       // A prepared entry nobody is running: its write never committed. Run it.
       return { kind: 'open', operation: open(req) };
@@ -319,11 +328,12 @@ export function createJournal({
       return { state: 'prepared-not-submitted' };
     },
 
-    async resolvePending(resolve) {
+    async resolvePending(resolve, options = {}) {
       let changed = 0;
       for (const state of ['prepared', 'uncertain'] as const) {
         const entries = await store.read((tx) => tx.journal.listByState(state));
         for (const entry of entries) {
+          if (options.scope !== undefined && entry.scope !== options.scope) continue;
           if (inFlight.has(keyOf(entry.scope, entry.operationId))) continue;
           const resolution = await resolve(entry);
           const next =

@@ -25,6 +25,12 @@
  * but their commit, and ids are drawn in commit order. The entries get their
  * id and hashes from that INSERT, before any caller is answered.
  *
+ * The group's writes run at once on its connection (concurrent-group.ts):
+ * while one write's statement is on the wire, the others' functions run and
+ * queue theirs. Writes that meet on a row make the group run again one
+ * write at a time; audit entries are inserted in the order the writes
+ * finished, the serial order the group is equivalent to.
+ *
  * Under no concurrency a group is one write, started at once: no added
  * latency. Writes that arrive while the groups run form the next group.
  */
@@ -34,9 +40,11 @@ import type { AuditEntry } from '../../kernel/records.js';
 import type { StoreTx } from '../../kernel/store.js';
 import { auditInsertAndCommit } from '../sql/audit-repo.js';
 import { deferredAudit } from '../sql/deferred-audit.js';
+import type { SqlClient } from '../sql/sql-client.js';
 import { createTxScope } from '../sql/tx-scope.js';
 import { createWriteQueue, type PendingWrite } from '../sql/write-queue.js';
-import { createPgClient } from './pg-client.js';
+import { createConcurrentGroup, GroupConflict } from './concurrent-group.js';
+import { createPgClient, type DeferredBegin } from './pg-client.js';
 import { backoffMs, isRetryable, RETRY_BUDGET_MS, MAX_ATTEMPTS } from './run-transaction.js';
 
 /** Most writes in one group: bounds how long the first waits for its commit. */
@@ -61,69 +69,128 @@ class WriteFailed extends Error {
   }
 }
 
+/** One write on `sql` (its own view of the group's connection); its audit entries and outcome. */
+const runOne = async (
+  sql: SqlClient,
+  job: PendingWrite,
+): Promise<{ value: unknown; audit: AuditEntry[] }> => {
+  // Its entries are filled in by the group's INSERT before the caller sees them.
+  const deferred = deferredAudit();
+  const scope = createTxScope({ ...sql, deferAudit: deferred.defer });
+  let value: unknown;
+  let thrown: { error: unknown } | null = null;
+  try {
+    value = await job.context.runInAsyncScope(job.fn, null, scope.tx);
+  } catch (error) {
+    thrown = { error };
+  } finally {
+    scope.end();
+  }
+  if (scope.failed && scope.failure instanceof GroupConflict) throw scope.failure;
+  if (scope.failed && isRetryable(scope.failure)) throw new GroupRetry(scope.failure);
+  // The function may have caught a failed statement and thrown its own error: that one is answered.
+  if (thrown) throw new WriteFailed(thrown.error);
+  if (scope.failed) throw new WriteFailed(scope.failure);
+  return { value, audit: deferred.entries };
+};
+
+/** The group's writes one after another: each write's value and the group's audit entries. */
+const serially = async (client: PoolClient, group: PendingWrite[], begin: DeferredBegin) => {
+  const sql = createPgClient(client, { lockingReads: true, prepared: true, begin });
+  const values: unknown[] = [];
+  const audit: AuditEntry[] = [];
+  for (const job of group) {
+    try {
+      const one = await runOne(sql, job);
+      values.push(one.value);
+      audit.push(...one.audit);
+    } catch (error) {
+      if (error instanceof WriteFailed) error.index = values.length;
+      throw error;
+    }
+  }
+  return { values, audit };
+};
+
+/**
+ * The group's writes at once (concurrent-group.ts); the audit entries in
+ * the order the writes finished, the order they are equivalent to.
+ */
+const atOnce = async (client: PoolClient, group: PendingWrite[], begin: DeferredBegin) => {
+  const lanes = createConcurrentGroup(
+    createPgClient(client, { lockingReads: true, prepared: true, begin }),
+    group.length,
+  );
+  const audit: AuditEntry[] = [];
+  const outcomes = await Promise.all(
+    group.map((job, i) =>
+      runOne(lanes.client(i), job).then(
+        (one) => {
+          lanes.finish(i);
+          audit.push(...one.audit);
+          return { ok: true as const, value: one.value };
+        },
+        (error: unknown) => {
+          lanes.finish(i);
+          return { ok: false as const, error };
+        },
+      ),
+    ),
+  );
+  if (lanes.conflicted) throw new GroupConflict();
+  // The first statement that failed aborted the transaction; the statements after it failed for that.
+  const first = lanes.failure;
+  if (first && isRetryable(first.error)) throw new GroupRetry(first.error);
+  const failedAt = first ? first.index : outcomes.findIndex((outcome) => !outcome.ok);
+  if (failedAt >= 0) {
+    const outcome = outcomes[failedAt]!;
+    const failed =
+      !outcome.ok && outcome.error instanceof WriteFailed
+        ? outcome.error
+        : new WriteFailed(first?.error ?? (outcome.ok ? undefined : outcome.error));
+    failed.index = failedAt;
+    throw failed;
+  }
+  return { values: outcomes.map((outcome) => (outcome.ok ? outcome.value : undefined)), audit };
+};
+
 export interface PgGroupWriter {
   run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Resolves once every write queued so far has been answered. */
   drained(): Promise<void>;
   /** Groups committed so far and writes in them (for tests and benches). */
-  readonly stats: { groups: number; writes: number; retries: number };
+  readonly stats: { groups: number; writes: number; retries: number; conflicts: number };
 }
 
 export function createPgGroupWriter(
   pool: Pool,
   onRetry?: (error: unknown, attempt: number) => void,
 ): PgGroupWriter {
-  const stats = { groups: 0, writes: 0, retries: 0 };
-
-  /** One write of the group; its audit entries join `audit` once it succeeded. */
-  const runOne = async (
-    client: PoolClient,
-    job: PendingWrite,
-    audit: AuditEntry[],
-  ): Promise<unknown> => {
-    // Its entries are filled in by the group's INSERT before the caller sees them.
-    const deferred = deferredAudit();
-    const scope = createTxScope({ ...createPgClient(client, true), deferAudit: deferred.defer });
-    let value: unknown;
-    let thrown: { error: unknown } | null = null;
-    try {
-      value = await job.context.runInAsyncScope(job.fn, null, scope.tx);
-    } catch (error) {
-      thrown = { error };
-    } finally {
-      scope.end();
-    }
-    if (scope.failed && isRetryable(scope.failure)) throw new GroupRetry(scope.failure);
-    // The function may have caught a failed statement and thrown its own error: that one is answered.
-    if (thrown) throw new WriteFailed(thrown.error);
-    if (scope.failed) throw new WriteFailed(scope.failure);
-    audit.push(...deferred.entries);
-    return value;
-  };
+  const stats = { groups: 0, writes: 0, retries: 0, conflicts: 0 };
 
   /** One attempt at the group: each write's value once committed. */
-  const attempt = async (group: PendingWrite[]): Promise<unknown[]> => {
+  const attempt = async (group: PendingWrite[], concurrent: boolean): Promise<unknown[]> => {
     const client = await pool.connect();
     let broken = false;
+    // Sent with the group's first statement (pg-client.ts): one round trip less per group.
+    const begin: DeferredBegin = { sql: 'BEGIN ISOLATION LEVEL READ COMMITTED', sent: false };
     try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const values: unknown[] = [];
-      const audit: AuditEntry[] = [];
-      for (const job of group) {
-        try {
-          values.push(await runOne(client, job, audit));
-        } catch (error) {
-          if (error instanceof WriteFailed) error.index = values.length;
-          throw error;
-        }
+      const { values, audit } = concurrent
+        ? await atOnce(client, group, begin)
+        : await serially(client, group, begin);
+      if (audit.length > 0) {
+        if (!begin.sent) await client.query(begin.sql);
+        await auditInsertAndCommit(client, audit);
+      } else if (begin.sent) {
+        await client.query('COMMIT');
       }
-      if (audit.length === 0) await client.query('COMMIT');
-      else await auditInsertAndCommit(client, audit);
       return values;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
+      if (begin.sent) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+      }
       throw error;
     } finally {
       client.release(broken);
@@ -133,14 +200,21 @@ export function createPgGroupWriter(
   const runGroup = async (group: PendingWrite[]): Promise<void> => {
     const started = Date.now();
     let pending = group;
+    let concurrent = true;
     for (let tries = 1; pending.length > 0;) {
       try {
-        const values = await attempt(pending);
+        const values = await attempt(pending, concurrent && pending.length > 1);
         stats.groups += 1;
         stats.writes += pending.length;
         pending.forEach((job, i) => job.resolve(values[i]));
         return;
       } catch (error) {
+        if (error instanceof GroupConflict) {
+          // Two of its writes met: nothing committed; the group runs again one write at a time.
+          stats.conflicts += 1;
+          concurrent = false;
+          continue;
+        }
         if (error instanceof WriteFailed) {
           // Nothing committed; that write is answered, the others run again.
           pending[error.index]!.reject(error.failure);

@@ -23,8 +23,16 @@ export interface PostgresStoreOptions {
 export interface PostgresStore extends Store {
   readonly pool: pg.Pool;
   readonly schema: string;
-  /** Keyed write groups committed so far and the writes in them (one commit per group). */
-  readonly commits: { readonly groups: number; readonly writes: number };
+  /**
+   * Keyed write groups committed so far and the writes in them (one commit
+   * per group), and how often a group's writes met on a row and the group
+   * ran again one write at a time (group-writer.ts).
+   */
+  readonly commits: {
+    readonly groups: number;
+    readonly writes: number;
+    readonly conflicts: number;
+  };
 }
 
 /**
@@ -34,7 +42,7 @@ export interface PostgresStore extends Store {
  * either is re-run on a serialization failure or deadlock, so a transaction
  * function must be safe to run more than once. Keyed transactions of this
  * instance are group-committed (group-writer.ts): concurrent ones share one
- * transaction and one commit, each in its own savepoint. Reads are
+ * transaction and one commit, and run at once on its connection. Reads are
  * REPEATABLE READ READ ONLY snapshots.
  *
  * @example

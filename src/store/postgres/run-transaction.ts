@@ -92,7 +92,10 @@ async function runOnce<T>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken = false;
-  const scope = createTxScope(createPgClient(client, mode.lockingReads), mode.begin === null);
+  const scope = createTxScope(
+    createPgClient(client, { lockingReads: mode.lockingReads }),
+    mode.begin === null,
+  );
   try {
     if (mode.begin !== null) await client.query(mode.begin);
     let result: T;

@@ -21,6 +21,11 @@ export type Json = Record<string, any>;
 export const serverBin = (pkg: 'filesystem' | 'memory' | 'everything') =>
   fileURLToPath(new URL(`../../../node_modules/.bin/mcp-server-${pkg}`, import.meta.url));
 
+/** The SDK task upstream (v1 SDK tasks, a ledger file) of the crash tests. */
+export const TASK_UPSTREAM = fileURLToPath(
+  new URL('../../fixtures/mcp/task-upstream.mjs', import.meta.url),
+);
+
 export interface GatewayWorkspace {
   tk: TestKernel;
   app: HttpApp;

@@ -7,6 +7,7 @@
  * restarted nor given a new session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/client';
@@ -207,5 +208,28 @@ describe('bounded HTTP upstream messages', () => {
       error: { code: -32099, data: { airlock: 'resultTooLarge', limit: 40 } },
     });
     expect(discarded.length).toBe(1);
+  });
+
+  it('calls on one keep-alive session leave no abort listener on the transport’s signal, and its abort still reaches a request in flight', async () => {
+    const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} });
+    const seen: AbortSignal[] = [];
+    const fake = async (_u: string | URL, init?: RequestInit) => {
+      seen.push(init!.signal!);
+      return new Response(`event: message\ndata: ${answer}\n\n`, {
+        headers: { 'content-type': 'text/event-stream' },
+      });
+    };
+    const session = new AbortController();
+    const bounded = boundedFetch(1_000, () => undefined, fake);
+    const post = { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x' }) };
+    for (let i = 0; i < 50; i++)
+      await (await bounded('http://x', { ...post, signal: session.signal })).text();
+    expect(getEventListeners(session.signal, 'abort')).toHaveLength(0);
+    // Each request had a signal of its own, tied to the session's while it ran.
+    expect(new Set(seen).size).toBe(50);
+    const open = await bounded('http://x', { ...post, signal: session.signal });
+    session.abort(new Error('transport closed'));
+    expect(seen.at(-1)!.aborted).toBe(true);
+    await open.body?.cancel();
   });
 });

@@ -8,7 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { fontsPresent, generatePage, type GeneratedPage } from '../../../bench/engines-pages.mjs';
-import { detectBlocks, judge } from '../../../src/doors/scene/engines/dbnet.js';
+import {
+  detectBlocks,
+  inkOf,
+  judge,
+  MIN_INK_COMPONENT_PX,
+} from '../../../src/doors/scene/engines/dbnet.js';
+import { luma } from '../../../src/doors/scene/engines/pixels.js';
 import { ocrWorkers } from '../../../src/doors/scene/engines/ocr-models.js';
 import type { Box } from '../../../src/doors/scene/engines/pixels.js';
 import { groupBlocks } from '../../../src/doors/scene/engines/text-blocks.js';
@@ -235,6 +241,39 @@ describe('evidence before erasing', () => {
   });
   it('takes a lone glyph inside a bubble as lettering (a bubble may hold one word)', () => {
     expect(judge({ ...base, text: 'え', bubble }, 20)).toBeNull();
+  });
+});
+
+describe('ink of a block', () => {
+  /** A white 60×30 page with dark pixels at the given points. */
+  function page(dark: Array<[number, number]>) {
+    const width = 60;
+    const rgba = new Uint8ClampedArray(width * 30 * 4).fill(255);
+    for (const [x, y] of dark) rgba.fill(20, (y * width + x) * 4, (y * width + x) * 4 + 3);
+    return { rgba, width, gray: luma(rgba, width * 30) };
+  }
+  const block = {
+    box: { x0: 5, y0: 5, x1: 55, y1: 25 },
+    lines: [{ x0: 5, y0: 5, x1: 55, y1: 25 }],
+    direction: 'horizontal' as const,
+    bubble: null,
+    score: 0.9,
+  };
+  it('takes a stroke and a period as lettering but leaves a speck of the scan alone', () => {
+    const stroke = Array.from({ length: 10 }, (_, i): [number, number] => [12, 10 + i]);
+    const period: Array<[number, number]> = [
+      [30, 18],
+      [31, 18],
+      [30, 19],
+      [31, 19],
+    ];
+    const speck: Array<[number, number]> = [[45, 12]];
+    const { rgba, width, gray } = page([...stroke, ...period, ...speck]);
+    const { ink } = inkOf(rgba, gray, width, block);
+    expect(ink[19 * width + 12]).toBe(1);
+    expect(ink[19 * width + 31]).toBe(1);
+    expect(ink[12 * width + 45]).toBe(0);
+    expect(speck.length).toBeLessThan(MIN_INK_COMPONENT_PX);
   });
 });
 

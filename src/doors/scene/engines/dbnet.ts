@@ -41,6 +41,13 @@ export const INK_RATIO = { min: 0.03, max: 0.6 } as const;
 export const MAX_LINES = 10;
 /** Luma difference from the colour around a line that marks a pixel as ink. */
 const STANDS_OUT = 30;
+/**
+ * Fewer connected ink pixels than this are a speck of the paper or the
+ * scan, not a stroke: a period or an i's dot is larger at any size the
+ * detector reads, and the segment mask's dilation covers the anti-aliased
+ * crumbs beside a letter. Erasing a speck changes artwork for nothing.
+ */
+export const MIN_INK_COMPONENT_PX = 3;
 const CROP_MARGIN_PX = 8;
 /**
  * Languages whose horizontal lines the learned recognizer reads
@@ -69,7 +76,7 @@ export interface Skipped {
  * the detector's box leaves a margin around the letters themselves (a
  * descender that reaches the edge is left too: artwork is never erased).
  */
-function inkOf(rgba: Uint8ClampedArray, gray: Uint8Array, width: number, block: TextBlock) {
+export function inkOf(rgba: Uint8ClampedArray, gray: Uint8Array, width: number, block: TextBlock) {
   const ink = new Uint8Array(gray.length);
   const height = gray.length / width;
   let inked = 0;
@@ -97,7 +104,7 @@ function inkOf(rgba: Uint8ClampedArray, gray: Uint8Array, width: number, block: 
         const y = (k - x) / w;
         return x === 0 || y === 0 || x === w - 1 || y === h - 1;
       });
-      if (crosses) continue;
+      if (crosses || part.length < MIN_INK_COMPONENT_PX) continue;
       for (const k of part) {
         const i = (line.y0 + Math.floor(k / w)) * width + line.x0 + (k % w);
         if (!ink[i]) {

@@ -1,0 +1,156 @@
+/**
+ * Round trips of a journaled write on PostgreSQL (issue 31), counted on the
+ * wire: every `query` of pg's client is one message and one answer. The
+ * group writer sends its BEGIN with the first statement and the audit
+ * insert with the COMMIT, and a transaction that issued nothing commits
+ * nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, afterEach, expect, it, vi } from 'vitest';
+import { createKernel, type Kernel } from '../../src/kernel/kernel.js';
+import { createEventBus } from '../../src/kernel/events/events.js';
+import { silentLogger } from '../../src/kernel/logger.js';
+import { connection } from '../../src/kernel/connection.js';
+import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
+import { createPostgresBlobStore } from '../../src/store/blobs-postgres.js';
+import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
+import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
+
+const schemas: string[] = [];
+const cleanup: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c().catch(() => undefined);
+  for (const s of schemas) await dropSchema(s).catch(() => undefined);
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function openStore(): Promise<PostgresStore> {
+  const schema = uniqueSchema('trips');
+  schemas.push(schema);
+  const store = await createPostgresStore({ url: PG_URL, schema });
+  cleanup.push(() => store.close());
+  return store;
+}
+
+async function ledgerKernel(store: PostgresStore): Promise<Kernel> {
+  const events = await createEventBus();
+  const kernel = createKernel({
+    store,
+    blobs: createPostgresBlobStore(store.pool, store.schema),
+    events,
+    logger: silentLogger,
+  });
+  kernel.mount(createLedgerDoor());
+  await kernel.start();
+  cleanup.push(
+    () => events.close(),
+    () => kernel.close(),
+  );
+  return kernel;
+}
+
+/** Every query sent from now on, with the connection it went on. */
+function countQueries() {
+  const sent: { client: pg.Client; text: string; name?: string }[] = [];
+  const original = pg.Client.prototype.query;
+  vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
+    this: pg.Client,
+    ...args: unknown[]
+  ) {
+    const first = args[0];
+    const text = typeof first === 'string' ? first : (first as { text: string }).text;
+    const name = typeof first === 'string' ? undefined : (first as { name?: string }).name;
+    sent.push({ client: this, text, ...(name ? { name } : {}) });
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original);
+  /** The queries of the write transactions: from a BEGIN … READ COMMITTED to its COMMIT, per connection. */
+  const inWrites = () => {
+    const open = new Set<pg.Client>();
+    const trips: string[] = [];
+    for (const { client, text } of sent) {
+      const flat = text.replace(/\s+/g, ' ').trim();
+      if (flat.startsWith('BEGIN ISOLATION LEVEL READ COMMITTED')) open.add(client);
+      if (!open.has(client)) continue;
+      trips.push(flat);
+      if (/(COMMIT|ROLLBACK)$/.test(flat)) open.delete(client);
+    }
+    return trips;
+  };
+  /** Names of the prepared statements used. */
+  const names = () => sent.flatMap((q) => (q.name ? [q.name] : []));
+  return { sent, inWrites, names };
+}
+
+async function writer(kernel: Kernel, name: string) {
+  const conn = connection(name, 'internal');
+  await kernel.call('ledger', 'ledger_request_write_access', {}, { connection: conn });
+  const pending = (await kernel.consent.pending()).find((p) => p.connection === conn.id);
+  if (pending) await kernel.consent.approve(pending.id, null);
+  return (account: string) =>
+    kernel.call(
+      'ledger',
+      'ledger_append',
+      { operationID: randomUUID(), account, amount: 1, expectedVersion: null },
+      { connection: conn },
+    );
+}
+
+await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
+  it('a lone journaled write takes five round trips in its transaction: BEGIN with the claim, door read, door write, journal insert, audit with COMMIT', async () => {
+    const store = await openStore();
+    const kernel = await ledgerKernel(store);
+    const append = await writer(kernel, 'trips:one');
+    expect((await append('acct')).ok).toBe(true); // the account exists: its read is one statement
+    const queries = countQueries();
+    expect((await append('acct')).ok).toBe(true);
+    const trips = queries.inWrites();
+    expect(trips).toHaveLength(5);
+    expect(trips[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .* FROM journal /);
+    expect(trips[1]).toMatch(/^SELECT .* FROM records .* FOR UPDATE$/);
+    expect(trips[2]).toMatch(/^INSERT INTO records /);
+    expect(trips[3]).toMatch(/^INSERT INTO journal /);
+    expect(trips[4]).toMatch(/INSERT INTO audit .*; COMMIT$/);
+  });
+
+  it("the group writer's statements are sent as named prepared statements", async () => {
+    const store = await openStore();
+    const kernel = await ledgerKernel(store);
+    const append = await writer(kernel, 'trips:prepared');
+    expect((await append('acct')).ok).toBe(true);
+    const queries = countQueries();
+    expect((await append('acct')).ok).toBe(true);
+    // The door read, the door write and the journal insert (the claim went with BEGIN as one message).
+    expect(queries.names()).toHaveLength(3);
+    expect(new Set(queries.names()).size).toBe(3);
+    for (const name of queries.names()) expect(name).toMatch(/^airlock_[\w-]{20}$/);
+  });
+
+  it('eight journaled writes at once share one BEGIN and one COMMIT per group', async () => {
+    const store = await openStore();
+    const kernel = await ledgerKernel(store);
+    const appends = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => writer(kernel, `trips:many${i}`)),
+    );
+    await Promise.all(appends.map((append, i) => append(`acct${i}`)));
+    const groupsBefore = store.commits.groups;
+    const queries = countQueries();
+    const results = await Promise.all(appends.map((append, i) => append(`acct${i}`)));
+    expect(results.every((r) => r.ok)).toBe(true);
+    const groups = store.commits.groups - groupsBefore;
+    const trips = queries.inWrites();
+    // Four statements per write, and per group only the audit insert with its COMMIT.
+    expect(trips.filter((t) => t.startsWith('BEGIN'))).toHaveLength(groups);
+    expect(trips.filter((t) => t.endsWith('COMMIT'))).toHaveLength(groups);
+    expect(trips).toHaveLength(8 * 4 + groups);
+  });
+
+  it('a keyed transaction that issues no statement sends nothing', async () => {
+    const store = await openStore();
+    const queries = countQueries();
+    expect(await store.transaction(async () => 42, { isolation: 'keyed' })).toBe(42);
+    expect(queries.sent).toEqual([]);
+  });
+});

@@ -8,12 +8,10 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/client';
 import {
   DEFAULT_LIMITS,
   operationOf,
   scrubbedLogger,
-  scrubValue,
   type Scrubber,
   type AnyToolDef,
   type Effect,
@@ -21,20 +19,8 @@ import {
   type Logger,
 } from '../../kernel/index.js';
 import type { UpstreamConfig } from './config.js';
-import { claimName, publishedName } from './naming.js';
-import { annotatedEffect, effectFor } from './effects.js';
-import { upstreamTool } from './tools.js';
-import { compactTools, type CatalogEntry } from './catalog.js';
-import {
-  definitionOf,
-  digestOf,
-  flagsOf,
-  REVIEWS,
-  reviewStateOf,
-  shortDigest,
-  type Definition,
-  type Review,
-} from './pinning.js';
+import type { CatalogEntry } from './catalog.js';
+import { definitionOf, digestOf, REVIEWS, type Definition, type Review } from './pinning.js';
 import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream.js';
 import { isStdio } from './config.js';
 import {
@@ -47,6 +33,7 @@ import { fileSealer, type Sealer } from './oauth/seal.js';
 import { growingScrubber } from './oauth/token-scrub.js';
 import { Callers, installClientRequests } from './client-requests.js';
 import { anySignal, askOwner } from './owner-inbox.js';
+import { cleanTools, listTools, publishTools } from './runtime-tools.js';
 import { createOutcomes, type Outcomes } from './outcomes.js';
 
 export const OVERRIDES = 'mcp.effects';
@@ -180,104 +167,17 @@ export function createGateway(options: GatewayOptions): Gateway {
     const taken = new Set<string>();
     for (const rt of runtimes) {
       const before = JSON.stringify(rt.views);
-      const views: ToolView[] = [];
-      const defs: AnyToolDef[] = [];
-      for (const tool of rt.listed) {
-        const name = claimName(publishedName(rt.name, rt.separator, tool.name), taken);
-        const chosen = effectFor(tool.annotations, rt.overrides.get(tool.name));
-        // Pinned: a definition the owner has not reviewed is served destructive (an ask).
-        const state =
-          rt.trust === 'pin' && rt.reviews ? reviewStateOf(tool, rt.reviews.get(tool.name)) : null;
-        const unreviewed = state && !state.reviewed ? state : null;
-        const { effect, source } = unreviewed
-          ? { effect: 'destructive' as const, source: 'unreviewed' as const }
-          : chosen;
-        const flags = flagsOf(tool);
-        const digest = digestOf(tool);
-        remember(rt.definitions, shortDigest(digest), definitionOf(tool));
-        views.push({
-          name,
-          upstreamTool: tool.name,
-          effect,
-          source,
-          annotated: annotatedEffect(tool.annotations),
-          ...(state
-            ? { review: unreviewed ? ('unreviewed' as const) : ('reviewed' as const) }
-            : {}),
-          ...(flags.length ? { flags } : {}),
-          ...(unreviewed ? { diff: unreviewed.diff } : {}),
-          ...(state ? { digest } : {}),
-          ...(state && rt.reviews?.get(tool.name)
-            ? { reviewedAt: rt.reviews.get(tool.name)!.reviewedAt }
-            : {}),
-        });
-        defs.push(
-          upstreamTool({
-            upstream: rt.upstream,
-            tool,
-            name,
-            effect,
-            limits: kernel?.limits(rt.name) ?? DEFAULT_LIMITS,
-            scrub: rt.scrub,
-            auditReads: rt.auditReads,
-            callers: rt.callers,
-            outcomes: rt.outcomes,
-            definition: { digest, seen: (short) => rt.definitions.get(short) },
-            ...(unreviewed ? { unreviewed: { diff: unreviewed.diff, flags } } : {}),
-          }),
-        );
-      }
-      rt.catalog = views.map((v, i) => ({
-        name: v.name,
-        upstreamTool: v.upstreamTool,
-        description: rt.listed[i]!.description ?? '',
-        effect: v.effect,
-      }));
-      const searchName = claimName(publishedName(rt.name, rt.separator, 'search_tools'), taken);
-      const callName = claimName(publishedName(rt.name, rt.separator, 'call_tool'), taken);
-      rt.compact = [searchName, callName];
-      defs.push(
-        ...compactTools({ upstream: rt.name, searchName, callName, entries: () => rt.catalog }),
-      );
-      rt.views = views;
-      rt.defs = defs;
-      if (kernel?.door(rt.name) && (rt.name === changed || JSON.stringify(views) !== before))
+      publishTools(rt, taken, () => kernel?.limits(rt.name) ?? DEFAULT_LIMITS);
+      if (kernel?.door(rt.name) && (rt.name === changed || JSON.stringify(rt.views) !== before))
         kernel.refreshTools(rt.name);
     }
   }
 
-  /**
-   * The upstream's tools with every configured secret scrubbed from their
-   * metadata (descriptions, titles, schemas, annotations) as they are read,
-   * before they are stored or served; a tool whose very name carries a
-   * secret is left out (it could not be called by another name).
-   */
-  async function listTools(client: Client, scrub: Scrubber, logger: Logger): Promise<Tool[]> {
-    return cleanTools(await listRaw(client), scrub, logger);
-  }
-
-  function cleanTools(tools: Tool[], scrub: Scrubber, logger: Logger): Tool[] {
-    const clean: Tool[] = [];
-    for (const tool of tools) {
-      if (scrub(tool.name) !== tool.name) {
-        logger.warn({ tool: scrub(tool.name) }, 'a tool name carries a secret; not published');
-        continue;
-      }
-      clean.push({ ...(scrubValue(tool, scrub) as Tool), name: tool.name });
-    }
-    return clean;
-  }
-
-  async function listRaw(client: Client): Promise<Tool[]> {
-    if (!client.getServerCapabilities()?.tools) return [];
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor && tools.length < 10_000);
-    return tools;
+  /** `rt` lists `tools` now: its first review pinned when due, and every name assigned again. */
+  async function listed(rt: UpstreamRuntime, tools: Tool[]) {
+    rt.listed = tools;
+    await pinFirstReview(kernel, rt);
+    rebuild(rt.name);
   }
 
   let sealer: Sealer | null = null;
@@ -287,143 +187,18 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
 
   for (const u of options.upstreams) {
-    const scrub = growingScrubber(u.secrets);
-    const oauth = !isStdio(u.config) ? u.config.oauth : undefined;
-    const authorization =
-      oauth && !isStdio(u.config)
-        ? createUpstreamAuthorization({
-            upstream: u.name,
-            url: u.config.url,
-            settings: oauth,
-            headers: u.headers,
-            grants: createGrantStore({
-              upstream: u.name,
-              store: () => kernel?.store ?? null,
-              sealer: {
-                seal: (plain, name) => sealerOf().seal(plain, name),
-                open: (sealed, name) => sealerOf().open(sealed, name),
-              },
-            }),
-            // The tokens are secrets of this upstream: scrubbed from all it shows, a second line of defence.
-            onSecrets: (values) => scrub.add(values),
-          })
-        : null;
-    const logger = scrubbedLogger(options.logger.child({ door: 'mcp', upstream: u.name }), scrub);
-    const callers = new Callers();
-    const allow = {
-      sampling: u.config.allow.sampling === true,
-      formElicitation: u.config.allow.formElicitation === true,
-      roots: u.config.allow.roots === true,
-    };
-    const upstream = createUpstream({
-      name: u.name,
-      config: u.config,
-      env: u.env,
-      headers: u.headers,
-      logger,
-      scrub,
-      authorization: authorization ?? undefined,
-      configureClient: (client) =>
-        installClientRequests(client, {
-          name: u.name,
-          allow,
-          callers,
-          ownerInbox: (caller, request, signal) =>
-            kernel
-              ? askOwner(kernel, rt, caller.connection, request, anySignal(signal, caller.signal))
-              : Promise.resolve('cancel'),
-        }),
-      onConnected: async (client) => {
-        // Back (or up at last): the writes a crash left open are settled from it.
-        rt.outcomes.soon();
-        rt.listed = await listTools(client, scrub, logger);
-        rt.known = true;
-        await pinFirstReview(rt);
-        rebuild(u.name);
-        const file = cacheFile(u.name);
-        if (file)
-          await writeFile(file, JSON.stringify(rt.listed)).catch((err: unknown) =>
-            logger.warn({ err }, 'could not keep the tool list for a lazy start'),
-          );
-      },
-      onListChanged: (kind) => {
-        if (kind !== 'tools') {
+    runtimes.push(
+      createRuntime(u, {
+        logger: options.logger,
+        kernel: () => kernel,
+        sealer: () => sealerOf(),
+        listed,
+        cacheFile: cacheFile(u.name),
+        listChanged: (kind) => {
           for (const l of listeners) l(u.name, kind);
-          return;
-        }
-        void rt.upstream
-          .client(0)
-          .then(async (client) => {
-            if ('ok' in client) return;
-            rt.listed = await listTools(client, scrub, logger);
-            await pinFirstReview(rt);
-            rebuild(u.name);
-          })
-          .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
-      },
-    });
-    const rt: UpstreamRuntime = {
-      name: u.name,
-      scrub,
-      hasSecrets: u.secrets.length > 0 || authorization !== null,
-      authorization,
-      separator: u.config.separator,
-      auditReads: u.config.auditReads,
-      listed: [],
-      overrides: new Map(Object.entries(u.config.tools).map(([t, o]) => [t, o.effect])),
-      trust: u.config.trust,
-      reviews: null,
-      definitions: new Map(),
-      defs: [],
-      views: [],
-      catalog: [],
-      compact: [],
-      known: false,
-      callers,
-      upstream,
-      outcomes: createOutcomes({ mount: u.name, upstream, kernel: () => kernel, logger }),
-    };
-    runtimes.push(rt);
-  }
-
-  /** Stores the reviews of `rt` (the owner's, keyed by upstream tool name). */
-  async function storeReviews(rt: UpstreamRuntime) {
-    if (!kernel || !rt.reviews) return;
-    const value = Object.fromEntries(rt.reviews);
-    await kernel.store.transaction((tx) => tx.records.put(REVIEWS, rt.name, value));
-  }
-
-  const reviewOf = (tool: Tool): Review => ({
-    digest: digestOf(tool),
-    definition: definitionOf(tool),
-    reviewedAt: Date.now(),
-  });
-
-  /**
-   * The first review of a pinned upstream is its configuration: the tools it
-   * lists the first time are pinned as they are; what changes or appears
-   * after that waits for the owner.
-   */
-  async function pinFirstReview(rt: UpstreamRuntime) {
-    if (rt.trust !== 'pin' || !kernel) return;
-    if (rt.reviews === null) rt.reviews = new Map();
-    if (rt.reviews.size > 0) return;
-    for (const tool of rt.listed) rt.reviews.set(tool.name, reviewOf(tool));
-    await storeReviews(rt);
-  }
-
-  async function loadStored(k: Kernel) {
-    for (const rt of runtimes) {
-      const reviews = await k.store.read((tx) =>
-        tx.records.get<Record<string, Review>>(REVIEWS, rt.name),
-      );
-      rt.reviews = new Map(Object.entries(reviews?.value ?? {}));
-      const stored = await k.store.read((tx) =>
-        tx.records.get<Record<string, Effect>>(OVERRIDES, rt.name),
-      );
-      for (const [tool, effect] of Object.entries(stored?.value ?? {}))
-        rt.overrides.set(tool, effect);
-    }
+        },
+      }),
+    );
   }
 
   async function startOne(rt: UpstreamRuntime, config: UpstreamConfig) {
@@ -432,10 +207,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       const cached = await readFile(file, 'utf8').catch(() => null);
       if (cached) {
         // Scrubbed again: a list kept by an older release may carry a secret.
-        rt.listed = cleanTools(JSON.parse(cached) as Tool[], rt.scrub, options.logger);
+        const tools = cleanTools(JSON.parse(cached) as Tool[], rt.scrub, options.logger);
         rt.known = true;
-        await pinFirstReview(rt);
-        rebuild(rt.name);
+        await listed(rt, tools);
         return; // connected at the first call
       }
     }
@@ -453,24 +227,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     runtimes,
     runtime: (name) => runtimes.find((r) => r.name === name),
     views: () => runtimes.map((rt) => ({ ...rt.upstream.status(), tools: rt.views })),
-    async uncertainWrites() {
-      const found = new Map<string, UncertainWrite[]>(runtimes.map((rt) => [rt.name, []]));
-      if (!kernel) return found;
-      const entries = await kernel.store.read((tx) => tx.journal.listByState('uncertain', 1000));
-      for (const entry of entries.sort((a, b) => b.updatedAt - a.updatedAt)) {
-        const list = found.get(entry.scope);
-        const rt = runtimes.find((r) => r.name === entry.scope);
-        if (!list || !rt || list.length >= 50) continue;
-        list.push({
-          tool: entry.tool,
-          upstreamTool: rt.views.find((v) => v.name === entry.tool)?.upstreamTool ?? null,
-          operationId: operationOf(entry.operationId),
-          connection: entry.connection,
-          at: entry.updatedAt,
-        });
-      }
-      return found;
-    },
+    uncertainWrites: () => uncertainWritesOf(kernel, runtimes),
     async setEffect(upstream, tool, effect) {
       const rt = runtimes.find((r) => r.name === upstream);
       if (!rt || !kernel) return null;
@@ -484,7 +241,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (rt.trust === 'pin' && listed) {
         rt.reviews ??= new Map();
         rt.reviews.set(tool, reviewOf(listed));
-        await storeReviews(rt);
+        await storeReviews(kernel, rt);
       }
       rebuild(null);
       return rt.views.find((v) => v.upstreamTool === tool) ?? null;
@@ -497,7 +254,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (digestOf(listed) !== digest) return 'stale';
       rt.reviews ??= new Map();
       rt.reviews.set(tool, reviewOf(listed));
-      await storeReviews(rt);
+      await storeReviews(kernel, rt);
       rebuild(null);
       return rt.views.find((v) => v.upstreamTool === tool) ?? 'notFound';
     },
@@ -505,7 +262,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       attached ??= (async () => {
         kernel = k;
         if (options.cacheDir) await mkdir(options.cacheDir, { recursive: true });
-        await loadStored(k);
+        await loadStored(k, runtimes);
         const configs = new Map(options.upstreams.map((u) => [u.name, u.config]));
         await Promise.all(runtimes.map((rt) => startOne(rt, configs.get(rt.name)!)));
       })();
@@ -526,10 +283,189 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
 }
 
-/** Definitions kept for diffs: the newest DEFINITIONS_KEPT, oldest dropped first. */
-const DEFINITIONS_KEPT = 2_000;
-function remember(kept: Map<string, Definition>, short: string, definition: Definition) {
-  kept.delete(short);
-  kept.set(short, definition);
-  if (kept.size > DEFINITIONS_KEPT) kept.delete(kept.keys().next().value!);
+/** What one upstream's runtime needs from its gateway. */
+interface RuntimeDeps {
+  logger: Logger;
+  /** The kernel once attached. */
+  kernel(): Kernel | null;
+  /** The sealer of OAuth grants (throws without a data folder). */
+  sealer(): Sealer;
+  /** Takes a fresh tool list (pins the first review, assigns names again). */
+  listed(rt: UpstreamRuntime, tools: Tool[]): Promise<void>;
+  /** Where the tool list is kept for a lazy start, or null. */
+  cacheFile: string | null;
+  /** The upstream's resources or prompts list changed. */
+  listChanged(kind: 'resources' | 'prompts'): void;
+}
+
+/** One upstream's runtime: its scrubber, OAuth grant, supervised client and tool state. */
+function createRuntime(u: ResolvedUpstream, deps: RuntimeDeps): UpstreamRuntime {
+  const scrub = growingScrubber(u.secrets);
+  const authorization = authorizationOf(u, deps, scrub);
+  const logger = scrubbedLogger(deps.logger.child({ door: 'mcp', upstream: u.name }), scrub);
+  const callers = new Callers();
+  const allow = {
+    sampling: u.config.allow.sampling === true,
+    formElicitation: u.config.allow.formElicitation === true,
+    roots: u.config.allow.roots === true,
+  };
+  const upstream = createUpstream({
+    name: u.name,
+    config: u.config,
+    env: u.env,
+    headers: u.headers,
+    logger,
+    scrub,
+    authorization: authorization ?? undefined,
+    configureClient: (client) =>
+      installClientRequests(client, {
+        name: u.name,
+        allow,
+        callers,
+        ownerInbox: (caller, request, signal) => {
+          const kernel = deps.kernel();
+          return kernel
+            ? askOwner(kernel, rt, caller.connection, request, anySignal(signal, caller.signal))
+            : Promise.resolve('cancel');
+        },
+      }),
+    onConnected: async (client) => {
+      // Back (or up at last): the writes a crash left open are settled from it.
+      rt.outcomes.soon();
+      const tools = await listTools(client, scrub, logger);
+      rt.known = true;
+      await deps.listed(rt, tools);
+      const file = deps.cacheFile;
+      if (file)
+        await writeFile(file, JSON.stringify(rt.listed)).catch((err: unknown) =>
+          logger.warn({ err }, 'could not keep the tool list for a lazy start'),
+        );
+    },
+    onListChanged: (kind) => {
+      if (kind !== 'tools') {
+        deps.listChanged(kind);
+        return;
+      }
+      void rt.upstream
+        .client(0)
+        .then(async (client) => {
+          if ('ok' in client) return;
+          await deps.listed(rt, await listTools(client, scrub, logger));
+        })
+        .catch((err: unknown) => logger.warn({ err }, 'could not re-list the tools'));
+    },
+  });
+  const rt: UpstreamRuntime = {
+    name: u.name,
+    scrub,
+    hasSecrets: u.secrets.length > 0 || authorization !== null,
+    authorization,
+    separator: u.config.separator,
+    auditReads: u.config.auditReads,
+    listed: [],
+    overrides: new Map(Object.entries(u.config.tools).map(([t, o]) => [t, o.effect])),
+    trust: u.config.trust,
+    reviews: null,
+    definitions: new Map(),
+    defs: [],
+    views: [],
+    catalog: [],
+    compact: [],
+    known: false,
+    callers,
+    upstream,
+    outcomes: createOutcomes({ mount: u.name, upstream, kernel: deps.kernel, logger }),
+  };
+  return rt;
+}
+
+/** An OAuth upstream's grant (config `oauth`), or null. */
+function authorizationOf(
+  u: ResolvedUpstream,
+  deps: RuntimeDeps,
+  scrub: ReturnType<typeof growingScrubber>,
+): UpstreamAuthorization | null {
+  const oauth = !isStdio(u.config) ? u.config.oauth : undefined;
+  return oauth && !isStdio(u.config)
+    ? createUpstreamAuthorization({
+        upstream: u.name,
+        url: u.config.url,
+        settings: oauth,
+        headers: u.headers,
+        grants: createGrantStore({
+          upstream: u.name,
+          store: () => deps.kernel()?.store ?? null,
+          sealer: {
+            seal: (plain, name) => deps.sealer().seal(plain, name),
+            open: (sealed, name) => deps.sealer().open(sealed, name),
+          },
+        }),
+        // The tokens are secrets of this upstream: scrubbed from all it shows, a second line of defence.
+        onSecrets: (values) => scrub.add(values),
+      })
+    : null;
+}
+
+/** Stores the reviews of `rt` (the owner's, keyed by upstream tool name). */
+async function storeReviews(kernel: Kernel | null, rt: UpstreamRuntime) {
+  if (!kernel || !rt.reviews) return;
+  const value = Object.fromEntries(rt.reviews);
+  await kernel.store.transaction((tx) => tx.records.put(REVIEWS, rt.name, value));
+}
+
+const reviewOf = (tool: Tool): Review => ({
+  digest: digestOf(tool),
+  definition: definitionOf(tool),
+  reviewedAt: Date.now(),
+});
+
+/**
+ * The first review of a pinned upstream is its configuration: the tools it
+ * lists the first time are pinned as they are; what changes or appears
+ * after that waits for the owner.
+ */
+async function pinFirstReview(kernel: Kernel | null, rt: UpstreamRuntime) {
+  if (rt.trust !== 'pin' || !kernel) return;
+  if (rt.reviews === null) rt.reviews = new Map();
+  if (rt.reviews.size > 0) return;
+  for (const tool of rt.listed) rt.reviews.set(tool.name, reviewOf(tool));
+  await storeReviews(kernel, rt);
+}
+
+/** The owner's stored reviews and effect overrides, per upstream. */
+async function loadStored(k: Kernel, runtimes: UpstreamRuntime[]) {
+  for (const rt of runtimes) {
+    const reviews = await k.store.read((tx) =>
+      tx.records.get<Record<string, Review>>(REVIEWS, rt.name),
+    );
+    rt.reviews = new Map(Object.entries(reviews?.value ?? {}));
+    const stored = await k.store.read((tx) =>
+      tx.records.get<Record<string, Effect>>(OVERRIDES, rt.name),
+    );
+    for (const [tool, effect] of Object.entries(stored?.value ?? {}))
+      rt.overrides.set(tool, effect);
+  }
+}
+
+/** Per upstream, its writes left uncertain (newest first, at most 50). */
+async function uncertainWritesOf(
+  kernel: Kernel | null,
+  runtimes: UpstreamRuntime[],
+): Promise<Map<string, UncertainWrite[]>> {
+  const found = new Map<string, UncertainWrite[]>(runtimes.map((rt) => [rt.name, []]));
+  if (!kernel) return found;
+  const entries = await kernel.store.read((tx) => tx.journal.listByState('uncertain', 1000));
+  for (const entry of entries.sort((a, b) => b.updatedAt - a.updatedAt)) {
+    const list = found.get(entry.scope);
+    const rt = runtimes.find((r) => r.name === entry.scope);
+    if (!list || !rt || list.length >= 50) continue;
+    list.push({
+      tool: entry.tool,
+      upstreamTool: rt.views.find((v) => v.name === entry.tool)?.upstreamTool ?? null,
+      operationId: operationOf(entry.operationId),
+      connection: entry.connection,
+      at: entry.updatedAt,
+    });
+  }
+  return found;
 }

@@ -113,146 +113,16 @@ export function createExtender(gateway: Gateway, maxBytes: () => number) {
     }
   });
 
-  const attachedOf = (server: Server) => [...(servers.get(server)?.upstreams ?? [])];
-  const runtimesOf = (server: Server) =>
-    attachedOf(server)
-      .map((n) => gateway.runtime(n))
-      .filter((rt): rt is UpstreamRuntime => rt !== undefined);
-
-  async function clientOf(rt: UpstreamRuntime): Promise<Client | null> {
-    const c = await rt.upstream.client(5_000);
-    return 'ok' in c ? null : c;
-  }
-
-  async function each<T>(
-    server: Server,
-    kind: 'resources' | 'prompts',
-    fn: (rt: UpstreamRuntime, c: Client) => Promise<T[]>,
-  ) {
-    const lists = await Promise.all(
-      runtimesOf(server).map(async (rt) => {
-        const c = await clientOf(rt);
-        if (!c?.getServerCapabilities()?.[kind]) return [];
-        return fn(rt, c).catch(() => [] as T[]);
-      }),
-    );
-    return lists.flat();
-  }
-
-  const capped = <T>(value: T, rt: UpstreamRuntime): T => {
-    const clean = scrubValue(value, rt.scrub) as T;
-    const tooLarge = checkResponseBytes(JSON.stringify(clean), maxBytes());
-    if (tooLarge) throw new ProtocolError(-32603, `${tooLarge.message}${NARROW}`);
-    return clean;
-  };
-
-  /** Prompt names as published, per upstream, deterministic across upstreams. */
-  async function promptNames(server: Server) {
-    const taken = new Set<string>();
-    const all = await each(server, 'prompts', async (rt, c) => {
-      const prompts = await allPages(
-        (cursor) => c.listPrompts(cursor),
-        (p) => p.prompts,
-      );
-      return prompts.map((p) => ({ rt, prompt: p }));
-    });
-    return all.map(({ rt, prompt }) => ({
-      rt,
-      prompt,
-      name: claimName(publishedName(rt.name, rt.separator, prompt.name), taken),
-    }));
-  }
-
-  function register(server: Server) {
-    server.setRequestHandler('resources/list', async () => ({
-      resources: (await each(server, 'resources', async (rt, c) => {
-        const resources = await allPages(
-          (cursor) => c.listResources(cursor),
-          (p) => p.resources,
-        );
-        return resources.map((r) =>
-          scrubValue(
-            { ...r, uri: prefixUri(rt.name, r.uri), name: `${rt.name}${rt.separator}${r.name}` },
-            rt.scrub,
-          ),
-        );
-      })) as never,
-    }));
-    server.setRequestHandler('resources/templates/list', async () => ({
-      resourceTemplates: (await each(server, 'resources', async (rt, c) => {
-        const resourceTemplates = await allPages(
-          (cursor) => c.listResourceTemplates(cursor),
-          (p) => p.resourceTemplates,
-        );
-        return resourceTemplates.map((t) =>
-          scrubValue(
-            {
-              ...t,
-              uriTemplate: prefixUri(rt.name, t.uriTemplate),
-              name: `${rt.name}${rt.separator}${t.name}`,
-            },
-            rt.scrub,
-          ),
-        );
-      })) as never,
-    }));
-    server.setRequestHandler('resources/read', async (request) => {
-      const split = splitUri(request.params.uri);
-      const rt =
-        split && attachedOf(server).includes(split[0]) ? gateway.runtime(split[0]) : undefined;
-      if (!split || !rt)
-        throw new ProtocolError(
-          -32602,
-          `Unknown resource '${request.params.uri}'; call resources/list and use one of its URIs (they start with the upstream's name and '+').`,
-        );
-      const c = await clientOf(rt);
-      if (!c)
-        throw new ProtocolError(
-          -32603,
-          `The upstream '${rt.name}' is not running; retry in a few seconds.`,
-        );
-      const result = await c.readResource({ uri: split[1] });
-      return capped(
-        {
-          ...result,
-          contents: result.contents.map((x) => ({ ...x, uri: prefixUri(rt.name, x.uri) })),
-        },
-        rt,
-      ) as never;
-    });
-    server.setRequestHandler('prompts/list', async () => ({
-      prompts: (await promptNames(server)).map(({ rt, prompt, name }) =>
-        scrubValue({ ...prompt, name }, rt.scrub),
-      ) as never,
-    }));
-    server.setRequestHandler('prompts/get', async (request) => {
-      const found = (await promptNames(server)).find((p) => p.name === request.params.name);
-      if (!found)
-        throw new ProtocolError(
-          -32602,
-          `Unknown prompt '${request.params.name}'; call prompts/list to see the available prompts.`,
-        );
-      const c = await clientOf(found.rt);
-      if (!c)
-        throw new ProtocolError(
-          -32603,
-          `The upstream '${found.rt.name}' is not running; retry in a few seconds.`,
-        );
-      const result = await c.getPrompt({
-        name: found.prompt.name,
-        ...(request.params.arguments ? { arguments: request.params.arguments } : {}),
-      });
-      return capped(result, found.rt) as never;
-    });
-  }
-
   return (upstream: string) => (raw: unknown) => {
     const server = raw as Server;
     let attached = servers.get(server);
     if (!attached) {
-      attached = { upstreams: new Set() };
+      const upstreams = new Set<string>();
+      attached = { upstreams };
       servers.set(server, attached);
-      register(server);
+      const view = serverView(gateway, () => [...upstreams], maxBytes);
+      registerResources(server, view);
+      registerPrompts(server, view);
       const previous = server.oninitialized;
       server.oninitialized = () => {
         previous?.();
@@ -266,4 +136,156 @@ export function createExtender(gateway: Gateway, maxBytes: () => number) {
     }
     attached.upstreams.add(upstream);
   };
+}
+
+/** One server's side of the gateway: the upstreams mounted on it, and reads capped at `maxBytes`. */
+interface ServerView {
+  /** The runtime of `name` when it is mounted on this server. */
+  attached(name: string): UpstreamRuntime | undefined;
+  /** `fn` over every mounted upstream that offers `kind`; one that fails adds nothing. */
+  each<T>(
+    kind: 'resources' | 'prompts',
+    fn: (rt: UpstreamRuntime, c: Client) => Promise<T[]>,
+  ): Promise<T[]>;
+  /** `value` scrubbed, or -32603 when it exceeds the read cap. */
+  capped<T>(value: T, rt: UpstreamRuntime): T;
+}
+
+function serverView(
+  gateway: Gateway,
+  upstreams: () => string[],
+  maxBytes: () => number,
+): ServerView {
+  const runtimes = () =>
+    upstreams()
+      .map((n) => gateway.runtime(n))
+      .filter((rt): rt is UpstreamRuntime => rt !== undefined);
+  return {
+    attached: (name) => (upstreams().includes(name) ? gateway.runtime(name) : undefined),
+    async each(kind, fn) {
+      const lists = await Promise.all(
+        runtimes().map(async (rt) => {
+          const c = await clientOf(rt);
+          if (!c?.getServerCapabilities()?.[kind]) return [];
+          return fn(rt, c).catch(() => []);
+        }),
+      );
+      return lists.flat();
+    },
+    capped(value, rt) {
+      const clean = scrubValue(value, rt.scrub) as typeof value;
+      const tooLarge = checkResponseBytes(JSON.stringify(clean), maxBytes());
+      if (tooLarge) throw new ProtocolError(-32603, `${tooLarge.message}${NARROW}`);
+      return clean;
+    },
+  };
+}
+
+async function clientOf(rt: UpstreamRuntime): Promise<Client | null> {
+  const c = await rt.upstream.client(5_000);
+  return 'ok' in c ? null : c;
+}
+
+/** `resources/list`, `resources/templates/list` and `resources/read` across the mounted upstreams. */
+function registerResources(server: Server, view: ServerView) {
+  server.setRequestHandler('resources/list', async () => ({
+    resources: (await view.each('resources', async (rt, c) => {
+      const resources = await allPages(
+        (cursor) => c.listResources(cursor),
+        (p) => p.resources,
+      );
+      return resources.map((r) =>
+        scrubValue(
+          { ...r, uri: prefixUri(rt.name, r.uri), name: `${rt.name}${rt.separator}${r.name}` },
+          rt.scrub,
+        ),
+      );
+    })) as never,
+  }));
+  server.setRequestHandler('resources/templates/list', async () => ({
+    resourceTemplates: (await view.each('resources', async (rt, c) => {
+      const resourceTemplates = await allPages(
+        (cursor) => c.listResourceTemplates(cursor),
+        (p) => p.resourceTemplates,
+      );
+      return resourceTemplates.map((t) =>
+        scrubValue(
+          {
+            ...t,
+            uriTemplate: prefixUri(rt.name, t.uriTemplate),
+            name: `${rt.name}${rt.separator}${t.name}`,
+          },
+          rt.scrub,
+        ),
+      );
+    })) as never,
+  }));
+  server.setRequestHandler('resources/read', async (request) => {
+    const split = splitUri(request.params.uri);
+    const rt = split ? view.attached(split[0]) : undefined;
+    if (!split || !rt)
+      throw new ProtocolError(
+        -32602,
+        `Unknown resource '${request.params.uri}'; call resources/list and use one of its URIs (they start with the upstream's name and '+').`,
+      );
+    const c = await clientOf(rt);
+    if (!c)
+      throw new ProtocolError(
+        -32603,
+        `The upstream '${rt.name}' is not running; retry in a few seconds.`,
+      );
+    const result = await c.readResource({ uri: split[1] });
+    return view.capped(
+      {
+        ...result,
+        contents: result.contents.map((x) => ({ ...x, uri: prefixUri(rt.name, x.uri) })),
+      },
+      rt,
+    ) as never;
+  });
+}
+
+/** Prompt names as published, per upstream, deterministic across upstreams. */
+async function promptNames(view: ServerView) {
+  const taken = new Set<string>();
+  const all = await view.each('prompts', async (rt, c) => {
+    const prompts = await allPages(
+      (cursor) => c.listPrompts(cursor),
+      (p) => p.prompts,
+    );
+    return prompts.map((p) => ({ rt, prompt: p }));
+  });
+  return all.map(({ rt, prompt }) => ({
+    rt,
+    prompt,
+    name: claimName(publishedName(rt.name, rt.separator, prompt.name), taken),
+  }));
+}
+
+/** `prompts/list` and `prompts/get` across the mounted upstreams. */
+function registerPrompts(server: Server, view: ServerView) {
+  server.setRequestHandler('prompts/list', async () => ({
+    prompts: (await promptNames(view)).map(({ rt, prompt, name }) =>
+      scrubValue({ ...prompt, name }, rt.scrub),
+    ) as never,
+  }));
+  server.setRequestHandler('prompts/get', async (request) => {
+    const found = (await promptNames(view)).find((p) => p.name === request.params.name);
+    if (!found)
+      throw new ProtocolError(
+        -32602,
+        `Unknown prompt '${request.params.name}'; call prompts/list to see the available prompts.`,
+      );
+    const c = await clientOf(found.rt);
+    if (!c)
+      throw new ProtocolError(
+        -32603,
+        `The upstream '${found.rt.name}' is not running; retry in a few seconds.`,
+      );
+    const result = await c.getPrompt({
+      name: found.prompt.name,
+      ...(request.params.arguments ? { arguments: request.params.arguments } : {}),
+    });
+    return view.capped(result, found.rt) as never;
+  });
 }

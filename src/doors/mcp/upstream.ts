@@ -84,310 +84,368 @@ export interface Upstream {
 }
 
 export function createUpstream(options: UpstreamOptions): Upstream {
-  const { name, config, logger, scrub } = options;
-  const backoff = options.backoffMs ?? DEFAULT_BACKOFF;
-  let state: UpstreamState = 'idle';
-  let current: {
-    client: Client;
-    transport: StdioClientTransport | StreamableHTTPClientTransport;
-  } | null = null;
-  let restarts = 0;
-  let quickFailures = 0;
-  let lastError: string | null = null;
-  let connectedAt = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const stderr: string[] = [];
-  let waiters: Array<() => void> = [];
-  let connecting: Promise<void> | null = null;
+  return new SupervisedUpstream(options);
+}
 
-  const settle = () => {
-    const w = waiters;
-    waiters = [];
-    for (const resolve of w) resolve();
-  };
+type UpstreamTransport = StdioClientTransport | StreamableHTTPClientTransport;
 
-  const keepStderr = (line: string) => {
-    const clean = scrub(line);
-    stderr.push(clean);
-    if (stderr.length > STDERR_LINES) stderr.shift();
-    logger.info({ upstream: name, stderr: clean }, 'upstream stderr');
-  };
+/** The supervisor: one connection at a time, restarts with backoff, the owner's (re)connect. */
+class SupervisedUpstream implements Upstream {
+  readonly name: string;
+  private readonly config: UpstreamConfig;
+  private readonly logger: Logger;
+  private readonly scrub: (text: string) => string;
+  private readonly backoff: readonly number[];
+  private state: UpstreamState = 'idle';
+  private current: { client: Client; transport: UpstreamTransport } | null = null;
+  private restarts = 0;
+  private quickFailures = 0;
+  private lastError: string | null = null;
+  private connectedAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly stderr: string[] = [];
+  private waiters: Array<() => void> = [];
+  private connecting: Promise<void> | null = null;
 
-  function makeTransport() {
-    if (isStdio(config)) {
-      const transport = new StdioClientTransport({
-        command: config.command,
-        args: config.args,
-        env: { ...getDefaultEnvironment(), ...options.env },
-        ...(config.cwd ? { cwd: config.cwd } : {}),
-        stderr: 'pipe',
-      });
-      // The SDK's buffer closes the connection on a message over its size (and
-      // holds it whole until then): ours discards it as it streams and fails
-      // only its call.
-      const maxBytes = config.limits.upstreamMessageBytes ?? DEFAULT_UPSTREAM_MESSAGE_BYTES;
-      const sdk = transport as unknown as { _readBuffer?: unknown };
-      if ('_readBuffer' in sdk)
-        sdk._readBuffer = new BoundedReadBuffer(maxBytes, (bytes, id) =>
-          logger.warn(
-            { upstream: name, bytes, limit: maxBytes, id },
-            'upstream message over the limit discarded',
-          ),
-        );
-      else logger.warn({ upstream: name }, 'cannot bound upstream messages with this SDK');
-      let partial = '';
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        const lines = (partial + chunk.toString('utf8')).split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) if (line.trim()) keepStderr(line.trimEnd());
-      });
-      return transport;
-    }
-    return new StreamableHTTPClientTransport(new URL(config.url), {
-      requestInit: { headers: options.headers },
-      ...(options.authorization ? { authProvider: options.authorization.provider } : {}),
-      fetch: boundedHttpFetch(name, config, logger),
-    });
+  constructor(private readonly options: UpstreamOptions) {
+    this.name = options.name;
+    this.config = options.config;
+    this.logger = options.logger;
+    this.scrub = options.scrub;
+    this.backoff = options.backoffMs ?? DEFAULT_BACKOFF;
   }
 
-  async function connectOnce(): Promise<void> {
-    const transport = makeTransport();
-    const client = new Client(
-      { name: 'airlock', version: AIRLOCK_VERSION },
-      {
-        // An HTTP upstream may speak either era: probe (2026-07-28 `server/discover`,
-        // else the 2025 handshake). A stdio upstream is spawned once, as it is.
-        ...(isStdio(config) ? {} : { versionNegotiation: { mode: 'auto' as const } }),
-        // Declared so an upstream asks (and hears why not, when the owner did not allow it): client-requests.ts.
-        capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} },
-        listChanged: {
-          tools: {
-            autoRefresh: false,
-            debounceMs: 50,
-            onChanged: () => options.onListChanged('tools'),
-          },
-          resources: {
-            autoRefresh: false,
-            debounceMs: 50,
-            onChanged: () => options.onListChanged('resources'),
-          },
-          prompts: {
-            autoRefresh: false,
-            debounceMs: 50,
-            onChanged: () => options.onListChanged('prompts'),
-          },
-        },
-      },
+  status(): UpstreamStatus {
+    const { config } = this;
+    return {
+      name: this.name,
+      transport: isStdio(config) ? 'stdio' : 'http',
+      target: isStdio(config) ? config.command : targetOf(config.url),
+      state: this.state,
+      pid: this.pidOf(),
+      restarts: this.restarts,
+      lastError: this.lastError,
+      stderr: [...this.stderr],
+    };
+  }
+
+  async start(): Promise<void> {
+    if (this.state === 'idle' || this.state === 'failed' || this.state === 'unauthorized') {
+      this.state = 'starting';
+      this.quickFailures = 0;
+    }
+    await this.attempt();
+    if ((this.state as UpstreamState) !== 'running')
+      throw new Error(this.lastError ?? `upstream ${this.name} did not start`);
+  }
+
+  async client(waitMs: number): Promise<Client | Failure> {
+    const { name } = this;
+    const blocked = await this.options.authorization?.blocked();
+    if (blocked) {
+      if (this.state !== 'stopped' && this.state !== 'unauthorized')
+        await this.unauthorized(blocked);
+      return reconnectFailure(name, blocked);
+    }
+    if (this.state === 'unauthorized') {
+      this.state = 'starting';
+      void this.attempt();
+    }
+    if (this.state === 'idle') {
+      this.state = 'starting';
+      void this.attempt();
+    }
+    if (this.state === 'starting' || this.state === 'restarting') await this.wait(waitMs);
+    const state = this.state as UpstreamState;
+    if (this.current && state === 'running') return this.current.client;
+    if (state === 'failed')
+      return failure(
+        'unavailable',
+        `The upstream '${name}' failed and is no longer restarted (${this.lastError ?? 'no reason recorded'}); ask the server operator to check it (its stderr is in the upstreams view) and restart Airlock.`,
+        { upstream: name, state },
+      );
+    return failure(
+      'unavailable',
+      `The upstream '${name}' is ${state === 'restarting' ? 'restarting' : 'not running'}; retry in a few seconds.`,
+      { upstream: name, state },
     );
-    options.configureClient?.(client);
+  }
+
+  async refusedAuthorization(error: unknown): Promise<Failure | null> {
+    const { authorization } = this.options;
+    const refused = authorization ? authorizationFailure(error) : null;
+    if (!refused) return null;
+    // A refusal after a good refresh (or a wish for more scope) was not recorded by a refresh: record it.
+    if (refused.scope || !(await authorization!.blocked()))
+      await authorization!.refuse(refused.reason, refused.scope);
+    if (this.state !== 'stopped') await this.unauthorized(refused.reason);
+    return reconnectFailure(this.name, refused.reason);
+  }
+
+  lost(client: Client, reason: string): void {
+    if (this.current?.client !== client || this.state !== 'running') return;
+    this.current = null;
+    if (Date.now() - this.connectedAt >= STABLE_MS) this.quickFailures = 0;
+    this.lastError = this.scrub(reason);
+    this.logger.warn(
+      { upstream: this.name, lastError: this.lastError },
+      'upstream connection lost; reconnecting',
+    );
+    void client.close().catch(() => undefined);
+    this.scheduleRestart();
+  }
+
+  async stop(): Promise<void> {
+    this.state = 'stopped';
+    clearTimeout(this.timer);
+    this.settle();
+    const c = this.current;
+    this.current = null;
+    await c?.client.close().catch(() => undefined);
+  }
+
+  private settle() {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const resolve of w) resolve();
+  }
+
+  private keepStderr(line: string) {
+    const clean = this.scrub(line);
+    this.stderr.push(clean);
+    if (this.stderr.length > STDERR_LINES) this.stderr.shift();
+    this.logger.info({ upstream: this.name, stderr: clean }, 'upstream stderr');
+  }
+
+  private async connectOnce(): Promise<void> {
+    const { config } = this;
+    const transport = createTransport(this.options, (line) => this.keepStderr(line));
+    const client = createClient(this.options);
+    this.options.configureClient?.(client);
     try {
       await client.connect(transport);
-      await options.onConnected(client);
+      await this.options.onConnected(client);
     } catch (error) {
       await client.close().catch(() => undefined);
       throw error;
     }
-    current = { client, transport };
-    connectedAt = Date.now();
+    this.current = { client, transport };
+    this.connectedAt = Date.now();
     // An HTTP call's stream that breaks mid-answer: the upstream went away (its calls end, it is reconnected).
     if (!isStdio(config))
       client.onerror = (error) => {
         if (/SSE stream disconnected/.test(error.message))
-          upstream.lost(client, `the upstream's stream broke: ${error.message}`);
+          this.lost(client, `the upstream's stream broke: ${error.message}`);
       };
     client.onclose = () => {
-      if (current?.client !== client) return;
-      current = null;
-      if (state === 'stopped') return;
-      if (Date.now() - connectedAt >= STABLE_MS) quickFailures = 0;
-      lastError = `the upstream closed the connection${stderr.length ? ` (last stderr: ${stderr[stderr.length - 1]})` : ''}`;
-      logger.warn({ upstream: name, lastError }, 'upstream stopped; restarting');
-      scheduleRestart();
+      if (this.current?.client !== client) return;
+      this.current = null;
+      if (this.state === 'stopped') return;
+      if (Date.now() - this.connectedAt >= STABLE_MS) this.quickFailures = 0;
+      const { stderr } = this;
+      this.lastError = `the upstream closed the connection${stderr.length ? ` (last stderr: ${stderr[stderr.length - 1]})` : ''}`;
+      this.logger.warn(
+        { upstream: this.name, lastError: this.lastError },
+        'upstream stopped; restarting',
+      );
+      this.scheduleRestart();
     };
   }
 
-  function scheduleRestart() {
-    quickFailures++;
+  private scheduleRestart() {
+    this.quickFailures++;
     // A command that keeps dying is given up; a URL that does not answer is tried again (at the longest backoff).
-    if (quickFailures >= MAX_QUICK_FAILURES && isStdio(config)) {
-      state = 'failed';
-      logger.error({ upstream: name, lastError }, 'upstream failed; giving up restarting');
-      settle();
+    if (this.quickFailures >= MAX_QUICK_FAILURES && isStdio(this.config)) {
+      this.state = 'failed';
+      this.logger.error(
+        { upstream: this.name, lastError: this.lastError },
+        'upstream failed; giving up restarting',
+      );
+      this.settle();
       return;
     }
-    state = 'restarting';
-    const delay = backoff[Math.min(quickFailures - 1, backoff.length - 1)] ?? 1000;
-    clearTimeout(timer);
-    timer = setTimeout(() => void attempt(), delay);
-    timer.unref();
+    this.state = 'restarting';
+    const { backoff } = this;
+    const delay = backoff[Math.min(this.quickFailures - 1, backoff.length - 1)] ?? 1000;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.attempt(), delay);
+    this.timer.unref();
   }
 
   /** Marks the upstream as waiting for the owner's (re)connect; no restarts until then. */
-  async function unauthorized(reason: string) {
-    state = 'unauthorized';
-    lastError = `the owner must connect it: ${reason}`;
-    clearTimeout(timer);
+  private async unauthorized(reason: string) {
+    this.state = 'unauthorized';
+    this.lastError = `the owner must connect it: ${reason}`;
+    clearTimeout(this.timer);
     // Connected on another instance sharing the store: look again now and then, and start then.
-    timer = setTimeout(() => {
-      if (state === 'unauthorized') void attempt();
+    this.timer = setTimeout(() => {
+      if (this.state === 'unauthorized') void this.attempt();
     }, AUTHORIZATION_RECHECK_MS);
-    timer.unref();
-    const c = current;
-    current = null;
+    this.timer.unref();
+    const c = this.current;
+    this.current = null;
     await c?.client.close().catch(() => undefined);
-    settle();
+    this.settle();
   }
 
-  function attempt(): Promise<void> {
-    connecting ??= (async () => {
+  private attempt(): Promise<void> {
+    this.connecting ??= (async () => {
       try {
-        const blocked = await options.authorization?.blocked();
-        if (blocked) {
-          if ((state as UpstreamState) !== 'unauthorized')
-            logger.warn(
-              { upstream: name, reason: blocked },
-              'upstream waits for the owner to connect it',
-            );
-          await unauthorized(blocked);
-          return;
-        }
-        await connectOnce();
-        if (state === 'restarting') restarts++;
-        state = 'running';
-        lastError = null;
-        logger.info({ upstream: name, pid: pidOf() }, 'upstream running');
+        await this.connectOrWait();
       } catch (error) {
-        if ((state as UpstreamState) === 'stopped') return;
-        // Refused while connecting (e.g. more scope wanted): recorded, and the owner must reconnect.
-        const refused = options.authorization ? authorizationFailure(error) : null;
-        if (refused && (refused.scope || !(await options.authorization!.blocked())))
-          await options.authorization!.refuse(refused.reason, refused.scope).catch(() => undefined);
-        const blocked = await options.authorization?.blocked().catch(() => null);
-        if (blocked) {
-          logger.warn(
-            { upstream: name, reason: blocked },
-            'upstream waits for the owner to connect it',
-          );
-          await unauthorized(blocked);
-          return;
-        }
-        lastError = scrub(error instanceof Error ? error.message : String(error));
-        logger.warn({ upstream: name, lastError }, 'upstream did not start');
-        scheduleRestart();
+        await this.failedAttempt(error);
       } finally {
-        connecting = null;
+        this.connecting = null;
+        const state = this.state as UpstreamState;
         if (
           state === 'running' ||
           state === 'failed' ||
           state === 'stopped' ||
           state === 'unauthorized'
         )
-          settle();
+          this.settle();
       }
     })();
-    return connecting;
+    return this.connecting;
   }
 
-  const pidOf = () =>
-    current && current.transport instanceof StdioClientTransport ? current.transport.pid : null;
+  /** Connects, unless the owner must connect it first. */
+  private async connectOrWait() {
+    const blocked = await this.options.authorization?.blocked();
+    if (blocked) {
+      if ((this.state as UpstreamState) !== 'unauthorized')
+        this.logger.warn(
+          { upstream: this.name, reason: blocked },
+          'upstream waits for the owner to connect it',
+        );
+      await this.unauthorized(blocked);
+      return;
+    }
+    await this.connectOnce();
+    if (this.state === 'restarting') this.restarts++;
+    this.state = 'running';
+    this.lastError = null;
+    this.logger.info({ upstream: this.name, pid: this.pidOf() }, 'upstream running');
+  }
 
-  const reconnectFailure = (reason: string) =>
-    failure(
-      'unavailable',
-      `The upstream '${name}' needs the owner to reconnect it (${reason}); ask the owner to choose Reconnect for '${name}' on the Upstreams screen of the Airlock web UI, then call again.`,
-      { upstream: name, state: 'unauthorized' },
-    );
+  /** A connection attempt failed: wait for the owner when it was refused, else restart with backoff. */
+  private async failedAttempt(error: unknown) {
+    if ((this.state as UpstreamState) === 'stopped') return;
+    const { authorization } = this.options;
+    // Refused while connecting (e.g. more scope wanted): recorded, and the owner must reconnect.
+    const refused = authorization ? authorizationFailure(error) : null;
+    if (refused && (refused.scope || !(await authorization!.blocked())))
+      await authorization!.refuse(refused.reason, refused.scope).catch(() => undefined);
+    const blocked = await authorization?.blocked().catch(() => null);
+    if (blocked) {
+      this.logger.warn(
+        { upstream: this.name, reason: blocked },
+        'upstream waits for the owner to connect it',
+      );
+      await this.unauthorized(blocked);
+      return;
+    }
+    this.lastError = this.scrub(error instanceof Error ? error.message : String(error));
+    this.logger.warn({ upstream: this.name, lastError: this.lastError }, 'upstream did not start');
+    this.scheduleRestart();
+  }
 
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
+  private pidOf() {
+    const { current } = this;
+    return current && current.transport instanceof StdioClientTransport
+      ? current.transport.pid
+      : null;
+  }
+
+  private wait(ms: number) {
+    return new Promise<void>((resolve) => {
       const t = setTimeout(resolve, ms);
-      waiters.push(() => {
+      this.waiters.push(() => {
         clearTimeout(t);
         resolve();
       });
     });
+  }
+}
 
-  const upstream: Upstream = {
-    name,
-    status: () => ({
-      name,
-      transport: isStdio(config) ? 'stdio' : 'http',
-      target: isStdio(config)
-        ? config.command
-        : (() => {
-            const u = new URL(config.url);
-            return `${u.origin}${u.pathname}`;
-          })(),
-      state,
-      pid: pidOf(),
-      restarts,
-      lastError,
-      stderr: [...stderr],
-    }),
-    async start() {
-      if (state === 'idle' || state === 'failed' || state === 'unauthorized') {
-        state = 'starting';
-        quickFailures = 0;
-      }
-      await attempt();
-      if (state !== 'running') throw new Error(lastError ?? `upstream ${name} did not start`);
+/** The URL's origin and path (its query may hold secrets). */
+function targetOf(url: string): string {
+  const u = new URL(url);
+  return `${u.origin}${u.pathname}`;
+}
+
+function reconnectFailure(name: string, reason: string): Failure {
+  return failure(
+    'unavailable',
+    `The upstream '${name}' needs the owner to reconnect it (${reason}); ask the owner to choose Reconnect for '${name}' on the Upstreams screen of the Airlock web UI, then call again.`,
+    { upstream: name, state: 'unauthorized' },
+  );
+}
+
+/** The SDK client Airlock connects with: its capabilities, and list changes handed on. */
+function createClient(options: UpstreamOptions): Client {
+  const listChanged = (kind: 'tools' | 'resources' | 'prompts') => ({
+    autoRefresh: false,
+    debounceMs: 50,
+    onChanged: () => options.onListChanged(kind),
+  });
+  return new Client(
+    { name: 'airlock', version: AIRLOCK_VERSION },
+    {
+      // An HTTP upstream may speak either era: probe (2026-07-28 `server/discover`,
+      // else the 2025 handshake). A stdio upstream is spawned once, as it is.
+      ...(isStdio(options.config) ? {} : { versionNegotiation: { mode: 'auto' as const } }),
+      // Declared so an upstream asks (and hears why not, when the owner did not allow it): client-requests.ts.
+      capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} },
+      listChanged: {
+        tools: listChanged('tools'),
+        resources: listChanged('resources'),
+        prompts: listChanged('prompts'),
+      },
     },
-    async client(waitMs) {
-      const blocked = await options.authorization?.blocked();
-      if (blocked) {
-        if (state !== 'stopped' && state !== 'unauthorized') await unauthorized(blocked);
-        return reconnectFailure(blocked);
-      }
-      if (state === 'unauthorized') {
-        state = 'starting';
-        void attempt();
-      }
-      if (state === 'idle') {
-        state = 'starting';
-        void attempt();
-      }
-      if (state === 'starting' || state === 'restarting') await wait(waitMs);
-      if (current && state === 'running') return current.client;
-      if (state === 'failed')
-        return failure(
-          'unavailable',
-          `The upstream '${name}' failed and is no longer restarted (${lastError ?? 'no reason recorded'}); ask the server operator to check it (its stderr is in the upstreams view) and restart Airlock.`,
-          { upstream: name, state },
-        );
-      return failure(
-        'unavailable',
-        `The upstream '${name}' is ${state === 'restarting' ? 'restarting' : 'not running'}; retry in a few seconds.`,
-        { upstream: name, state },
+  );
+}
+
+/** Spawns the command (stderr line by line to `keepStderr`) or opens the URL; messages bounded. */
+function createTransport(
+  options: UpstreamOptions,
+  keepStderr: (line: string) => void,
+): UpstreamTransport {
+  const { name, config, logger } = options;
+  if (isStdio(config)) {
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: config.args,
+      env: { ...getDefaultEnvironment(), ...options.env },
+      ...(config.cwd ? { cwd: config.cwd } : {}),
+      stderr: 'pipe',
+    });
+    // The SDK's buffer closes the connection on a message over its size (and
+    // holds it whole until then): ours discards it as it streams and fails
+    // only its call.
+    const maxBytes = config.limits.upstreamMessageBytes ?? DEFAULT_UPSTREAM_MESSAGE_BYTES;
+    const sdk = transport as unknown as { _readBuffer?: unknown };
+    if ('_readBuffer' in sdk)
+      sdk._readBuffer = new BoundedReadBuffer(maxBytes, (bytes, id) =>
+        logger.warn(
+          { upstream: name, bytes, limit: maxBytes, id },
+          'upstream message over the limit discarded',
+        ),
       );
-    },
-    async refusedAuthorization(error) {
-      const refused = options.authorization ? authorizationFailure(error) : null;
-      if (!refused) return null;
-      // A refusal after a good refresh (or a wish for more scope) was not recorded by a refresh: record it.
-      if (refused.scope || !(await options.authorization!.blocked()))
-        await options.authorization!.refuse(refused.reason, refused.scope);
-      if (state !== 'stopped') await unauthorized(refused.reason);
-      return reconnectFailure(refused.reason);
-    },
-    lost(client, reason) {
-      if (current?.client !== client || state !== 'running') return;
-      current = null;
-      if (Date.now() - connectedAt >= STABLE_MS) quickFailures = 0;
-      lastError = scrub(reason);
-      logger.warn({ upstream: name, lastError }, 'upstream connection lost; reconnecting');
-      void client.close().catch(() => undefined);
-      scheduleRestart();
-    },
-    async stop() {
-      state = 'stopped';
-      clearTimeout(timer);
-      settle();
-      const c = current;
-      current = null;
-      await c?.client.close().catch(() => undefined);
-    },
-  };
-  return upstream;
+    else logger.warn({ upstream: name }, 'cannot bound upstream messages with this SDK');
+    let partial = '';
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.trim()) keepStderr(line.trimEnd());
+    });
+    return transport;
+  }
+  return new StreamableHTTPClientTransport(new URL(config.url), {
+    requestInit: { headers: options.headers },
+    ...(options.authorization ? { authProvider: options.authorization.provider } : {}),
+    fetch: boundedHttpFetch(name, config, logger),
+  });
 }
 
 /** The HTTP transport's fetch, cutting any upstream message over the limit (http-bounded.ts). */

@@ -73,18 +73,23 @@ export async function recordWrite(
   return receipt;
 }
 
+/** The four note tools: list, read, create, append. */
 export function noteTools(rt: NotesRuntime) {
-  const p = rt.prefix;
-  const journal = {
-    operationId: (i: { operationID: string }) => i.operationID,
-    target: (i: { documentID: string }) => i.documentID,
-    provenance: provenanceOf,
-    // Documents, blocks and write records all commit in ctx.write's transaction.
-    atomic: true,
-  };
+  return [listDocumentsTool(rt), readNoteTool(rt), createNoteTool(rt), appendTextTool(rt)];
+}
 
-  const list = defineTool({
-    name: `${p}_list_approved_documents`,
+/** The journal spec the two note writes share. */
+const journal = {
+  operationId: (i: { operationID: string }) => i.operationID,
+  target: (i: { documentID: string }) => i.documentID,
+  provenance: provenanceOf,
+  // Documents, blocks and write records all commit in ctx.write's transaction.
+  atomic: true,
+};
+
+function listDocumentsTool(rt: NotesRuntime) {
+  return defineTool({
+    name: `${rt.prefix}_list_approved_documents`,
     description: 'The readable documents: {documentID: title}. Needs a read grant.',
     input: Empty,
     output: EnvelopeSchema,
@@ -97,9 +102,11 @@ export function noteTools(rt: NotesRuntime) {
       return Object.fromEntries(docs.map((d) => [d.documentID, d.title]));
     },
   });
+}
 
-  const read = defineTool({
-    name: `${p}_read_note`,
+function readNoteTool(rt: NotesRuntime) {
+  return defineTool({
+    name: `${rt.prefix}_read_note`,
     description:
       'A document’s saved text blocks and revision (no drafts, images or PDF text); too large a note answers resultTooLarge.',
     input: DocumentInput,
@@ -120,9 +127,11 @@ export function noteTools(rt: NotesRuntime) {
       };
     },
   });
+}
 
-  const create = defineTool({
-    name: `${p}_create_note`,
+function createNoteTool(rt: NotesRuntime) {
+  return defineTool({
+    name: `${rt.prefix}_create_note`,
     description:
       'Create an empty document (receipt at revision 0). You generate operationID and documentID; reuse both on retry. Needs a write grant.',
     input: CreateNoteInput,
@@ -171,9 +180,11 @@ export function noteTools(rt: NotesRuntime) {
       });
     },
   });
+}
 
-  const append = defineTool({
-    name: `${p}_append_text`,
+function appendTextTool(rt: NotesRuntime) {
+  return defineTool({
+    name: `${rt.prefix}_append_text`,
     description:
       'Append one text block (1–6,000 UTF-8 bytes). expectedVersion is the current revision. After mutationUncertain retry with the same operationID. Needs a write grant.',
     input: AppendTextInput,
@@ -210,6 +221,4 @@ export function noteTools(rt: NotesRuntime) {
         });
       }),
   });
-
-  return [list, read, create, append];
 }

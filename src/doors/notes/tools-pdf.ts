@@ -10,6 +10,7 @@ import {
   defineTool,
   journalKey,
   utf8Bytes,
+  type StoreTx,
   type ToolContext,
 } from '../../kernel/index.js';
 import { doorError, EnvelopeSchema } from './envelope.js';
@@ -18,9 +19,16 @@ import {
   DocumentInput,
   PageQuery,
   QueryOperationInput,
+  type Annotate,
   type Rect,
 } from './schemas.js';
-import { getWrite, putDocument, type NoteDocument, type Surface } from './documents.js';
+import {
+  getWrite,
+  putDocument,
+  type NoteDocument,
+  type Receipt,
+  type Surface,
+} from './documents.js';
 import { authorizedDocument, type NotesRuntime } from './runtime.js';
 import {
   MILLION,
@@ -92,11 +100,14 @@ async function readSelection(
   return { doc, surface, page, selection };
 }
 
+/** The four PDF tools: targets, read a page, annotate, query an operation. */
 export function pdfTools(rt: NotesRuntime) {
-  const p = rt.prefix;
+  return [listTargetsTool(rt), readPageTool(rt), annotateTool(rt), queryOperationTool(rt)];
+}
 
-  const targets = defineTool({
-    name: `${p}_list_pdf_targets`,
+function listTargetsTool(rt: NotesRuntime) {
+  return defineTool({
+    name: `${rt.prefix}_list_pdf_targets`,
     description:
       'A document’s PDF surfaces: source asset, digest, 0-based page ranges [from, to]. Needs a PDF annotation grant.',
     input: DocumentInput,
@@ -119,9 +130,11 @@ export function pdfTools(rt: NotesRuntime) {
       };
     },
   });
+}
 
-  const readPage = defineTool({
-    name: `${p}_read_pdf_page`,
+function readPageTool(rt: NotesRuntime) {
+  return defineTool({
+    name: `${rt.prefix}_read_pdf_page`,
     description:
       'Text inside rect on a page of the source PDF, with the digests and revision rooqi_annotate_pdf needs. rect: display coordinates from the top left, in millionths of the page; a word counts when its centre is inside. noText: no text layer; selectionTooLarge: over half the page or 8,000 bytes.',
     input: PageQuery,
@@ -143,9 +156,11 @@ export function pdfTools(rt: NotesRuntime) {
       };
     },
   });
+}
 
-  const annotate = defineTool({
-    name: `${p}_annotate_pdf`,
+function annotateTool(rt: NotesRuntime) {
+  return defineTool({
+    name: `${rt.prefix}_annotate_pdf`,
     description:
       'Highlight, underline or comment the text rooqi_read_pdf_page returned: pass its query unchanged, its revision as expectedVersion, its sourceAssetID and digests. Stale digests answer staleSelection. After mutationUncertain retry with the same operationID.',
     input: AnnotateInput,
@@ -167,105 +182,142 @@ export function pdfTools(rt: NotesRuntime) {
       const done = await ctx.store.read((tx) => getWrite(tx, q.documentID, input.operationID));
       if (done) return ctx.write(async () => done.receipt);
       const surface = surfaceOf(doc, q.surfaceID);
-      if (
-        surface.sourceAssetID !== input.sourceAssetID ||
-        surface.sourceDigest !== input.sourceDigest
-      ) {
-        throw doorError(
-          'staleSelection',
-          'The PDF was replaced since you read it (sourceAssetID or sourceDigest differ); call rooqi_list_pdf_targets and rooqi_read_pdf_page again.',
-        );
-      }
+      checkSourceUnchanged(surface, input);
       const { page, selection } = await readSelection(rt, ctx, q);
-      if (page.geometryDigest !== input.geometryDigest) {
-        throw doorError(
-          'staleSelection',
-          'geometryDigest does not match the page; read the page again.',
-        );
-      }
-      if (selection.selectionTextDigest !== input.selectionTextDigest) {
-        throw doorError(
-          'staleSelection',
-          'selectionTextDigest does not match the text inside rect; read the page again and annotate what it returns.',
-        );
-      }
-      if (doc.revision !== input.expectedVersion) throw conflict(doc, input.expectedVersion);
-      if (input.kind !== 'comment' && selection.lines.length === 0) {
-        throw new AirlockError(
-          'malformedRequest',
-          'rect selects no words, so there is nothing to highlight or underline; read the page and choose a rect around words (or use kind comment).',
-          { field: 'query.rect' },
-        );
-      }
-
-      const quads = selection.lines.map((l) => quadOf(page, l.box));
-      const rect = annotationRect(page, q.rect, quads, input.kind === 'comment');
-      const current = await ctx.blobs.get(surface.currentDigest);
-      if (!current)
-        throw new Error(`annotated PDF ${surface.currentDigest} is missing from the blob store`);
-      const bytes = await appendAnnotation(current, {
-        pageIndex: q.pageIndex,
-        kind: input.kind,
-        quads,
-        rect,
-        contents: input.comment,
-        name: input.operationID,
-        author: `${input.provider}/${input.model}`,
-        date: new Date(),
-      });
-      const digest = await ctx.blobs.put(bytes);
-
-      return ctx.write(async (tx) => {
-        const latest = await authorizedDocument(tx, ctx.grant, q.documentID);
-        if (latest.revision !== input.expectedVersion)
-          throw conflict(latest, input.expectedVersion);
-        const now = Date.now();
-        const next: NoteDocument = {
-          ...latest,
-          revision: latest.revision + 1,
-          updatedAt: now,
-          surfaces: latest.surfaces.map((s) =>
-            s.surfaceID !== q.surfaceID
-              ? s
-              : {
-                  ...s,
-                  currentDigest: digest,
-                  annotations: [
-                    ...s.annotations,
-                    {
-                      operationID: input.operationID,
-                      kind: input.kind,
-                      pageIndex: q.pageIndex,
-                      rect: q.rect,
-                      comment: input.comment,
-                      at: now,
-                    },
-                  ],
-                },
-          ),
-        };
-        await putDocument(tx, next);
-        await rt.hooks.insideWrite?.(ctx.tool);
-        return recordWrite(rt, tx, ctx, {
-          operationID: input.operationID,
-          documentID: q.documentID,
-          committedRevision: next.revision,
-          provenance: provenanceOf(input),
-          detail: {
-            surfaceID: q.surfaceID,
-            pageIndex: q.pageIndex,
-            kind: input.kind,
-            rect: q.rect,
-            selectedText: selection.selectedText,
-            comment: input.comment,
-          },
-        });
-      });
+      checkAnnotatable(input, doc, page, selection);
+      const digest = await storeAnnotatedPdf(ctx, input, surface, page, selection);
+      return ctx.write((tx) => commitAnnotation(rt, tx, ctx, input, digest, selection));
     },
   });
+}
 
-  const query = defineTool({
-    name: `${p}_query_pdf_operation`,
+/** The PDF the agent read is still the surface's source. */
+function checkSourceUnchanged(surface: Surface, input: Annotate): void {
+  if (
+    surface.sourceAssetID !== input.sourceAssetID ||
+    surface.sourceDigest !== input.sourceDigest
+  ) {
+    throw doorError(
+      'staleSelection',
+      'The PDF was replaced since you read it (sourceAssetID or sourceDigest differ); call rooqi_list_pdf_targets and rooqi_read_pdf_page again.',
+    );
+  }
+}
+
+/** The page and selection match what was read, at the expected revision, and select something. */
+function checkAnnotatable(
+  input: Annotate,
+  doc: NoteDocument,
+  page: PageText,
+  selection: Selection,
+): void {
+  if (page.geometryDigest !== input.geometryDigest) {
+    throw doorError(
+      'staleSelection',
+      'geometryDigest does not match the page; read the page again.',
+    );
+  }
+  if (selection.selectionTextDigest !== input.selectionTextDigest) {
+    throw doorError(
+      'staleSelection',
+      'selectionTextDigest does not match the text inside rect; read the page again and annotate what it returns.',
+    );
+  }
+  if (doc.revision !== input.expectedVersion) throw conflict(doc, input.expectedVersion);
+  if (input.kind !== 'comment' && selection.lines.length === 0) {
+    throw new AirlockError(
+      'malformedRequest',
+      'rect selects no words, so there is nothing to highlight or underline; read the page and choose a rect around words (or use kind comment).',
+      { field: 'query.rect' },
+    );
+  }
+}
+
+/** Appends the annotation to the surface's current PDF and stores it; returns its digest. */
+async function storeAnnotatedPdf(
+  ctx: ToolContext,
+  input: Annotate,
+  surface: Surface,
+  page: PageText,
+  selection: Selection,
+): Promise<string> {
+  const q = input.query;
+  const quads = selection.lines.map((l) => quadOf(page, l.box));
+  const rect = annotationRect(page, q.rect, quads, input.kind === 'comment');
+  const current = await ctx.blobs.get(surface.currentDigest);
+  if (!current)
+    throw new Error(`annotated PDF ${surface.currentDigest} is missing from the blob store`);
+  const bytes = await appendAnnotation(current, {
+    pageIndex: q.pageIndex,
+    kind: input.kind,
+    quads,
+    rect,
+    contents: input.comment,
+    name: input.operationID,
+    author: `${input.provider}/${input.model}`,
+    date: new Date(),
+  });
+  return ctx.blobs.put(bytes);
+}
+
+/** In the write's transaction: the next revision pointing at the annotated PDF, and its receipt. */
+async function commitAnnotation(
+  rt: NotesRuntime,
+  tx: StoreTx,
+  ctx: ToolContext,
+  input: Annotate,
+  digest: string,
+  selection: Selection,
+): Promise<Receipt> {
+  const q = input.query;
+  const latest = await authorizedDocument(tx, ctx.grant, q.documentID);
+  if (latest.revision !== input.expectedVersion) throw conflict(latest, input.expectedVersion);
+  const now = Date.now();
+  const next: NoteDocument = {
+    ...latest,
+    revision: latest.revision + 1,
+    updatedAt: now,
+    surfaces: latest.surfaces.map((s) =>
+      s.surfaceID !== q.surfaceID
+        ? s
+        : {
+            ...s,
+            currentDigest: digest,
+            annotations: [
+              ...s.annotations,
+              {
+                operationID: input.operationID,
+                kind: input.kind,
+                pageIndex: q.pageIndex,
+                rect: q.rect,
+                comment: input.comment,
+                at: now,
+              },
+            ],
+          },
+    ),
+  };
+  await putDocument(tx, next);
+  await rt.hooks.insideWrite?.(ctx.tool);
+  return recordWrite(rt, tx, ctx, {
+    operationID: input.operationID,
+    documentID: q.documentID,
+    committedRevision: next.revision,
+    provenance: provenanceOf(input),
+    detail: {
+      surfaceID: q.surfaceID,
+      pageIndex: q.pageIndex,
+      kind: input.kind,
+      rect: q.rect,
+      selectedText: selection.selectedText,
+      comment: input.comment,
+    },
+  });
+}
+
+function queryOperationTool(rt: NotesRuntime) {
+  return defineTool({
+    name: `${rt.prefix}_query_pdf_operation`,
     description:
       'The state of an earlier write by operationID: committed (with receipt), prepared-not-submitted, submission-uncertain-do-not-use-new-id or not-found.',
     input: QueryOperationInput,
@@ -287,8 +339,6 @@ export function pdfTools(rt: NotesRuntime) {
       return kernel.journal.state(rt.mount, journalKey(ctx.connection, operationID));
     },
   });
-
-  return [targets, readPage, annotate, query];
 }
 
 /** The annotation's /Rect in user space: around the quads, or a note icon at the rect's corner. */

@@ -261,12 +261,31 @@ export function builtInTool(args: unknown): { tool: string; args: unknown } | nu
 export const IMAGE_TOOLS = new Set(['wu_screenshot']);
 
 export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
+  return [
+    conexionTool(options),
+    listActionsTool(options),
+    executeActionTool(options),
+    statusTool(options),
+    listAppsTool(options),
+    listEventsTool(options),
+    getStateTool(options),
+    setStateTool(options),
+    emitEventTool(options),
+    navigateTool(options),
+    snapshotTool(options),
+    screenshotTool(options),
+    clickTool(options),
+    typeTool(options),
+    consoleTool(options),
+    networkTool(options),
+    mountAppTool(options),
+    unmountAppTool(options),
+  ];
+}
+
+function conexionTool(options: PageToolsOptions): AnyToolDef {
   const { config } = options;
-  /** Calls whose effect the page could not tell, with why (for the owner's preview). */
-  const unknownEffects = new WeakMap<object, string>();
-  /** What the page says an action does (its description), for the owner's preview. */
-  const actionLabels = new WeakMap<object, string>();
-  const conexion = defineTool({
+  return defineTool({
     name: 'wu_conexion',
     description: 'Relay state: port, host, whether a token is required and a page connected.',
     input: z.object({}).strict(),
@@ -288,236 +307,284 @@ export function createPageTools(options: PageToolsOptions): AnyToolDef[] {
       };
     },
   });
+}
 
-  const tools: AnyToolDef[] = [
-    conexion,
-    forward(options, {
-      name: 'wu_list_actions',
-      description: 'The actions the page registered, with their parameters and permissions.',
-      input: z.object({}).strict(),
-      effect: 'read',
+function listActionsTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_list_actions',
+    description: 'The actions the page registered, with their parameters and permissions.',
+    input: z.object({}).strict(),
+    effect: 'read',
+  });
+}
+
+function executeActionTool(options: PageToolsOptions): AnyToolDef {
+  /** Calls whose effect the page could not tell, with why (for the owner's preview). */
+  const unknownEffects = new WeakMap<object, string>();
+  /** What the page says an action does (its description), for the owner's preview. */
+  const actionLabels = new WeakMap<object, string>();
+  return forward(options, {
+    name: 'wu_execute_action',
+    description:
+      "Run a page action by name with params matching its schema. Needs executeActions and the action's permissions. An action that ran and failed answers success:false.",
+    input: z.object({ action: name(200), params: z.record(z.string(), json).optional() }).strict(),
+    // authority.md §3: an action registered with `confirm` is destructive. Only the
+    // page knows which actions ask, so the door looks it up (list_actions) per call;
+    // tools/list publishes the worst case.
+    // When the page cannot say (busy, failing, gone), the call is destructive: asked,
+    // never sent as a write on a guess. Decided once per call; a late answer changes nothing.
+    effect: 'destructive',
+    effectOf: async (input) => {
+      const info = await actionInfo(options, input.action);
+      if (!info.known && info.why === 'unknown') unknownEffects.set(input, info.reason);
+      if (info.known && info.description) actionLabels.set(input, info.description);
+      return info.known
+        ? info.confirm
+          ? 'destructive'
+          : 'write'
+        : info.why === 'unknown'
+          ? 'destructive'
+          : 'write';
+    },
+    // authority.md §3: the target is the action's folded name (look-alikes meet the
+    // owner's rule), and the name as the page spelled it when that differs.
+    target: ({ action }) => foldName(action),
+    targetAsGiven: ({ action }) => action,
+    about: (input) => ({
+      action: input.action,
+      ...(actionLabels.has(input) ? { label: bounded(actionLabels.get(input)!, 200) } : {}),
+      parameters: redact(input.params ?? {}),
+      ...(unknownEffects.has(input)
+        ? {
+            effectUnknown: `The page did not say whether '${input.action}' asks to confirm (${unknownEffects.get(input)}); it is treated as destructive.`,
+          }
+        : {}),
     }),
-    forward(options, {
-      name: 'wu_execute_action',
-      description:
-        "Run a page action by name with params matching its schema. Needs executeActions and the action's permissions. An action that ran and failed answers success:false.",
-      input: z
-        .object({ action: name(200), params: z.record(z.string(), json).optional() })
-        .strict(),
-      // authority.md §3: an action registered with `confirm` is destructive. Only the
-      // page knows which actions ask, so the door looks it up (list_actions) per call;
-      // tools/list publishes the worst case.
-      // When the page cannot say (busy, failing, gone), the call is destructive: asked,
-      // never sent as a write on a guess. Decided once per call; a late answer changes nothing.
-      effect: 'destructive',
-      effectOf: async (input) => {
-        const info = await actionInfo(options, input.action);
-        if (!info.known && info.why === 'unknown') unknownEffects.set(input, info.reason);
-        if (info.known && info.description) actionLabels.set(input, info.description);
-        return info.known
-          ? info.confirm
-            ? 'destructive'
-            : 'write'
-          : info.why === 'unknown'
-            ? 'destructive'
-            : 'write';
-      },
-      // authority.md §3: the target is the action's folded name (look-alikes meet the
-      // owner's rule), and the name as the page spelled it when that differs.
-      target: ({ action }) => foldName(action),
-      targetAsGiven: ({ action }) => action,
-      about: (input) => ({
-        action: input.action,
-        ...(actionLabels.has(input) ? { label: bounded(actionLabels.get(input)!, 200) } : {}),
-        parameters: redact(input.params ?? {}),
-        ...(unknownEffects.has(input)
-          ? {
-              effectUnknown: `The page did not say whether '${input.action}' asks to confirm (${unknownEffects.get(input)}); it is treated as destructive.`,
-            }
-          : {}),
+    mayDestroy: true,
+    sameAs: builtInTool,
+    // The owner never judges a call no page is there to run.
+    check: () =>
+      options.relay()?.conectado()
+        ? null
+        : failure('unavailable', 'No page is connected to the relay; open the page and retry.', {
+            code: 'WU_MCP_NOT_CONNECTED',
+          }),
+  });
+}
+
+function statusTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_status',
+    description:
+      'Page status: framework, apps, root store keys ([] without readStore), action and event counts.',
+    input: z.object({}).strict(),
+    effect: 'read',
+  });
+}
+
+function listAppsTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_list_apps',
+    description: 'List the mountable apps the page registered, with their state.',
+    input: z.object({}).strict(),
+    effect: 'read',
+  });
+}
+
+function listEventsTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_list_events',
+    description:
+      'Recent page events (ring of 200), sensitive data redacted. Needs readDiagnostics.',
+    input: z.object({ limit: z.number().int().min(1).max(200).default(20) }).strict(),
+    effect: 'read',
+  });
+}
+
+function getStateTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_get_state',
+    description:
+      'Read the page store at a dot path (empty or absent = root), secrets redacted. Needs readStore.',
+    input: z.object({ path: storePath(z.string().max(1000)).default('') }).strict(),
+    effect: 'read',
+  });
+}
+
+function setStateTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_set_state',
+    description: 'Write a value at a non-empty dot path of the page store. Needs writeStore.',
+    input: z
+      .object({ path: storePath(name(1000)), value: json })
+      .strict()
+      .refine((v) => 'value' in v, {
+        message: "missing required field 'value'",
+        path: ['value'],
       }),
-      mayDestroy: true,
-      sameAs: builtInTool,
-      // The owner never judges a call no page is there to run.
-      check: () =>
-        options.relay()?.conectado()
-          ? null
-          : failure('unavailable', 'No page is connected to the relay; open the page and retry.', {
-              code: 'WU_MCP_NOT_CONNECTED',
-            }),
+    effect: 'write',
+    about: ({ path, value }) => ({ path, value: redactedAt(path, value) }),
+    subject: ({ path }) => `state ${path}`,
+    // The value the owner saw at the path (when this agent's page lets it be read).
+    observes: async ({ path }) => storeDigest(options, path),
+  });
+}
+
+function emitEventTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_emit_event',
+    description:
+      "Emit an event on the page's bus (wu:, system: and app: are reserved). Needs emitEvents.",
+    input: z.object({ event: name(200), data: json.optional() }).strict(),
+    effect: 'write',
+    command: (i) =>
+      isReservedEvent(i.event)
+        ? failure(
+            'malformedRequest',
+            `Event '${i.event}' is in a reserved namespace (wu:, system:, app:); use your own prefix such as 'agent:'.`,
+            { code: 'WU_RESERVED_EVENT' },
+          )
+        : null,
+  });
+}
+
+function navigateTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_navigate',
+    description:
+      "Ask the page's shell to navigate: emits shell:navigate (needs emitEvents), sets currentPath when writeStore is on; does not prove the page changed.",
+    input: z.object({ route: name(2000) }).strict(),
+    effect: 'write',
+  });
+}
+
+function snapshotTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_snapshot',
+    description:
+      'Accessibility tree of the page, an app or a selector, with a ref per element for wu_click/wu_type. maxChars bounds it; delta:true gives only what changed since the last snapshot. Needs readDOM.',
+    input: z
+      .object({
+        appName: name(200).optional(),
+        selector: name(1000).optional(),
+        maxChars: z.number().int().min(1000).max(1_000_000).optional(),
+        delta: z.boolean().optional(),
+      })
+      .strict(),
+    effect: 'read',
+    // The tree stops where the answer's token budget would (room left for url, title, note).
+    params: (input, ctx) => ({
+      ...input,
+      maxChars: Math.min(input.maxChars ?? Infinity, ctx.resultChars - 4_000),
     }),
-    forward(options, {
-      name: 'wu_status',
-      description:
-        'Page status: framework, apps, root store keys ([] without readStore), action and event counts.',
-      input: z.object({}).strict(),
-      effect: 'read',
-    }),
-    forward(options, {
-      name: 'wu_list_apps',
-      description: 'List the mountable apps the page registered, with their state.',
-      input: z.object({}).strict(),
-      effect: 'read',
-    }),
-    forward(options, {
-      name: 'wu_list_events',
-      description:
-        'Recent page events (ring of 200), sensitive data redacted. Needs readDiagnostics.',
-      input: z.object({ limit: z.number().int().min(1).max(200).default(20) }).strict(),
-      effect: 'read',
-    }),
-    forward(options, {
-      name: 'wu_get_state',
-      description:
-        'Read the page store at a dot path (empty or absent = root), secrets redacted. Needs readStore.',
-      input: z.object({ path: storePath(z.string().max(1000)).default('') }).strict(),
-      effect: 'read',
-    }),
-    forward(options, {
-      name: 'wu_set_state',
-      description: 'Write a value at a non-empty dot path of the page store. Needs writeStore.',
-      input: z
-        .object({ path: storePath(name(1000)), value: json })
-        .strict()
-        .refine((v) => 'value' in v, {
-          message: "missing required field 'value'",
-          path: ['value'],
-        }),
-      effect: 'write',
-      about: ({ path, value }) => ({ path, value: redactedAt(path, value) }),
-      subject: ({ path }) => `state ${path}`,
-      // The value the owner saw at the path (when this agent's page lets it be read).
-      observes: async ({ path }) => storeDigest(options, path),
-    }),
-    forward(options, {
-      name: 'wu_emit_event',
-      description:
-        "Emit an event on the page's bus (wu:, system: and app: are reserved). Needs emitEvents.",
-      input: z.object({ event: name(200), data: json.optional() }).strict(),
-      effect: 'write',
-      command: (i) =>
-        isReservedEvent(i.event)
-          ? failure(
-              'malformedRequest',
-              `Event '${i.event}' is in a reserved namespace (wu:, system:, app:); use your own prefix such as 'agent:'.`,
-              { code: 'WU_RESERVED_EVENT' },
-            )
-          : null,
-    }),
-    forward(options, {
-      name: 'wu_navigate',
-      description:
-        "Ask the page's shell to navigate: emits shell:navigate (needs emitEvents), sets currentPath when writeStore is on; does not prove the page changed.",
-      input: z.object({ route: name(2000) }).strict(),
-      effect: 'write',
-    }),
-    forward(options, {
-      name: 'wu_snapshot',
-      description:
-        'Accessibility tree of the page, an app or a selector, with a ref per element for wu_click/wu_type. maxChars bounds it; delta:true gives only what changed since the last snapshot. Needs readDOM.',
-      input: z
-        .object({
-          appName: name(200).optional(),
-          selector: name(1000).optional(),
-          maxChars: z.number().int().min(1000).max(1_000_000).optional(),
-          delta: z.boolean().optional(),
-        })
-        .strict(),
-      effect: 'read',
-      // The tree stops where the answer's token budget would (room left for url, title, note).
-      params: (input, ctx) => ({
-        ...input,
-        maxChars: Math.min(input.maxChars ?? Infinity, ctx.resultChars - 4_000),
+  });
+}
+
+function screenshotTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_screenshot',
+    description: 'PNG of the page or one element, with metadata. Needs readDOM.',
+    input: z
+      .object({ selector: name(1000).optional(), quality: z.number().min(0).max(1).default(0.8) })
+      .strict(),
+    effect: 'read',
+  });
+}
+
+function clickTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_click',
+    description:
+      'Click an element found by CSS selector, visible text, or a ref from wu_snapshot. Needs modifyDOM.',
+    input: z
+      .object({
+        selector: name(1000).optional(),
+        text: name(1000).optional(),
+        ref: name(100).optional(),
+      })
+      .strict()
+      .refine((v) => v.selector !== undefined || v.text !== undefined || v.ref !== undefined, {
+        message: 'give one of selector, text or ref',
       }),
-    }),
-    forward(options, {
-      name: 'wu_screenshot',
-      description: 'PNG of the page or one element, with metadata. Needs readDOM.',
-      input: z
-        .object({ selector: name(1000).optional(), quality: z.number().min(0).max(1).default(0.8) })
-        .strict(),
-      effect: 'read',
-    }),
-    forward(options, {
-      name: 'wu_click',
-      description:
-        'Click an element found by CSS selector, visible text, or a ref from wu_snapshot. Needs modifyDOM.',
-      input: z
-        .object({
-          selector: name(1000).optional(),
-          text: name(1000).optional(),
-          ref: name(100).optional(),
-        })
-        .strict()
-        .refine((v) => v.selector !== undefined || v.text !== undefined || v.ref !== undefined, {
-          message: 'give one of selector, text or ref',
-        }),
-      effect: 'write',
-      about: ({ selector, text, ref }) => ({ element: elementWords({ selector, text, ref }) }),
-      subject: (input) => `element ${elementWords(input)}`,
-    }),
-    forward(options, {
-      name: 'wu_type',
-      description:
-        'Type text into an input, textarea or contenteditable (selector or wu_snapshot ref); clear:true clears first, submit:true submits its form. Needs modifyDOM.',
-      input: z
-        .object({
-          selector: name(1000).optional(),
-          ref: name(100).optional(),
-          text: z.string().max(100_000),
-          clear: z.boolean().default(false),
-          submit: z.boolean().default(false),
-        })
-        .strict()
-        .refine((v) => v.selector !== undefined || v.ref !== undefined, {
-          message: "missing required field 'selector' (or give a ref from wu_snapshot)",
-          path: ['selector'],
-        }),
-      effect: 'write',
-      about: ({ selector, ref, text, submit }) => ({
-        element: elementWords({ selector, ref }),
-        text: bounded(text, 200),
-        submit,
+    effect: 'write',
+    about: ({ selector, text, ref }) => ({ element: elementWords({ selector, text, ref }) }),
+    subject: (input) => `element ${elementWords(input)}`,
+  });
+}
+
+function typeTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_type',
+    description:
+      'Type text into an input, textarea or contenteditable (selector or wu_snapshot ref); clear:true clears first, submit:true submits its form. Needs modifyDOM.',
+    input: z
+      .object({
+        selector: name(1000).optional(),
+        ref: name(100).optional(),
+        text: z.string().max(100_000),
+        clear: z.boolean().default(false),
+        submit: z.boolean().default(false),
+      })
+      .strict()
+      .refine((v) => v.selector !== undefined || v.ref !== undefined, {
+        message: "missing required field 'selector' (or give a ref from wu_snapshot)",
+        path: ['selector'],
       }),
-      subject: (input) => `element ${elementWords({ selector: input.selector, ref: input.ref })}`,
+    effect: 'write',
+    about: ({ selector, ref, text, submit }) => ({
+      element: elementWords({ selector, ref }),
+      text: bounded(text, 200),
+      submit,
     }),
-    forward(options, {
-      name: 'wu_console',
-      description: 'Recent console entries, sensitive data redacted. Needs readDiagnostics.',
-      input: z
-        .object({
-          level: z.enum(['all', 'log', 'warn', 'error']).default('all'),
-          limit: z.number().int().min(1).max(500).default(50),
-        })
-        .strict(),
-      effect: 'read',
-    }),
-    forward(options, {
-      name: 'wu_network',
-      description:
-        'Recent fetch/XHR metadata (method, redacted URL, status, duration). Needs readDiagnostics.',
-      input: z
-        .object({
-          method: name(20).optional(),
-          status: z.number().int().min(100).max(599).optional(),
-          limit: z.number().int().min(1).max(500).default(50),
-        })
-        .strict(),
-      effect: 'read',
-    }),
-    forward(options, {
-      name: 'wu_mount_app',
-      description:
-        'Mount a registered app into a container (CSS selector, default its own). Needs modifyDOM.',
-      input: z.object({ appName: name(200), container: name(1000).optional() }).strict(),
-      effect: 'write',
-    }),
-    forward(options, {
-      name: 'wu_unmount_app',
-      description: 'Unmount a mounted app. Needs modifyDOM.',
-      input: z.object({ appName: name(200) }).strict(),
-      effect: 'write',
-    }),
-  ];
-  return tools;
+    subject: (input) => `element ${elementWords({ selector: input.selector, ref: input.ref })}`,
+  });
+}
+
+function consoleTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_console',
+    description: 'Recent console entries, sensitive data redacted. Needs readDiagnostics.',
+    input: z
+      .object({
+        level: z.enum(['all', 'log', 'warn', 'error']).default('all'),
+        limit: z.number().int().min(1).max(500).default(50),
+      })
+      .strict(),
+    effect: 'read',
+  });
+}
+
+function networkTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_network',
+    description:
+      'Recent fetch/XHR metadata (method, redacted URL, status, duration). Needs readDiagnostics.',
+    input: z
+      .object({
+        method: name(20).optional(),
+        status: z.number().int().min(100).max(599).optional(),
+        limit: z.number().int().min(1).max(500).default(50),
+      })
+      .strict(),
+    effect: 'read',
+  });
+}
+
+function mountAppTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_mount_app',
+    description:
+      'Mount a registered app into a container (CSS selector, default its own). Needs modifyDOM.',
+    input: z.object({ appName: name(200), container: name(1000).optional() }).strict(),
+    effect: 'write',
+  });
+}
+
+function unmountAppTool(options: PageToolsOptions): AnyToolDef {
+  return forward(options, {
+    name: 'wu_unmount_app',
+    description: 'Unmount a mounted app. Needs modifyDOM.',
+    input: z.object({ appName: name(200) }).strict(),
+    effect: 'write',
+  });
 }

@@ -87,14 +87,8 @@ export interface SessionOptions {
 
 export function createSceneSession(options: SessionOptions): SceneSession {
   const { roots, shelf } = options;
-  let project: Project | null = null;
-  // Opening and closing are serialised so two opens never race for the slot.
-  let lifecycle: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = lifecycle.then(fn, fn);
-    lifecycle = next.catch(() => undefined);
-    return next;
-  };
+  const slot = createProjectSlot(options);
+  const { serial, require, info } = slot;
 
   /** The open project, when it is still the one the call was judged on. */
   const judged = (seen: SeenHistory | undefined): Project => {
@@ -106,6 +100,119 @@ export function createSceneSession(options: SessionOptions): SceneSession {
       );
     return open;
   };
+  /** Closes the open project for the whole workspace. */
+  const closeForAll = async () => {
+    await shelf.setCurrent(null);
+    await slot.closeHere();
+    slot.closed();
+  };
+
+  return {
+    roots,
+    shared: shelf.shared,
+    release: () => serial(slot.closeHere),
+    watch: (everyMs, onError) =>
+      slot.local ? pollEvery(everyMs, slot.sync, onError) : () => undefined,
+    current: slot.current,
+    require,
+    info,
+    open: (path, createName) =>
+      serial(async () => {
+        if (createName === undefined) {
+          const dir = roots.confine(path);
+          if (slot.current()?.dir === dir) return info()!;
+          await shelf.read(dir);
+          return slot.openAt(dir);
+        }
+        const dir = await shelf.creationFolder(
+          roots.confine(path, { allowRoot: true }),
+          createName,
+        );
+        await shelf.init(dir, createName);
+        return slot.openAt(dir);
+      }),
+    create: (name) =>
+      serial(async () => {
+        const dir = await shelf.freshFolder(name);
+        await shelf.init(dir, name);
+        return slot.openAt(dir);
+      }),
+    close: () =>
+      serial(async () => {
+        if (!slot.current()) return false;
+        await closeForAll();
+        return true;
+      }),
+    projects: () => shelf.list(),
+    remove: (id) =>
+      serial(async () => {
+        const found = (await shelf.list()).find((p) => p.id === id);
+        if (!found)
+          throw new AirlockError(
+            'notFound',
+            `No project '${id}'; GET /api/v1/projects lists them.`,
+          );
+        if (slot.current()?.dir === found.path) {
+          await closeForAll();
+        } else if ((await shelf.current()) === found.path) {
+          await shelf.setCurrent(null);
+        }
+        await shelf.remove(found.path, found.id);
+      }),
+    sync: slot.sync,
+    apply(op, operation) {
+      const p = require();
+      return p.history.apply([op], labelOf(op), operation);
+    },
+    applyOn(p, ops, label) {
+      if (slot.current() !== p) throw closedWhileRunning();
+      return p.history.apply(ops, label);
+    },
+    applyTagged(p, ops, label, operation) {
+      if (slot.current() !== p) throw closedWhileRunning();
+      return p.history.apply(ops, label, operation);
+    },
+    undo: (operation, seen) => judged(seen).history.undo(operation, seen?.epoch),
+    redo: (operation, seen) => judged(seen).history.redo(operation, seen?.epoch),
+    operationEpoch: (dir, operation) =>
+      serial(async () => {
+        const project = slot.current();
+        if (project?.dir !== dir) return shelf.findOperation(dir, operation);
+        await project.history.sync();
+        return project.history.epochOf(operation);
+      }),
+  };
+}
+
+/** This process's one open project: opening, closing and following the workspace's choice. */
+interface ProjectSlot {
+  /** False on a shared store, whose bus carries the other processes' events. */
+  readonly local: boolean;
+  current(): Project | null;
+  require(): Project;
+  info(): ProjectInfo | null;
+  /** Opening and closing are serialised so two opens never race for the slot. */
+  serial<T>(fn: () => Promise<T>): Promise<T>;
+  /** Opens the project at `dir` here, closes the previous one, and makes it the workspace's. */
+  openAt(dir: string): Promise<ProjectInfo>;
+  /** Closes the open project in this process only. */
+  closeHere(): Promise<void>;
+  /** Publishes that the project was closed. */
+  closed(): void;
+  /** Catches up with the workspace's open project and its history. */
+  sync(): Promise<void>;
+}
+
+function createProjectSlot(options: SessionOptions): ProjectSlot {
+  const { shelf } = options;
+  let project: Project | null = null;
+  let lifecycle: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = lifecycle.then(fn, fn);
+    lifecycle = next.catch(() => undefined);
+    return next;
+  };
+
   const require = (): Project => {
     if (!project) throw new AirlockError('noProject', NO_PROJECT_MESSAGE);
     return project;
@@ -163,97 +270,27 @@ export function createSceneSession(options: SessionOptions): SceneSession {
     await project?.history.sync();
   };
 
-  return {
-    roots,
-    shared: shelf.shared,
-    release: () => serial(closeHere),
-    watch(everyMs, onError) {
-      if (!local) return () => undefined;
-      let busy = false;
-      const timer = setInterval(() => {
-        if (busy) return;
-        busy = true;
-        sync()
-          .catch(onError)
-          .finally(() => {
-            busy = false;
-          });
-      }, everyMs);
-      timer.unref();
-      return () => clearInterval(timer);
-    },
-    current: () => project,
-    require,
-    info,
-    open: (path, createName) =>
-      serial(async () => {
-        if (createName === undefined) {
-          const dir = roots.confine(path);
-          if (project && project.dir === dir) return info()!;
-          await shelf.read(dir);
-          return openAt(dir);
-        }
-        const dir = await shelf.creationFolder(
-          roots.confine(path, { allowRoot: true }),
-          createName,
-        );
-        await shelf.init(dir, createName);
-        return openAt(dir);
-      }),
-    create: (name) =>
-      serial(async () => {
-        const dir = await shelf.freshFolder(name);
-        await shelf.init(dir, name);
-        return openAt(dir);
-      }),
-    close: () =>
-      serial(async () => {
-        if (!project) return false;
-        await shelf.setCurrent(null);
-        await closeHere();
-        closed();
-        return true;
-      }),
-    projects: () => shelf.list(),
-    remove: (id) =>
-      serial(async () => {
-        const found = (await shelf.list()).find((p) => p.id === id);
-        if (!found)
-          throw new AirlockError(
-            'notFound',
-            `No project '${id}'; GET /api/v1/projects lists them.`,
-          );
-        if (project?.dir === found.path) {
-          await shelf.setCurrent(null);
-          await closeHere();
-          closed();
-        } else if ((await shelf.current()) === found.path) {
-          await shelf.setCurrent(null);
-        }
-        await shelf.remove(found.path, found.id);
-      }),
-    sync,
-    apply(op, operation) {
-      const p = require();
-      return p.history.apply([op], labelOf(op), operation);
-    },
-    applyOn(p, ops, label) {
-      if (project !== p) throw closedWhileRunning();
-      return p.history.apply(ops, label);
-    },
-    applyTagged(p, ops, label, operation) {
-      if (project !== p) throw closedWhileRunning();
-      return p.history.apply(ops, label, operation);
-    },
-    undo: (operation, seen) => judged(seen).history.undo(operation, seen?.epoch),
-    redo: (operation, seen) => judged(seen).history.redo(operation, seen?.epoch),
-    operationEpoch: (dir, operation) =>
-      serial(async () => {
-        if (project?.dir !== dir) return shelf.findOperation(dir, operation);
-        await project.history.sync();
-        return project.history.epochOf(operation);
-      }),
-  };
+  return { local, current: () => project, require, info, serial, openAt, closeHere, closed, sync };
+}
+
+/** Runs `sync` every `everyMs`, never two at once; returns the stop. */
+function pollEvery(
+  everyMs: number,
+  sync: () => Promise<void>,
+  onError: (error: unknown) => void,
+): () => void {
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    sync()
+      .catch(onError)
+      .finally(() => {
+        busy = false;
+      });
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** The project and history epoch a call was judged on (tools.ts: undo and redo). */

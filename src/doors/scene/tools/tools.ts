@@ -103,7 +103,24 @@ export function sceneTools(
   session: SceneSession,
   registry: EngineRegistry,
 ): AnyToolDef[] {
-  const apply = defineTool({
+  return [
+    applyTool(names, session),
+    historyMoveTool('undo', names.undo, session),
+    historyMoveTool('redo', names.redo, session),
+    openProjectTool(names, session),
+    closeProjectTool(names, session),
+    startPipelineTool(names, session, registry),
+    importPagesTool(names, session),
+    getSceneTool(names, session),
+    listEnginesTool(names, registry),
+    getJobTool(names),
+    cancelJobTool(names),
+    exportTool(names, session),
+  ];
+}
+
+function applyTool(names: ToolNames, session: SceneSession) {
+  return defineTool({
     name: names.apply,
     description: `Apply one op as one undo step; returns {epoch}. op is one of (PascalCase tags work; prev* ignored): addPage {page:{id,name,width,height,nodes}, at?}, removePage {id}, updatePage {id, patch}, reorderPages {order}, addNode {page, node, at?}, removeNode {page, id}, updateNode {page, id, patch:{transform?, visible?, data?:{text:{translation?,…}}}}, reorderNodes {page, order}, updateProjectMeta {patch:{name?, style?}}, batch {ops, label} (all or nothing). node: {id, transform:{x,y,width,height,rotationDeg}, visible, kind:{text|image|mask:{…}}}, as get_scene shows. ${OPERATION_ID_HELP}`,
     input: z.object({ op: OpSchema, operationID: OperationID }).strict(),
@@ -164,11 +181,10 @@ export function sceneTools(
       return ctx.write(async () => ({ epoch: await session.apply(op, operationTag(operation)) }));
     },
   });
+}
 
-  const undo = historyMoveTool('undo', names.undo, session);
-  const redo = historyMoveTool('redo', names.redo, session);
-
-  const open = defineTool({
+function openProjectTool(names: ToolNames, session: SceneSession) {
+  return defineTool({
     name: names.openProject,
     description: `Open the project at path, or create one named createName beneath path (a non-project folder) or in it (missing or empty). Paths lie in the project roots (${session.roots.roots.join(', ')}); relative ones resolve against the first.`,
     input: z
@@ -184,8 +200,10 @@ export function sceneTools(
       return { name: info.name, path: info.path };
     },
   });
+}
 
-  const close = defineTool({
+function closeProjectTool(names: ToolNames, session: SceneSession) {
+  return defineTool({
     name: names.closeProject,
     description: 'Close the active project; tools that need one fail until a project is opened.',
     input: Empty,
@@ -199,8 +217,10 @@ export function sceneTools(
       return {};
     },
   });
+}
 
-  const start = defineTool({
+function startPipelineTool(names: ToolNames, session: SceneSession, registry: EngineRegistry) {
+  return defineTool({
     name: names.startPipeline,
     description:
       'Start a pipeline in the background; returns {jobId}. steps: engine ids (list_engines), run in dependency order over pages (default all), one undo step per engine and page. Follow it with get_job.',
@@ -221,8 +241,10 @@ export function sceneTools(
     },
     handler: async (input, ctx) => startPipeline({ session, registry, jobs: ctx.jobs }, input),
   });
+}
 
-  const getScene = defineTool({
+function getSceneTool(names: ToolNames, session: SceneSession) {
+  return defineTool({
     name: names.getScene,
     description:
       'The active scene (pages, nodes, texts, translations; images as blob hashes). pages: only those; fields "text": text and translations only. A large scene comes in parts: pass nextCursor back as cursor.',
@@ -234,8 +256,10 @@ export function sceneTools(
       return sceneView(project.scene(), project.history.epoch, input, ctx.resultChars);
     },
   });
+}
 
-  const listEngines = defineTool({
+function listEnginesTool(names: ToolNames, registry: EngineRegistry) {
+  return defineTool({
     name: names.listEngines,
     description: 'The pipeline engines, what each needs and produces.',
     input: Empty,
@@ -243,8 +267,10 @@ export function sceneTools(
     effect: 'read',
     handler: async () => ({ engines: [...registry.values()].map(infoOf) }),
   });
+}
 
-  const getJob = defineTool({
+function getJobTool(names: ToolNames) {
+  return defineTool({
     name: names.getJob,
     description: 'A job: status, progress, warnings, error.',
     input: z.object({ jobId: uuidString() }).strict(),
@@ -254,8 +280,10 @@ export function sceneTools(
       (await ctx.jobs.get(jobId)) ??
       failure('notFound', `No job ${jobId}; start_pipeline returns the id to use.`),
   });
+}
 
-  const cancelJob = defineTool({
+function cancelJobTool(names: ToolNames) {
+  return defineTool({
     name: names.cancelJob,
     description: 'Cancel a job; it stops within one page of work.',
     input: z.object({ jobId: uuidString() }).strict(),
@@ -270,8 +298,10 @@ export function sceneTools(
       return { jobId, cancelled, status: cancelled ? 'cancelling' : job.status };
     },
   });
+}
 
-  const exportTool = defineTool({
+function exportTool(names: ToolNames, session: SceneSession) {
+  return defineTool({
     name: names.export,
     description:
       'Export the active project as khr (zip), rendered or inpainted PNGs, or pdf; returns a link to the file.',
@@ -302,8 +332,10 @@ export function sceneTools(
       };
     },
   });
+}
 
-  const importTool = defineTool({
+function importPagesTool(names: ToolNames, session: SceneSession) {
+  return defineTool({
     name: names.importPages,
     description:
       'Add page images to the active project as one undo step: paths (inside the project roots), urls (loopback http(s) or file:) or base64 [{name, data}].',
@@ -332,19 +364,4 @@ export function sceneTools(
     },
     handler: (input) => importPages(session, input),
   });
-
-  return [
-    apply,
-    undo,
-    redo,
-    open,
-    close,
-    start,
-    importTool,
-    getScene,
-    listEngines,
-    getJob,
-    cancelJob,
-    exportTool,
-  ];
 }

@@ -69,150 +69,179 @@ const badState = () =>
     { jsonRpc: { code: -32602, data: { reason: 'invalid_request_state' } } },
   );
 
-export function createInputRequiredTools(seal: RequestStateSeal): AnyToolDef[] {
+/** What a tool keeps across rounds: the verified state of this round, and asking with a sealed state. */
+interface Rounds {
   /** The verified state of this round: null when none was sent, a Failure when it does not verify. */
-  const stateOf = (tool: string): StatePayload | null | Failure => {
-    const raw = currentRequest().requestState;
-    if (raw === undefined) return null;
-    return seal.open(raw, tool) ?? badState();
+  stateOf(tool: string): StatePayload | null | Failure;
+  ask(inputRequests: Record<string, InputRequest>, state?: StatePayload): InputRequiredResult;
+}
+
+export function createInputRequiredTools(seal: RequestStateSeal): AnyToolDef[] {
+  const rounds: Rounds = {
+    stateOf: (tool) => {
+      const raw = currentRequest().requestState;
+      if (raw === undefined) return null;
+      return seal.open(raw, tool) ?? badState();
+    },
+    ask: (inputRequests, state) =>
+      inputRequired({ inputRequests, ...(state ? { requestState: seal.seal(state) } : {}) }),
   };
-  const ask = (
-    inputRequests: Record<string, InputRequest>,
-    state?: StatePayload,
-  ): InputRequiredResult =>
-    inputRequired({ inputRequests, ...(state ? { requestState: seal.seal(state) } : {}) });
-
-  const tool = (name: string, description: string, run: () => Outcome) =>
-    defineTool({
-      name,
-      description,
-      input: noArgs,
-      ...readOnly,
-      handler: async () => run(),
-    });
-
   return [
-    tool(
-      'test_input_required_result_elicitation',
-      'Asks for the caller name (elicitation), then greets them.',
-      () => {
-        const answer = accepted('user_name');
-        const name = answer?.['name'];
-        if (typeof name !== 'string') return ask({ user_name: askName() });
-        return text(`Hello, ${name}!`);
-      },
-    ),
+    elicitationTool,
+    samplingTool,
+    listRootsTool,
+    requestStateTool,
+    multipleInputsTool,
+    multiRoundTool,
+    tamperedStateTool,
+    capabilitiesTool,
+  ].map((make) => make(rounds));
+}
 
-    tool(
-      'test_input_required_result_sampling',
-      'Asks the client model a question (sampling), then reports the answer.',
-      () => {
-        const answer = inputResponse(currentRequest().inputResponses, 'capital_question');
-        if (answer.kind !== 'sampling')
-          return ask({ capital_question: askModel('What is the capital of France?', 100) });
-        return text(`The model answered: ${samplingText(answer.result)}`);
-      },
-    ),
+const tool = (name: string, description: string, run: () => Outcome) =>
+  defineTool({
+    name,
+    description,
+    input: noArgs,
+    ...readOnly,
+    handler: async () => run(),
+  });
 
-    tool(
-      'test_input_required_result_list_roots',
-      'Asks for the client roots (roots/list), then lists them.',
-      () => {
-        const answer = inputResponse(currentRequest().inputResponses, 'client_roots');
-        if (answer.kind !== 'roots') return ask({ client_roots: inputRequired.listRoots() });
-        return text(`Client roots: ${answer.roots.map((r) => r.uri).join(', ') || '(none)'}`);
-      },
-    ),
+function elicitationTool(r: Rounds): AnyToolDef {
+  return tool(
+    'test_input_required_result_elicitation',
+    'Asks for the caller name (elicitation), then greets them.',
+    () => {
+      const answer = accepted('user_name');
+      const name = answer?.['name'];
+      if (typeof name !== 'string') return r.ask({ user_name: askName() });
+      return text(`Hello, ${name}!`);
+    },
+  );
+}
 
-    tool(
-      'test_input_required_result_request_state',
-      'Asks for confirmation with sealed requestState; the retry must echo it.',
-      () => {
-        const name = 'test_input_required_result_request_state';
-        const state = stateOf(name);
-        if (state && 'ok' in state) return state;
-        if (state === null || !accepted('confirm'))
-          return ask({ confirm: askConfirm('Please confirm') }, { tool: name, round: 1 });
-        return text(
-          `state-ok: requestState verified (round ${state.round}) and confirmation received.`,
-        );
-      },
-    ),
+function samplingTool(r: Rounds): AnyToolDef {
+  return tool(
+    'test_input_required_result_sampling',
+    'Asks the client model a question (sampling), then reports the answer.',
+    () => {
+      const answer = inputResponse(currentRequest().inputResponses, 'capital_question');
+      if (answer.kind !== 'sampling')
+        return r.ask({ capital_question: askModel('What is the capital of France?', 100) });
+      return text(`The model answered: ${samplingText(answer.result)}`);
+    },
+  );
+}
 
-    tool(
-      'test_input_required_result_multiple_inputs',
-      'Asks for a name, a model greeting and the roots in one round.',
-      () => {
-        const name = 'test_input_required_result_multiple_inputs';
-        const state = stateOf(name);
-        if (state && 'ok' in state) return state;
-        const responses = currentRequest().inputResponses;
-        const user = accepted('user_name')?.['name'];
-        const greeting = inputResponse(responses, 'greeting');
-        const roots = inputResponse(responses, 'client_roots');
-        // Ask for everything on the first round; afterwards only for what is still missing.
-        const missing: Record<string, InputRequest> = {};
-        if (state === null || typeof user !== 'string') missing['user_name'] = askName();
-        if (state === null || greeting.kind !== 'sampling')
-          missing['greeting'] = askModel('Generate a greeting', 50);
-        if (state === null || roots.kind !== 'roots')
-          missing['client_roots'] = inputRequired.listRoots();
-        if (Object.keys(missing).length > 0) return ask(missing, { tool: name, round: 1 });
-        const greetingText = greeting.kind === 'sampling' ? samplingText(greeting.result) : '';
-        const rootCount = roots.kind === 'roots' ? roots.roots.length : 0;
-        return text(`${greetingText} (for ${String(user)}; ${rootCount} root(s))`);
-      },
-    ),
+function listRootsTool(r: Rounds): AnyToolDef {
+  return tool(
+    'test_input_required_result_list_roots',
+    'Asks for the client roots (roots/list), then lists them.',
+    () => {
+      const answer = inputResponse(currentRequest().inputResponses, 'client_roots');
+      if (answer.kind !== 'roots') return r.ask({ client_roots: inputRequired.listRoots() });
+      return text(`Client roots: ${answer.roots.map((r) => r.uri).join(', ') || '(none)'}`);
+    },
+  );
+}
 
-    tool(
-      'test_input_required_result_multi_round',
-      'Asks for a name, then a colour, carrying sealed state across three rounds.',
-      () => {
-        const name = 'test_input_required_result_multi_round';
-        const state = stateOf(name);
-        if (state && 'ok' in state) return state;
-        const step1 = { step1: askName('Step 1: What is your name?') };
-        if (state === null) return ask(step1, { tool: name, round: 1 });
-        if (state.round === 1) {
-          const user = accepted('step1')?.['name'];
-          if (typeof user !== 'string') return ask(step1, { tool: name, round: 1 });
-          return ask({ step2: askColor() }, { tool: name, round: 2, data: { name: user } });
-        }
-        const color = accepted('step2')?.['color'];
-        if (typeof color !== 'string') return ask({ step2: askColor() }, state);
-        return text(`${String(state.data?.['name'])} likes ${color}.`);
-      },
-    ),
+function requestStateTool(r: Rounds): AnyToolDef {
+  return tool(
+    'test_input_required_result_request_state',
+    'Asks for confirmation with sealed requestState; the retry must echo it.',
+    () => {
+      const name = 'test_input_required_result_request_state';
+      const state = r.stateOf(name);
+      if (state && 'ok' in state) return state;
+      if (state === null || !accepted('confirm'))
+        return r.ask({ confirm: askConfirm('Please confirm') }, { tool: name, round: 1 });
+      return text(
+        `state-ok: requestState verified (round ${state.round}) and confirmation received.`,
+      );
+    },
+  );
+}
 
-    tool(
-      'test_input_required_result_tampered_state',
-      'Seals its requestState; an altered state is refused with -32602.',
-      () => {
-        const name = 'test_input_required_result_tampered_state';
-        const state = stateOf(name);
-        if (state && 'ok' in state) return state;
-        if (state === null || !accepted('confirm'))
-          return ask({ confirm: askConfirm('Please confirm') }, { tool: name, round: 1 });
-        return text('state-ok: untampered requestState accepted.');
-      },
-    ),
+function multipleInputsTool(r: Rounds): AnyToolDef {
+  return tool(
+    'test_input_required_result_multiple_inputs',
+    'Asks for a name, a model greeting and the roots in one round.',
+    () => {
+      const name = 'test_input_required_result_multiple_inputs';
+      const state = r.stateOf(name);
+      if (state && 'ok' in state) return state;
+      const responses = currentRequest().inputResponses;
+      const user = accepted('user_name')?.['name'];
+      const greeting = inputResponse(responses, 'greeting');
+      const roots = inputResponse(responses, 'client_roots');
+      // Ask for everything on the first round; afterwards only for what is still missing.
+      const missing: Record<string, InputRequest> = {};
+      if (state === null || typeof user !== 'string') missing['user_name'] = askName();
+      if (state === null || greeting.kind !== 'sampling')
+        missing['greeting'] = askModel('Generate a greeting', 50);
+      if (state === null || roots.kind !== 'roots')
+        missing['client_roots'] = inputRequired.listRoots();
+      if (Object.keys(missing).length > 0) return r.ask(missing, { tool: name, round: 1 });
+      const greetingText = greeting.kind === 'sampling' ? samplingText(greeting.result) : '';
+      const rootCount = roots.kind === 'roots' ? roots.roots.length : 0;
+      return text(`${greetingText} (for ${String(user)}; ${rootCount} root(s))`);
+    },
+  );
+}
 
-    tool(
-      'test_input_required_result_capabilities',
-      'Asks only for input kinds the client declared (sampling, elicitation, roots).',
-      () => {
-        const caps = currentRequest().clientCapabilities;
-        const responses = currentRequest().inputResponses;
-        if (responses && Object.keys(responses).length > 0)
-          return text(`Received ${Object.keys(responses).length} answer(s).`);
-        const wanted: Record<string, InputRequest> = {};
-        if (caps['sampling']) wanted['model'] = askModel('Say hello.', 20);
-        if (caps['elicitation']) wanted['user_name'] = askName();
-        if (caps['roots']) wanted['client_roots'] = inputRequired.listRoots();
-        if (Object.keys(wanted).length === 0)
-          return text('The client declared no capability this tool can ask through.');
-        return ask(wanted);
-      },
-    ),
-  ];
+function multiRoundTool(r: Rounds): AnyToolDef {
+  return tool(
+    'test_input_required_result_multi_round',
+    'Asks for a name, then a colour, carrying sealed state across three rounds.',
+    () => {
+      const name = 'test_input_required_result_multi_round';
+      const state = r.stateOf(name);
+      if (state && 'ok' in state) return state;
+      const step1 = { step1: askName('Step 1: What is your name?') };
+      if (state === null) return r.ask(step1, { tool: name, round: 1 });
+      if (state.round === 1) {
+        const user = accepted('step1')?.['name'];
+        if (typeof user !== 'string') return r.ask(step1, { tool: name, round: 1 });
+        return r.ask({ step2: askColor() }, { tool: name, round: 2, data: { name: user } });
+      }
+      const color = accepted('step2')?.['color'];
+      if (typeof color !== 'string') return r.ask({ step2: askColor() }, state);
+      return text(`${String(state.data?.['name'])} likes ${color}.`);
+    },
+  );
+}
+
+function tamperedStateTool(r: Rounds): AnyToolDef {
+  return tool(
+    'test_input_required_result_tampered_state',
+    'Seals its requestState; an altered state is refused with -32602.',
+    () => {
+      const name = 'test_input_required_result_tampered_state';
+      const state = r.stateOf(name);
+      if (state && 'ok' in state) return state;
+      if (state === null || !accepted('confirm'))
+        return r.ask({ confirm: askConfirm('Please confirm') }, { tool: name, round: 1 });
+      return text('state-ok: untampered requestState accepted.');
+    },
+  );
+}
+
+function capabilitiesTool(r: Rounds): AnyToolDef {
+  return tool(
+    'test_input_required_result_capabilities',
+    'Asks only for input kinds the client declared (sampling, elicitation, roots).',
+    () => {
+      const caps = currentRequest().clientCapabilities;
+      const responses = currentRequest().inputResponses;
+      if (responses && Object.keys(responses).length > 0)
+        return text(`Received ${Object.keys(responses).length} answer(s).`);
+      const wanted: Record<string, InputRequest> = {};
+      if (caps['sampling']) wanted['model'] = askModel('Say hello.', 20);
+      if (caps['elicitation']) wanted['user_name'] = askName();
+      if (caps['roots']) wanted['client_roots'] = inputRequired.listRoots();
+      if (Object.keys(wanted).length === 0)
+        return text('The client declared no capability this tool can ask through.');
+      return r.ask(wanted);
+    },
+  );
 }

@@ -9,12 +9,12 @@
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { failure, type Failure, type ToolContext } from '../../kernel/index.js';
-import type { Upstream } from './upstream.js';
-import { TOO_LARGE_MARK } from './bounded.js';
-import { STREAM_ENDED_MARK } from './http-bounded.js';
-import { currentRequest, type Callers } from './client-requests.js';
-import { callAsTask, taskSupportOf } from './upstream-tasks.js';
-import type { Tool } from './upstream.js';
+import type { Upstream } from './upstream/upstream.js';
+import { TOO_LARGE_MARK } from './upstream/bounded.js';
+import { STREAM_ENDED_MARK } from './upstream/http-bounded.js';
+import { currentRequest, type Callers } from './upstream/client-requests.js';
+import { callAsTask, taskSupportOf } from './upstream/upstream-tasks.js';
+import type { Tool } from './upstream/upstream.js';
 
 /** How long a call waits for an upstream that is starting or restarting. */
 export const READY_WAIT_MS = 15_000;

@@ -21,7 +21,7 @@ import {
 import type { UpstreamConfig } from './config.js';
 import type { CatalogEntry } from './catalog.js';
 import { definitionOf, digestOf, REVIEWS, type Definition, type Review } from './pinning.js';
-import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream.js';
+import { createUpstream, type Tool, type Upstream, type UpstreamStatus } from './upstream/upstream.js';
 import { isStdio } from './config.js';
 import {
   createUpstreamAuthorization,
@@ -31,7 +31,7 @@ import {
 import { createGrantStore } from './oauth/grant.js';
 import { fileSealer, type Sealer } from './oauth/seal.js';
 import { growingScrubber } from './oauth/token-scrub.js';
-import { Callers, installClientRequests } from './client-requests.js';
+import { Callers, installClientRequests } from './upstream/client-requests.js';
 import { anySignal, askOwner } from './owner-inbox.js';
 import { cleanTools, listTools, publishTools } from './runtime-tools.js';
 import { createOutcomes, type Outcomes } from './outcomes.js';

@@ -18,7 +18,7 @@ import { createGateway, type Gateway, type ResolvedUpstream } from './gateway.js
 import { createExtender, createPresenter, MCP_CAPABILITIES } from './surface.js';
 import { upstreamRoutes, type OwnerAudit } from './rest.js';
 import { connectRoutes } from './oauth/routes.js';
-import { withMcpRequest } from './client-requests.js';
+import { withMcpRequest } from './upstream/client-requests.js';
 
 export {
   parseUpstreamFlag,

@@ -18,8 +18,8 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/client';
 import type { JournalEntry, Kernel, Logger, Resolution } from '../../kernel/index.js';
-import type { Upstream } from './upstream.js';
-import { TASK_TTL_MS, taskResult, taskStatus } from './upstream-tasks.js';
+import type { Upstream } from './upstream/upstream.js';
+import { TASK_TTL_MS, taskResult, taskStatus } from './upstream/upstream-tasks.js';
 
 export const TASKS = 'mcp.tasks';
 

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kernel } from '../../kernel/index.js';
-import type { OwnerAnswer } from './client-requests.js';
+import type { OwnerAnswer } from './upstream/client-requests.js';
 
 /** How long an upstream's call waits for the owner on a URL elicitation. */
 export const OWNER_WAIT_MS = 45_000;

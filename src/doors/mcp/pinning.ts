@@ -10,7 +10,7 @@
  * characters) or hidden-instruction markers are flagged.
  */
 import { createHash } from 'node:crypto';
-import type { Tool } from './upstream.js';
+import type { Tool } from './upstream/upstream.js';
 
 export const REVIEWS = 'mcp.reviews';
 

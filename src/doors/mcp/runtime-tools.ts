@@ -24,7 +24,7 @@ import {
   shortDigest,
   type Definition,
 } from './pinning.js';
-import type { Tool } from './upstream.js';
+import type { Tool } from './upstream/upstream.js';
 import type { ToolView, UpstreamRuntime } from './gateway.js';
 
 /**

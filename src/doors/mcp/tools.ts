@@ -17,10 +17,10 @@ import {
   type Limits,
 } from '../../kernel/index.js';
 import { compileCheck } from './schema-check.js';
-import type { Callers } from './client-requests.js';
+import type { Callers } from './upstream/client-requests.js';
 import { forwardCall } from './forward.js';
 import type { Outcomes } from './outcomes.js';
-import type { Tool, Upstream } from './upstream.js';
+import type { Tool, Upstream } from './upstream/upstream.js';
 import { definitionOf, diffOf, shortDigest, type Definition } from './pinning.js';
 
 export const OPERATION_ID = 'operationID';

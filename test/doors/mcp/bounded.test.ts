@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
 import { callTool, errorOf, gatewayWorkspace, type GatewayWorkspace } from './helpers.js';
-import { BoundedReadBuffer } from '../../../src/doors/mcp/bounded.js';
+import { BoundedReadBuffer } from '../../../src/doors/mcp/upstream/bounded.js';
 
 const script = fileURLToPath(new URL('../../fixtures/mcp/big-upstream.mjs', import.meta.url));
 let ws: GatewayWorkspace;

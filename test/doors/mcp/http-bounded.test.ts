@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/client';
 import { callTool, errorOf, gatewayWorkspace, type GatewayWorkspace } from './helpers.js';
-import { boundedFetch } from '../../../src/doors/mcp/http-bounded.js';
+import { boundedFetch } from '../../../src/doors/mcp/upstream/http-bounded.js';
 
 const SESSION = 'hostile-session-1';
 let http: Server;

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createUpstream } from '../../../src/doors/mcp/upstream.js';
+import { createUpstream } from '../../../src/doors/mcp/upstream/upstream.js';
 import { createMcpDoorsFrom, parseUpstreams } from '../../../src/doors/mcp/index.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';

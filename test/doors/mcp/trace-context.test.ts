@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { forwardCall } from '../../../src/doors/mcp/forward.js';
-import type { Upstream } from '../../../src/doors/mcp/upstream.js';
+import type { Upstream } from '../../../src/doors/mcp/upstream/upstream.js';
 
 function recordingUpstream() {
   const sent: Record<string, unknown>[] = [];

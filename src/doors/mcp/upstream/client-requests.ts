@@ -18,7 +18,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/client';
-import type { McpRequestScope } from '../../transport/surface.js';
+import type { McpRequestScope } from '../../../transport/surface.js';
 
 export interface ClientRequestsAllowed {
   sampling: boolean;

@@ -10,10 +10,10 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import type { Tool } from '@modelcontextprotocol/client';
-import { AIRLOCK_VERSION, failure, type Failure, type Logger } from '../../kernel/index.js';
-import { isStdio, type UpstreamConfig } from './config.js';
+import { AIRLOCK_VERSION, failure, type Failure, type Logger } from '../../../kernel/index.js';
+import { isStdio, type UpstreamConfig } from '../config.js';
 import { BoundedReadBuffer, DEFAULT_UPSTREAM_MESSAGE_BYTES } from './bounded.js';
-import { authorizationFailure, type UpstreamAuthorization } from './oauth/client.js';
+import { authorizationFailure, type UpstreamAuthorization } from '../oauth/client.js';
 import { boundedFetch } from './http-bounded.js';
 
 /** `unauthorized`: an OAuth upstream the owner has not connected, or whose grant ended (reconnect). */

@@ -245,7 +245,7 @@ export function pdfTools(rt: NotesRuntime) {
           ),
         };
         await putDocument(tx, next);
-        await rt.hooks.insideWrite?.(ctx.tool);
+        await rt.hooks.insideWrite?.(ctx.tool, ctx.signal);
         return recordWrite(rt, tx, ctx, {
           operationID: input.operationID,
           documentID: q.documentID,

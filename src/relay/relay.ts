@@ -1,10 +1,12 @@
 /**
- * The relay as a library and a process, WU-style (`airlock/page`), composed
- * here from the page door, a kernel, a store and the MCP transport: an MCP
- * server with the 18 `wu_*` tools over one `Puente`. Importing this module
- * starts nothing; `main(env)` starts the listener and MCP over stdio.
- * Tool calls still pass the kernel pipeline (validation, limits, audit),
- * kept in a throw-away SQLite folder unless `data` is given.
+ * The relay as a library and a process, WU-style (`airlock/page`): an MCP
+ * server with the 18 `wu_*` tools over one `Puente`, its page door mounted
+ * in the workspace `serve`, `stdio` and `mcp` open (cli/workspace/command-workspace.ts
+ * `buildWorkspace`). Importing this module starts nothing and loads no other
+ * door: the builder is imported when the first transport connects. `main(env)`
+ * starts the listener and MCP over stdio. Tool calls pass the kernel
+ * pipeline (validation, policy, limits, audit), kept in a throw-away SQLite
+ * folder unless `data` is given.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,13 +14,12 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Transport } from '@modelcontextprotocol/server';
-import { createKernel, type Kernel } from '../kernel/kernel.js';
+import type { Kernel } from '../kernel/kernel.js';
 import type { PolicyConfig } from '../kernel/authority/policy.js';
-import { createEventBus, type EventBus } from '../kernel/events/events.js';
 import { silentLogger } from '../kernel/logger.js';
 import type { ServedDoor, ToolResult } from '../transport/surface.js';
 import { defaultPresenter } from '../transport/mcp/present.js';
-import { openStore } from '../store/open.js';
+import type { Workspace } from '../cli/workspace/workspace.js';
 import { createMcpServer as createKernelMcpServer } from '../transport/mcp/mcp-server.js';
 import { stdioConnection } from '../transport/mcp/mcp-stdio.js';
 import { loadConfig, type RelayConfig } from '../doors/page/config.js';
@@ -59,43 +60,31 @@ export function createMcpServer(
   const door = createPageDoor({ config, puente, web: false });
   const ownsData = options.data === undefined;
   const data = options.data ?? mkdtempSync(join(tmpdir(), 'airlock-relay-'));
-  let opened:
-    Promise<{ kernel: Kernel<ServedDoor>; events: EventBus; close(): Promise<void> }> | undefined;
+  let opened: Promise<Workspace> | undefined;
   const handles: StdioServerHandle[] = [];
   const open = () =>
     (opened ??= (async () => {
-      const { store, blobs } = await openStore({ data });
-      const events = await createEventBus();
-      const kernel = createKernel<ServedDoor>({
-        store,
-        blobs,
-        events,
+      const { buildWorkspace } = await import('../cli/workspace/command-workspace.js');
+      const workspace = await buildWorkspace({
+        data,
+        doors: [],
+        built: [door],
         logger: silentLogger,
-        policy: options.policy,
+        config: options.policy === undefined ? {} : { policy: options.policy },
       });
-      kernel.mount(door);
-      await kernel.start();
-      await options.ready?.(kernel);
-      return {
-        kernel,
-        events,
-        async close() {
-          await kernel.close();
-          await events.close();
-          await store.close();
-        },
-      };
+      await options.ready?.(workspace.kernel);
+      return workspace;
     })());
   return {
     async connect(transport) {
-      const { kernel } = await open();
+      const { kernel, mounts } = await open();
       const id = randomUUID();
       handles.push(
         serveStdio(
           () =>
             createKernelMcpServer({
               kernel,
-              mounts: ['page'],
+              mounts,
               identify: ({ clientName }) => stdioConnection(id, clientName),
             }),
           { transport },
@@ -104,7 +93,12 @@ export function createMcpServer(
     },
     async close() {
       await Promise.all(handles.splice(0).map((h) => h.close()));
-      if (opened) await (await opened).close();
+      // A workspace that failed to open has released what it held.
+      if (opened)
+        await opened.then(
+          (w) => w.close(),
+          () => undefined,
+        );
       if (ownsData) rmSync(data, { recursive: true, force: true });
     },
   };

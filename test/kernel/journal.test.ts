@@ -13,8 +13,8 @@ afterEach(async () => {
   tk = undefined;
 });
 
-async function grantedLedger(dir?: string): Promise<TestKernel> {
-  const t = await testKernel([createLedgerDoor()], dir ? { dir } : {});
+async function grantedLedger(dir?: string, door = createLedgerDoor()): Promise<TestKernel> {
+  const t = await testKernel([door], dir ? { dir } : {});
   await t.kernel.call('ledger', 'ledger_request_write_access', {}, { connection: conn() });
   const [pending] = await t.kernel.consent.pending();
   if (pending) await t.kernel.consent.approve(pending.id, null);
@@ -177,10 +177,12 @@ describe('journal', () => {
 
 describe('atomic operations: the journal entry commits with the write', () => {
   it('writes no entry before the write: a running operation is not-found to others, and a retry on the same instance is busy', async () => {
-    tk = await grantedLedger();
+    let delaying!: () => void;
+    const inFlight = new Promise<void>((r) => (delaying = r));
+    tk = await grantedLedger(undefined, createLedgerDoor({ onDelay: () => delaying() }));
     const op = { operationID: randomUUID(), account: 'slow', amount: 1, expectedVersion: null };
     const first = append(tk, { ...op, delayMs: 300 });
-    await new Promise((r) => setTimeout(r, 50));
+    await inFlight; // the first run is in its handler
     expect(await tk.kernel.journal.state('ledger', journalKey(conn(), op.operationID))).toEqual({
       state: 'not-found',
     });
@@ -330,7 +332,9 @@ describe('settling open entries', () => {
 
 describe('shutdown', () => {
   it('lets an in-flight journaled write finish before closing, and refuses new calls meanwhile', async () => {
-    tk = await grantedLedger();
+    let delaying!: () => void;
+    const inFlight = new Promise<void>((r) => (delaying = r));
+    tk = await grantedLedger(undefined, createLedgerDoor({ onDelay: () => delaying() }));
     const op = {
       operationID: randomUUID(),
       account: 's',
@@ -339,7 +343,7 @@ describe('shutdown', () => {
       delayMs: 200,
     };
     const pending = append(tk, op);
-    await new Promise((r) => setTimeout(r, 20));
+    await inFlight; // the write is in its handler when the close begins
     const closing = tk.close();
     const refused = await append(tk, { ...op, operationID: randomUUID(), delayMs: 0 });
     expect(refused.code).toBe('unavailable');

@@ -299,18 +299,19 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
     });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    let appended = false;
+    let appended!: () => void;
+    const placedFirst = new Promise<void>((resolve) => (appended = resolve));
     const holding = first.transaction(
       async (tx) => {
         const placed = await tx.audit.append(entry('a'));
         await tx.records.put('held', 'k', 1);
-        appended = true;
+        appended();
         await held;
         return placed;
       },
       { isolation: 'keyed' },
     );
-    while (!appended) await new Promise((r) => setTimeout(r, 5));
+    await placedFirst;
     // The first write is open with its entry appended; the second commits without waiting for it.
     const secondEntry = await second.transaction((tx) => tx.audit.append(entry('b')), {
       isolation: 'keyed',

@@ -5,6 +5,8 @@
  * commits, so the principals epoch needs no read per request and still sees
  * a revoke made by `airlock agents revoke` in another process at once; a
  * change made in this process is seen through the principals' own count.
+ * The owner's policy keeps its view the same way (issue 26): `airlock policy`
+ * in another process is applied on the next call, with no 1-second wait.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite/index.js';
 import { createPrincipals } from '../../src/kernel/authority/principals.js';
 import { createEventBus } from '../../src/kernel/events/events.js';
+import { createPolicy, type PolicyCall } from '../../src/kernel/authority/policy.js';
+import type { Store } from '../../src/kernel/store.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'airlock-mark-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -77,6 +81,120 @@ describe('the SQLite change mark', () => {
       await bus.close();
     } finally {
       await store.close();
+    }
+  });
+});
+
+const write: PolicyCall = {
+  door: 'ledger',
+  mount: 'ledger',
+  tool: 'ledger_append',
+  agent: 'robin',
+  effect: 'write',
+  targets: [],
+};
+
+/** A store whose policy reads are counted, to see when a view is read again. */
+function counted(store: Store): { store: Store; reads: () => number } {
+  let reads = 0;
+  return {
+    store: {
+      ...store,
+      read: (fn, options) => {
+        reads++;
+        return store.read(fn, options);
+      },
+    },
+    reads: () => reads,
+  };
+}
+
+describe('the policy view on the SQLite change mark', () => {
+  // The clock never moves: only the change mark can make a view stale.
+  const frozen = () => 1_000_000;
+
+  it('a policy written by another store on the same file is applied on the next call', async () => {
+    const path = join(dir, 'policy.db');
+    const a = await createSqliteStore({ path });
+    const b = await createSqliteStore({ path });
+    const [busA, busB] = [await createEventBus(), await createEventBus()];
+    try {
+      const here = createPolicy({ store: a, events: busA, now: frozen });
+      const there = createPolicy({ store: b, events: busB, now: frozen });
+      expect((await here.decide(write)).decision).toBe('allow');
+      await there.setReadOnly(true);
+      expect(await here.decide(write)).toMatchObject({ decision: 'deny', rule: 'readOnly' });
+      const added = await there.add({ tool: 'ledger_append', decision: 'ask' });
+      await there.setReadOnly(false);
+      expect(await here.decide(write)).toMatchObject({
+        decision: 'ask',
+        rule: (added as { id: string }).id,
+      });
+    } finally {
+      await busA.close();
+      await busB.close();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('the view stands, unread, while nobody commits', async () => {
+    const path = join(dir, 'policy-stands.db');
+    const a = counted(await createSqliteStore({ path }));
+    const bus = await createEventBus();
+    try {
+      const here = createPolicy({ store: a.store, events: bus, now: frozen });
+      await here.decide(write);
+      const reads = a.reads();
+      // This store's own commits (every call's audit) leave the mark, so the view stands.
+      await a.store.transaction((tx) => tx.records.put('x', 'y', 1));
+      for (let i = 0; i < 3; i++) await here.decide(write);
+      expect(a.reads()).toBe(reads);
+    } finally {
+      await bus.close();
+      await a.store.close();
+    }
+  });
+
+  it('an edit through another Policy on the same store object is seen on the next call', async () => {
+    const store = await createSqliteStore({ path: join(dir, 'policy-same.db') });
+    // Two buses: the policyChanged event does not reach `here`; the process's edit count does.
+    const [busA, busB] = [await createEventBus(), await createEventBus()];
+    try {
+      const here = createPolicy({ store, events: busA, now: frozen });
+      const alsoHere = createPolicy({ store, events: busB, now: frozen });
+      expect((await here.decide(write)).decision).toBe('allow');
+      const mark = store.changeMark!();
+      await alsoHere.setReadOnly(['ledger']);
+      expect(store.changeMark!()).toBe(mark);
+      expect(await here.decide(write)).toMatchObject({ decision: 'deny', rule: 'readOnly' });
+    } finally {
+      await busA.close();
+      await busB.close();
+      await store.close();
+    }
+  });
+
+  it('a store without a change mark keeps a view for one second', async () => {
+    const path = join(dir, 'policy-unmarked.db');
+    const sqlite = await createSqliteStore({ path });
+    const b = await createSqliteStore({ path });
+    const busA = await createEventBus();
+    let clock = 1_000_000;
+    try {
+      const unmarked: Store = { ...sqlite, changeMark: () => null };
+      const here = createPolicy({ store: unmarked, events: busA, now: () => clock });
+      expect((await here.decide(write)).decision).toBe('allow');
+      // Another process's edit: the policy record written on another connection.
+      await b.transaction((tx) => tx.records.put('policy', 'owner', { readOnly: true, rules: [] }));
+      clock += 999;
+      expect((await here.decide(write)).decision).toBe('allow');
+      clock += 1;
+      expect((await here.decide(write)).decision).toBe('deny');
+    } finally {
+      await busA.close();
+      await sqlite.close();
+      await b.close();
     }
   });
 });

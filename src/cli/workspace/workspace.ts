@@ -32,6 +32,8 @@ import { bothObservers, createTracing, type AirlockTracing } from '../../telemet
 export interface WorkspaceOptions {
   data: string;
   doors: string[];
+  /** Doors the caller built itself (the relay's page door over its own Puente), mounted after `doors`. */
+  built?: ServedDoor[];
   store?: string | undefined;
   bus?: string | undefined;
   /** Per-door limit overrides (`limits` in the config file). */
@@ -175,8 +177,17 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     }
     for (const door of doors) kernel.mount(door);
   }
-  checkConfigRules(policy?.rules ?? [], kernel.doors());
-  await kernel.start();
+  for (const door of options.built ?? []) kernel.mount(door);
+  try {
+    checkConfigRules(policy?.rules ?? [], kernel.doors());
+    await kernel.start();
+  } catch (error) {
+    // Refused at start (a library caller lives on): doors, bus and store are released.
+    await kernel.close().catch(() => undefined);
+    await events.close();
+    await store.close();
+    throw error;
+  }
   return {
     kernel,
     passkeys,

@@ -73,7 +73,7 @@ export function createNotesDoor(options: NotesDoorOptions = {}): ServedDoor {
     ? tools.map((t): AnyToolDef => ({
         ...t,
         handler: async (input, ctx) => {
-          await hooks.beforeHandler?.(t.name);
+          await hooks.beforeHandler?.(t.name, ctx.signal);
           return t.handler(input, ctx);
         },
       }))

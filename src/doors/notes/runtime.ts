@@ -8,10 +8,14 @@ import { getDocument, type NoteDocument } from './documents.js';
 import { readPageText, type PageText } from './pdf-text.js';
 import type { ReceiptSigner } from './receipts.js';
 
-/** Test seams: delays that let tests hold a call in flight or inside its write. */
+/**
+ * Test seams: delays that let tests hold a call in flight or inside its
+ * write; `signal` is the call's, aborted at its deadline, so a test can hold
+ * a call exactly until then instead of sleeping past it.
+ */
 export interface NotesHooks {
-  beforeHandler?(tool: string): Promise<void>;
-  insideWrite?(tool: string): Promise<void>;
+  beforeHandler?(tool: string, signal: AbortSignal): Promise<void>;
+  insideWrite?(tool: string, signal: AbortSignal): Promise<void>;
 }
 
 export interface NotesRuntime {

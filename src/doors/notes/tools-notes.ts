@@ -169,7 +169,7 @@ function createNoteTool(rt: NotesRuntime) {
           );
         }
         await createDocument(tx, newDocument(input.documentID, projectID, input.title));
-        await rt.hooks.insideWrite?.(ctx.tool);
+        await rt.hooks.insideWrite?.(ctx.tool, ctx.signal);
         return recordWrite(rt, tx, ctx, {
           operationID: input.operationID,
           documentID: input.documentID,
@@ -211,7 +211,7 @@ function appendTextTool(rt: NotesRuntime) {
           { text: input.text, at: now, author: 'agent', operationID: input.operationID },
         );
         await putDocument(tx, next);
-        await rt.hooks.insideWrite?.(ctx.tool);
+        await rt.hooks.insideWrite?.(ctx.tool, ctx.signal);
         return recordWrite(rt, tx, ctx, {
           operationID: input.operationID,
           documentID: input.documentID,

@@ -298,7 +298,7 @@ async function commitAnnotation(
     ),
   };
   await putDocument(tx, next);
-  await rt.hooks.insideWrite?.(ctx.tool);
+  await rt.hooks.insideWrite?.(ctx.tool, ctx.signal);
   return recordWrite(rt, tx, ctx, {
     operationID: input.operationID,
     documentID: q.documentID,

@@ -152,7 +152,24 @@ const count = defineTool({
   },
 });
 
-export function createLedgerDoor(): ServedDoor {
+/** Test seams of the ledger door. */
+export interface LedgerOptions {
+  /** Called as an append with `delayMs` starts its delay: a test knows the call is in flight. */
+  onDelay?: (operationID: string) => void;
+}
+
+/** `ledger_append`, telling `onDelay` when a delayed append starts. */
+function watchedAppend(onDelay: NonNullable<LedgerOptions['onDelay']>): typeof append {
+  return {
+    ...append,
+    handler: (input, ctx) => {
+      if (input.delayMs) onDelay(input.operationID);
+      return append.handler(input, ctx);
+    },
+  };
+}
+
+export function createLedgerDoor(options: LedgerOptions = {}): ServedDoor {
   let kernel: Kernel | undefined;
 
   const query = defineTool({
@@ -167,7 +184,14 @@ export function createLedgerDoor(): ServedDoor {
 
   return {
     name: 'ledger',
-    tools: [echo, requestWrite, append, read, query, count] as AnyToolDef[],
+    tools: [
+      echo,
+      requestWrite,
+      options.onDelay ? watchedAppend(options.onDelay) : append,
+      read,
+      query,
+      count,
+    ] as AnyToolDef[],
     // ledger_append's consent: the capability and the grant's resource.
     targetForms: ['write:<resource>'],
     // ledger_count starts a job: as an MCP task it follows that job.

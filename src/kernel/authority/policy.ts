@@ -13,7 +13,9 @@
  * `policy` section (fixed while the server runs; edit the file) and the
  * store (edited by the owner through the web UI, the CLI and the owner REST
  * routes). Edits publish `policyChanged`, so every instance on the bus
- * reloads at once; a 1-second cache bounds the staleness without a bus.
+ * reloads at once. Without a bus, a store with a change mark (SQLite) shows
+ * another process's edit on the next call; one without (PostgreSQL) within
+ * the 1-second cache.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -194,7 +196,16 @@ interface RateWindow {
   times: number[];
 }
 const KEY = 'owner';
+/** How long a view stands on a store that has no change mark (store.ts `changeMark`). */
 const CACHE_MS = 1000;
+
+/**
+ * Policy edits this process has committed, on any store: the store's change
+ * mark moves only on other connections' commits, so an edit made here through
+ * another Policy (another store object on the same file) is seen through this
+ * count, taken after its commit — as principals.ts counts its epoch changes.
+ */
+let localPolicyEdits = 0;
 
 interface StoredPolicy {
   readOnly: ReadOnly;
@@ -362,6 +373,36 @@ function policyView(
   };
 }
 
+/**
+ * The policy view, read again only when it may have changed: with a store
+ * change mark it stands while the mark and this process's edit count stand
+ * (another process's edit is seen on the next call); without one, for
+ * CACHE_MS. `drop` forgets it (an edit here, `policyChanged` on the bus).
+ */
+function cachedView(
+  store: Store,
+  now: () => number,
+  load: () => Promise<PolicyView>,
+): { view: () => Promise<PolicyView>; drop: () => void } {
+  let cache: { at: number; mark: number | null; edits: number; view: Promise<PolicyView> } | null =
+    null;
+  const stands = (c: NonNullable<typeof cache>, mark: number | null): boolean =>
+    c.edits === localPolicyEdits &&
+    (mark === null ? c.mark === null && now() - c.at < CACHE_MS : c.mark === mark);
+  const view = (): Promise<PolicyView> => {
+    // Taken before the read: a commit during it moves the mark, and the next call reads again.
+    const mark = store.changeMark?.() ?? null;
+    if (cache && stands(cache, mark)) return cache.view;
+    const fresh = { at: now(), mark, edits: localPolicyEdits, view: load() };
+    cache = fresh;
+    fresh.view.catch(() => {
+      if (cache === fresh) cache = null;
+    });
+    return fresh.view;
+  };
+  return { view, drop: () => void (cache = null) };
+}
+
 export function createPolicy({
   store,
   events,
@@ -374,42 +415,32 @@ export function createPolicy({
     id: `config-${i + 1}`,
   }));
   const configReadOnly: ReadOnly = config?.readOnly ?? false;
-  let cache: { at: number; view: Promise<PolicyView> } | null = null;
+  const viewOf = (owner: StoredPolicy) => policyView(configRules, configReadOnly, owner);
+  const { view, drop } = cachedView(store, now, () => loadOwnerPolicy(store).then(viewOf));
 
   events.subscribe(
     (e) => {
-      if (e.data.event === 'policyChanged') cache = null;
+      if (e.data.event === 'policyChanged') drop();
     },
     { events: ['policyChanged'] },
   );
-
-  const loadOwner = () => loadOwnerPolicy(store);
-
-  const viewOf = (owner: StoredPolicy) => policyView(configRules, configReadOnly, owner);
-
-  const view = (): Promise<PolicyView> => {
-    if (cache && now() - cache.at < CACHE_MS) return cache.view;
-    const fresh = { at: now(), view: loadOwner().then(viewOf) };
-    cache = fresh;
-    fresh.view.catch(() => {
-      if (cache === fresh) cache = null;
-    });
-    return fresh.view;
-  };
 
   /** Read-modify-write of the owner's rules in one transaction; publishes the change. */
   const edit = async <T>(
     change: (owner: StoredPolicy) => { next: StoredPolicy; result: T } | Failure,
   ): Promise<T | Failure> => {
-    const outcome = await store.transaction(async (tx) => {
-      const found = await tx.records.get<StoredPolicy>(COLLECTION, KEY);
-      const changed = change(found?.value ?? { readOnly: false, rules: [] });
-      if ('ok' in changed) return changed;
-      await tx.records.put(COLLECTION, KEY, changed.next);
-      return changed;
-    });
+    const outcome = await store
+      .transaction(async (tx) => {
+        const found = await tx.records.get<StoredPolicy>(COLLECTION, KEY);
+        const changed = change(found?.value ?? { readOnly: false, rules: [] });
+        if ('ok' in changed) return changed;
+        await tx.records.put(COLLECTION, KEY, changed.next);
+        return changed;
+      })
+      // Counted once it has ended, whatever it answered (a refused edit costs one reload).
+      .finally(() => void localPolicyEdits++);
     if ('ok' in outcome) return outcome;
-    cache = null;
+    drop();
     events.publish({ event: 'policyChanged' });
     return outcome.result;
   };

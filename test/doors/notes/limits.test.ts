@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { notesHarness, provenance, uuid, type Harness } from './harness.js';
 import { holdsFor, waitFor } from '../../helpers/wait.js';
 
@@ -8,7 +8,11 @@ afterEach(async () => {
   h = undefined;
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Resolves when the call's deadline aborts its signal: a hook holds a call exactly until then. */
+const aborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 
 describe('limits', () => {
   it('the 9th concurrent call on a connection answers busy at once', async () => {
@@ -41,9 +45,10 @@ describe('limits', () => {
     h = await notesHarness({
       limits: { timeoutMs: 300 },
       hooks: {
-        beforeHandler: async (tool) => {
+        beforeHandler: async (tool, signal) => {
           if (tool !== 'rooqi_append_text') return;
-          await sleep(800);
+          // Held past the 300 ms deadline: it goes on once the deadline has stopped the call.
+          await aborted(signal);
           heldDone();
         },
       },
@@ -77,8 +82,9 @@ describe('limits', () => {
     h = await notesHarness({
       limits: { timeoutMs: 300 },
       hooks: {
-        insideWrite: async (tool) => {
-          if (tool === 'rooqi_append_text') await sleep(800);
+        // The commit waits inside its write until the deadline has passed, then completes.
+        insideWrite: async (tool, signal) => {
+          if (tool === 'rooqi_append_text') await aborted(signal);
         },
       },
     });
@@ -114,18 +120,30 @@ describe('limits', () => {
     expect((await h.rest('GET', `notes/documents/${d}`)).body.blocks).toHaveLength(1);
   });
 
-  it('the door’s 8-second timeout holds: a call held 8.5 s answers timeout', async () => {
+  it('the door’s 8-second timeout holds: a held call answers timeout at 8 s, not before', async () => {
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
     h = await notesHarness({
       hooks: {
-        beforeHandler: async (tool) => {
-          if (tool === 'rooqi_status') await sleep(8_500);
+        beforeHandler: async (tool, signal) => {
+          if (tool !== 'rooqi_status') return;
+          entered();
+          await aborted(signal);
         },
       },
     });
-    const started = Date.now();
-    expect((await h.env('rooqi_status', {})).code).toBe('timeout');
-    const took = Date.now() - started;
-    expect(took).toBeGreaterThanOrEqual(7_900);
-    expect(took).toBeLessThan(8_400);
-  }, 20_000);
+    // The deadline's timer runs on a fake clock: 8 s pass without waiting them.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let answered = false;
+      const call = h.env('rooqi_status', {}).finally(() => (answered = true));
+      await inHandler;
+      await vi.advanceTimersByTimeAsync(7_999);
+      expect(answered).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect((await call).code).toBe('timeout');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

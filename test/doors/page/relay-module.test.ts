@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { Client } from '@modelcontextprotocol/client';
 import {
@@ -154,5 +157,38 @@ describe('createMcpServer and createCommandRunner', () => {
       text: JSON.stringify({ width: 1, height: 1, mimeType: 'image/png' }),
     });
     expect(r.content[1]).toEqual({ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' });
+  });
+});
+
+describe('the workspace createMcpServer opens', () => {
+  const connected = async (options: Parameters<typeof createMcpServer>[2]) => {
+    const own = createMcpServer(puente, puente.config, options);
+    const [, serverSide] = InMemoryTransport.createLinkedPair();
+    return { own, connecting: own.connect(serverSide) };
+  };
+
+  it('is the one serve and stdio open: the data folder keeps its audit signing key', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'airlock-relay-ws-'));
+    const { own, connecting } = await connected({ data });
+    try {
+      await connecting;
+      expect(existsSync(join(data, 'audit-signing.key'))).toBe(true);
+    } finally {
+      await own.close();
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a policy rule that can never match a call of its page door, as serve does', async () => {
+    const { own, connecting } = await connected({
+      policy: { rules: [{ door: 'page', tool: 'wu_clik', decision: 'deny' }] },
+    });
+    try {
+      await expect(connecting).rejects.toThrow(
+        /policy\.rules\.0: .*wu_click.*fix the rule or remove it/,
+      );
+    } finally {
+      await own.close();
+    }
   });
 });

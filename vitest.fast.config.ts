@@ -4,7 +4,8 @@ import base from './vitest.config.js';
 /**
  * `npm run test:fast`: the lane to run while working — the kernel, the lint
  * rules, the store contract on SQLite and the doors' unit tests. No browser,
- * no cluster, no PostgreSQL or Redis (their suites skip), no child servers.
+ * no cluster, no PostgreSQL or Redis (their suites skip even when the
+ * services answer: AIRLOCK_TEST_SERVICES=none), no child servers.
  * The full `npm test` stays the CI command.
  */
 export default defineConfig({
@@ -26,6 +27,6 @@ export default defineConfig({
       'test/doors/page/bridge-units.test.ts',
       'test/web/{policy-text,sse-parser,coalesce}.test.ts',
     ],
-    env: { AIRLOCK_TEST_SKIP_SERVICES: '1' },
+    env: { AIRLOCK_TEST_SERVICES: 'none' },
   },
 });

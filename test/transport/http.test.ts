@@ -246,9 +246,11 @@ describe('REST approvals', () => {
 // The framing, read on the owner's stream (it carries every event; an agent's
 // carries only its own, sse-visibility.test.ts and job-ownership.test.ts).
 describe('event stream', () => {
+  /** Reads `count` frames; `afterFirst` runs once the first (the snapshot) is in. */
   async function readFrames(
     res: Response,
     count: number,
+    afterFirst?: () => void,
   ): Promise<{ id: number; name?: string; data: Record<string, unknown> }[]> {
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
@@ -271,6 +273,10 @@ describe('event stream', () => {
             ...(name ? { name } : {}),
             data: JSON.parse(data) as Record<string, unknown>,
           });
+        if (frames.length === 1 && afterFirst) {
+          afterFirst();
+          afterFirst = undefined;
+        }
       }
     }
     await reader.cancel();
@@ -281,8 +287,9 @@ describe('event stream', () => {
     const ac = new AbortController();
     const res = await fetch(`${base}/api/v1/events`, { headers: owner, signal: ac.signal });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
-    setTimeout(() => tk.kernel.events.publish({ event: 'probe', n: 1 }), 50);
-    const frames = await readFrames(res, 2);
+    const frames = await readFrames(res, 2, () =>
+      tk.kernel.events.publish({ event: 'probe', n: 1 }),
+    );
     expect(frames[0]!.data.event).toBe('snapshot');
     expect(frames[0]!.data).toHaveProperty('jobs');
     expect(frames[1]!.data).toEqual({ event: 'probe', n: 1 });
@@ -295,8 +302,9 @@ describe('event stream', () => {
     const ac = new AbortController();
     const res = await fetch(`${base}/events`, { headers: owner, signal: ac.signal });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
-    setTimeout(() => tk.kernel.events.publish({ event: 'jobFinished', id: 'j1' }), 50);
-    const frames = await readFrames(res, 2);
+    const frames = await readFrames(res, 2, () =>
+      tk.kernel.events.publish({ event: 'jobFinished', id: 'j1' }),
+    );
     expect(frames[0]).toMatchObject({ name: 'Snapshot', data: { event: 'snapshot' } });
     expect(frames[1]).toMatchObject({
       name: 'JobFinished',

@@ -24,6 +24,8 @@ let upstreamUrl: string;
 const servers: McpServer[] = [];
 const seenAuth: string[] = [];
 let cancelled = 0;
+/** Calls of the upstream `wait` tool that have started waiting. */
+let waiting = 0;
 
 function upstreamServer(): McpServer {
   const server = new McpServer(
@@ -48,6 +50,7 @@ function upstreamServer(): McpServer {
     },
     async (_args, ctx) =>
       new Promise((resolve) => {
+        waiting++;
         ctx.mcpReq.signal.addEventListener('abort', () => {
           cancelled++;
           resolve({ content: [{ type: 'text', text: 'stopped' }] });
@@ -218,7 +221,11 @@ describe('streamable HTTP upstream', () => {
     const alice = await ws.agent('canceller');
     const controller = new AbortController();
     const call = alice.callTool({ name: 'web_wait', arguments: {} }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 300);
+    await waitFor(() => waiting === 1, {
+      timeoutMs: 5_000,
+      message: 'the upstream handler to start waiting',
+    });
+    controller.abort();
     await expect(call).rejects.toThrow();
     await waitFor(() => cancelled === 1, {
       timeoutMs: 5_000,

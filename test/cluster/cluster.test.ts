@@ -14,7 +14,7 @@ import { connectClient } from '../helpers/mcp-client.js';
 import { listen, taskNotes, withoutMeta } from '../helpers/mcp-listen.js';
 import { httpTaskClient } from '../helpers/mcp-tasks.js';
 import { toolJson } from '../helpers/results.js';
-import { waitFor } from '../helpers/wait.js';
+import { holdsFor, waitFor } from '../helpers/wait.js';
 import { describeWithServices } from '../services/index.js';
 import { NGINX, REDIS_SERVER, startCluster, type Cluster } from './cluster.js';
 import { openEvents, type EventStream } from './sse.js';
@@ -125,7 +125,9 @@ await describeWithServices(
       });
       expect(res.status).toBe(200);
       await waitFor(() => finishedOf(watch, id).length > 0, { message: 'jobFinished' });
-      await new Promise((r) => setTimeout(r, 500));
+      await holdsFor(() => finishedOf(watch, id).length === 1, 500, {
+        message: 'one jobFinished for the cancelled job (no second from another instance)',
+      });
       expect(finishedOf(watch, id).map((f) => f.data.status)).toEqual(['cancelled']);
       expect((await job(id)).status).toBe('cancelled');
     }, 60_000);
@@ -151,7 +153,11 @@ await describeWithServices(
         timeoutMs: 30_000,
         message: 'the live job to complete',
       });
-      await new Promise((r) => setTimeout(r, 500));
+      await holdsFor(
+        () => finishedOf(watch, orphan).length <= 1 && finishedOf(watch, live).length <= 1,
+        500,
+        { message: 'at most one jobFinished per job (no second from another instance)' },
+      );
       expect(finishedOf(watch, orphan).map((f) => f.data.status)).toEqual(['failed']);
       expect(finishedOf(watch, live).map((f) => f.data.status)).toEqual(['completed']);
     }, 90_000);
@@ -222,7 +228,9 @@ await describeWithServices(
         timeoutMs: 15_000,
         message: 'the job’s events after Redis returned',
       });
-      await new Promise((r) => setTimeout(r, 500));
+      await holdsFor(() => on.every((s) => finishedOf(s, after).length === 1), 500, {
+        message: 'one jobFinished on each stream (no replayed duplicate)',
+      });
       const [x, y] = on.map((s) => s.events());
       const ids = x!.map((f) => f.id);
       expect(ids).toEqual([...new Set(ids)].sort((p, q) => p - q));

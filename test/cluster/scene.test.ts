@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createCanvas } from '@napi-rs/canvas';
 import pg from 'pg';
 import { connectClient } from '../helpers/mcp-client.js';
-import { waitFor } from '../helpers/wait.js';
+import { holdsFor, waitFor } from '../helpers/wait.js';
 import { describeWithServices } from '../services/index.js';
 import { PG_URL } from '../services/postgres.js';
 import { startCluster, type Cluster } from './cluster.js';
@@ -278,7 +278,9 @@ await describeWithServices(
           message: `run ${run}: jobFinished after the hand-off`,
         });
         await restarted;
-        await new Promise((r) => setTimeout(r, 300));
+        await holdsFor(() => mine('jobFinished').length === 1, 300, {
+          message: `run ${run}: one jobFinished (the hand-off does not finish the run twice)`,
+        });
         expect(mine('jobFinished').map((f) => [f.data.status, f.data.error])).toEqual([
           ['completed', undefined],
         ]);

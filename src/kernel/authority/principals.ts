@@ -22,7 +22,8 @@
  * without a bus. Changes are also published (`agentsChanged`,
  * `ownerChanged`) for what listens (open sessions and event streams).
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { sha256Hex } from '../digest.js';
 import { z } from 'zod';
 import { failure, type Failure } from '../errors.js';
 import type { EventBus } from '../events/events.js';
@@ -145,8 +146,7 @@ export function newToken(prefix: 'ak_' | 'ok_' = 'ak_'): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
 }
 
-export const tokenHash = (token: string): string =>
-  createHash('sha256').update(token, 'utf8').digest('hex');
+export const tokenHash = (token: string): string => sha256Hex(token);
 
 /**
  * The hash of a bearer token presented on a request, remembered for the few

@@ -116,14 +116,26 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
   };
 }
 
-/** A read-only transaction on a reader connection. */
+/**
+ * A read-only transaction on a reader connection. A single-statement read
+ * (ReadOptions.single) runs without BEGIN and COMMIT: SQLite runs a lone
+ * statement in a read transaction of its own, one snapshot, as PostgreSQL
+ * does (issue 31: two `exec` parses per read of a journaled call).
+ */
 async function runRead<T>(
   connection: Connection,
   fn: (tx: StoreTx) => Promise<T>,
   single: boolean,
 ): Promise<T> {
   const { db } = connection;
-  // SQLite's BEGIN and COMMIT cost no round trip: a single-statement read keeps them.
+  if (single) {
+    const scope = createTxScope(connection.client, true);
+    try {
+      return await fn(scope.tx);
+    } finally {
+      scope.end();
+    }
+  }
   db.exec('BEGIN');
   const scope = createTxScope(connection.client, single);
   try {

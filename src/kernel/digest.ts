@@ -36,6 +36,9 @@ function writeCanonical(value: unknown, out: string[]): void {
   for (const key of keysInOrder(record)) {
     const v = record[key];
     if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    // An own `__proto__` key (JSON.parse makes one) was never in the text: the
+    // sorted copy's assignment set a prototype (or ignored a primitive).
+    if (key === '__proto__') continue;
     out.push(first ? '' : ',', JSON.stringify(key), ':');
     first = false;
     writeCanonical(v, out);

@@ -27,6 +27,12 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('an own __proto__ key (as JSON.parse makes) stays out of the text, as it always did', () => {
+    const value = JSON.parse('{"a":1,"__proto__":{"b":2},"c":{"__proto__":null}}') as unknown;
+    expect(canonicalJson(value)).toBe(reference(value));
+    expect(canonicalJson(value)).toBe('{"a":1,"c":{}}');
+  });
+
   it('integer-like keys come first in ascending order, as in a JSON object', () => {
     const value = { b: 1, 10: 'x', 2: 'y', a: [undefined, () => 1], 4294967295: 'big', '01': 'z' };
     expect(canonicalJson(value)).toBe(reference(value));

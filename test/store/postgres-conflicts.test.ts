@@ -17,6 +17,7 @@ import { backoffMs } from '../../src/store/postgres/run-transaction.js';
 import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
 import { createNotesDoor } from '../../src/doors/notes/index.js';
 import type { RestResponse, ServedDoor } from '../../src/transport/surface.js';
+import { ledgerKernel } from './ledger-kernel.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 
 const schemas: string[] = [];
@@ -223,7 +224,7 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
     const first = await openStore();
     const second = await createPostgresStore({ url: PG_URL, schema: first.schema });
     cleanup.push(() => second.close());
-    const instances = [await ledgerKernel(first), await ledgerKernel(second)];
+    const instances = [await ledgerKernel(first, cleanup), await ledgerKernel(second, cleanup)];
     const conn = connection('pg-race:1', 'internal');
     await instances[0]!.call('ledger', 'ledger_request_write_access', {}, { connection: conn });
     const [pending] = (await instances[0]!.consent.pending()).filter(
@@ -329,7 +330,7 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
   it('two hundred agents asking for access at once each get approvalRequired, never internal', async () => {
     const retried: string[] = [];
     const store = await openStore((error) => retried.push(codeOf(error)));
-    const kernel = await ledgerKernel(store);
+    const kernel = await ledgerKernel(store, cleanup);
     const asked = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
         kernel.call(
@@ -347,21 +348,3 @@ await describeWithPostgres('PostgreSQL conflicts are retried in the store', () =
     expect(retried).toEqual([]);
   });
 });
-
-/** A started kernel with the ledger door on `store` (one instance of a deployment). */
-async function ledgerKernel(store: PostgresStore): Promise<Kernel> {
-  const events = await createEventBus();
-  const kernel = createKernel({
-    store,
-    blobs: createPostgresBlobStore(store.pool, store.schema),
-    events,
-    logger: silentLogger,
-  });
-  kernel.mount(createLedgerDoor());
-  await kernel.start();
-  cleanup.push(
-    () => events.close(),
-    () => kernel.close(),
-  );
-  return kernel;
-}

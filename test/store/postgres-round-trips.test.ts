@@ -8,13 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, expect, it, vi } from 'vitest';
-import { createKernel, type Kernel } from '../../src/kernel/kernel.js';
-import { createEventBus } from '../../src/kernel/events/events.js';
-import { silentLogger } from '../../src/kernel/logger.js';
+import type { Kernel } from '../../src/kernel/kernel.js';
 import { connection } from '../../src/kernel/connection.js';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
-import { createPostgresBlobStore } from '../../src/store/blobs-postgres.js';
-import { createLedgerDoor } from '../../src/doors/testing/ledger.js';
+import { ledgerKernel } from './ledger-kernel.js';
 import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
 
 const schemas: string[] = [];
@@ -33,23 +30,6 @@ async function openStore(): Promise<PostgresStore> {
   const store = await createPostgresStore({ url: PG_URL, schema });
   cleanup.push(() => store.close());
   return store;
-}
-
-async function ledgerKernel(store: PostgresStore): Promise<Kernel> {
-  const events = await createEventBus();
-  const kernel = createKernel({
-    store,
-    blobs: createPostgresBlobStore(store.pool, store.schema),
-    events,
-    logger: silentLogger,
-  });
-  kernel.mount(createLedgerDoor());
-  await kernel.start();
-  cleanup.push(
-    () => events.close(),
-    () => kernel.close(),
-  );
-  return kernel;
 }
 
 /** Every query sent from now on, with the connection it went on. */
@@ -101,7 +81,7 @@ async function writer(kernel: Kernel, name: string) {
 await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
   it('a lone journaled write takes five round trips in its transaction: BEGIN with the claim, door read, door write, journal insert, audit with COMMIT', async () => {
     const store = await openStore();
-    const kernel = await ledgerKernel(store);
+    const kernel = await ledgerKernel(store, cleanup);
     const append = await writer(kernel, 'trips:one');
     expect((await append('acct')).ok).toBe(true); // the account exists: its read is one statement
     const queries = countQueries();
@@ -117,7 +97,7 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
 
   it("the group writer's statements are sent as named prepared statements", async () => {
     const store = await openStore();
-    const kernel = await ledgerKernel(store);
+    const kernel = await ledgerKernel(store, cleanup);
     const append = await writer(kernel, 'trips:prepared');
     expect((await append('acct')).ok).toBe(true);
     const queries = countQueries();
@@ -130,7 +110,7 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
 
   it('eight journaled writes at once share one BEGIN and one COMMIT per group', async () => {
     const store = await openStore();
-    const kernel = await ledgerKernel(store);
+    const kernel = await ledgerKernel(store, cleanup);
     const appends = await Promise.all(
       Array.from({ length: 8 }, (_, i) => writer(kernel, `trips:many${i}`)),
     );

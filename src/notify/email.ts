@@ -5,7 +5,7 @@
  * temporary failure (a 4xx reply, a lost connection, a timeout) is retried
  * like a webhook's 5xx; a permanent one (5xx) fails the delivery at once.
  */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Notice } from './formats.js';
 import { DELIVERY_TIMEOUT_MS, Retryable, type DestinationSource } from './webhooks.js';
 
@@ -30,15 +30,20 @@ export function emailOf(notice: Notice): { subject: string; text: string } {
 }
 
 export function emailSource(smtp: SmtpConfig, timeoutMs = DELIVERY_TIMEOUT_MS): DestinationSource {
-  const transport = nodemailer.createTransport({
-    host: smtp.host,
-    port: smtp.port ?? (smtp.secure ? 465 : 587),
-    secure: smtp.secure ?? false,
-    ...(smtp.user ? { auth: { user: smtp.user, pass: smtp.pass ?? '' } } : {}),
-    connectionTimeout: timeoutMs,
-    greetingTimeout: timeoutMs,
-    socketTimeout: timeoutMs,
-  });
+  // nodemailer is loaded with the first e-mail, not at start-up.
+  let transport: Promise<Transporter> | undefined;
+  const transporter = () =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        host: smtp.host,
+        port: smtp.port ?? (smtp.secure ? 465 : 587),
+        secure: smtp.secure ?? false,
+        ...(smtp.user ? { auth: { user: smtp.user, pass: smtp.pass ?? '' } } : {}),
+        connectionTimeout: timeoutMs,
+        greetingTimeout: timeoutMs,
+        socketTimeout: timeoutMs,
+      }),
+    ));
   const destination = {
     id: 'email',
     label: smtp.to.join(', '),
@@ -46,7 +51,7 @@ export function emailSource(smtp: SmtpConfig, timeoutMs = DELIVERY_TIMEOUT_MS): 
     person: true,
     async send(notice: Notice) {
       try {
-        await transport.sendMail({ from: smtp.from, to: smtp.to, ...emailOf(notice) });
+        await (await transporter()).sendMail({ from: smtp.from, to: smtp.to, ...emailOf(notice) });
       } catch (error) {
         const e = error as Error & { responseCode?: number };
         const message = e.responseCode ? `SMTP ${e.responseCode}: ${e.message}` : e.message;

@@ -12,7 +12,7 @@
  * subscribed with.
  */
 import { createHash } from 'node:crypto';
-import webPush from 'web-push';
+import type WebPush from 'web-push';
 import type { Store } from '../kernel/store.js';
 import { refusedDestination } from './destination.js';
 import type { Notice } from './formats.js';
@@ -37,11 +37,15 @@ export interface PushSubscriptionRecord {
   createdAt: number;
 }
 
+/** web-push, loaded when a push is first sent or keys are first made (not at start-up). */
+let library: Promise<typeof WebPush> | undefined;
+const webPush = () => (library ??= import('web-push').then((m) => m.default));
+
 /** Airlock's VAPID keys: read from the store, or made and stored by the first instance that needs them. */
 export async function vapidKeys(store: Store): Promise<VapidKeys> {
   const kept = await store.read((tx) => tx.records.get<VapidKeys>(VAPID, 'keys'));
   if (kept) return kept.value;
-  const fresh = webPush.generateVAPIDKeys();
+  const fresh = (await webPush()).generateVAPIDKeys();
   return store.transaction(
     async (tx) => {
       const raced = await tx.records.get<VapidKeys>(VAPID, 'keys');
@@ -100,13 +104,13 @@ export interface PushRequest {
 }
 
 /** The encrypted, signed request for one subscription (web-push does the RFC 8291/8292 work). */
-export function pushRequest(
+export async function pushRequest(
   sub: PushSubscriptionRecord,
   payload: string,
   keys: VapidKeys,
   subject: string,
-): PushRequest {
-  const details = webPush.generateRequestDetails(
+): Promise<PushRequest> {
+  const details = (await webPush()).generateRequestDetails(
     { endpoint: sub.endpoint, keys: sub.keys },
     payload,
     {
@@ -153,7 +157,7 @@ export function pushSource(o: PushSourceOptions): DestinationSource {
       async send(notice: Notice, signal: AbortSignal) {
         const refused = await refusedEndpoint(sub.endpoint, o.allowPrivate ?? []);
         if (refused) throw new Error(refused);
-        const request = pushRequest(sub, pushPayload(notice), keys, vapidSubject(o.origin));
+        const request = await pushRequest(sub, pushPayload(notice), keys, vapidSubject(o.origin));
         const response = await post(request.endpoint, request, signal, timeoutMs);
         if (response.status === 404 || response.status === 410) {
           await response.body?.cancel().catch(() => undefined);

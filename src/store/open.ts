@@ -1,9 +1,7 @@
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { BlobStore, Store } from '../kernel/store.js';
-import { createPostgresBlobStore } from './blobs-postgres.js';
 import { createFileBlobStore } from './blobs-file.js';
-import { createPostgresStore } from './postgres/index.js';
 import { createSqliteStore } from './sqlite/index.js';
 
 export interface OpenStoreOptions {
@@ -85,6 +83,11 @@ async function openSpec(data: string, spec: string): Promise<{ store: Store; blo
   }
   if (/^postgres(ql)?:\/\//i.test(spec)) {
     const { url, schema } = takeSchemaParam(spec);
+    // pg is loaded only for a PostgreSQL store (start-up time on SQLite).
+    const [{ createPostgresStore }, { createPostgresBlobStore }] = await Promise.all([
+      import('./postgres/index.js'),
+      import('./blobs-postgres.js'),
+    ]);
     let store;
     try {
       store = await createPostgresStore({ url, ...(schema ? { schema } : {}) });

@@ -25,9 +25,9 @@ import { removeOwnerTokenFile } from './credentials.js';
 import { availableDoors, doorFactory } from './doors.js';
 import { createBusTransport } from './bus.js';
 import { loadAuditSigner } from './audit-key.js';
-import { createMetrics, type AirlockMetrics } from '../../telemetry/metrics.js';
+import type { AirlockMetrics } from '../../telemetry/metrics.js';
 import type { MetricsSettings, TracesSettings } from '../../telemetry/settings.js';
-import { bothObservers, createTracing, type AirlockTracing } from '../../telemetry/tracing.js';
+import type { AirlockTracing } from '../../telemetry/tracing.js';
 
 export interface WorkspaceOptions {
   data: string;
@@ -98,11 +98,15 @@ export async function openWorkspace(options: WorkspaceOptions): Promise<Workspac
     data,
     ...(options.store ? { store: options.store } : {}),
   });
-  const metrics = options.metrics ? createMetrics(options.metrics) : null;
-  const tracing = options.traces ? createTracing(options.traces) : null;
+  // OpenTelemetry is loaded only when metrics or traces are on (start-up time).
+  const metrics = options.metrics
+    ? (await import('../../telemetry/metrics.js')).createMetrics(options.metrics)
+    : null;
+  const traced = options.traces ? await import('../../telemetry/tracing.js') : null;
+  const tracing = traced && options.traces ? traced.createTracing(options.traces) : null;
   const observer =
-    metrics && tracing
-      ? bothObservers(metrics.observer, tracing.observer)
+    metrics && tracing && traced
+      ? traced.bothObservers(metrics.observer, tracing.observer)
       : (metrics?.observer ?? tracing?.observer);
   const timed = metrics ? metrics.timed(opened.store) : opened.store;
   // Each transaction a span under the call it serves (issue 33), timed inside it.

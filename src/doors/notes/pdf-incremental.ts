@@ -9,7 +9,8 @@
  * pdf-lib parses the file and serialises the objects; it cannot save
  * incrementally, so the section is written here.
  */
-import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFRef, PDFString } from 'pdf-lib';
+// pdf-lib is loaded with the first annotation, not at start-up.
+import type { PDFDict, PDFRef } from 'pdf-lib';
 
 export type AnnotationKind = 'highlight' | 'underline' | 'comment';
 
@@ -54,12 +55,13 @@ export async function appendAnnotation(
   original: Uint8Array,
   annotation: NewAnnotation,
 ): Promise<Uint8Array> {
-  const doc = await PDFDocument.load(original, { updateMetadata: false });
+  const lib = await import('pdf-lib');
+  const doc = await lib.PDFDocument.load(original, { updateMetadata: false });
   const { context } = doc;
   const page = doc.getPage(annotation.pageIndex);
   const prev = lastSection(original);
   let next = Math.max(prev.size ?? 0, context.largestObjectNumber + 1);
-  const annotRef = PDFRef.of(next++);
+  const annotRef = lib.PDFRef.of(next++);
 
   const fields: Record<string, unknown> = {
     Type: 'Annot',
@@ -73,10 +75,10 @@ export async function appendAnnotation(
     C: COLOURS[annotation.kind],
     F: 4,
     P: page.ref,
-    NM: PDFString.of(annotation.name),
-    T: PDFHexString.fromText(annotation.author),
-    M: PDFString.fromDate(annotation.date),
-    Contents: PDFHexString.fromText(annotation.contents),
+    NM: lib.PDFString.of(annotation.name),
+    T: lib.PDFHexString.fromText(annotation.author),
+    M: lib.PDFString.fromDate(annotation.date),
+    Contents: lib.PDFHexString.fromText(annotation.contents),
   };
   if (annotation.kind === 'comment') {
     fields.Name = 'Comment';
@@ -86,27 +88,27 @@ export async function appendAnnotation(
   }
   // An appearance stream, so viewers that do not synthesise one still show the markup.
   const appearance = annotation.kind === 'comment' ? null : appearanceOf(annotation);
-  const apRef = appearance ? PDFRef.of(next++) : null;
+  const apRef = appearance ? lib.PDFRef.of(next++) : null;
   if (apRef) fields.AP = context.obj({ N: apRef });
   const annot = context.obj(fields as never) as unknown as PDFDict;
 
   // The page's /Annots: an array object of its own is rewritten in place; otherwise the page is.
   const objects: Array<{ ref: PDFRef; body: string }> = [{ ref: annotRef, body: annot.toString() }];
   if (apRef && appearance) objects.push({ ref: apRef, body: appearance });
-  const annotsEntry = page.node.get(PDFName.of('Annots'));
-  if (annotsEntry instanceof PDFRef) {
-    const existing = context.lookup(annotsEntry, PDFArray);
-    const array = PDFArray.withContext(context);
+  const annotsEntry = page.node.get(lib.PDFName.of('Annots'));
+  if (annotsEntry instanceof lib.PDFRef) {
+    const existing = context.lookup(annotsEntry, lib.PDFArray);
+    const array = lib.PDFArray.withContext(context);
     for (let i = 0; i < existing.size(); i++) array.push(existing.get(i));
     array.push(annotRef);
     objects.push({ ref: annotsEntry, body: array.toString() });
   } else {
-    const array = PDFArray.withContext(context);
-    if (annotsEntry instanceof PDFArray)
+    const array = lib.PDFArray.withContext(context);
+    if (annotsEntry instanceof lib.PDFArray)
       for (let i = 0; i < annotsEntry.size(); i++) array.push(annotsEntry.get(i));
     array.push(annotRef);
     const pageDict = page.node.clone(context);
-    pageDict.set(PDFName.of('Annots'), array);
+    pageDict.set(lib.PDFName.of('Annots'), array);
     objects.push({ ref: page.ref, body: pageDict.toString() });
   }
 
@@ -217,15 +219,16 @@ function appearanceOf(a: NewAnnotation): string {
 
 /** Annotation names (/NM) already on a page, to find an operation's effect after a crash. */
 export async function annotationNames(bytes: Uint8Array, pageIndex: number): Promise<string[]> {
-  const doc = await PDFDocument.load(bytes, { updateMetadata: false });
+  const lib = await import('pdf-lib');
+  const doc = await lib.PDFDocument.load(bytes, { updateMetadata: false });
   const annots = doc.getPage(pageIndex).node.Annots();
   if (!annots) return [];
   const names: string[] = [];
   for (let i = 0; i < annots.size(); i++) {
     const a = annots.lookup(i);
-    if (a instanceof PDFDict) {
-      const nm = a.get(PDFName.of('NM'));
-      if (nm instanceof PDFString || nm instanceof PDFHexString) names.push(nm.decodeText());
+    if (a instanceof lib.PDFDict) {
+      const nm = a.get(lib.PDFName.of('NM'));
+      if (nm instanceof lib.PDFString || nm instanceof lib.PDFHexString) names.push(nm.decodeText());
     }
   }
   return names;

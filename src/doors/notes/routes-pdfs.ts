@@ -4,7 +4,6 @@
  * is content-addressed in the kernel's blob store under its SHA-256.
  */
 import { randomUUID } from 'node:crypto';
-import { PDFDocument } from 'pdf-lib';
 import { failure, sha256Hex, type Failure } from '../../kernel/index.js';
 import type { RestRoute } from '../../transport/surface.js';
 import { getDocument, type Surface } from './documents.js';
@@ -34,7 +33,7 @@ async function uploadedPdf(
   try {
     const pages = await pageCountOf(body);
     // Annotations are written by incremental update, which needs an unencrypted file pdf-lib can parse.
-    const parsed = await PDFDocument.load(body, { updateMetadata: false }).catch(() => null);
+    const parsed = await (await import('pdf-lib')).PDFDocument.load(body, { updateMetadata: false }).catch(() => null);
     if (!parsed || parsed.isEncrypted) {
       return bad(
         'The PDF is encrypted or cannot be parsed for annotation; upload an unencrypted copy.',

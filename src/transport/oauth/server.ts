@@ -151,34 +151,30 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
   const resources = () => resourcesOf(issuer, mounts);
   const state = (): State => ({ kernel, provider, issuer, mounts });
 
-  const refused = (what: string, clientId: string | null, error: string) => {
-    logger.warn({ what, clientId, error }, 'oauth request refused');
-    void kernel.audit
-      .record({
-        connection: 'oauth',
-        door: 'airlock',
-        tool: `oauth.${what}`,
-        args: { clientId },
-        provenance: null,
-        result: `refused: ${error}`.slice(0, 500),
-        durationMs: 0,
-      })
-      .catch(() => undefined);
-  };
+  const refused = refusalRecorder(kernel, logger);
+
+  let started: { proxy: boolean } | null = null;
+  const ready = onDemand(async () => {
+    if (!started) throw new Error('OAuth has not started');
+    const made = await createProvider({
+      store: kernel.store,
+      issuer,
+      resources: resources(),
+      settings: o.settings ?? {},
+      proxy: started.proxy,
+      loopback: isLoopbackHost(new URL(issuer).hostname),
+      onRefused: refused,
+    });
+    provider = made;
+    handler = made.callback() as typeof handler;
+    return made;
+  });
 
   return {
-    async start(issuerBase, options) {
+    start(issuerBase, options) {
       issuer = new URL(issuerBase).origin;
-      provider = await createProvider({
-        store: kernel.store,
-        issuer,
-        resources: resources(),
-        settings: o.settings ?? {},
-        proxy: options.proxy,
-        loopback: isLoopbackHost(new URL(issuer).hostname),
-        onRefused: refused,
-      });
-      handler = provider.callback() as typeof handler;
+      started = { proxy: options.proxy };
+      return Promise.resolve();
     },
 
     owns: (path) =>
@@ -187,7 +183,12 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
       path === '/.well-known/oauth-authorization-server',
 
     async handle(req, res) {
-      if (!handler) {
+      const unavailable = await ready().then(
+        () => null,
+        (error: unknown) => error as Error,
+      );
+      if (unavailable) logger.warn({ err: unavailable }, 'oauth could not start');
+      if (unavailable || !handler) {
         res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
         res.end(
           JSON.stringify({
@@ -197,16 +198,7 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
         );
         return;
       }
-      const url = new URL(req.url ?? '/', 'http://x');
-      // RFC 8414's metadata is the library's discovery document.
-      if (url.pathname === '/.well-known/oauth-authorization-server')
-        req.url = '/.well-known/openid-configuration';
-      // A request that names no scope asks for the one there is (clients may omit it).
-      if (url.pathname === '/oauth/authorize' && !url.searchParams.get('scope')) {
-        url.searchParams.set('scope', MCP_SCOPE);
-        req.url = url.pathname + url.search;
-      }
-      handler(req, res);
+      handler(libraryRequest(req), res);
     },
 
     protectedResource(path) {
@@ -230,8 +222,8 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
     },
 
     async authenticate(token, mcpPath) {
-      if (!provider || token.length > 200) return null;
-      const at = await provider.AccessToken.find(token);
+      if (!started || token.length > 200) return null;
+      const at = await (await ready()).AccessToken.find(token);
       if (!at) return null;
       const audience = [at.aud].flat().filter(Boolean) as string[];
       const resource = resourceOf(mcpPath);
@@ -254,9 +246,15 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
       return agent;
     },
 
-    consent: (id) => consentView(state(), id),
+    consent: async (id) => {
+      await ready().catch(() => undefined);
+      return consentView(state(), id);
+    },
 
-    decide: (id, decision) => decideConsent(state(), id, decision),
+    decide: async (id, decision) => {
+      await ready().catch(() => undefined);
+      return decideConsent(state(), id, decision);
+    },
 
     async agents() {
       const rows = await kernel.store.read((tx) => tx.records.list<OAuthAgentRecord>(OAUTH_AGENTS));
@@ -269,6 +267,52 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
       return Object.fromEntries(counted);
     },
   };
+}
+
+/** The request as the library reads it. */
+function libraryRequest(req: IncomingMessage): IncomingMessage {
+  const url = new URL(req.url ?? '/', 'http://x');
+  // RFC 8414's metadata is the library's discovery document.
+  if (url.pathname === '/.well-known/oauth-authorization-server')
+    req.url = '/.well-known/openid-configuration';
+  // A request that names no scope asks for the one there is (clients may omit it).
+  if (url.pathname === '/oauth/authorize' && !url.searchParams.get('scope')) {
+    url.searchParams.set('scope', MCP_SCOPE);
+    req.url = url.pathname + url.search;
+  }
+  return req;
+}
+
+/** A refused OAuth request: logged and in the audit. */
+function refusalRecorder(kernel: ServingKernel, logger: Logger) {
+  return (what: string, clientId: string | null, error: string) => {
+    logger.warn({ what, clientId, error }, 'oauth request refused');
+    void kernel.audit
+      .record({
+        connection: 'oauth',
+        door: 'airlock',
+        tool: `oauth.${what}`,
+        args: { clientId },
+        provenance: null,
+        result: `refused: ${error}`.slice(0, 500),
+        durationMs: 0,
+      })
+      .catch(() => undefined);
+  };
+}
+
+/**
+ * `make` run once, when first needed; a failure is not kept (the next call
+ * tries again). The OAuth provider (oidc-provider and its keys) is made with
+ * the first OAuth request, not at start-up: most starts never see one.
+ */
+function onDemand<T>(make: () => Promise<T>): () => Promise<T> {
+  let making: Promise<T> | null = null;
+  return () =>
+    (making ??= make().catch((error: unknown) => {
+      making = null;
+      throw error;
+    }));
 }
 
 /** The waiting request as the owner judges it. */

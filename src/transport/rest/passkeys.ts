@@ -15,17 +15,15 @@
  * loopback bind (an IP literal cannot be an RP ID), or `--public-url`.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type * as SimpleWebAuthn from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { failure, type Failure } from '../../kernel/errors.js';
 import { PASSKEYS, type PresenceVerifier } from '../../kernel/authority/presence.js';
 import type { Store } from '../../kernel/store.js';
+
+/** @simplewebauthn/server, loaded with the first ceremony (not at start-up). */
+let library: Promise<typeof SimpleWebAuthn> | undefined;
+const webauthn = () => (library ??= import('@simplewebauthn/server'));
 
 const CHALLENGES = 'owner-passkey-challenges';
 const CHALLENGE_TTL_MS = 5 * 60 * 1000;
@@ -177,7 +175,7 @@ async function assertFor(
   if (!key) return refused('this passkey is not one of the owner’s (Settings lists them)');
   let verified;
   try {
-    verified = await verifyAuthenticationResponse({
+    verified = await (await webauthn()).verifyAuthenticationResponse({
       response: response as AuthenticationResponseJSON,
       expectedChallenge: challenge,
       expectedOrigin: party.origin,
@@ -226,7 +224,7 @@ export function createPasskeys({ store, onEnrolled, now = Date.now }: PasskeysOp
       const party = needRp();
       if ('ok' in party) return party;
       const existing = await all();
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName: 'Airlock',
         rpID: party.id,
         userName: 'owner',
@@ -249,7 +247,7 @@ export function createPasskeys({ store, onEnrolled, now = Date.now }: PasskeysOp
         return refused('the enrolment was started too long ago or already finished; start again');
       let verified;
       try {
-        verified = await verifyRegistrationResponse({
+        verified = await (await webauthn()).verifyRegistrationResponse({
           response: response as RegistrationResponseJSON,
           expectedChallenge: challenge,
           expectedOrigin: party.origin,
@@ -286,7 +284,7 @@ export function createPasskeys({ store, onEnrolled, now = Date.now }: PasskeysOp
           'notFound',
           'No passkey is enrolled yet; sign in with the printed link or the owner token and add one in Settings.',
         );
-      const options = await generateAuthenticationOptions({
+      const options = await (await webauthn()).generateAuthenticationOptions({
         rpID: party.id,
         challenge: await issue(digest ? 'decision' : 'signIn', digest),
         userVerification: 'required',

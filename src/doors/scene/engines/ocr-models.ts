@@ -9,7 +9,7 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createWorker, OEM, type Worker } from 'tesseract.js';
+import type { Worker } from 'tesseract.js';
 import type { SourceLanguage } from '../model/model.js';
 
 export type { SourceLanguage };
@@ -52,11 +52,14 @@ export function ocrWorkers(): OcrWorkers {
     get(model) {
       let w = workers.get(model);
       if (!w) {
-        w = createWorker(model, OEM.LSTM_ONLY, {
-          langPath: modelPath(model),
-          gzip: true,
-          cacheMethod: 'none',
-        });
+        // tesseract.js is loaded with the first page read, not at start-up.
+        w = import('tesseract.js').then(({ createWorker, OEM }) =>
+          createWorker(model, OEM.LSTM_ONLY, {
+            langPath: modelPath(model),
+            gzip: true,
+            cacheMethod: 'none',
+          }),
+        );
         workers.set(model, w);
       }
       return w;

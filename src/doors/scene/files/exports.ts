@@ -9,7 +9,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { zipSync } from 'fflate';
-import { PDFDocument } from 'pdf-lib';
 import { z } from 'zod';
 import { AirlockError } from '../../../kernel/index.js';
 import { EXPORTS_DIR } from './export-cache.js';
@@ -96,7 +95,7 @@ export async function exportProject(
   if (!pages.length)
     throw new AirlockError('notFound', 'The project has no pages to export; upload pages first.');
   if (format === 'pdf') {
-    const pdf = await PDFDocument.create();
+    const pdf = await (await import('pdf-lib')).PDFDocument.create();
     pdf.setTitle(project.history.state.project.name);
     for (const page of pages) {
       const image = await pdf.embedPng(await pageImage(project, page, 'rendered'));

@@ -21,7 +21,7 @@ import {
   parseUpstreamFlag,
   UpstreamConfigError,
   type UpstreamInput,
-} from '../../doors/mcp/index.js';
+} from '../../doors/mcp/config.js';
 
 export const UPSTREAM_OPTIONS = {
   upstream: { type: 'string', multiple: true },

@@ -18,7 +18,7 @@ import { upstreamsFromFlags } from '../commands/mcp.js';
 import { untilSignal } from '../signals.js';
 import { openWorkspace, type Workspace, type WorkspaceOptions } from './workspace.js';
 import type { OpenApiMount } from '../../doors/context.js';
-import { DEFAULT_PREFIX } from '../../doors/openapi/door.js';
+import { DEFAULT_PREFIX } from '../../doors/openapi/config.js';
 import type { Logger } from '../../kernel/logger.js';
 import { isLoopbackHost } from '../../transport/http/guards.js';
 import { servedTools } from '../../transport/mcp/mcp-server.js';

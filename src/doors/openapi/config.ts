@@ -1,6 +1,9 @@
 /** The door's section of the config file (`openapiOptions`), apart from the door so the CLI checks it before anything starts. */
 import { z } from 'zod';
 
+/** The tool prefix of a mount that names none (Plane's API, the seed). */
+export const DEFAULT_PREFIX = 'plane';
+
 /**
  * Per-mount options beyond `--openapi/--base-url/--prefix`, from the config
  * file's `openapiOptions` section, keyed by prefix:

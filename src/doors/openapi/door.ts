@@ -15,7 +15,9 @@ import { describeTool } from './tools/describe.js';
 import { callTool } from './tools/call.js';
 import { DEFAULT_UPSTREAM, type FetchLike, type UpstreamLimits } from './http/send.js';
 
-export const DEFAULT_PREFIX = 'plane';
+import { DEFAULT_PREFIX } from './config.js';
+
+export { DEFAULT_PREFIX };
 
 export interface OpenapiDoorOptions {
   catalog: Catalog;

@@ -8,7 +8,7 @@
  * Every authorization needs the owner's consent on Airlock's own page: no
  * grant is ever reused from the library's session cookie.
  */
-import { generateKeyPair, exportJWK, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import { randomBytes } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type * as OidcProvider from 'oidc-provider';
@@ -54,6 +54,8 @@ async function keysOf(store: Store): Promise<{ jwk: JWK; cookies: string[] }> {
     tx.records.get<{ jwk: JWK; cookies: string[] }>(KEYS, 'v1'),
   );
   if (existing) return existing.value;
+  // jose is loaded with the provider (first OAuth request), not at start-up.
+  const { generateKeyPair, exportJWK } = await import('jose');
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const made = {
     jwk: {

@@ -215,7 +215,7 @@ describe('bounded HTTP upstream messages', () => {
     const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { t: 'z'.repeat(50) } });
     const post = { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x' }) };
     const fetched: Response[] = [];
-    const fake = (headers: Record<string, string>, body: string | Uint8Array = answer) =>
+    const fake = (headers: Record<string, string>, body: string = answer) =>
       boundedFetch(
         200,
         (b) => void discarded.push(b),

@@ -12,7 +12,7 @@ import { failure, type Failure, type ToolContext } from '../../kernel/index.js';
 import type { Upstream } from './upstream/upstream.js';
 import { TOO_LARGE_MARK } from './upstream/bounded.js';
 import { STREAM_ENDED_MARK } from './upstream/http-bounded.js';
-import { currentRequest, type Callers } from './upstream/client-requests.js';
+import { takeRequest, type Callers } from './upstream/client-requests.js';
 import { callAsTask, taskSupportOf } from './upstream/upstream-tasks.js';
 import type { Tool } from './upstream/upstream.js';
 
@@ -67,7 +67,7 @@ export async function forwardCall(
 ): Promise<CallToolResult | Failure> {
   const leave = call.callers?.enter({
     connection: ctx.connection?.id ?? '',
-    scope: currentRequest(),
+    scope: takeRequest(),
     signal: ctx.signal,
   });
   try {

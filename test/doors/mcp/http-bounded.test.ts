@@ -210,6 +210,52 @@ describe('bounded HTTP upstream messages', () => {
     expect(discarded.length).toBe(1);
   });
 
+  it('a JSON answer whose content-length is within the limit is handed on as fetched; a compressed or longer one is still counted', async () => {
+    const discarded: number[] = [];
+    const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { t: 'z'.repeat(50) } });
+    const post = { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x' }) };
+    const fetched: Response[] = [];
+    const fake = (headers: Record<string, string>, body: string = answer) =>
+      boundedFetch(
+        200,
+        (b) => void discarded.push(b),
+        async () => {
+          const r = new Response(body, {
+            headers: { 'content-type': 'application/json', ...headers },
+          });
+          fetched.push(r);
+          return r;
+        },
+      );
+    // Said length within the limit: the very response fetch gave (no re-wrapping stream).
+    const said = await fake({ 'content-length': String(Buffer.byteLength(answer)) })(
+      'http://x',
+      post,
+    );
+    expect(said).toBe(fetched.at(-1));
+    expect(await said.text()).toBe(answer);
+    // No length said: counted (a new response), passed whole under the limit.
+    const unsaid = await fake({})('http://x', post);
+    expect(unsaid).not.toBe(fetched.at(-1));
+    expect(await unsaid.text()).toBe(answer);
+    // Said length over the limit: counted, cut.
+    const long = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { t: 'z'.repeat(500) } });
+    const over = await fake({ 'content-length': String(long.length) }, long)('http://x', post);
+    expect(JSON.parse(await over.text())).toMatchObject({
+      error: { data: { airlock: 'resultTooLarge' } },
+    });
+    // A compressed body's length is not its size once decoded: counted as it streams, never trusted.
+    const gzipped = await fake({ 'content-length': '20', 'content-encoding': 'gzip' }, long)(
+      'http://x',
+      post,
+    );
+    expect(gzipped).not.toBe(fetched.at(-1));
+    expect(JSON.parse(await gzipped.text())).toMatchObject({
+      error: { data: { airlock: 'resultTooLarge' } },
+    });
+    expect(discarded.length).toBe(2);
+  });
+
   it('calls on one keep-alive session leave no abort listener on the transport’s signal, and its abort still reaches a request in flight', async () => {
     const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} });
     const seen: AbortSignal[] = [];

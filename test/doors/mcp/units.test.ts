@@ -1,5 +1,7 @@
 /** The mcp door's pure parts: names, effects, flags and `${ENV}` expansion. */
 import { describe, expect, it } from 'vitest';
+import type { McpRequestScope } from '../../../src/transport/surface.js';
+import { takeRequest, withMcpRequest } from '../../../src/doors/mcp/upstream/client-requests.js';
 import { claimName, publishedName, MAX_NAME } from '../../../src/doors/mcp/naming.js';
 import { annotatedEffect, effectFor } from '../../../src/doors/mcp/effects.js';
 import {
@@ -101,5 +103,44 @@ describe('upstream flags and config', () => {
       start: 'eager',
       separator: '_',
     });
+  });
+});
+
+describe('the call’s MCP request in reach of forwardCall', () => {
+  const scope = (n: number) => ({ n }) as unknown as McpRequestScope;
+  it('takeRequest hands a call its request; once taken and no other call needs it, the async context is off', async () => {
+    const a = scope(1);
+    // Alone: taken, then off (what follows in the call runs without promise hooks).
+    const alone = await withMcpRequest(a, async () => {
+      await Promise.resolve();
+      const got = takeRequest();
+      await Promise.resolve();
+      return [got, takeRequest()];
+    });
+    expect(alone).toEqual([a, null]);
+  });
+
+  it('a call that has not yet taken its request keeps it while another call takes and finishes', async () => {
+    const [a, b] = [scope(1), scope(2)];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const waiting = withMcpRequest(b, async () => {
+      await gate;
+      await Promise.resolve();
+      return takeRequest();
+    });
+    expect(await withMcpRequest(a, async () => takeRequest())).toBe(a);
+    release();
+    expect(await waiting).toBe(b);
+    expect(takeRequest()).toBeNull();
+  });
+
+  it('a call refused before it is forwarded lets go of its request too', async () => {
+    await expect(
+      withMcpRequest(scope(3), async () => {
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(takeRequest()).toBeNull();
   });
 });

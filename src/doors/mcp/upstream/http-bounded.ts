@@ -48,7 +48,7 @@ const encoder = new TextEncoder();
 /** A JSON body: held up to the limit (the SDK parses it whole), cut beyond it. */
 function boundedJson(
   body: ReadableStream<Uint8Array>,
-  ids: Id[],
+  ids: () => Id[],
   limit: number,
   discarded: Discarded,
   finished: () => void,
@@ -77,8 +77,8 @@ function boundedJson(
       size += value.byteLength;
       if (size > limit) {
         await reader.cancel().catch(() => undefined);
-        discarded(size, ids[0] ?? null);
-        const answers = ids.map((id) => tooLarge(id, size, limit));
+        discarded(size, ids()[0] ?? null);
+        const answers = ids().map((id) => tooLarge(id, size, limit));
         controller.enqueue(
           encoder.encode(JSON.stringify(answers.length === 1 ? answers[0] : answers)),
         );
@@ -130,7 +130,8 @@ const ID_AT_START = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/;
  */
 function boundedSse(
   body: ReadableStream<Uint8Array>,
-  ids: Id[],
+  expectsAnswer: boolean,
+  ids: () => Id[],
   limit: number,
   discarded: Discarded,
   finished: () => void,
@@ -141,9 +142,14 @@ function boundedSse(
   /** Bytes of the current line seen so far (its own end not yet met). */
   let lineBytes = 0;
   /** Whether the POST's answer went by (or the stream can be resumed), so an early end is no loss. */
-  let answered = ids.length === 0;
+  let answered = !expectsAnswer;
   const flushEvent = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    if (!answered && event.length > 0) answered = answers(Buffer.concat(event));
+    if (!answered && event.length > 0)
+      answered = answers(
+        event.length === 1
+          ? Buffer.from(event[0]!.buffer, event[0]!.byteOffset, event[0]!.byteLength)
+          : Buffer.concat(event),
+      );
     for (const part of event) controller.enqueue(part);
     event = [];
     eventBytes = 0;
@@ -175,9 +181,10 @@ function boundedSse(
       if (done || !value) {
         flushEvent(controller);
         // The upstream went away before answering (and gave no event id to resume from).
-        if (!answered && ids[0] !== undefined)
+        const id = answered ? undefined : ids()[0];
+        if (id !== undefined)
           controller.enqueue(
-            encoder.encode(`event: message\ndata: ${JSON.stringify(streamEnded(ids[0]))}\n\n`),
+            encoder.encode(`event: message\ndata: ${JSON.stringify(streamEnded(id))}\n\n`),
           );
         controller.close();
         return 'ended';
@@ -217,8 +224,8 @@ function boundedSse(
     eventBytes = 0;
     await reader.cancel().catch(() => undefined);
     const found = ID_AT_START.exec(head)?.[1];
-    let id: Id | null = ids[0] ?? null;
-    if (found !== undefined && ids.length !== 1)
+    let id: Id | null = ids()[0] ?? null;
+    if (found !== undefined && ids().length !== 1)
       try {
         id = JSON.parse(found) as Id;
       } catch {
@@ -257,6 +264,19 @@ function perRequest(outer: AbortSignal | null | undefined): {
   return { signal: inner.signal, unlink: () => outer.removeEventListener('abort', abort) };
 }
 
+/**
+ * A JSON answer that says its length, within the limit: fetch reads no more
+ * than `content-length` bytes of it (a longer body is a protocol error, not
+ * a longer answer), so it needs no counting as it streams.
+ */
+function withinLimit(response: Response, limit: number): boolean {
+  const length = response.headers.get('content-length');
+  // A compressed body's length is not its decoded size (fetch decodes it): counted as it streams.
+  const encoding = response.headers.get('content-encoding');
+  if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') return false;
+  return length !== null && /^\d{1,15}$/.test(length) && Number(length) <= limit;
+}
+
 /** `fetch` for the SDK's streamable HTTP transport, bounding every answer it reads. */
 export function boundedFetch(
   limit: number,
@@ -276,11 +296,13 @@ export function boundedFetch(
       return response;
     }
     const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    const ids = init?.method === 'POST' ? requestIds(init.body) : [];
+    // The POST's request ids, read from its body only when needed (an answer cut or missing).
+    let known: Id[] | undefined;
+    const ids = () => (known ??= init?.method === 'POST' ? requestIds(init.body) : []);
     const bounded =
       type === 'text/event-stream'
-        ? boundedSse(response.body, ids, limit, discarded, unlink)
-        : type === 'application/json' && ids.length > 0
+        ? boundedSse(response.body, init?.method === 'POST', ids, limit, discarded, unlink)
+        : type === 'application/json' && init?.method === 'POST' && !withinLimit(response, limit)
           ? boundedJson(response.body, ids, limit, discarded, unlink)
           : null;
     // An answer read whole elsewhere (an error's text, a notification's 202) needs no abort on close.

@@ -11,7 +11,13 @@
  */
 import { z } from 'zod';
 import { ProtocolError, specTypeSchemas } from '@modelcontextprotocol/client';
-import type { CallToolResult, Client, RequestOptions, Tool } from '@modelcontextprotocol/client';
+import type {
+  CallToolResult,
+  Client,
+  ProgressNotification,
+  RequestOptions,
+  Tool,
+} from '@modelcontextprotocol/client';
 
 /** A `CreateTaskResult`, or a plain result from an upstream that ran the call at once. */
 const CreatedOrResult = z.looseObject({ task: z.looseObject({ taskId: z.string() }).optional() });
@@ -57,21 +63,58 @@ export async function callAsTask(
   options: RequestOptions,
   created: (taskId: string) => Promise<void>,
 ): Promise<CallToolResult> {
-  const first = await client.request(
-    { method: 'tools/call', params: { ...call, task: { ttl: TASK_TTL_MS } } },
-    CreatedOrResult,
-    options,
-  );
-  if (!first.task) return plainResult(first);
-  const { taskId } = first.task;
-  await created(taskId);
-  const cancel = () => void cancelTask(client, taskId);
-  options.signal?.addEventListener('abort', cancel, { once: true });
+  const { onprogress, ...plain } = options;
+  // The SDK drops its progress handler when the CreateTaskResult arrives; the task's progress
+  // keeps the request's token for its whole life (2025-11-25), so the token is ours and routed here.
+  const token = onprogress ? `airlock-task-${++lastToken}` : undefined;
+  const routes = onprogress ? progressRoutes(client) : undefined;
+  if (token && onprogress) routes!.set(token, onprogress);
+  const meta = token ? { _meta: { ...call._meta, progressToken: token } } : {};
   try {
-    return await taskResult(client, taskId, options);
+    const first = await client.request(
+      { method: 'tools/call', params: { ...call, ...meta, task: { ttl: TASK_TTL_MS } } },
+      CreatedOrResult,
+      plain,
+    );
+    if (!first.task) return plainResult(first);
+    const { taskId } = first.task;
+    await created(taskId);
+    const cancel = () => void cancelTask(client, taskId);
+    plain.signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      return await taskResult(client, taskId, plain);
+    } finally {
+      plain.signal?.removeEventListener('abort', cancel);
+    }
   } finally {
-    options.signal?.removeEventListener('abort', cancel);
+    if (token) routes!.delete(token);
   }
+}
+
+type OnProgress = NonNullable<RequestOptions['onprogress']>;
+
+let lastToken = 0;
+/** Per upstream client: the progress tokens of its calls run as tasks, and whom each reports to. */
+const taskProgress = new WeakMap<Client, Map<string, OnProgress>>();
+
+/**
+ * The client's progress handler, installed once: a token of a call run as a
+ * task goes to that call; any other goes on to the SDK's own handling (plain
+ * calls' `onprogress`, keyed by request id).
+ */
+function progressRoutes(client: Client): Map<string, OnProgress> {
+  const known = taskProgress.get(client);
+  if (known) return known;
+  const routes = new Map<string, OnProgress>();
+  taskProgress.set(client, routes);
+  const sdk = client as unknown as { _onprogress(n: ProgressNotification): void };
+  client.setNotificationHandler('notifications/progress', (notification) => {
+    const { progressToken, ...progress } = notification.params;
+    const route = typeof progressToken === 'string' ? routes.get(progressToken) : undefined;
+    if (route) route(progress);
+    else sdk._onprogress(notification);
+  });
+  return routes;
 }
 
 /** The task's result (`tasks/result` waits until it ends), without the related-task mark the upstream adds. */

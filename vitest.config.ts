@@ -9,5 +9,12 @@ export default defineConfig({
     // PostgreSQL-backed suites share one database; files run in parallel but
     // each suite uses its own schema.
     fileParallelism: true,
+    // Most files spend their time waiting on what they spawned (built servers,
+    // headless Chromium, the nginx cluster, Node-22 clients, SIGKILL restarts)
+    // rather than computing. vitest's default on a 2-core machine is ONE
+    // worker (cores - 1), which ran the suite file after file and left a core
+    // idle. Three workers keep both cores busy while those files wait.
+    // Override with VITEST_MAX_WORKERS=N (or --maxWorkers=N).
+    maxWorkers: 3,
   },
 });

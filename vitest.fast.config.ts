@@ -28,5 +28,7 @@ export default defineConfig({
       'test/web/{policy-text,sse-parser,coalesce}.test.ts',
     ],
     env: { AIRLOCK_TEST_SERVICES: 'none' },
+    // This lane computes rather than waits: one file per core.
+    maxWorkers: 2,
   },
 });

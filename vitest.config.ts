@@ -13,8 +13,8 @@ export default defineConfig({
     // headless Chromium, the nginx cluster, Node-22 clients, SIGKILL restarts)
     // rather than computing. vitest's default on a 2-core machine is ONE
     // worker (cores - 1), which ran the suite file after file and left a core
-    // idle. Three workers keep both cores busy while those files wait.
-    // Override with VITEST_MAX_WORKERS=N (or --maxWorkers=N).
-    maxWorkers: 3,
+    // idle. Two workers, one per core: with three, spawn-heavy files timed out
+    // on a loaded machine (session 12). Override with VITEST_MAX_WORKERS=N.
+    maxWorkers: 2,
   },
 });

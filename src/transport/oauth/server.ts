@@ -223,7 +223,8 @@ export function createOAuthServer(o: OAuthServerOptions): OAuthServer {
 
     async authenticate(token, mcpPath) {
       if (!started || token.length > 200) return null;
-      const at = await (await ready()).AccessToken.find(token);
+      const made = await ready().catch(() => null); // not started: it knows no token
+      const at = await made?.AccessToken.find(token);
       if (!at) return null;
       const audience = [at.aud].flat().filter(Boolean) as string[];
       const resource = resourceOf(mcpPath);

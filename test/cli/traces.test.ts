@@ -6,6 +6,7 @@
  * stage spans under it, and the upstream request carries the same trace id
  * in its `traceparent` header; no argument value appears in any attribute.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,6 +211,85 @@ describe('traces', () => {
       await stdio.close();
     }
   }, 45_000);
+
+  it('over stdio: a request read in one chunk behind a notification still runs inside its own span', async () => {
+    // The SDK's stdio entry queues what arrives while it is busy and hands it
+    // on from the context of the message that started the queue: here the
+    // `initialized` notification, which has no span.
+    const trace = '9'.repeat(32);
+    const parent = '8'.repeat(16);
+    const child = spawn(
+      process.execPath,
+      [BIN, 'stdio', '--doors', 'ledger', '--data', join(dir, 'stdio-chunk-data')],
+      {
+        env: testEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' }),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    const lines: Record<string, unknown>[] = [];
+    let buffered = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
+        lines.push(JSON.parse(buffered.slice(0, at)) as Record<string, unknown>);
+        buffered = buffered.slice(at + 1);
+      }
+    });
+    const line = (message: unknown) =>
+      JSON.stringify({ jsonrpc: '2.0', ...(message as object) }) + '\n';
+    try {
+      child.stdin.write(
+        line({
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'chunked', version: '1' },
+          },
+        }),
+      );
+      await waitFor(() => lines.some((m) => m.id === 1), {
+        timeoutMs: 20_000,
+        message: 'initialize answered',
+      });
+      child.stdin.write(
+        line({ method: 'notifications/initialized' }) +
+          line({
+            id: 2,
+            method: 'tools/call',
+            params: {
+              name: 'ledger_echo',
+              arguments: { text: 'chunked' },
+              _meta: { traceparent: `00-${trace}-${parent}-01` },
+            },
+          }),
+      );
+      await waitFor(() => lines.some((m) => m.id === 2), {
+        timeoutMs: 20_000,
+        message: 'the call answered',
+      });
+      const ours = () => spans().filter((s) => s.traceId === trace);
+      await waitFor(() => ours().some((s) => s.name === 'tools/call ledger_echo'), {
+        timeoutMs: 20_000,
+        message: 'the server span',
+      });
+      // The stages arrive with the server span (one batch): none went to a trace of its own.
+      await waitFor(() => spans().some((s) => s.name === 'handler' && s.spanId !== ''), {
+        timeoutMs: 20_000,
+        message: 'a handler span',
+      });
+      const server = ours().find((s) => s.name === 'tools/call ledger_echo')!;
+      expect(server.parentSpanId).toBe(parent);
+      const handler = ours().find((s) => s.name === 'handler');
+      expect(handler?.parentSpanId, 'the handler span nests in the request’s span').toBe(
+        server.spanId,
+      );
+      expect(spans().filter((s) => s.name === 'call ledger_echo')).toEqual([]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 60_000);
 
   it("a job's run is a span of its own, linked to the call that started it", async () => {
     const trace = 'c'.repeat(32);

@@ -30,6 +30,7 @@ import type {
   CallToolRequest,
   InputRequiredResult,
   JSONRPCRequest,
+  RequestId,
   Result,
   ServerCapabilities,
   ServerContext,
@@ -93,7 +94,17 @@ export interface McpServerOptions extends McpServing {
     /** The client's `clientInfo.name`, when it said (stdio names its agent after it). */
     clientName?: string | undefined;
   }): Pick<Connection, 'id' | 'kind' | 'agent' | 'session'>;
+  /**
+   * Runs a request's handler in that request's context (stdio tracing:
+   * mcp-stdio-trace.ts). Every handler, a door's too, runs through it: the
+   * SDK's stdio entry queues messages that arrive while it is busy and hands
+   * them on from the context of the one that started the queue.
+   */
+  requestContext?: RequestContext | undefined;
 }
+
+/** Runs `run` in the context of request `id` (its trace span), or as is when it has none. */
+export type RequestContext = <T>(id: RequestId, run: () => T) => T;
 
 /** The tools an endpoint serves: name (either form) → mount, exact name and descriptor, and the `tools/list` answer. */
 export interface ServedTools {
@@ -168,6 +179,7 @@ export function createMcpServer({
   approvalLink,
   approvalWaitMs = APPROVAL_WAIT_MS,
   noInbox,
+  requestContext,
 }: McpServerOptions): Server {
   const served = servedTools(kernel, mounts, toolNames, oneMount ? null : listBudgetTokens);
   const instructions = mounts
@@ -193,10 +205,11 @@ export function createMcpServer({
   if (offersTasks) capabilities.tasks = LEGACY_TASKS_CAPABILITY;
   // A door whose tools can change (mcp upstreams) declares tools.listChanged.
   const dynamicTools = capabilities.tools?.listChanged === true;
-  const server = new AirlockServer(SERVER_INFO, {
-    capabilities,
-    ...(instructions ? { instructions } : {}),
-  });
+  const server = new AirlockServer(
+    SERVER_INFO,
+    { capabilities, ...(instructions ? { instructions } : {}) },
+    requestContext,
+  );
   const seal = sealFor(kernel);
 
   const scope: ServerScope = {
@@ -428,10 +441,34 @@ async function callTool(scope: ServerScope, request: CallToolRequest, ctx: Serve
  * The SDK's `Server`, but a 2025-era `tools/call` may answer the
  * `CreateTaskResult` of a task it started (mcp-tasks-2025.ts): the SDK
  * checks every tools/call answer as a `CallToolResult`, which a
- * `CreateTaskResult` is not.
+ * `CreateTaskResult` is not; and with a `requestContext`, every handler runs
+ * in its request's context.
  */
 class AirlockServer extends Server {
+  private readonly requestContext: RequestContext | undefined;
+
+  constructor(
+    info: ConstructorParameters<typeof Server>[0],
+    options: ConstructorParameters<typeof Server>[1],
+    requestContext: RequestContext | undefined,
+  ) {
+    super(info, options);
+    this.requestContext = requestContext;
+  }
+
   protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const wrapped = this.answerTasks(method, handler);
+    // Read at call time: the SDK's constructor registers handlers (initialize, ping) before ours is set.
+    return (request, ctx) =>
+      this.requestContext
+        ? this.requestContext(request.id, () => wrapped(request, ctx))
+        : wrapped(request, ctx);
+  }
+
+  private answerTasks(
     method: string,
     handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
   ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {

@@ -1,8 +1,13 @@
 /**
  * Server spans over stdio (issue 33): the stdio wire is wrapped so each
- * request the client sends is handled inside its span (the kernel's stage
- * spans and a door's outbound hops nest in it), and the span ends when the
- * answer to that request is sent. Without a tracer the wire is used as is.
+ * request the client sends opens its span, and the span ends when the
+ * answer to that request is sent. The request's handler runs inside its
+ * span (`within`, given to the server as its `requestContext`), so the
+ * kernel's stage spans and a door's outbound hops nest in it: the SDK's
+ * stdio entry queues messages that arrive while it is busy (a request read
+ * in one chunk with the `initialized` notification before it) and hands them
+ * on from the context of the message that started its queue, so the context
+ * at delivery alone is not enough. Without a tracer the wire is used as is.
  */
 import type {
   JSONRPCMessage,
@@ -11,12 +16,16 @@ import type {
   Transport,
 } from '@modelcontextprotocol/server';
 import type { McpRequestTracer, StdioRequestSpan } from './mcp-trace.js';
+import type { RequestContext } from './mcp-server.js';
 
 const answerId = (message: JSONRPCMessage): RequestId | undefined =>
   'id' in message && !('method' in message) ? message.id : undefined;
 
-/** `wire` with a server span per request (see above). */
-export function withRequestSpans(wire: Transport, tracer: McpRequestTracer): Transport {
+/** `wire` with a server span per request, and how to run a request's handler in it (see above). */
+export function withRequestSpans(
+  wire: Transport,
+  tracer: McpRequestTracer,
+): { wire: Transport; within: RequestContext } {
   const open = new Map<RequestId, StdioRequestSpan>();
   const entry: Transport = {
     start: () => wire.start(),
@@ -47,5 +56,9 @@ export function withRequestSpans(wire: Transport, tracer: McpRequestTracer): Tra
   };
   wire.onclose = () => entry.onclose?.();
   wire.onerror = (error) => entry.onerror?.(error);
-  return entry;
+  const within: RequestContext = (id, run) => {
+    const span = open.get(id);
+    return span ? span.within(run) : run();
+  };
+  return { wire: entry, within };
 }

@@ -26,12 +26,15 @@ export async function serveOverStdio(
   // stdio has one client per process: the agent is `stdio:<clientInfo.name>` (authority.md §1).
   const processId = randomUUID();
   const lastClient: { name?: string } = {};
+  const stdio = new StdioServerTransport();
+  const spans = tracer ? withRequestSpans(stdio, tracer) : null;
   const handle = serveStdio(
     () =>
       createMcpServer({
         kernel,
         mounts,
         ...serving,
+        requestContext: spans?.within,
         identify: ({ clientName }) => {
           lastClient.name = clientName ?? 'client';
           return stdioConnection(processId, clientName);
@@ -39,7 +42,7 @@ export async function serveOverStdio(
       }),
     {
       // A listen that asks for taskIds is served at the wire (the SDK's router drops them).
-      transport: withTaskListen(traced(new StdioServerTransport(), tracer), {
+      transport: withTaskListen(spans?.wire ?? stdio, {
         kernel,
         logger,
         agentOf: (clientName) => stdioConnection(processId, clientName).agent,
@@ -58,10 +61,6 @@ export async function serveOverStdio(
       .endConnection(stdioConnection(processId, lastClient.name).id)
       .catch(() => undefined);
 }
-
-/** The wire with a server span per request when tracing is on (issue 33). */
-const traced = (wire: StdioServerTransport, tracer: McpRequestTracer | undefined) =>
-  tracer ? withRequestSpans(wire, tracer) : wire;
 
 /** The connection of a stdio process whose client calls itself `clientName`. */
 export function stdioConnection(processId: string, clientName: string | undefined) {

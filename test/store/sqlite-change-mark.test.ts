@@ -40,6 +40,24 @@ describe('the SQLite change mark', () => {
     }
   });
 
+  it('is read once per turn of the event loop: a commit elsewhere is seen from the next turn', async () => {
+    const path = join(dir, 'turn.db');
+    const a = await createSqliteStore({ path });
+    try {
+      const before = a.changeMark!();
+      // Another process's commit, made synchronously within this turn.
+      const Database = (await import('better-sqlite3')).default;
+      const other = new Database(path);
+      other.exec('CREATE TABLE IF NOT EXISTS elsewhere (n); INSERT INTO elsewhere VALUES (1)');
+      other.close();
+      expect(a.changeMark!(), 'the same turn keeps the mark it read').toBe(before);
+      await new Promise((r) => setImmediate(r));
+      expect(a.changeMark!(), 'the next turn sees the commit').not.toBe(before);
+    } finally {
+      await a.close();
+    }
+  });
+
   it('a revoke committed by another process is seen on the next request', async () => {
     const path = join(dir, 'principals.db');
     const a = await createSqliteStore({ path });

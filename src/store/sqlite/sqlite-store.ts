@@ -73,6 +73,12 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
   // when another process (or another store on this file) commits — the
   // calls' own audit writes, one per call, leave it standing.
   const dataVersion = writerDb.prepare('PRAGMA data_version').pluck();
+  // Asking it opens a read transaction on the writer (WAL locks: ~15–25 µs),
+  // and a call asks twice (principals, policy): the answer stands for the
+  // rest of this turn of the event loop. A commit elsewhere during the turn
+  // is seen from the next one, as if it had landed just after these calls.
+  let markThisTurn: number | null = null;
+  const forgetMark = () => void (markThisTurn = null);
   const notNested = createNestingGuard();
   let closing: Promise<void> | undefined;
 
@@ -101,7 +107,14 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       return result;
     },
 
-    changeMark: () => (closing ? null : (dataVersion.get() as number)),
+    changeMark: () => {
+      if (closing) return null;
+      if (markThisTurn === null) {
+        markThisTurn = dataVersion.get() as number;
+        setImmediate(forgetMark);
+      }
+      return markThisTurn;
+    },
 
     close() {
       closing ??= (async () => {

@@ -274,11 +274,7 @@ describe('traces', () => {
         timeoutMs: 20_000,
         message: 'the server span',
       });
-      // The stages arrive with the server span (one batch): none went to a trace of its own.
-      await waitFor(() => spans().some((s) => s.name === 'handler' && s.spanId !== ''), {
-        timeoutMs: 20_000,
-        message: 'a handler span',
-      });
+      // The handler span ends before the server span, so it was exported with it or before.
       const server = ours().find((s) => s.name === 'tools/call ledger_echo')!;
       expect(server.parentSpanId).toBe(parent);
       const handler = ours().find((s) => s.name === 'handler');

@@ -10,6 +10,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createUpstream } from '../../../src/doors/mcp/upstream/upstream.js';
+import type { UpstreamAuthorization } from '../../../src/doors/mcp/oauth/client.js';
 import { createMcpDoorsFrom, parseUpstreams } from '../../../src/doors/mcp/index.js';
 import { silentLogger } from '../../../src/kernel/logger.js';
 import { testKernel, type TestKernel } from '../../helpers/kernel.js';
@@ -59,6 +60,46 @@ describe('upstream lifecycle', () => {
     const answer = await upstream.client(100);
     expect(answer).toMatchObject({ ok: false, code: 'unavailable', data: { state: 'failed' } });
     expect((answer as { message: string }).message).toMatch(/failed and is no longer restarted/);
+  }, 20_000);
+
+  it('start after the owner connects connects even when an attempt that read the grant before the connect is under way', async () => {
+    // The grant as the upstream reads it: each call answers the next scripted value.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const answers: Array<() => Promise<string | null>> = [
+      async () => 'the owner has not connected it yet', // the start at boot
+      async () => null, // the call's own look: connected by now
+      async () => {
+        await gate; // the retry it starts read the store before the connect was written
+        return 'the owner has not connected it yet';
+      },
+    ];
+    const authorization = {
+      blocked: () => (answers.shift() ?? (async () => null))(),
+    } as unknown as UpstreamAuthorization;
+    let connected = 0;
+    const upstream = createUpstream({
+      name: 'gh',
+      config: parseUpstreams({ gh: { command: process.execPath, args: [serverBin('memory')] } })
+        .gh!,
+      env: {},
+      headers: {},
+      logger: silentLogger,
+      scrub: (t) => t,
+      onListChanged: () => undefined,
+      onConnected: async () => void connected++,
+      authorization,
+    });
+    cleanups.push(() => upstream.stop());
+    await expect(upstream.start()).rejects.toThrow(/connect/);
+    expect(upstream.status().state).toBe('unauthorized');
+    await upstream.client(0); // starts the attempt that will read the stale grant
+    expect(answers).toHaveLength(0);
+    const started = upstream.start(); // the owner's connect just finished
+    release();
+    await started;
+    expect(upstream.status().state).toBe('running');
+    expect(connected).toBe(1);
   }, 20_000);
 
   it('a lazy upstream publishes the tools listed last time and is spawned at the first call', async () => {

@@ -130,10 +130,15 @@ class SupervisedUpstream implements Upstream {
   }
 
   async start(): Promise<void> {
+    // An attempt already under way may have read the grant before the owner's connect wrote it:
+    // it ends first, and this start makes its own attempt unless that one connected.
+    await this.connecting;
+    if (this.state === 'running' && this.current) return;
     if (this.state === 'idle' || this.state === 'failed' || this.state === 'unauthorized') {
       this.state = 'starting';
       this.quickFailures = 0;
     }
+    clearTimeout(this.timer); // a restart or recheck due later is this attempt
     await this.attempt();
     if ((this.state as UpstreamState) !== 'running')
       throw new Error(this.lastError ?? `upstream ${this.name} did not start`);

@@ -42,11 +42,7 @@ import {
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import {
-  toNodeHandler,
-  toWebRequest,
-  type NodeMcpRequestHandler,
-} from '@modelcontextprotocol/node';
+import { nodeMcpHandler, type NodeMcpHandler } from './node-adapter.js';
 import type { Server } from '@modelcontextprotocol/server';
 import { sessionRecords } from './mcp-session-records.js';
 import { createMcpServer, servedTools, type McpServing } from './mcp-server.js';
@@ -84,7 +80,7 @@ export interface McpEndpoint {
 interface Session {
   agent: string;
   transport: WebStandardStreamableHTTPServerTransport;
-  handle: NodeMcpRequestHandler;
+  handle: NodeMcpHandler;
   server: Server;
   lastSeen: number;
   /** When the store last heard of a use (written at most every STORE_TOUCH_MS). */
@@ -102,7 +98,6 @@ interface SessionsContext {
   logger: Logger;
   factory: () => Server;
   onerror: (error: Error) => void;
-  maxBodyBytes: number;
   /** Open here, by session id. */
   sessions: Map<string, Session>;
   records: ReturnType<typeof sessionRecords>;
@@ -206,6 +201,20 @@ function customHeaderRefusal(
     id: body.id ?? null,
     error: { code: HEADER_MISMATCH, message: refused.message, data: refused.data },
   };
+}
+
+/**
+ * What `isLegacyRequest` reads of a request whose body is already parsed:
+ * its method and the MCP routing headers (a bodiless copy; the body goes as
+ * `parsedBody`).
+ */
+function classifiable(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const name of ['mcp-protocol-version', 'mcp-method', 'mcp-name']) {
+    const value = header(req, name);
+    if (value !== undefined) headers.set(name, value);
+  }
+  return new Request('http://airlock.invalid/mcp', { method: req.method ?? 'POST', headers });
 }
 
 async function sweepSessions(ctx: SessionsContext) {
@@ -323,10 +332,7 @@ async function build(
         await records.remove(sid).catch(storeTrouble);
       },
     });
-  const handle = toNodeHandler(
-    { fetch: (request, opts) => transport.handleRequest(request, opts) },
-    { onerror, maxRequestBodySize: ctx.maxBodyBytes },
-  );
+  const handle = nodeMcpHandler((request, opts) => transport.handleRequest(request, opts), onerror);
   await server.connect(transport);
   return { server, transport, handle };
 }
@@ -404,7 +410,6 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     logger,
     factory,
     onerror,
-    maxBodyBytes: options.maxBodyBytes,
     sessions: new Map(),
     records: sessionRecords(kernel.store),
     restoring: new Map(),
@@ -421,7 +426,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     onerror,
     maxRequestBodySize: options.maxBodyBytes,
   });
-  const modernNode = toNodeHandler(modern, { onerror, maxRequestBodySize: options.maxBodyBytes });
+  const modernNode = nodeMcpHandler((request, opts) => modern.fetch(request, opts), onerror);
   // The SDK's listen streams learn of list changes from its bus: a door's
   // tools changing (on any instance, over the kernel bus) is published there.
   const unfeed = kernel.events.subscribe(
@@ -474,7 +479,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         return;
       }
       if (req.method !== 'POST') return noSessionHeader(res, req.method);
-      const legacy = await isLegacyRequest(await toWebRequest(req, body), body);
+      const legacy = await isLegacyRequest(classifiable(req), body);
       if (!legacy) {
         const refused = customHeaderRefusal(options, toolNames, req, body);
         if (refused) {

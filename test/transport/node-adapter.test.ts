@@ -1,0 +1,106 @@
+/**
+ * The Node face of the SDK's web-standard handlers (transport/mcp/node-adapter.ts),
+ * over a real node:http server: the parsed body and the caller's auth reach the
+ * handler without the body being read again, a handler that throws answers a
+ * JSON-RPC internal error, a streamed answer arrives as it is written, and a
+ * client that goes away aborts the request's signal.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { nodeMcpHandler, type WebMcpHandler } from '../../src/transport/mcp/node-adapter.js';
+import { waitFor } from '../helpers/wait.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+/** Serves `handler` the way mcp-http.ts does: the body read and parsed first, auth on the request. */
+async function serve(handler: WebMcpHandler, errors: Error[] = []) {
+  const handle = nodeMcpHandler(handler, (e) => errors.push(e));
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      (req as typeof req & { auth?: unknown }).auth = { token: '', clientId: 'ada', scopes: [] };
+      void handle(req, res, text ? JSON.parse(text) : undefined);
+    });
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+describe('the Node adapter for web-standard MCP handlers', () => {
+  it('hands the handler the parsed body and the caller, and leaves the body unread', async () => {
+    let seen: { body?: unknown; client?: string; header?: string | null; bodyUsed?: boolean } = {};
+    const url = await serve(async (request, extra) => {
+      seen = {
+        body: extra.parsedBody,
+        client: extra.authInfo?.clientId,
+        header: request.headers.get('mcp-protocol-version'),
+        bodyUsed: request.bodyUsed,
+      };
+      return Response.json({ jsonrpc: '2.0', id: 1, result: {} });
+    });
+    const message = { jsonrpc: '2.0', id: 1, method: 'ping' };
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify(message),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(seen).toEqual({
+      body: message,
+      client: 'ada',
+      header: '2025-11-25',
+      bodyUsed: false,
+    });
+  });
+
+  it('answers a handler that throws with a JSON-RPC internal error echoing the id, and tells onerror', async () => {
+    const errors: Error[] = [];
+    const url = await serve(async () => {
+      throw new Error('boom');
+    }, errors);
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'x7', method: 'tools/list' }),
+    });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32603, message: 'Internal server error' },
+      id: 'x7',
+    });
+    expect(errors.map((e) => e.message)).toEqual(['boom']);
+  });
+
+  it('streams an answer as it is written, and aborts the request when the client goes away', async () => {
+    let aborted = false;
+    let push!: (text: string) => void;
+    const url = await serve(async (request) => {
+      request.signal.addEventListener('abort', () => (aborted = true));
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          push = (text) => controller.enqueue(new TextEncoder().encode(text));
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    });
+    const controller = new AbortController();
+    const res = await fetch(url, { signal: controller.signal });
+    const reader = res.body!.getReader();
+    push('data: one\n\n');
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: one\n\n');
+    push('data: two\n\n');
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: two\n\n');
+    controller.abort();
+    await waitFor(() => aborted, { timeoutMs: 5_000 });
+  });
+});

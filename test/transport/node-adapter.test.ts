@@ -7,8 +7,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { nodeMcpHandler, type WebMcpHandler } from '../../src/transport/mcp/node-adapter.js';
+import {
+  HEADERS_HOLD_MS,
+  nodeMcpHandler,
+  type WebMcpHandler,
+} from '../../src/transport/mcp/node-adapter.js';
 import { waitFor } from '../helpers/wait.js';
 
 let server: Server | undefined;
@@ -102,5 +107,49 @@ describe('the Node adapter for web-standard MCP handlers', () => {
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: two\n\n');
     controller.abort();
     await waitFor(() => aborted, { timeoutMs: 5_000 });
+  });
+  it('sends a streamed answer that ends within the hold in one write, its headers with its event', async () => {
+    const url = new URL(
+      await serve(async () => {
+        // The SDK answers a POST with a stream at once; the call's result follows a little later.
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            setTimeout(() => {
+              controller.enqueue(new TextEncoder().encode('event: message\ndata: {}\n\n'));
+              controller.close();
+            }, 3);
+          },
+        });
+        return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+      }),
+    );
+    // A raw socket: each write of the server arrives as its own chunk here.
+    const first = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(`GET /mcp HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
+      });
+      socket.once('data', (chunk) => {
+        resolve(chunk.toString('utf8'));
+        socket.destroy();
+      });
+      socket.on('error', reject);
+    });
+    expect(first).toMatch(/^HTTP\/1\.1 200/);
+    expect(first).toContain('event: message');
+  });
+
+  it('sends the headers of an answer still open after the hold, so the client knows the stream is open', async () => {
+    const url = await serve(
+      async () =>
+        new Response(new ReadableStream<Uint8Array>(), {
+          headers: { 'content-type': 'text/event-stream' },
+        }),
+    );
+    const controller = new AbortController();
+    const started = Date.now();
+    const res = await fetch(url, { signal: controller.signal });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(HEADERS_HOLD_MS - 1);
+    controller.abort();
   });
 });

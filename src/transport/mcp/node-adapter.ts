@@ -8,6 +8,8 @@
  * it goes to the SDK as `parsedBody`, so nothing is re-serialised into a
  * second `Request` body, as `toNodeHandler` would do for every request.
  *
+ * A streamed answer's headers wait briefly for its first event (`HEADERS_HOLD_MS`).
+ *
  * A handler that throws is answered as `toNodeHandler` answers it: a
  * JSON-RPC internal error (500) echoing the request's id, the error given
  * to `onerror` first.
@@ -39,6 +41,29 @@ function echoableId(body: unknown): string | number | null {
   const { method, id } = body as { method?: unknown; id?: unknown };
   if (typeof method !== 'string') return null;
   return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/**
+ * How long a streamed answer's headers wait for its first event. The SDK
+ * answers a POST with an SSE stream at once and the result follows when the
+ * call is done; sent on their own, the headers cost a write (and a wake-up
+ * of the client) of their own. Held this long, a call that answers within
+ * it goes out in one write; a longer one sends them when the time is up.
+ */
+export const HEADERS_HOLD_MS = 10;
+
+/** `flushHeaders` deferred by up to HEADERS_HOLD_MS: the first write sends them with it. */
+function holdHeaders(res: ServerResponse) {
+  const flush = res.flushHeaders.bind(res);
+  let timer: NodeJS.Timeout | undefined;
+  res.flushHeaders = () => {
+    timer ??= setTimeout(() => {
+      if (!res.writableEnded && !res.destroyed) flush();
+    }, HEADERS_HOLD_MS);
+  };
+  const clear = () => clearTimeout(timer);
+  res.once('finish', clear);
+  res.once('close', clear);
 }
 
 export function nodeMcpHandler(
@@ -75,6 +100,7 @@ export function nodeMcpHandler(
   );
   return async (req, res, body) => {
     (req as Incoming)[BODY] = body;
+    holdHeaders(res);
     await listener(req, res);
   };
 }

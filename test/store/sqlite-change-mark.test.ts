@@ -17,6 +17,7 @@ import { createPrincipals } from '../../src/kernel/authority/principals.js';
 import { createEventBus } from '../../src/kernel/events/events.js';
 import { createPolicy, type PolicyCall } from '../../src/kernel/authority/policy.js';
 import type { Store } from '../../src/kernel/store.js';
+import { createChangeMark, shmHeaderReader } from '../../src/store/sqlite/change-mark.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'airlock-mark-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -213,6 +214,91 @@ describe('the policy view on the SQLite change mark', () => {
       await busA.close();
       await sqlite.close();
       await b.close();
+    }
+  });
+});
+
+describe('the change mark asks SQLite only when the WAL-index header changed', () => {
+  const nextTurn = () => new Promise((r) => setImmediate(r));
+
+  /** A writer connection in WAL mode and a mark over it whose `data_version` questions are counted. */
+  async function opened(name: string, header = true) {
+    const Database = (await import('better-sqlite3')).default;
+    const path = join(dir, name);
+    const writer = new Database(path);
+    writer.pragma('journal_mode = WAL');
+    writer.exec('CREATE TABLE t (n)');
+    const version = writer.prepare('PRAGMA data_version').pluck();
+    let asked = 0;
+    const shm = shmHeaderReader(path);
+    const mark = createChangeMark({
+      dataVersion: () => (asked++, version.get() as number),
+      readHeader: header ? shm.readHeader : () => false,
+      close: shm.close,
+    });
+    const other = new Database(path);
+    return {
+      writer,
+      other,
+      mark,
+      asked: () => asked,
+      close() {
+        mark.close();
+        other.close();
+        writer.close();
+      },
+    };
+  }
+
+  it('while nobody commits, data_version is asked once', async () => {
+    const t = await opened('header-quiet.db');
+    try {
+      const first = t.mark.read();
+      for (let i = 0; i < 5; i++) {
+        await nextTurn();
+        t.other.prepare('SELECT count(*) FROM t').get(); // reads change nothing
+        expect(t.mark.read()).toBe(first);
+      }
+      expect(t.asked()).toBe(1);
+    } finally {
+      t.close();
+    }
+  });
+
+  it("another connection's commit is asked about and moves the mark; the writer's own is asked about and does not", async () => {
+    const t = await opened('header-commits.db');
+    try {
+      const first = t.mark.read();
+      t.other.exec('INSERT INTO t VALUES (1)');
+      await nextTurn();
+      const moved = t.mark.read();
+      expect(moved).not.toBe(first);
+      expect(t.asked()).toBe(2);
+      t.writer.exec('INSERT INTO t VALUES (2)');
+      await nextTurn();
+      expect(t.mark.read()).toBe(moved);
+      expect(t.asked()).toBe(3);
+      await nextTurn();
+      expect(t.mark.read()).toBe(moved);
+      expect(t.asked()).toBe(3);
+    } finally {
+      t.close();
+    }
+  });
+
+  it('without a header to read, data_version is asked every turn', async () => {
+    const t = await opened('header-none.db', false);
+    try {
+      t.mark.read();
+      await nextTurn();
+      const before = t.mark.read();
+      t.other.exec('INSERT INTO t VALUES (1)');
+      expect(t.mark.read(), "this turn's answer stands").toBe(before);
+      await nextTurn();
+      expect(t.mark.read()).not.toBe(before);
+      expect(t.asked()).toBe(3);
+    } finally {
+      t.close();
     }
   });
 });

@@ -6,6 +6,7 @@ import { createTxScope } from '../sql/tx-scope.js';
 import { createSqliteClient, openReader, openWriter, type SqliteDatabase } from './connection.js';
 import { migrate } from './migrations.js';
 import { createGroupWriter } from './group-writer.js';
+import { createChangeMark, shmHeaderReader } from './change-mark.js';
 import { createReaderPool } from './reader-pool.js';
 
 export interface SqliteStoreOptions {
@@ -68,17 +69,12 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       fdatasync(walFd, (error) => (error ? reject(error) : resolve())),
     );
   const writes = createGroupWriter(writerDb, writer.client, syncWal);
-  // SQLite's data_version moves on a connection whenever another one
-  // commits, never for its own commits: asked of the writer, it moves only
-  // when another process (or another store on this file) commits — the
-  // calls' own audit writes, one per call, leave it standing.
+  // Moves when another connection commits, never for this store's own commits (change-mark.ts).
   const dataVersion = writerDb.prepare('PRAGMA data_version').pluck();
-  // Asking it opens a read transaction on the writer (WAL locks: ~15–25 µs),
-  // and a call asks twice (principals, policy): the answer stands for the
-  // rest of this turn of the event loop. A commit elsewhere during the turn
-  // is seen from the next one, as if it had landed just after these calls.
-  let markThisTurn: number | null = null;
-  const forgetMark = () => void (markThisTurn = null);
+  const mark = createChangeMark({
+    dataVersion: () => dataVersion.get() as number,
+    ...shmHeaderReader(path),
+  });
   const notNested = createNestingGuard();
   let closing: Promise<void> | undefined;
 
@@ -107,14 +103,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       return result;
     },
 
-    changeMark: () => {
-      if (closing) return null;
-      if (markThisTurn === null) {
-        markThisTurn = dataVersion.get() as number;
-        setImmediate(forgetMark);
-      }
-      return markThisTurn;
-    },
+    changeMark: () => (closing ? null : mark.read()),
 
     close() {
       closing ??= (async () => {
@@ -123,6 +112,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
         await readers.close();
         writerDb.close();
         closeSync(walFd);
+        mark.close();
       })();
       return closing;
     },

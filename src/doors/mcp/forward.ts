@@ -189,6 +189,14 @@ function stopped({ upstream, tool, writes }: ForwardCall): Failure {
   );
 }
 
+/**
+ * The SDK client's request funnel rejects with a plain `Error('Not connected')`
+ * (no SdkError code) once its transport is gone: an upstream that died
+ * while a call was under way (a task's poll sent after the process ended).
+ */
+const notConnected = (error: unknown) =>
+  error instanceof Error && !(error instanceof SdkError) && error.message === 'Not connected';
+
 function failureOf(error: unknown, call: ForwardCall): Failure {
   const { upstream, tool, writes, scrub } = call;
   const who = `${upstream.name}'s tool ${tool}`;
@@ -197,7 +205,8 @@ function failureOf(error: unknown, call: ForwardCall): Failure {
       (error.code === SdkErrorCode.ConnectionClosed ||
         error.code === SdkErrorCode.NotConnected ||
         error.code === SdkErrorCode.SendFailed)) ||
-    (error instanceof TypeError && /fetch failed|terminated/.test(error.message))
+    (error instanceof TypeError && /fetch failed|terminated/.test(error.message)) ||
+    notConnected(error)
   )
     return stopped(call);
   if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)

@@ -385,15 +385,15 @@ async function execute(
     if (operation) await operation.abandon();
     return failure('cancelled');
   }
-  // The handler's signal: aborted by the deadline or the caller (one controller;
-  // AbortSignal.any costs a dependent signal and its bookkeeping on every call).
-  const stop = new AbortController();
+  // The handler's signal: aborted by the deadline or the caller (one controller,
+  // made when the handler first looks: most calls finish without ever doing so).
+  const stop = lazyAbort();
   const write: WriteState = { state: 'none', settled: false };
   const ctx = toolContext(services, scope, {
     grant,
     operation,
     options,
-    signal: stop.signal,
+    stop,
     write,
     audited,
   });
@@ -419,6 +419,30 @@ async function execute(
     return interrupted(winner, scope, input, effect, operation, write, handlerRun);
   }
   return settleJournal(winner, operation, write, ctx);
+}
+
+/** An AbortController made on first use; an abort before then is kept and applied when it is made. */
+interface LazyAbort {
+  readonly signal: AbortSignal;
+  abort(reason?: unknown): void;
+}
+
+function lazyAbort(): LazyAbort {
+  let controller: AbortController | undefined;
+  let aborted: { reason: unknown } | undefined;
+  return {
+    get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (aborted) controller.abort(aborted.reason);
+      }
+      return controller.signal;
+    },
+    abort(reason) {
+      aborted ??= { reason };
+      controller?.abort(reason);
+    },
+  };
 }
 
 /** The handler's answer as an outcome: a thrown AirlockError is its failure, any other throw `internal`. */
@@ -515,7 +539,7 @@ function toolContext(
     grant: ToolContext['grant'];
     operation: OpenOperation | null;
     options: CallOptions;
-    signal: AbortSignal;
+    stop: LazyAbort;
     write: WriteState;
     audited: CallAudit;
   },
@@ -527,7 +551,9 @@ function toolContext(
     connection: options.connection,
     door: mount,
     tool: tool.name,
-    signal: call.signal,
+    get signal() {
+      return call.stop.signal;
+    },
     // The W3C trace context of this call for outbound requests (observe.ts); {} untraced.
     traceContext: () => services.observer?.carrier() ?? {},
     // A child logger only for the handlers that log (most calls never do).

@@ -69,15 +69,11 @@ export function createChangeMark(source: ChangeMarkSource): ChangeMark {
   const forget = () => void (thisTurn = null);
 
   const fresh = (): number => {
-    const known = source.readHeader(now);
-    if (known && version !== null && now.equals(seen)) return version;
-    if (known) now.copy(seen);
-    version = source.dataVersion();
-    // Without a header to compare, the next read asks again.
-    if (!known) {
-      const asked = version;
-      version = null;
-      return asked;
+    // Without a header to compare, SQLite is asked every time.
+    if (!source.readHeader(now)) return source.dataVersion();
+    if (version === null || !now.equals(seen)) {
+      now.copy(seen);
+      version = source.dataVersion();
     }
     return version;
   };

@@ -252,6 +252,14 @@ export interface Store {
    * tell (PostgreSQL) — read.
    */
   changeMark?(): number | null;
+  /**
+   * A number that stays the same only while no grant changed: it moves when
+   * a write transaction of this store uses `tx.grants` (and again once that
+   * transaction ended) and when `changeMark` moves. Null while such a
+   * transaction is under way, and when the store cannot tell (absent:
+   * PostgreSQL) — read. For the kernel's grant cache (authority/grant-cache.ts).
+   */
+  grantsMark?(): number | null;
   close(): Promise<void>;
 }
 

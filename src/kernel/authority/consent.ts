@@ -12,6 +12,7 @@ import type { Approval, Grant, ResourceRef } from '../records.js';
 import { ONE_STATEMENT, type Store, type StoreTx, type TransactionOptions } from '../store.js';
 import type { EventBus } from '../events/events.js';
 import { agentKeyOfConnection, agentOfConnection, connectionLabel } from '../connection.js';
+import { createGrantCache } from './grant-cache.js';
 
 export const DEFAULT_GRANT_LIFETIME_MS = 15 * 60 * 1000;
 /** Undecided approvals expire after this long (authority.md §2). */
@@ -277,8 +278,9 @@ export function createConsent({
   now = Date.now,
   orphanMs = ORPHAN_LIFETIME_MS,
 }: ConsentOptions): Consent {
+  const kept = createGrantCache(store);
   const find = async (connection: string, door: string, capability: string) => {
-    const active = await store.read((tx) => tx.grants.listActive(now(), connection), ONE_STATEMENT);
+    const active = await kept.active(connection, now());
     return active.find((g) => g.door === door && g.capability === capability) ?? null;
   };
 

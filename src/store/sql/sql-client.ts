@@ -32,6 +32,11 @@ export interface SqlClient {
    * by the group's last statement, right before its COMMIT (group-writer.ts).
    */
   readonly deferAudit?: (entry: NewAuditEntry) => AuditEntry;
+  /**
+   * Called when a write transaction first uses `tx.grants` (store-tx.ts):
+   * the SQLite store's grants mark moves (sqlite/grants-mark.ts).
+   */
+  readonly touchingGrants?: () => void;
 }
 
 /** See `SqlClient.chainHead`: the id and hash the next audit entry follows. */

@@ -30,6 +30,7 @@ export function createStoreTx(client: SqlClient): StoreTx {
       return (journal ??= createJournalRepo(client));
     },
     get grants() {
+      client.touchingGrants?.();
       return (grants ??= createGrantRepo(client));
     },
     get approvals() {

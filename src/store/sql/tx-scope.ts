@@ -54,6 +54,7 @@ export function createTxScope(client: SqlClient, single = false): TxScope {
     lockingReads: client.lockingReads === true,
     ...(client.chainHead ? { chainHead: client.chainHead } : {}),
     ...(client.deferAudit ? { deferAudit: client.deferAudit } : {}),
+    ...(client.touchingGrants ? { touchingGrants: client.touchingGrants } : {}),
     all: (sql, params) => track(() => client.all(sql, params)),
     run: (sql, params) => track(() => client.run(sql, params)),
   };

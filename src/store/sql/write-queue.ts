@@ -12,6 +12,8 @@ export interface PendingWrite {
   fn: (tx: StoreTx) => Promise<unknown>;
   /** The caller's async context: its function runs there, not in the loop's. */
   context: AsyncResource;
+  /** Called when its transaction first uses `tx.grants` (SqlClient.touchingGrants). */
+  touchingGrants?: (() => void) | undefined;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -19,7 +21,7 @@ export interface PendingWrite {
 export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export interface WriteQueue {
-  run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  run<T>(fn: (tx: StoreTx) => Promise<T>, touchingGrants?: () => void): Promise<T>;
   /** Resolves once every write queued so far has been answered. */
   drained(): Promise<void>;
 }
@@ -50,11 +52,12 @@ export function createWriteQueue(
   };
 
   return {
-    run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    run<T>(fn: (tx: StoreTx) => Promise<T>, touchingGrants?: () => void): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({
           fn,
           context: new AsyncResource('airlock.store.write'),
+          touchingGrants,
           resolve: resolve as (value: unknown) => void,
           reject,
         });

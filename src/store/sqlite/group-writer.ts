@@ -36,7 +36,8 @@ import type { SqliteDatabase } from './connection.js';
 export const MAX_GROUP = 64;
 
 export interface GroupWriter {
-  run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** `touchingGrants`: called when `fn` first uses `tx.grants` (grants-mark.ts). */
+  run<T>(fn: (tx: StoreTx) => Promise<T>, touchingGrants?: () => void): Promise<T>;
   /** Resolves once every commit made so far is durable. */
   durableNow(): Promise<void>;
   /** Resolves once every write queued so far has been answered. */
@@ -79,7 +80,11 @@ export function createGroupWriter(
   ): Promise<WriteOutcome> => {
     if (!alone) savepoint();
     const deferred = deferredAudit();
-    const scope = createTxScope({ ...client, deferAudit: deferred.defer });
+    const scope = createTxScope({
+      ...client,
+      deferAudit: deferred.defer,
+      ...(job.touchingGrants ? { touchingGrants: job.touchingGrants } : {}),
+    });
     try {
       let value: unknown;
       try {

@@ -8,6 +8,7 @@ import { migrate } from './migrations.js';
 import { createGroupWriter } from './group-writer.js';
 import { createChangeMark, shmHeaderReader } from './change-mark.js';
 import { createReaderPool } from './reader-pool.js';
+import { createGrantsMark } from './grants-mark.js';
 
 export interface SqliteStoreOptions {
   /** The database file (created when missing; its folder must exist). */
@@ -77,6 +78,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
   });
   const notNested = createNestingGuard();
   let closing: Promise<void> | undefined;
+  const grants = createGrantsMark(() => (closing ? null : mark.read()));
 
   const assertOpen = (): void => {
     if (closing) throw new Error(`The SQLite store at ${path} is closed.`);
@@ -90,7 +92,12 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
       return notNested(async () => {
         assertOpen();
-        return writes.run(fn);
+        const watch = grants.watch();
+        try {
+          return await writes.run(fn, watch.touch);
+        } finally {
+          watch.end();
+        }
       });
     },
 
@@ -104,6 +111,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     },
 
     changeMark: () => (closing ? null : mark.read()),
+    grantsMark: () => grants.read(),
 
     close() {
       closing ??= (async () => {

@@ -44,6 +44,42 @@ describe('SQLite group commit', () => {
     expect(stored).toHaveLength(40);
   });
 
+  it('writes that arrive a few promise steps apart share one group, the first one too', async () => {
+    const before = { ...store.commits };
+    // Eight calls under way at once: each reaches its write a few promise
+    // steps after the one before, as calls released together do.
+    const call = async (i: number) => {
+      for (let step = 0; step < i; step++) await Promise.resolve();
+      return store.transaction((tx) => tx.records.put('gathered', `k${i}`, i));
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, i) => call(i)));
+    expect(store.commits.writes - before.writes).toBe(8);
+    expect(store.commits.groups - before.groups).toBe(1);
+  });
+
+  it('a write commits while other code keeps the promise queue busy', async () => {
+    let committed = false;
+    const write = store
+      .transaction((tx) => tx.records.put('busy', 'k', 1))
+      .then(() => (committed = true));
+    // Promise steps only, never a turn of the event loop: a write waiting for
+    // a turn would never start (capped so that failure is an assertion, not a hang).
+    let steps = 0;
+    while (!committed && steps < 100_000) {
+      await store.read((tx) => tx.records.get('busy', 'k'));
+      steps += 1;
+    }
+    expect(committed).toBe(true);
+    await write;
+  });
+
+  it('a lone write is committed without waiting for company', async () => {
+    const before = { ...store.commits };
+    await store.transaction((tx) => tx.records.put('lone', 'k', 1));
+    expect(store.commits.groups - before.groups).toBe(1);
+    expect(await store.read((tx) => tx.records.get('lone', 'k'))).toMatchObject({ value: 1 });
+  });
+
   it('a failing write in a group fails alone; the others commit', async () => {
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, (_, i) =>

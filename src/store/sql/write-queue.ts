@@ -18,6 +18,13 @@ export interface PendingWrite {
   reject(error: unknown): void;
 }
 
+/**
+ * Promise steps a gathering group waits before it starts: at 8 journaled
+ * calls in flight, 8 steps were enough for all of them to share a group
+ * (7.7 writes per group against 3.2 without); 16 leaves room.
+ */
+export const GATHER_STEPS = 16;
+
 export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export interface WriteQueue {
@@ -38,6 +45,7 @@ export function createWriteQueue(
   runGroup: (group: PendingWrite[]) => Promise<void>,
   parallel = 1,
   spillAt = maxGroup,
+  gather = false,
 ): WriteQueue {
   const queue: PendingWrite[] = [];
   const loops = new Set<Promise<void>>();
@@ -45,9 +53,20 @@ export function createWriteQueue(
   const loop = async (): Promise<void> => {
     while (queue.length > 0) await runGroup(queue.splice(0, maxGroup));
   };
+  // Gathering: the writes of calls already under way reach the queue a few
+  // promise steps after this one (their pipelines are promise chains), so a
+  // group started GATHER_STEPS steps later holds them too (issue 31). Promise
+  // steps, not a turn of the event loop: code that keeps the microtask queue
+  // busy (a reader polling in a loop) would hold back a `setImmediate`.
+  const gathered = async (): Promise<void> => {
+    for (let i = 0; i < GATHER_STEPS; i++) await undefined;
+    return loop();
+  };
   const start = (): void => {
     if (loops.size >= parallel || (loops.size > 0 && queue.length < spillAt)) return;
-    const running: Promise<void> = loop().finally(() => loops.delete(running));
+    const running: Promise<void> = (gather ? gathered() : loop()).finally(() =>
+      loops.delete(running),
+    );
     loops.add(running);
   };
 

@@ -151,7 +151,9 @@ export function createGroupWriter(
     answerWhenDurable(group, outcomes, sync);
   };
 
-  const queue = createWriteQueue(MAX_GROUP, runGroup);
+  // A group waits a few promise steps for the writes of calls under way
+  // beside its first (write-queue.ts GATHER_STEPS).
+  const queue = createWriteQueue(MAX_GROUP, runGroup, 1, MAX_GROUP, true);
 
   return {
     stats,

@@ -253,11 +253,11 @@ export interface Store {
    */
   changeMark?(): number | null;
   /**
-   * A number that stays the same only while no grant changed: it moves when
-   * a write transaction of this store uses `tx.grants` (and again once that
-   * transaction ended) and when `changeMark` moves. Null while such a
-   * transaction is under way, and when the store cannot tell (absent:
-   * PostgreSQL) — read. For the kernel's grant cache (authority/grant-cache.ts).
+   * A number that stays the same only while no grant changed: null while a
+   * write transaction of this store that used `tx.grants` is under way, moved
+   * once it ended, and moved when `changeMark` moves. Null or absent when the
+   * store cannot tell (PostgreSQL) — read. For the kernel's grant cache
+   * (authority/grant-cache.ts).
    */
   grantsMark?(): number | null;
   close(): Promise<void>;

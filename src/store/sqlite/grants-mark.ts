@@ -4,11 +4,11 @@
  * active grants between calls instead of reading them on every write
  * (issue 31) without ever honouring a revoked one.
  *
- * It moves when a write transaction of this store touches `tx.grants`
- * (before its first statement, and again once it has ended — committed or
- * rolled back), and whenever the store's change mark moves (another
- * process or store object on the file committed anything). While such a
- * transaction is under way it is null: nobody caches what might be changing.
+ * While a write transaction of this store that touched `tx.grants` is under
+ * way it is null (nobody caches what might be changing); it moves once that
+ * transaction has ended — committed or rolled back — and whenever the
+ * store's change mark moves (another process or store object on the file
+ * committed anything).
  */
 export interface GrantsMark {
   /** One write transaction's part: `touch` on its first use of `tx.grants`, `end` once it ended. */
@@ -29,7 +29,6 @@ export function createGrantsMark(changeMark: () => number | null): GrantsMark {
           if (touched) return;
           touched = true;
           changing += 1;
-          epoch += 1;
         },
         end() {
           if (!touched) return;

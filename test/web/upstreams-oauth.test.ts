@@ -65,6 +65,8 @@ describe('web UI: an OAuth upstream', () => {
     await expect(card.textContent()).resolves.toContain(`Connected to ${up.issuer}`);
     // The code is gone from the address bar and history.
     expect(page.url()).not.toContain('code=');
+    // Connected is the grant; the upstream then starts and lists its tools, which the card shows.
+    await card.locator('[data-tool="whoami"]').waitFor({ timeout: 20_000 });
     agent = await connectClient(`${served.url}/mcp`, { token: served.agentToken! });
     const listed = await agent.listTools();
     expect(listed.tools.map((t) => t.name)).toContain('gh_whoami');

@@ -127,6 +127,37 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
     expect(trips).toHaveLength(8 * 4 + groups);
   });
 
+  it("a group's writes put their statements on the wire at once, without waiting for each other's answers (pipelined)", async () => {
+    const store = await openStore();
+    const kernel = await ledgerKernel(store, cleanup);
+    const appends = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => writer(kernel, `trips:pipe${i}`)),
+    );
+    await Promise.all(appends.map((append, i) => append(`acct${i}`)));
+    // Queries sent on a connection and not yet answered, at most, per connection.
+    const inFlight = new Map<pg.Client, number>();
+    let most = 0;
+    const original = pg.Client.prototype.query;
+    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
+      this: pg.Client,
+      ...args: unknown[]
+    ) {
+      const now = (inFlight.get(this) ?? 0) + 1;
+      inFlight.set(this, now);
+      most = Math.max(most, now);
+      const settled = () => inFlight.set(this, (inFlight.get(this) ?? 1) - 1);
+      const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+      if (result instanceof Promise) result.then(settled, settled);
+      return result;
+    } as typeof original);
+    const groupsBefore = store.commits.groups;
+    const results = await Promise.all(appends.map((append, i) => append(`acct${i}`)));
+    expect(results.every((r) => r.ok)).toBe(true);
+    // Fewer groups than writes: some group held several writes, whose statements overlapped.
+    expect(store.commits.groups - groupsBefore).toBeLessThan(8);
+    expect(most).toBeGreaterThan(1);
+  });
+
   it('a keyed transaction that issues no statement sends nothing', async () => {
     const store = await openStore();
     const queries = countQueries();

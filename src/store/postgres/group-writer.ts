@@ -118,7 +118,7 @@ const serially = async (client: PoolClient, group: PendingWrite[], begin: Deferr
  */
 const atOnce = async (client: PoolClient, group: PendingWrite[], begin: DeferredBegin) => {
   const lanes = createConcurrentGroup(
-    createPgClient(client, { lockingReads: true, prepared: true, begin }),
+    createPgClient(client, { lockingReads: true, prepared: true, begin, pipelined: true }),
     group.length,
   );
   const audit: AuditEntry[] = [];

@@ -65,16 +65,28 @@ export interface PgClientOptions {
   prepared?: boolean;
   /** Sent with the first statement. */
   begin?: DeferredBegin;
+  /**
+   * Statements issued at once are sent at once, each answered in turn
+   * (issue 31: a write group's concurrent writes, concurrent-group.ts),
+   * instead of one after the other's answer. Needs a client in pg's
+   * pipeline mode; without it pg would queue them anyway.
+   */
+  pipelined?: boolean;
 }
 
 /**
- * A SqlClient over one pooled connection. Queries are queued here: a
- * transaction may issue several at once (`Promise.all`), and pg deprecates
- * overlapping queries on one client.
+ * A SqlClient over one pooled connection. Queries are queued here unless
+ * `pipelined`: a transaction may issue several at once (`Promise.all`), and
+ * pg deprecates overlapping queries on a client not in pipeline mode.
+ * Pipelined, the server still runs them in the order they were issued, and
+ * in a transaction the first that fails aborts the ones after it, as when
+ * queued.
  */
 export function createPgClient(client: PoolClient, options: PgClientOptions = {}): SqlClient {
   const queue = createMutex();
   const { begin, prepared = false } = options;
+  const pipelined =
+    options.pipelined === true && (client as { pipeline?: boolean }).pipeline === true;
   const send = async (sql: string, params: readonly SqlParam[]): Promise<QueryResult> => {
     const statement = statementOf(sql);
     if (begin && !begin.sent) {
@@ -93,7 +105,9 @@ export function createPgClient(client: PoolClient, options: PgClientOptions = {}
       ...(prepared && statement.name !== null ? { name: statement.name } : {}),
     });
   };
-  const query = (sql: string, params: readonly SqlParam[]) => queue.run(() => send(sql, params));
+  const query = pipelined
+    ? send
+    : (sql: string, params: readonly SqlParam[]) => queue.run(() => send(sql, params));
   return {
     dialect: 'postgres',
     lockingReads: options.lockingReads === true,

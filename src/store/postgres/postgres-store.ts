@@ -53,6 +53,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   assertSchemaName(schema);
   const pool = new pg.Pool({
     connectionString: options.url,
+    // Statements a transaction issues at once go out without waiting for
+    // each other's answers (pg-client.ts `pipelined`); one at a time, as
+    // everywhere else, this changes nothing (issue 31).
+    pipeline: true,
     // Every pooled connection resolves unqualified table names in `schema`.
     options: `-c search_path=${schema}`,
     max: options.maxConnections ?? 10,

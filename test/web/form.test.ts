@@ -3,8 +3,9 @@
  * on the built app modules (`npm run build` first): the button is disabled
  * while the request runs, a failure shows its sentence where the form shows
  * failures and gives the button back, a refusal says what to fix and sends
- * nothing, a context target goes to the page's alert region, and a script's
- * submit is not the owner's and sends nothing.
+ * nothing, a context target goes to the page's alert region, Enter in a
+ * field submits, and a script's submit is not the owner's and sends nothing
+ * — not even in a listener of the owner's own click elsewhere.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
@@ -21,6 +22,7 @@ const PAGE = `<!doctype html><html><body><main>
 <form id="named"><label>Name <input id="name"></label><button id="add" type="submit">Add</button>
 <p id="problem"></p></form>
 <form id="export"><button id="export-button" type="submit">Export</button></form>
+<button id="elsewhere" type="button">Elsewhere</button>
 <script type="module">
 import { form, refuse } from '/ui/form.js';
 import { initErrors } from '/ui/errors.js';
@@ -128,7 +130,30 @@ describe('form(): the one way a screen submits', () => {
     expect(await page.locator('#export-button').isEnabled()).toBe(true);
   });
 
+  it("Enter in the form's field is the owner's submit", async () => {
+    await page.getByLabel('Name').press('Enter');
+    await expect.poll(sent).toEqual(['builder', 'builder', 'builder']);
+    await settle('resolve');
+    await expect.poll(() => page.locator('#add').isEnabled()).toBe(true);
+  });
+
+  it("a script's submit in a listener of the owner's click elsewhere is not the owner's: nothing is sent", async () => {
+    // A hostile script rides the owner's click on another control: the submit
+    // comes during that click's own task, while its input is being handled.
+    await page.evaluate(() => {
+      document.getElementById('elsewhere')!.addEventListener('click', () => {
+        (document.getElementById('named') as HTMLFormElement).requestSubmit();
+      });
+    });
+    await page.getByRole('button', { name: 'Elsewhere' }).click();
+    await page.getByRole('button', { name: 'Elsewhere' }).click();
+    expect(await sent()).toHaveLength(3);
+    expect(await page.locator('#add').isEnabled()).toBe(true);
+  });
+
   it("a script's submit is not the owner's: nothing is sent", async () => {
+    // Right after the owner's click (the reset of its input may run late).
+    await page.getByRole('button', { name: 'Elsewhere' }).click();
     // The handler runs inside requestSubmit(): a sent submit would show at once.
     const after = await page.evaluate(() => {
       (document.getElementById('named') as HTMLFormElement).requestSubmit();
@@ -138,6 +163,6 @@ describe('form(): the one way a screen submits', () => {
         disabled: (document.getElementById('add') as HTMLButtonElement).disabled,
       };
     });
-    expect(after).toEqual({ sent: 2, disabled: false });
+    expect(after).toEqual({ sent: 3, disabled: false });
   });
 });

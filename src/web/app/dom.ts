@@ -110,8 +110,13 @@ export function labelCells(
  */
 export const OWNER_CONTROL = 'data-wu-owner';
 
-/** Whether the input being handled now came from a person; reset once its task ends. */
-let personInput = false;
+/**
+ * The person's input being handled now (its last click or key event); null
+ * for a script's, and once its task ends. The reset is a timer, which the
+ * browser may run several milliseconds late: a submit is counted only when
+ * that input could have caused it (`causedSubmit`), not for being near it.
+ */
+let personInput: Event | null = null;
 let watching = false;
 const INPUT_EVENTS = [
   'pointerdown',
@@ -132,8 +137,8 @@ function watchInput(): void {
     // The browser's own input/change after a script's click() is trusted, yet its
     // cause was not: only clicks, keys and untrusted events decide.
     if (e.isTrusted && (e.type === 'input' || e.type === 'change')) return;
-    personInput = e.isTrusted;
-    setTimeout(() => (personInput = false), 0);
+    personInput = e.isTrusted ? e : null;
+    setTimeout(() => (personInput = null), 0);
   };
   for (const type of INPUT_EVENTS) window.addEventListener(type, seen, { capture: true });
 }
@@ -148,10 +153,30 @@ function watchInput(): void {
  */
 export function byOwner(e: Event): boolean {
   if (!e.isTrusted) return false;
-  if (e.type === 'submit') return personInput;
+  if (e.type === 'submit') return personInput !== null && causedSubmit(personInput, e);
   const t = e.target;
   const toggled = t instanceof HTMLInputElement && (t.type === 'checkbox' || t.type === 'radio');
-  return (e.type === 'change' || e.type === 'input') && toggled ? personInput : true;
+  return (e.type === 'change' || e.type === 'input') && toggled ? personInput !== null : true;
+}
+
+/**
+ * Whether the person's `input` is what submitted the form: a click on the
+ * submit's own button (the browser names it `submitter`), or Enter in a
+ * field of that form. A script's `requestSubmit()` right after the person
+ * clicked something else — in a listener of that click, or while the reset
+ * timer is late — is not the owner's.
+ */
+function causedSubmit(input: Event, submit: Event): boolean {
+  const at = input.target;
+  if (!(at instanceof Node)) return false;
+  if (input.type === 'keydown')
+    return (
+      (input as KeyboardEvent).key === 'Enter' &&
+      'form' in at &&
+      (at as { form: unknown }).form === submit.target
+    );
+  const submitter = (submit as SubmitEvent).submitter;
+  return input.type === 'click' && submitter !== null && submitter.contains(at);
 }
 
 /**

@@ -67,10 +67,12 @@ export async function decideCall(
   input: unknown,
   connection: Connection,
   effect: Effect,
+  /** The connection's grant for the tool's capability, when the caller already asked for it. */
+  grantLookup?: Promise<Grant | null>,
 ): Promise<DecidedCall> {
   const { tool, mount } = scope;
   const grant = tool.consent
-    ? await services.consent.find(connection.id, mount, tool.consent.capability)
+    ? await (grantLookup ?? services.consent.find(connection.id, mount, tool.consent.capability))
     : undefined;
   const targets = tool.policy?.targets
     ? await tool.policy.targets(input, connection)

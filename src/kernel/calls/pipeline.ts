@@ -143,6 +143,14 @@ export async function runPipeline(
   // malformedRequest for other arguments) before the policy, so the owner is
   // never asked again about a call that already happened (kernel §6).
   const journalRequest = journalRequestOf(tool, input, mount, connection);
+  // A journaled call's grant is asked for beside its replay read, not after
+  // it: on a store that gathers reads (PostgreSQL) both go in one round trip.
+  // Asked at the call's start either way; unused when the replay answers.
+  const grantLookup =
+    journalRequest && tool.consent
+      ? services.consent.find(connection.id, mount, tool.consent.capability)
+      : undefined;
+  grantLookup?.catch(() => undefined);
   if (journalRequest) {
     try {
       const replayed = await services.journal.replay(journalRequest);
@@ -155,7 +163,7 @@ export async function runPipeline(
   // policy: the owner's rules decide before any limit is spent
   let decidedGrant: Grant | null | undefined;
   try {
-    const decided = await decideCall(services, scope, input, connection, effect);
+    const decided = await decideCall(services, scope, input, connection, effect, grantLookup);
     verdict = decided.verdict;
     decidedGrant = decided.grant;
     stageDone('policy', verdict ? { decision: verdict.decision, rule: verdict.rule } : undefined);

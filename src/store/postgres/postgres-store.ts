@@ -2,8 +2,9 @@ import pg from 'pg';
 import type { ReadOptions, Store, StoreTx, TransactionOptions } from '../../kernel/store.js';
 import { createNestingGuard } from '../sql/nesting-guard.js';
 import { migrate } from './migrations.js';
-import { READ, READ_ONE, runTransaction, WRITE } from './run-transaction.js';
+import { isRetryable, READ, READ_ONE, runTransaction, WRITE } from './run-transaction.js';
 import { createPgGroupWriter } from './group-writer.js';
+import { createReadGatherer } from './read-gatherer.js';
 import { assertSchemaName, describeLocation } from './schema.js';
 
 export interface PostgresStoreOptions {
@@ -33,6 +34,8 @@ export interface PostgresStore extends Store {
     readonly writes: number;
     readonly conflicts: number;
   };
+  /** Single-statement reads sent so far, and the gatherings they went in (read-gatherer.ts). */
+  readonly gatheredReads: { readonly gatherings: number; readonly reads: number };
 }
 
 /**
@@ -74,6 +77,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
   const notNested = createNestingGuard();
   const keyed = createPgGroupWriter(pool, options.onRetry);
+  const gathered = createReadGatherer(pool);
   let closing: Promise<void> | undefined;
   const location = describeLocation(options.url, schema);
 
@@ -87,6 +91,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     pool,
     schema,
     commits: keyed.stats,
+    gatheredReads: gathered.stats,
 
     transaction<T>(fn: (tx: StoreTx) => Promise<T>, txOptions?: TransactionOptions): Promise<T> {
       return notNested(async () => {
@@ -98,7 +103,15 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
     async read<T>(fn: (tx: StoreTx) => Promise<T>, readOptions?: ReadOptions): Promise<T> {
       assertOpen();
-      return runTransaction(pool, readOptions?.single ? READ_ONE : READ, fn, options.onRetry);
+      if (!readOptions?.single) return runTransaction(pool, READ, fn, options.onRetry);
+      try {
+        return await gathered.read(fn);
+      } catch (error) {
+        // A serialization failure (a server whose default isolation is serializable) is run again.
+        if (!isRetryable(error)) throw error;
+        options.onRetry?.(error, 1);
+        return runTransaction(pool, READ_ONE, fn, options.onRetry);
+      }
     },
 
     close() {

@@ -257,6 +257,74 @@ describe('atomic operations: the journal entry commits with the write', () => {
   });
 });
 
+describe('a settled operation answers the same when its retry fails on its own', () => {
+  const uncertainEntry = (op: Record<string, unknown>, target: string) => {
+    const key = journalKey(conn(), String(op.operationID));
+    return {
+      scope: 'ledger',
+      operationId: key,
+      digest: callDigest('ledger_append', op),
+      state: 'uncertain' as const,
+      tool: 'ledger_append',
+      connection: conn().id,
+      target,
+      receipt: null,
+      provenance: null,
+      createdAt: Date.now(),
+      updatedAt: Date.now(),
+      expiresAt: Date.now() + 60_000,
+    };
+  };
+
+  it('an uncertain operation whose retry the door refuses (version conflict) answers mutationUncertain, not the conflict', async () => {
+    tk = await grantedLedger();
+    // Version 5 does not exist: the retry's own write would fail with versionConflict.
+    const op = { operationID: randomUUID(), account: 'uv', amount: 1, expectedVersion: 5 };
+    await tk.kernel.store.transaction((tx) => tx.journal.insert(uncertainEntry(op, 'uv')));
+    const retried = await append(tk, op);
+    expect(retried.code).toBe('mutationUncertain');
+    expect(await read(tk, 'uv')).toMatchObject({ code: 'notFound' });
+  });
+
+  it('a reused operationID answers malformedRequest even when the new arguments would conflict', async () => {
+    tk = await grantedLedger();
+    const op = { operationID: randomUUID(), account: 'ru', amount: 1, expectedVersion: null };
+    await tk.kernel.store.transaction((tx) => tx.journal.insert(uncertainEntry(op, 'ru')));
+    const reused = await append(tk, { ...op, amount: 2, expectedVersion: 7 });
+    expect(reused.code).toBe('malformedRequest');
+  });
+
+  it('two instances running one versioned operation at once: the one whose write finds the version moved answers the receipt', async () => {
+    tk = await grantedLedger();
+    const other = await testKernel([createLedgerDoor()], { dir: tk.dir });
+    try {
+      // expectedVersion 0: whichever run writes second finds version 1 — its own operation's.
+      const op = { operationID: randomUUID(), account: 'vr', amount: 2, expectedVersion: 0 };
+      const [a, b] = await Promise.all([
+        append(tk, { ...op, delayMs: 100 }),
+        other.kernel
+          .call('ledger', 'ledger_append', { ...op, delayMs: 100 }, { connection: conn() })
+          .then(textOf),
+      ]);
+      expect(a).toEqual({ operationID: op.operationID, account: 'vr', committedVersion: 1 });
+      expect(b).toEqual(a);
+      expect(await read(tk, 'vr')).toMatchObject({ version: 1, entries: [{ amount: 2 }] });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a write that fails for a fresh operation still answers its own failure and leaves no entry', async () => {
+    tk = await grantedLedger();
+    const op = { operationID: randomUUID(), account: 'fresh', amount: 1, expectedVersion: 3 };
+    const failed = await append(tk, op);
+    expect(failed.code).toBe('versionConflict');
+    expect(await tk.kernel.journal.state('ledger', journalKey(conn(), op.operationID))).toEqual({
+      state: 'not-found',
+    });
+  });
+});
+
 describe('journal states after a crash', () => {
   it('a prepared entry with no write is reported prepared-not-submitted and runs on retry', async () => {
     tk = await grantedLedger();

@@ -620,7 +620,6 @@ function toolContext(
         void services.audit.flush();
         const value = await services.store.transaction(
           async (tx) => {
-            if (operation) await operation.claim(tx);
             const result = await fn(tx);
             if (operation) await operation.commit(tx, result);
             // The call's audit entry commits with its first write (not after it,
@@ -634,10 +633,15 @@ function toolContext(
         write.state = 'committed';
         return value;
       } catch (error) {
-        // The transaction rolled back: nothing was written — by this run; a
-        // raced operation is committed all the same (by the run that won).
-        write.state = error instanceof OperationRaced ? 'committed' : 'none';
-        throw error;
+        // The transaction rolled back: nothing was written — by this run. An
+        // operation settled by another run (before, or meanwhile) answers
+        // with that run's outcome, whatever made this write fail.
+        const raced =
+          error instanceof OperationRaced
+            ? error
+            : ((await operation?.settledOutcome().catch(() => null)) ?? null);
+        write.state = raced ? 'committed' : 'none';
+        throw raced ?? error;
       }
     },
   };

@@ -11,15 +11,18 @@
  * An atomic operation (`JournalSpec.atomic`: everything it does happens in
  * its `ctx.write` transaction) has no `prepared` entry and no read before
  * its handler runs: a crash before that transaction commits leaves nothing
- * to resolve. The write's own transaction first looks the operation up
- * (`claim`: a committed one answers its receipt, an uncertain one
- * `mutationUncertain`, a reused operationID `malformedRequest` — before the
- * handler's write runs) and at its end inserts the entry, already
- * committed: one transaction and one fsync per write instead of a read and
- * two. Two runs of one operation on one instance are kept apart by the
- * in-flight set (the second is `busy`); on two instances both may run, and
- * the second's insert finds the first's entry, rolls back its own write and
- * answers the first's receipt.
+ * to resolve. The write's own transaction ends by inserting the entry,
+ * already committed: one transaction and one fsync per write instead of a
+ * read and two. When the operation was settled before (an uncertain entry,
+ * another instance's run, a reused operationID), that insert finds the
+ * entry, the write rolls back and the earlier outcome is the answer: its
+ * receipt, `mutationUncertain`, or `malformedRequest`. A write that fails
+ * on its own first (its door refused, say a version conflict that an
+ * earlier run of the same operation caused) looks the operation up before
+ * answering (`settledOutcome`), so a settled operation answers the same
+ * either way — with one read on the failure path instead of one in every
+ * write (issue 31). Two runs of one operation on one instance are kept
+ * apart by the in-flight set (the second is `busy`).
  *
  * Stored states map onto the wire states:
  * committed → `committed`; prepared → `prepared-not-submitted`;
@@ -76,10 +79,11 @@ export interface OpenOperation {
   readonly id: string;
   readonly digest: string;
   /**
-   * First thing in the write's transaction: throws `OperationRaced` when the
-   * operation is already settled, so its write never runs twice.
+   * After its write failed: the outcome of a run that settled this operation
+   * before or meanwhile (`OperationRaced`), which is the call's answer
+   * instead of the failure; null when none did.
    */
-  claim(tx: StoreTx): Promise<void>;
+  settledOutcome(): Promise<OperationRaced | null>;
   /** Mark committed with `receipt` inside the write's own transaction. */
   commit(tx: StoreTx, receipt: unknown): Promise<void>;
   /** Nothing was written: forget the entry (a retry executes afresh). */
@@ -189,8 +193,8 @@ function openOperation(
   return {
     id: req.operationId,
     digest: req.digest,
-    // Its prepared entry already claimed it.
-    claim: async () => undefined,
+    // Its prepared entry claimed it: no other run settled it.
+    settledOutcome: async () => null,
     async commit(tx, receipt) {
       const updated = await tx.journal.update(req.scope, req.operationId, {
         state: 'committed',
@@ -251,16 +255,18 @@ function openAtomic(
   return {
     id: req.operationId,
     digest: req.digest,
-    async claim(tx) {
-      const existing = await tx.journal.get(req.scope, req.operationId);
-      const raced = existing && settled(existing);
-      if (raced) throw raced;
+    async settledOutcome() {
+      const existing = await store.read(
+        (tx) => tx.journal.get(req.scope, req.operationId),
+        ONE_STATEMENT,
+      );
+      return existing && settled(existing);
     },
     async commit(tx, receipt) {
       const committed = { ...entry, state: 'committed' as const, receipt, updatedAt: now() };
       const existing = await tx.journal.insert(committed);
       if (existing) {
-        // Another instance's run committed between this one's claim and now.
+        // Settled before (uncertain, reused) or by another instance's run meanwhile.
         const raced = settled(existing);
         if (raced) throw raced;
         await tx.journal.update(req.scope, req.operationId, {
@@ -317,7 +323,7 @@ export function createJournal({
         expiresAt: at + retentionMs,
       };
       if (options.atomic) {
-        // Looked up by the write's own transaction (`claim`).
+        // Looked up by the write's own transaction (its entry's insert).
         if (inFlight.has(keyOf(req.scope, req.operationId))) return stillRunning(req.operationId);
         return { kind: 'open', operation: openAtomic(ctx, req, entry) };
       }

@@ -192,4 +192,81 @@ await describeWithPostgres('PostgreSQL group writer: writes of a group at once',
       ['after0', 'after1', 'after3', 'after4', 'k0', 'k1', 'k3', 'k4'].sort(),
     );
   });
+  it('a row one write of the group queued is sent before another write reads it: the reader sees the write', async () => {
+    const store = await openStore();
+    const hold = await holdWriter(store);
+    const conflicts = store.commits.conflicts;
+    let firstDone!: () => void;
+    const firstHasWritten = new Promise<void>((resolve) => (firstDone = resolve));
+    const first = store.transaction(async (tx) => {
+      // Its answer is not needed: queued, to go with the COMMIT.
+      await tx.records.put('queued', 'k', 1);
+      firstDone();
+    }, KEYED);
+    const second = store.transaction(async (tx) => {
+      await tx.records.get('queued', 'other');
+      await firstHasWritten;
+      // The first write has finished (a turn later): this read comes after it.
+      await new Promise((r) => setTimeout(r, 20));
+      const seen = await tx.records.get<number>('queued', 'k');
+      const listed = await tx.records.list<number>('queued');
+      return { seen: seen?.value ?? null, listed: listed.map((r) => r.key) };
+    }, KEYED);
+    await hold.release();
+    await first;
+    expect(await second).toEqual({ seen: 1, listed: ['k'] });
+    // Read in the same group, not by running it again one write at a time.
+    expect(store.commits.conflicts).toBe(conflicts);
+  });
+
+  it('a list, whose rows are unknown, sends the queue first and sees the queued rows', async () => {
+    const store = await openStore();
+    const hold = await holdWriter(store);
+    const write = store.transaction(async (tx) => {
+      await tx.records.put('listed', 'a', 1);
+      await tx.records.put('listed', 'b', 2);
+      return (await tx.records.list<number>('listed')).map((r) => [r.key, r.value]);
+    }, KEYED);
+    await hold.release();
+    expect(await write).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
+  });
+
+  it('a queued journal insert that finds its operation already there makes the group run again one write at a time: that write finds the entry, the other commits once', async () => {
+    const store = await openStore();
+    const entry = {
+      scope: 'door',
+      operationId: 'agent:x#op-1',
+      digest: 'd',
+      state: 'committed' as const,
+      tool: 't',
+      connection: 'c',
+      target: null,
+      receipt: { done: true },
+      provenance: null,
+      createdAt: 1,
+      updatedAt: 1,
+      expiresAt: Date.now() + 60_000,
+    };
+    await store.transaction((tx) => tx.journal.insert(entry), KEYED);
+    const hold = await holdWriter(store);
+    let runs = 0;
+    const again = store.transaction(async (tx) => {
+      runs += 1;
+      return tx.journal.insert({ ...entry, receipt: { done: false } });
+    }, KEYED);
+    const other = store.transaction(async (tx) => {
+      await tx.records.put('once', 'k', (await tx.records.get<number>('once', 'k'))?.value ?? 1);
+      return 'ok';
+    }, KEYED);
+    await hold.release();
+    // Queued, the insert answered "inserted" at first; run again, it finds the entry there.
+    expect(await again).toMatchObject({ operationId: 'agent:x#op-1', receipt: { done: true } });
+    expect(runs).toBe(2);
+    expect(await other).toBe('ok');
+    const stored = await store.read((tx) => tx.journal.get('door', 'agent:x#op-1'));
+    expect(stored?.receipt).toEqual({ done: true });
+  });
 });

@@ -20,6 +20,15 @@
  * A statement that fails aborts PostgreSQL's transaction and so every
  * statement after it; `failure` keeps the first one and the write it
  * belonged to, which is the write answered with it.
+ *
+ * Statements whose answer nobody needs (a door's record put, the journal
+ * entry's insert: `SqlClient.runLater`) are not sent when issued but queued
+ * (issue 31): the group writer sends them with the audit insert and the
+ * COMMIT, in one socket write (`takeQueued`). A queued row is admitted like
+ * any statement's, and stays the group's until it is sent: a later
+ * statement of any write that names it, or whose rows are unknown, first
+ * sends the queue (pipelined, in order, ahead of it), so nothing ever reads
+ * around a write it should see. Only statements with known rows are queued.
  */
 import type { SqlClient, SqlParam } from '../sql/sql-client.js';
 import { statementKey } from './statement-keys.js';
@@ -41,6 +50,13 @@ interface Lane {
   running: boolean;
 }
 
+/** A statement queued by write `index` (`SqlClient.runLater`), sent later. */
+export interface QueuedStatement {
+  index: number;
+  sql: string;
+  params: readonly SqlParam[];
+}
+
 export interface ConcurrentGroup {
   /** The connection as write `index` sees it. */
   client(index: number): SqlClient;
@@ -49,6 +65,8 @@ export interface ConcurrentGroup {
   readonly conflicted: boolean;
   /** The first statement that failed on the server, and its write. */
   readonly failure: { index: number; error: unknown } | null;
+  /** The statements still queued, in the order issued; the queue is emptied. */
+  takeQueued(): QueuedStatement[];
 }
 
 export function createConcurrentGroup(shared: SqlClient, size: number): ConcurrentGroup {
@@ -59,6 +77,28 @@ export function createConcurrentGroup(shared: SqlClient, size: number): Concurre
   }));
   let conflicted = false;
   let failure: { index: number; error: unknown } | null = null;
+  let queued: QueuedStatement[] = [];
+  /** The rows the queued statements write. */
+  const queuedKeys = new Set<string>();
+
+  const failed = (index: number) => (error: unknown) => {
+    failure ??= { index, error };
+    throw error;
+  };
+
+  /** Sends the queue now, in order, ahead of whatever is sent next (pipelined). */
+  const sendQueued = (): void => {
+    const sending = queued;
+    queued = [];
+    queuedKeys.clear();
+    for (const q of sending) {
+      // Nobody waits for it; its failure is the group's first (it went first).
+      shared
+        .run(q.sql, q.params)
+        .catch(failed(q.index))
+        .catch(() => undefined);
+    }
+  };
 
   /** Records what write `index` touches; false when that meets a running write's rows. */
   const admit = (index: number, key: string | typeof ANY): boolean => {
@@ -80,12 +120,22 @@ export function createConcurrentGroup(shared: SqlClient, size: number): Concurre
     params: readonly SqlParam[],
     send: () => Promise<T>,
   ): Promise<T> => {
-    if (!conflicted && !admit(index, statementKey(sql, params) ?? ANY)) conflicted = true;
+    const key = statementKey(sql, params) ?? ANY;
+    if (!conflicted && !admit(index, key)) conflicted = true;
     if (conflicted) return Promise.reject(new GroupConflict());
-    return send().catch((error: unknown) => {
-      failure ??= { index, error };
-      throw error;
-    });
+    // It could see a queued row: the queue goes first.
+    if (queued.length > 0 && (key === ANY || queuedKeys.has(key))) sendQueued();
+    return send().catch(failed(index));
+  };
+
+  const runLater = (index: number, sql: string, params: readonly SqlParam[]): boolean => {
+    const key = statementKey(sql, params);
+    if (conflicted || key === null) return false;
+    // Meeting a running write's rows: `run` finds the conflict and refuses.
+    if (!admit(index, key)) return false;
+    queued.push({ index, sql, params });
+    queuedKeys.add(key);
+    return true;
   };
 
   return {
@@ -97,7 +147,14 @@ export function createConcurrentGroup(shared: SqlClient, size: number): Concurre
           statement(index, sql, params, () => shared.all<R>(sql, params)),
         run: (sql: string, params: readonly SqlParam[] = []) =>
           statement(index, sql, params, () => shared.run(sql, params)),
+        runLater: (sql: string, params: readonly SqlParam[]) => runLater(index, sql, params),
       };
+    },
+    takeQueued() {
+      const taken = queued;
+      queued = [];
+      queuedKeys.clear();
+      return taken;
     },
     finish(index) {
       lanes[index]!.running = false;

@@ -31,6 +31,15 @@
  * write at a time; audit entries are inserted in the order the writes
  * finished, the serial order the group is equivalent to.
  *
+ * Statements whose answer no write needs — a door's record put, the
+ * journal entry's insert — are queued while the writes run
+ * (concurrent-group.ts) and leave with the audit insert and the COMMIT in
+ * one socket write, still prepared and pipelined: a lone ledger write is two
+ * round trips in its transaction (BEGIN with the door's read; everything
+ * else with the COMMIT). A queued statement that fails there aborts the
+ * transaction; the group runs again one write at a time, queuing nothing,
+ * so the write it was meets its own failure.
+ *
  * Under no concurrency a group is one write, started at once: no added
  * latency. Writes that arrive while the groups run form the next group.
  */
@@ -43,8 +52,8 @@ import { deferredAudit } from '../sql/deferred-audit.js';
 import type { SqlClient } from '../sql/sql-client.js';
 import { createTxScope } from '../sql/tx-scope.js';
 import { createWriteQueue, type PendingWrite } from '../sql/write-queue.js';
-import { createConcurrentGroup, GroupConflict } from './concurrent-group.js';
-import { createPgClient, type DeferredBegin } from './pg-client.js';
+import { createConcurrentGroup, GroupConflict, type QueuedStatement } from './concurrent-group.js';
+import { corked, createPgClient, type DeferredBegin } from './pg-client.js';
 import { backoffMs, isRetryable, RETRY_BUDGET_MS, MAX_ATTEMPTS } from './run-transaction.js';
 
 /** Most writes in one group: bounds how long the first waits for its commit. */
@@ -109,7 +118,7 @@ const serially = async (client: PoolClient, group: PendingWrite[], begin: Deferr
       throw error;
     }
   }
-  return { values, audit };
+  return { values, audit, queued: [] };
 };
 
 /**
@@ -122,7 +131,8 @@ const atOnce = async (client: PoolClient, group: PendingWrite[], begin: Deferred
     group.length,
   );
   const audit: AuditEntry[] = [];
-  const outcomes = await Promise.all(
+  // The writes' first statements, issued as they start, leave in one socket write.
+  const running = corked(client, () =>
     group.map((job, i) =>
       runOne(lanes.client(i), job).then(
         (one) => {
@@ -137,6 +147,7 @@ const atOnce = async (client: PoolClient, group: PendingWrite[], begin: Deferred
       ),
     ),
   );
+  const outcomes = await Promise.all(running);
   if (lanes.conflicted) throw new GroupConflict();
   // The first statement that failed aborted the transaction; the statements after it failed for that.
   const first = lanes.failure;
@@ -151,8 +162,53 @@ const atOnce = async (client: PoolClient, group: PendingWrite[], begin: Deferred
     failed.index = failedAt;
     throw failed;
   }
-  return { values: outcomes.map((outcome) => (outcome.ok ? outcome.value : undefined)), audit };
+  return {
+    values: outcomes.map((outcome) => (outcome.ok ? outcome.value : undefined)),
+    audit,
+    queued: lanes.takeQueued(),
+  };
 };
+
+/**
+ * A statement the writes queued failed with the COMMIT's message: which
+ * write it was is not known, so the group runs again one write at a time,
+ * where nothing is queued and each write meets its own failure.
+ */
+class QueuedFailed extends Error {
+  constructor(readonly failure: unknown) {
+    super('a queued statement of the group failed');
+  }
+}
+
+/**
+ * The queued writes (prepared, pipelined), the audit insert and the COMMIT,
+ * in one socket write: the server runs them in order, and a queued one that
+ * fails aborts the transaction, so the COMMIT commits nothing.
+ */
+async function commitQueued(
+  client: PoolClient,
+  begin: DeferredBegin,
+  queued: readonly QueuedStatement[],
+  audit: AuditEntry[],
+): Promise<void> {
+  const sql = createPgClient(client, { prepared: true, pipelined: true });
+  const sent = corked(client, () => {
+    const issued: Promise<unknown>[] = [];
+    if (!begin.sent) {
+      begin.sent = true;
+      issued.push(client.query(begin.sql));
+    }
+    for (const q of queued) issued.push(sql.run(q.sql, q.params));
+    issued.push(audit.length > 0 ? auditInsertAndCommit(client, audit) : client.query('COMMIT'));
+    return issued;
+  });
+  const settled = await Promise.allSettled(sent);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
+    const error = failed.reason as unknown;
+    throw isRetryable(error) ? error : new QueuedFailed(error);
+  }
+}
 
 export interface PgGroupWriter {
   run<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
@@ -175,10 +231,12 @@ export function createPgGroupWriter(
     // Sent with the group's first statement (pg-client.ts): one round trip less per group.
     const begin: DeferredBegin = { sql: 'BEGIN ISOLATION LEVEL READ COMMITTED', sent: false };
     try {
-      const { values, audit } = concurrent
+      const { values, audit, queued } = concurrent
         ? await atOnce(client, group, begin)
         : await serially(client, group, begin);
-      if (audit.length > 0) {
+      if (queued.length > 0) {
+        await commitQueued(client, begin, queued, audit);
+      } else if (audit.length > 0) {
         if (!begin.sent) await client.query(begin.sql);
         await auditInsertAndCommit(client, audit);
       } else if (begin.sent) {
@@ -203,12 +261,18 @@ export function createPgGroupWriter(
     let concurrent = true;
     for (let tries = 1; pending.length > 0;) {
       try {
-        const values = await attempt(pending, concurrent && pending.length > 1);
+        // A lone write too: its queued statements go with its COMMIT.
+        const values = await attempt(pending, concurrent);
         stats.groups += 1;
         stats.writes += pending.length;
         pending.forEach((job, i) => job.resolve(values[i]));
         return;
       } catch (error) {
+        if (error instanceof QueuedFailed) {
+          // Nothing committed; one write at a time, nothing is queued.
+          concurrent = false;
+          continue;
+        }
         if (error instanceof GroupConflict) {
           // Two of its writes met: nothing committed; the group runs again one write at a time.
           stats.conflicts += 1;

@@ -58,6 +58,23 @@ function inlined(client: PoolClient, statement: Statement, params: readonly SqlP
   );
 }
 
+/**
+ * Runs `issue` with the connection's socket corked: the messages of the
+ * statements it issues (synchronously) leave in one socket write — one
+ * system call and one wake-up of the server for all of them (issue 31).
+ */
+export function corked<T>(client: PoolClient, issue: () => T): T {
+  const socket = (
+    client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }
+  ).connection?.stream;
+  socket?.cork?.();
+  try {
+    return issue();
+  } finally {
+    socket?.uncork?.();
+  }
+}
+
 export interface PgClientOptions {
   /** Reads by key lock their rows (SqlClient.lockingReads). */
   lockingReads?: boolean;
@@ -87,6 +104,12 @@ export function createPgClient(client: PoolClient, options: PgClientOptions = {}
   const { begin, prepared = false } = options;
   const pipelined =
     options.pipelined === true && (client as { pipeline?: boolean }).pipeline === true;
+  const sendOne = (statement: Statement, params: readonly SqlParam[]) =>
+    client.query({
+      text: statement.text,
+      values: [...params],
+      ...(prepared && statement.name !== null ? { name: statement.name } : {}),
+    });
   const send = async (sql: string, params: readonly SqlParam[]): Promise<QueryResult> => {
     const statement = statementOf(sql);
     if (begin && !begin.sent) {
@@ -97,13 +120,14 @@ export function createPgClient(client: PoolClient, options: PgClientOptions = {}
         const results = (await client.query(`${begin.sql}; ${text}`)) as unknown as QueryResult[];
         return results[1]!;
       }
+      if (pipelined) {
+        // The statement goes right behind its BEGIN: one issued meanwhile must not pass it.
+        const [, result] = await Promise.all([client.query(begin.sql), sendOne(statement, params)]);
+        return result;
+      }
       await client.query(begin.sql);
     }
-    return client.query({
-      text: statement.text,
-      values: [...params],
-      ...(prepared && statement.name !== null ? { name: statement.name } : {}),
-    });
+    return sendOne(statement, params);
   };
   const query = pipelined
     ? send

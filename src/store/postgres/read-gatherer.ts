@@ -17,7 +17,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { StoreTx } from '../../kernel/store.js';
 import { createTxScope } from '../sql/tx-scope.js';
-import { createPgClient } from './pg-client.js';
+import { corked, createPgClient } from './pg-client.js';
 
 /** Most reads sent on one connection at once; more start another gathering. */
 export const MAX_GATHERED = 64;
@@ -35,11 +35,6 @@ export interface ReadGatherer {
   readonly stats: { gatherings: number; reads: number };
 }
 
-/** The socket under a pg client (absent on a native client). */
-const socketOf = (client: PoolClient) =>
-  (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
-    ?.stream;
-
 /** An error PostgreSQL answered (pg's DatabaseError), as against a lost connection. */
 const isServerError = (error: unknown) =>
   typeof error === 'object' && error !== null && 'severity' in error;
@@ -53,6 +48,7 @@ export function createReadGatherer(pool: Pool): ReadGatherer {
     try {
       client = await pool.connect();
     } catch (error) {
+      if (open === reads) open = null;
       for (const read of reads) read.reject(error);
       return;
     }
@@ -61,23 +57,22 @@ export function createReadGatherer(pool: Pool): ReadGatherer {
     stats.gatherings += 1;
     stats.reads += reads.length;
     const sql = createPgClient(client, { pipelined: true });
-    const socket = socketOf(client);
-    socket?.cork?.();
     let broken = false;
-    const settled = reads.map(async (read) => {
-      const scope = createTxScope(sql, true);
-      try {
-        read.resolve(await read.fn(scope.tx));
-      } catch (error) {
-        // A server's error leaves the connection usable (each statement has its own Sync); any other may not.
-        if (scope.failed && !isServerError(scope.failure)) broken = true;
-        read.reject(error);
-      } finally {
-        scope.end();
-      }
-    });
-    // Each read issued its statement as it started (a store read's first step).
-    socket?.uncork?.();
+    // Each read issues its statement as it starts (a store read's first step).
+    const settled = corked(client, () =>
+      reads.map(async (read) => {
+        const scope = createTxScope(sql, true);
+        try {
+          read.resolve(await read.fn(scope.tx));
+        } catch (error) {
+          // A server's error leaves the connection usable (each statement has its own Sync); any other may not.
+          if (scope.failed && !isServerError(scope.failure)) broken = true;
+          read.reject(error);
+        } finally {
+          scope.end();
+        }
+      }),
+    );
     await Promise.all(settled);
     client.release(broken);
   };

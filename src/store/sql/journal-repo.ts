@@ -22,6 +22,7 @@ interface JournalRow {
 const COLUMNS =
   'scope, operation_id, digest, state, tool, connection, target, receipt, provenance, ' +
   'created_at, updated_at, expires_at';
+const INSERT_NEW = `INSERT INTO journal (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 function toEntry(row: JournalRow): JournalEntry {
   return {
@@ -53,25 +54,29 @@ export function createJournalRepo(db: SqlClient): JournalRepo {
     get,
 
     async insert(entry) {
+      const params = [
+        entry.scope,
+        entry.operationId,
+        entry.digest,
+        entry.state,
+        entry.tool,
+        entry.connection,
+        entry.target,
+        toNullableJson(entry.receipt),
+        toNullableJson(entry.provenance),
+        entry.createdAt,
+        entry.updatedAt,
+        entry.expiresAt,
+      ];
+      // In a PostgreSQL write group it goes with the COMMIT, without ON
+      // CONFLICT: an entry already there fails the group, which runs again
+      // one write at a time and takes the path below.
+      if (db.runLater?.(INSERT_NEW, params)) return null;
       // ON CONFLICT DO NOTHING never fails on a duplicate; the loser of a
       // race then reads the winner's entry (on PostgreSQL after a retry).
       const inserted = await db.run(
-        `INSERT INTO journal (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (scope, operation_id) DO NOTHING`,
-        [
-          entry.scope,
-          entry.operationId,
-          entry.digest,
-          entry.state,
-          entry.tool,
-          entry.connection,
-          entry.target,
-          toNullableJson(entry.receipt),
-          toNullableJson(entry.provenance),
-          entry.createdAt,
-          entry.updatedAt,
-          entry.expiresAt,
-        ],
+        `${INSERT_NEW} ON CONFLICT (scope, operation_id) DO NOTHING`,
+        params,
       );
       if (inserted > 0) return null;
       const existing = await get(entry.scope, entry.operationId);

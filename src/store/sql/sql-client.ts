@@ -33,6 +33,15 @@ export interface SqlClient {
    */
   readonly deferAudit?: (entry: NewAuditEntry) => AuditEntry;
   /**
+   * PostgreSQL concurrent write group (postgres/concurrent-group.ts): queues
+   * a statement whose answer the caller does not need — sent with the
+   * group's COMMIT, or earlier, before any statement that could see the row
+   * it writes. True when queued; false when the caller must run it now. A
+   * queued statement that fails fails its group, which runs again one write
+   * at a time, where nothing is queued.
+   */
+  readonly runLater?: (sql: string, params: readonly SqlParam[]) => boolean;
+  /**
    * Called when a write transaction first uses `tx.grants` (store-tx.ts):
    * the SQLite store's grants mark moves (sqlite/grants-mark.ts).
    */

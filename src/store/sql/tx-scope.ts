@@ -1,5 +1,5 @@
 import type { StoreTx } from '../../kernel/store.js';
-import type { SqlClient } from './sql-client.js';
+import type { SqlClient, SqlParam } from './sql-client.js';
 import { createStoreTx } from './store-tx.js';
 
 /**
@@ -57,6 +57,14 @@ export function createTxScope(client: SqlClient, single = false): TxScope {
     ...(client.touchingGrants ? { touchingGrants: client.touchingGrants } : {}),
     all: (sql, params) => track(() => client.all(sql, params)),
     run: (sql, params) => track(() => client.run(sql, params)),
+    ...(client.runLater && !single
+      ? {
+          runLater: (sql: string, params: readonly SqlParam[]) => {
+            check();
+            return client.runLater!(sql, params);
+          },
+        }
+      : {}),
   };
   return {
     tx: createStoreTx(guarded),

@@ -38,12 +38,14 @@ await describeWithPostgres('PostgreSQL single-statement reads, gathered', () => 
       for (let i = 0; i < 8; i++) await tx.records.put('gather', `k${i}`, i);
     });
     const clients = new Set<pg.Client>();
+    const names: unknown[] = [];
     const query = pg.Client.prototype.query;
     vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
       this: pg.Client,
       ...args: unknown[]
     ) {
       clients.add(this);
+      names.push((args[0] as { name?: string }).name);
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof query);
     // Every socket write (one chunk or several at once).
@@ -59,6 +61,9 @@ await describeWithPostgres('PostgreSQL single-statement reads, gathered', () => 
     expect(store.gatheredReads.gatherings - before.gatherings).toBe(1);
     expect(store.gatheredReads.reads - before.reads).toBe(8);
     expect(clients.size).toBe(1);
+    // Prepared once per connection, then only bound and run: the server plans each shape once.
+    expect(names).toHaveLength(8);
+    for (const name of names) expect(name).toMatch(/^airlock_[\w-]{20}$/);
     // Corked: the eight statements' messages went in one write.
     expect(single.mock.calls.length + several.mock.calls.length).toBe(1);
   });

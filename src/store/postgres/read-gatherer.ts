@@ -56,7 +56,7 @@ export function createReadGatherer(pool: Pool): ReadGatherer {
     if (open === reads) open = null;
     stats.gatherings += 1;
     stats.reads += reads.length;
-    const sql = createPgClient(client, { pipelined: true });
+    const sql = createPgClient(client, { pipelined: true, prepared: true });
     let broken = false;
     // Each read issues its statement as it starts (a store read's first step).
     const settled = corked(client, () =>

@@ -181,6 +181,32 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
     expect(queries.mostInFlight()).toBeGreaterThan(1);
   });
 
+  it('a snapshot read sends its BEGIN with its first statement: two statements are three round trips with the COMMIT', async () => {
+    const store = await openStore();
+    await store.transaction((tx) => tx.records.put('snap', 'a', 1));
+    const queries = countQueries();
+    const values = await store.read(async (tx) => [
+      (await tx.records.get<number>('snap', 'a'))?.value,
+      (await tx.records.get<number>('snap', 'b'))?.value ?? null,
+    ]);
+    expect(values).toEqual([1, null]);
+    const texts = queries.sent.map((q) => q.text.replace(/\s+/g, ' '));
+    expect(texts).toHaveLength(3);
+    expect(texts[0]).toMatch(
+      /^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT .* FROM records /,
+    );
+    expect(texts[1]).toMatch(/^SELECT .* FROM records /);
+    expect(queries.sent[1]!.name).toMatch(/^airlock_[\w-]{20}$/);
+    expect(texts[2]).toBe('COMMIT');
+  });
+
+  it('a read that issues no statement sends nothing', async () => {
+    const store = await openStore();
+    const queries = countQueries();
+    expect(await store.read(async () => 7)).toBe(7);
+    expect(queries.sent).toEqual([]);
+  });
+
   it('a keyed transaction that issues no statement sends nothing', async () => {
     const store = await openStore();
     const queries = countQueries();

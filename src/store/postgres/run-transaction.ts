@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import type { StoreTx } from '../../kernel/store.js';
 import { assertNoFailure, createTxScope } from '../sql/tx-scope.js';
-import { createPgClient } from './pg-client.js';
+import { createPgClient, type DeferredBegin } from './pg-client.js';
 
 /** serialization_failure and deadlock_detected: the transaction may simply be run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -92,12 +92,18 @@ async function runOnce<T>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  // Sent with the first statement (one round trip less); a function that issues none sends nothing.
+  const begin: DeferredBegin | undefined =
+    mode.begin === null ? undefined : { sql: mode.begin, sent: false };
   const scope = createTxScope(
-    createPgClient(client, { lockingReads: mode.lockingReads }),
+    createPgClient(client, {
+      lockingReads: mode.lockingReads,
+      prepared: true,
+      ...(begin ? { begin } : {}),
+    }),
     mode.begin === null,
   );
   try {
-    if (mode.begin !== null) await client.query(mode.begin);
     let result: T;
     try {
       result = await fn(scope.tx);
@@ -109,10 +115,10 @@ async function runOnce<T>(
       scope.end();
     }
     if (mode.write) assertNoFailure(scope);
-    if (mode.begin !== null) await client.query('COMMIT');
+    if (begin?.sent) await client.query('COMMIT');
     return result;
   } catch (error) {
-    if (mode.begin !== null) {
+    if (begin?.sent) {
       await client.query('ROLLBACK').catch(() => {
         broken = true;
       });

@@ -5,7 +5,8 @@
  * again one write at a time, and a write that fails on the server is
  * answered alone while the others commit.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import pgModule from 'pg';
 import type pg from 'pg';
 import type { StoreTx } from '../../src/kernel/store.js';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
@@ -268,5 +269,30 @@ await describeWithPostgres('PostgreSQL group writer: writes of a group at once',
     expect(await other).toBe('ok');
     const stored = await store.read((tx) => tx.journal.get('door', 'agent:x#op-1'));
     expect(stored?.receipt).toEqual({ done: true });
+  });
+  it("a COMMIT whose answer is lost (not an error PostgreSQL sent) is the writes' answer: they are not run again", async () => {
+    const store = await openStore();
+    const query = pgModule.Client.prototype.query;
+    let lost = 0;
+    vi.spyOn(pgModule.Client.prototype, 'query').mockImplementation(function (
+      this: pg.Client,
+      ...args: unknown[]
+    ) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+      if (lost === 0 && /COMMIT$/.test(text ?? '')) {
+        lost += 1;
+        // As if the connection dropped before the answer: the outcome is unknown here.
+        return Promise.reject(new Error('Connection terminated unexpectedly'));
+      }
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query);
+    let runs = 0;
+    const write = store.transaction(async (tx) => {
+      runs += 1;
+      await tx.records.put('lost', 'k', runs);
+    }, KEYED);
+    await expect(write).rejects.toThrow(/Connection terminated/);
+    expect(runs).toBe(1);
+    vi.restoreAllMocks();
   });
 });

@@ -54,7 +54,13 @@ import { createTxScope } from '../sql/tx-scope.js';
 import { createWriteQueue, type PendingWrite } from '../sql/write-queue.js';
 import { createConcurrentGroup, GroupConflict, type QueuedStatement } from './concurrent-group.js';
 import { corked, createPgClient, type DeferredBegin } from './pg-client.js';
-import { backoffMs, isRetryable, RETRY_BUDGET_MS, MAX_ATTEMPTS } from './run-transaction.js';
+import {
+  backoffMs,
+  isRetryable,
+  isServerError,
+  RETRY_BUDGET_MS,
+  MAX_ATTEMPTS,
+} from './run-transaction.js';
 
 /** Most writes in one group: bounds how long the first waits for its commit. */
 export const MAX_GROUP = 32;
@@ -206,7 +212,9 @@ async function commitQueued(
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) {
     const error = failed.reason as unknown;
-    throw isRetryable(error) ? error : new QueuedFailed(error);
+    // Only an error PostgreSQL answered says nothing committed; a lost
+    // connection leaves the COMMIT's outcome unknown, and is the writes' answer.
+    throw isRetryable(error) || !isServerError(error) ? error : new QueuedFailed(error);
   }
 }
 

@@ -18,6 +18,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { StoreTx } from '../../kernel/store.js';
 import { createTxScope } from '../sql/tx-scope.js';
 import { corked, createPgClient } from './pg-client.js';
+import { isServerError } from './run-transaction.js';
 
 /** Most reads sent on one connection at once; more start another gathering. */
 export const MAX_GATHERED = 64;
@@ -34,10 +35,6 @@ export interface ReadGatherer {
   /** Gatherings sent so far and the reads in them (tests, benches). */
   readonly stats: { gatherings: number; reads: number };
 }
-
-/** An error PostgreSQL answered (pg's DatabaseError), as against a lost connection. */
-const isServerError = (error: unknown) =>
-  typeof error === 'object' && error !== null && 'severity' in error;
 
 export function createReadGatherer(pool: Pool): ReadGatherer {
   const stats = { gatherings: 0, reads: 0 };

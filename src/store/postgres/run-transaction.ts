@@ -31,6 +31,11 @@ export function isRetryable(error: unknown): boolean {
   );
 }
 
+/** An error PostgreSQL answered (pg's DatabaseError), as against a lost connection. */
+export function isServerError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'severity' in error;
+}
+
 export interface TransactionMode {
   /** Null: one statement on its own, no transaction around it (ReadOptions.single). */
   begin: string | null;

@@ -30,6 +30,37 @@ const read = (t: TestKernel, account: string) =>
     .call('ledger', 'ledger_read', { account }, { connection: conn() })
     .then(textOf) as Promise<Record<string, unknown>>;
 
+/** An `uncertain` journal entry for a ledger_append of `op` (as a timed-out run leaves it). */
+const uncertainEntry = (op: { operationID: string; account: string }) => ({
+  scope: 'ledger',
+  operationId: journalKey(conn(), op.operationID),
+  digest: callDigest('ledger_append', op),
+  state: 'uncertain' as const,
+  tool: 'ledger_append',
+  connection: conn().id,
+  target: op.account,
+  receipt: null,
+  provenance: null,
+  createdAt: Date.now(),
+  updatedAt: Date.now(),
+  expiresAt: Date.now() + 60_000,
+});
+
+/** `op` run at once by `t` and by a second kernel on the same store: both answers. */
+async function onTwoInstances(t: TestKernel, op: Record<string, unknown>) {
+  const other = await testKernel([createLedgerDoor()], { dir: t.dir });
+  try {
+    return await Promise.all([
+      append(t, { ...op, delayMs: 100 }),
+      other.kernel
+        .call('ledger', 'ledger_append', { ...op, delayMs: 100 }, { connection: conn() })
+        .then(textOf),
+    ]);
+  } finally {
+    await other.close();
+  }
+}
+
 describe('journal', () => {
   it('retry with the same operationID and arguments returns the identical receipt and writes nothing', async () => {
     tk = await grantedLedger();
@@ -197,21 +228,11 @@ describe('atomic operations: the journal entry commits with the write', () => {
 
   it('two instances on one store running one operation at once apply it once and both answer its receipt', async () => {
     tk = await grantedLedger();
-    const other = await testKernel([createLedgerDoor()], { dir: tk.dir });
-    try {
-      const op = { operationID: randomUUID(), account: 'race', amount: 3, expectedVersion: null };
-      const [a, b] = await Promise.all([
-        append(tk, { ...op, delayMs: 100 }),
-        other.kernel
-          .call('ledger', 'ledger_append', { ...op, delayMs: 100 }, { connection: conn() })
-          .then(textOf),
-      ]);
-      expect(a).toEqual({ operationID: op.operationID, account: 'race', committedVersion: 1 });
-      expect(b).toEqual(a);
-      expect(await read(tk, 'race')).toMatchObject({ version: 1, entries: [{ amount: 3 }] });
-    } finally {
-      await other.close();
-    }
+    const op = { operationID: randomUUID(), account: 'race', amount: 3, expectedVersion: null };
+    const [a, b] = await onTwoInstances(tk, op);
+    expect(a).toEqual({ operationID: op.operationID, account: 'race', committedVersion: 1 });
+    expect(b).toEqual(a);
+    expect(await read(tk, 'race')).toMatchObject({ version: 1, entries: [{ amount: 3 }] });
   });
 
   it('a replayed atomic operation is no longer in flight: a retry with other arguments is malformedRequest', async () => {
@@ -227,23 +248,7 @@ describe('atomic operations: the journal entry commits with the write', () => {
   it('an operation left uncertain answers mutationUncertain on retry and is not run again', async () => {
     tk = await grantedLedger();
     const op = { operationID: randomUUID(), account: 'u', amount: 1, expectedVersion: null };
-    const key = journalKey(conn(), op.operationID);
-    await tk.kernel.store.transaction((tx) =>
-      tx.journal.insert({
-        scope: 'ledger',
-        operationId: key,
-        digest: callDigest('ledger_append', op),
-        state: 'uncertain',
-        tool: 'ledger_append',
-        connection: conn().id,
-        target: 'u',
-        receipt: null,
-        provenance: null,
-        createdAt: Date.now(),
-        updatedAt: Date.now(),
-        expiresAt: Date.now() + 60_000,
-      }),
-    );
+    await tk.kernel.store.transaction((tx) => tx.journal.insert(uncertainEntry(op)));
     const retried = await append(tk, op);
     expect(retried.code).toBe('mutationUncertain');
     // It names the operation and its tool, and what to check before anything else.
@@ -258,29 +263,11 @@ describe('atomic operations: the journal entry commits with the write', () => {
 });
 
 describe('a settled operation answers the same when its retry fails on its own', () => {
-  const uncertainEntry = (op: Record<string, unknown>, target: string) => {
-    const key = journalKey(conn(), String(op.operationID));
-    return {
-      scope: 'ledger',
-      operationId: key,
-      digest: callDigest('ledger_append', op),
-      state: 'uncertain' as const,
-      tool: 'ledger_append',
-      connection: conn().id,
-      target,
-      receipt: null,
-      provenance: null,
-      createdAt: Date.now(),
-      updatedAt: Date.now(),
-      expiresAt: Date.now() + 60_000,
-    };
-  };
-
   it('an uncertain operation whose retry the door refuses (version conflict) answers mutationUncertain, not the conflict', async () => {
     tk = await grantedLedger();
     // Version 5 does not exist: the retry's own write would fail with versionConflict.
     const op = { operationID: randomUUID(), account: 'uv', amount: 1, expectedVersion: 5 };
-    await tk.kernel.store.transaction((tx) => tx.journal.insert(uncertainEntry(op, 'uv')));
+    await tk.kernel.store.transaction((tx) => tx.journal.insert(uncertainEntry(op)));
     const retried = await append(tk, op);
     expect(retried.code).toBe('mutationUncertain');
     expect(await read(tk, 'uv')).toMatchObject({ code: 'notFound' });
@@ -289,29 +276,19 @@ describe('a settled operation answers the same when its retry fails on its own',
   it('a reused operationID answers malformedRequest even when the new arguments would conflict', async () => {
     tk = await grantedLedger();
     const op = { operationID: randomUUID(), account: 'ru', amount: 1, expectedVersion: null };
-    await tk.kernel.store.transaction((tx) => tx.journal.insert(uncertainEntry(op, 'ru')));
+    await tk.kernel.store.transaction((tx) => tx.journal.insert(uncertainEntry(op)));
     const reused = await append(tk, { ...op, amount: 2, expectedVersion: 7 });
     expect(reused.code).toBe('malformedRequest');
   });
 
   it('two instances running one versioned operation at once: the one whose write finds the version moved answers the receipt', async () => {
     tk = await grantedLedger();
-    const other = await testKernel([createLedgerDoor()], { dir: tk.dir });
-    try {
-      // expectedVersion 0: whichever run writes second finds version 1 — its own operation's.
-      const op = { operationID: randomUUID(), account: 'vr', amount: 2, expectedVersion: 0 };
-      const [a, b] = await Promise.all([
-        append(tk, { ...op, delayMs: 100 }),
-        other.kernel
-          .call('ledger', 'ledger_append', { ...op, delayMs: 100 }, { connection: conn() })
-          .then(textOf),
-      ]);
-      expect(a).toEqual({ operationID: op.operationID, account: 'vr', committedVersion: 1 });
-      expect(b).toEqual(a);
-      expect(await read(tk, 'vr')).toMatchObject({ version: 1, entries: [{ amount: 2 }] });
-    } finally {
-      await other.close();
-    }
+    // expectedVersion 0: whichever run writes second finds version 1 — its own operation's.
+    const op = { operationID: randomUUID(), account: 'vr', amount: 2, expectedVersion: 0 };
+    const [a, b] = await onTwoInstances(tk, op);
+    expect(a).toEqual({ operationID: op.operationID, account: 'vr', committedVersion: 1 });
+    expect(b).toEqual(a);
+    expect(await read(tk, 'vr')).toMatchObject({ version: 1, entries: [{ amount: 2 }] });
   });
 
   it('a write that fails for a fresh operation still answers its own failure and leaves no entry', async () => {

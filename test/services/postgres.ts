@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { describe, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
+import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 
 /** The test database; override with AIRLOCK_TEST_PG_URL. */
 export const PG_URL = process.env.AIRLOCK_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -64,4 +65,24 @@ export async function dropSchema(schema: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Opens PostgreSQL stores for one test file, each in a schema of its own;
+ * after the file's tests they are closed and their schemas dropped.
+ */
+export function freshStores(label: string): () => Promise<PostgresStore> {
+  const opened: { store: PostgresStore; schema: string }[] = [];
+  afterAll(async () => {
+    for (const { store, schema } of opened) {
+      await store.close().catch(() => undefined);
+      await dropSchema(schema).catch(() => undefined);
+    }
+  });
+  return async () => {
+    const schema = uniqueSchema(label);
+    const store = await createPostgresStore({ url: PG_URL, schema });
+    opened.push({ store, schema });
+    return store;
+  };
 }

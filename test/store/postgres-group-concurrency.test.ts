@@ -5,30 +5,19 @@
  * again one write at a time, and a write that fails on the server is
  * answered alone while the others commit.
  */
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import pgModule from 'pg';
-import type pg from 'pg';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import pg from 'pg';
 import type { StoreTx } from '../../src/kernel/store.js';
-import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
+import type { PostgresStore } from '../../src/store/postgres/index.js';
 import { statementKey } from '../../src/store/postgres/statement-keys.js';
 import { createStoreTx } from '../../src/store/sql/store-tx.js';
 import type { SqlClient, SqlParam } from '../../src/store/sql/sql-client.js';
-import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
+import { describeWithPostgres, freshStores } from '../services/postgres.js';
 
-const schemas: string[] = [];
-const stores: PostgresStore[] = [];
-afterAll(async () => {
-  for (const s of stores) await s.close().catch(() => undefined);
-  for (const s of schemas) await dropSchema(s).catch(() => undefined);
+const openStore = freshStores('group');
+afterEach(() => {
+  vi.restoreAllMocks();
 });
-
-async function openStore(): Promise<PostgresStore> {
-  const schema = uniqueSchema('group');
-  schemas.push(schema);
-  const store = await createPostgresStore({ url: PG_URL, schema });
-  stores.push(store);
-  return store;
-}
 
 const KEYED = { isolation: 'keyed' } as const;
 
@@ -272,9 +261,9 @@ await describeWithPostgres('PostgreSQL group writer: writes of a group at once',
   });
   it("a COMMIT whose answer is lost (not an error PostgreSQL sent) is the writes' answer: they are not run again", async () => {
     const store = await openStore();
-    const query = pgModule.Client.prototype.query;
+    const query = pg.Client.prototype.query;
     let lost = 0;
-    vi.spyOn(pgModule.Client.prototype, 'query').mockImplementation(function (
+    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
       this: pg.Client,
       ...args: unknown[]
     ) {
@@ -293,6 +282,5 @@ await describeWithPostgres('PostgreSQL group writer: writes of a group at once',
     }, KEYED);
     await expect(write).rejects.toThrow(/Connection terminated/);
     expect(runs).toBe(1);
-    vi.restoreAllMocks();
   });
 });

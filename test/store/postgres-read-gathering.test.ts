@@ -5,28 +5,15 @@
  */
 import net from 'node:net';
 import pg from 'pg';
-import { afterAll, afterEach, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { ONE_STATEMENT } from '../../src/kernel/store.js';
-import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
-import { describeWithPostgres, dropSchema, PG_URL, uniqueSchema } from '../services/postgres.js';
+import type { PostgresStore } from '../../src/store/postgres/index.js';
+import { describeWithPostgres, freshStores } from '../services/postgres.js';
 
-const schemas: string[] = [];
-const stores: PostgresStore[] = [];
-afterAll(async () => {
-  for (const s of stores) await s.close().catch(() => undefined);
-  for (const s of schemas) await dropSchema(s).catch(() => undefined);
-});
+const openStore = freshStores('gather');
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function openStore(): Promise<PostgresStore> {
-  const schema = uniqueSchema('gather');
-  schemas.push(schema);
-  const store = await createPostgresStore({ url: PG_URL, schema });
-  stores.push(store);
-  return store;
-}
 
 const get = (store: PostgresStore, key: string) =>
   store.read((tx) => tx.records.get<number>('gather', key), ONE_STATEMENT);

@@ -95,14 +95,30 @@ async function writer(kernel: Kernel, name: string) {
     );
 }
 
+/** A journaled write on an account that exists already (its read is one statement), its queries counted. */
+async function oneCountedWrite(name: string) {
+  const kernel = await ledgerKernel(await openStore(), cleanup);
+  const append = await writer(kernel, name);
+  expect((await append('acct')).ok).toBe(true);
+  const queries = countQueries();
+  expect((await append('acct')).ok).toBe(true);
+  return queries;
+}
+
+/** Eight journaled writes at once, warmed up; their queries counted and the groups they took. */
+async function eightCountedWrites(prefix: string) {
+  const store = await openStore();
+  const appendAll = await eightWriters(await ledgerKernel(store, cleanup), prefix);
+  const groupsBefore = store.commits.groups;
+  const queries = countQueries();
+  const results = await appendAll();
+  expect(results.every((r) => r.ok)).toBe(true);
+  return { queries, groups: store.commits.groups - groupsBefore };
+}
+
 await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
   it('a lone journaled write is two round trips in its transaction: BEGIN with the door read, then door write, journal insert and audit with COMMIT sent together', async () => {
-    const store = await openStore();
-    const kernel = await ledgerKernel(store, cleanup);
-    const append = await writer(kernel, 'trips:one');
-    expect((await append('acct')).ok).toBe(true); // the account exists: its read is one statement
-    const queries = countQueries();
-    expect((await append('acct')).ok).toBe(true);
+    const queries = await oneCountedWrite('trips:one');
     const trips = queries.inWrites();
     expect(trips).toHaveLength(4);
     expect(trips[0]).toMatch(
@@ -121,12 +137,7 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
   });
 
   it("a journaled write's replay read and grant read go out together, on one connection, before its transaction", async () => {
-    const store = await openStore();
-    const kernel = await ledgerKernel(store, cleanup);
-    const append = await writer(kernel, 'trips:reads');
-    expect((await append('acct')).ok).toBe(true);
-    const queries = countQueries();
-    expect((await append('acct')).ok).toBe(true);
+    const queries = await oneCountedWrite('trips:reads');
     const begin = queries.sent.findIndex((q) => q.text.startsWith('BEGIN'));
     const reads = queries.sent.slice(0, begin);
     expect(reads.map((q) => q.text.replace(/\s+/g, ' ').match(/FROM (\w+)/)?.[1]).sort()).toEqual([
@@ -139,12 +150,7 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
   });
 
   it("the group writer's statements are sent as named prepared statements", async () => {
-    const store = await openStore();
-    const kernel = await ledgerKernel(store, cleanup);
-    const append = await writer(kernel, 'trips:prepared');
-    expect((await append('acct')).ok).toBe(true);
-    const queries = countQueries();
-    expect((await append('acct')).ok).toBe(true);
+    const queries = await oneCountedWrite('trips:prepared');
     // The door write and the journal insert (the door read went with BEGIN as one message).
     const inWrite = queries.sent.filter((q) => /^INSERT INTO (records|journal) /.test(q.text));
     expect(inWrite).toHaveLength(2);
@@ -153,14 +159,7 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
   });
 
   it('eight journaled writes at once share one BEGIN and one COMMIT per group', async () => {
-    const store = await openStore();
-    const kernel = await ledgerKernel(store, cleanup);
-    const appendAll = await eightWriters(kernel, 'trips:many');
-    const groupsBefore = store.commits.groups;
-    const queries = countQueries();
-    const results = await appendAll();
-    expect(results.every((r) => r.ok)).toBe(true);
-    const groups = store.commits.groups - groupsBefore;
+    const { queries, groups } = await eightCountedWrites('trips:many');
     const trips = queries.inWrites();
     // Three statements per write (two of them sent with the COMMIT), and per group the audit insert with its COMMIT.
     expect(trips.filter((t) => t.startsWith('BEGIN'))).toHaveLength(groups);
@@ -169,15 +168,9 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
   });
 
   it("a group's writes put their statements on the wire at once, without waiting for each other's answers (pipelined)", async () => {
-    const store = await openStore();
-    const kernel = await ledgerKernel(store, cleanup);
-    const appendAll = await eightWriters(kernel, 'trips:pipe');
-    const groupsBefore = store.commits.groups;
-    const queries = countQueries();
-    const results = await appendAll();
-    expect(results.every((r) => r.ok)).toBe(true);
+    const { queries, groups } = await eightCountedWrites('trips:pipe');
     // Fewer groups than writes: some group held several writes, whose statements overlapped.
-    expect(store.commits.groups - groupsBefore).toBeLessThan(8);
+    expect(groups).toBeLessThan(8);
     expect(queries.mostInFlight()).toBeGreaterThan(1);
   });
 

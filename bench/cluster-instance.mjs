@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { accountFor } from './accounts.mjs';
 
 // CLUSTER_DIST: the build to run (bench/cluster.mjs passes BENCH_BEFORE_DIST's for the before rows).
 const dist = process.env.CLUSTER_DIST ?? new URL('../dist/', import.meta.url).href;
@@ -53,7 +54,7 @@ const TOOLS = {
       'ledger_append',
       {
         operationID: randomUUID(),
-        account: `i${index}-c${w}-${i % 32}`,
+        account: accountFor(`i${index}-c${w}`, i),
         amount: 1,
         expectedVersion: null,
       },

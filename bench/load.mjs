@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
 import { connect } from './servers.mjs';
+import { accountFor } from './accounts.mjs';
 
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 3);
 const LEVELS = (process.env.BENCH_LOAD_CLIENTS ?? '10,50,200').split(',').map(Number);
@@ -70,12 +71,17 @@ export async function startLoadServers({ pg, env = {} }) {
   };
 }
 
-const appendArgs = (i) => ({
-  operationID: randomUUID(),
-  account: `acct-${i % 256}`,
-  amount: 1,
-  expectedVersion: null,
-});
+/** Appends this run has made: every cell's writes go to accounts of their own (bench/accounts.mjs). */
+let appended = 0;
+const appendArgs = () => {
+  const n = appended++;
+  return {
+    operationID: randomUUID(),
+    account: accountFor(`acct-${n % 256}`, Math.floor(n / 256)),
+    amount: 1,
+    expectedVersion: null,
+  };
+};
 
 /**
  * Client `i`'s own loopback source address (127.0.1.1, 127.0.1.2, …; Linux
@@ -180,7 +186,7 @@ export const percentile = (ns, q) => {
 
 const TOOLS = {
   read: (client) => client.callTool({ name: 'ledger_echo', arguments: { text: 'hello' } }),
-  write: (client, i) => client.callTool({ name: 'ledger_append', arguments: appendArgs(i) }),
+  write: (client) => client.callTool({ name: 'ledger_append', arguments: appendArgs() }),
 };
 
 async function cell(load, server, clients, tool) {

@@ -74,6 +74,7 @@ import { benchLoad, printLoad } from './load.mjs';
 import { benchSoak, printSoak } from './soak.mjs';
 import { benchSessions, printSessions } from './sessions.mjs';
 import { benchCluster, printCluster } from './cluster.mjs';
+import { accountFor } from './accounts.mjs';
 
 const int = (name, fallback) => {
   const n = Number.parseInt(process.env[name] ?? '', 10);
@@ -328,7 +329,7 @@ async function writeTarget(name, storeSpec) {
     const i = seq++;
     return {
       operationID: randomUUID(),
-      account: `${prefix}-${i % 64}`,
+      account: accountFor(`${prefix}-${i % 64}`, Math.floor(i / 64)),
       amount: 1,
       expectedVersion: null,
     };

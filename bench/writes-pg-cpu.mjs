@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { accountCounter } from './accounts.mjs';
 const [afterPath, beforePath, N = '400'] = process.argv.slice(2);
 const dirUrl = (p) => pathToFileURL(resolve(p) + '/').href;
 const [afterDist, beforeDist] = [dirUrl(afterPath), dirUrl(beforePath)];
@@ -40,13 +41,17 @@ async function kernelFrom(dist, schema) {
     if (p) await kernel.consent.approve(p.id, null);
     conns.push(c);
   }
-  let seq = 0;
+  const nextAccount = accountCounter();
   const append = async (w) => {
-    const i = seq++;
     const out = await kernel.call(
       'ledger',
       'ledger_append',
-      { operationID: randomUUID(), account: `a${w}-${i % 64}`, amount: 1, expectedVersion: null },
+      {
+        operationID: randomUUID(),
+        account: nextAccount(`a${w}`),
+        amount: 1,
+        expectedVersion: null,
+      },
       { connection: conns[w] },
     );
     if (out.ok !== true) throw new Error(JSON.stringify(out).slice(0, 300));

@@ -16,6 +16,7 @@ import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
+import { accountCounter } from './accounts.mjs';
 
 /**
  * BENCH_BEFORE_DIST: another build's dist/ (e.g. main's, built in a copy of
@@ -140,13 +141,17 @@ async function journaledLegs(name, dist, storeSpec, tag) {
   const k = await kernelFrom(dist, storeSpec);
   const conns = Array.from({ length: WIDE }, (_, i) => k.connection(`bench:w${i}`, 'internal'));
   for (const c of conns) await grantWrite(k.kernel, c);
-  let seq = 0;
+  const nextAccount = accountCounter();
   const append = async (w) => {
-    const i = seq++;
     const out = await k.kernel.call(
       'ledger',
       'ledger_append',
-      { operationID: randomUUID(), account: `a${w}-${i % 64}`, amount: 1, expectedVersion: null },
+      {
+        operationID: randomUUID(),
+        account: nextAccount(`a${w}`),
+        amount: 1,
+        expectedVersion: null,
+      },
       { connection: conns[w] },
     );
     if (out.ok !== true)

@@ -136,6 +136,56 @@ describe('the Node adapter for web-standard MCP handlers', () => {
     });
     expect(first).toMatch(/^HTTP\/1\.1 200/);
     expect(first).toContain('event: message');
+    // Whole, as the SDK's own Node transport sends a quick answer: a length, not chunks.
+    expect(first).toMatch(/\r\ncontent-length: 25\r\n/i);
+    expect(first).not.toMatch(/transfer-encoding/i);
+  });
+
+  it('sends an answer still open after the hold as a stream: the events gathered first, then the rest as they come', async () => {
+    let push!: (text: string) => void;
+    let end!: () => void;
+    const url = await serve(async () => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          push = (text) => controller.enqueue(new TextEncoder().encode(text));
+          end = () => controller.close();
+        },
+      });
+      // An event within the hold (a progress notification), the result long after it.
+      setTimeout(() => push('data: early\n\n'), 1);
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    });
+    const res = await fetch(url, { method: 'POST', body: '{}' });
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: early\n\n');
+    push('data: late\n\n');
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: late\n\n');
+    end();
+    expect((await reader.read()).done).toBe(true);
+  });
+
+  it('answers a JSON-RPC internal error when the answer’s stream fails within the hold, and tells onerror', async () => {
+    const errors: Error[] = [];
+    const url = await serve(
+      async () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              setTimeout(() => controller.error(new Error('transport gone')), 1);
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        ),
+      errors,
+    );
+    const res = await fetch(url, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call' }),
+    });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({ id: 9, error: { code: -32603 } });
+    expect(errors.map((e) => e.message)).toEqual(['transport gone']);
   });
 
   it('sends the headers of an answer still open after the hold, so the client knows the stream is open', async () => {

@@ -35,6 +35,9 @@ async function verifyAudit(served: Served): Promise<void> {
   expect(walk.result()).toMatchObject({ ok: true, count: entries.length });
 }
 
+/** How long the write held in flight across the kill sleeps before it writes (its retry too). */
+const HELD_MS = 3_000;
+
 /**
  * SIGKILL in the middle of concurrent journaled writes, then a restart on
  * the same store: `store` is extra `serve` arguments (none: SQLite in `data`).
@@ -74,14 +77,34 @@ async function crashMidStream(data: string, store: string[]): Promise<void> {
     }
   };
   const workers = Array.from({ length: 4 }, worker);
-  await waitFor(() => acked.size >= 120, {
+  await waitFor(() => acked.size >= 112, {
     timeoutMs: 60_000,
     intervalMs: 5,
-    message: '120 acknowledged writes',
+    message: '112 acknowledged writes',
+  });
+  // One write certain to be in flight when the kill lands: the four workers' writes are
+  // answered together (one group commit), and could all be answered in the moment
+  // between the check below and the kill — then no write would be left unacknowledged.
+  const held = {
+    operationID: randomUUID(),
+    account: 'acct',
+    amount: 1,
+    expectedVersion: null,
+    delayMs: HELD_MS,
+  };
+  sent.set(held.operationID, held);
+  const heldCall = client.callTool({ name: 'ledger_append', arguments: held }).catch(() => null);
+  // A few more answers: the held write has reached the server and sleeps there.
+  const heldAt = acked.size;
+  await waitFor(() => acked.size >= heldAt + 8, {
+    timeoutMs: 60_000,
+    intervalMs: 5,
+    message: 'eight more acknowledged writes',
   });
   served.child.kill('SIGKILL');
   stop = true;
   await Promise.all(workers);
+  expect(await heldCall).toBeNull(); // the server died under it
   await served.exited;
   await client.close().catch(() => undefined);
 

@@ -165,6 +165,44 @@ describe('the Node adapter for web-standard MCP handlers', () => {
     expect((await reader.read()).done).toBe(true);
   });
 
+  it('goes on serving when a client goes away while its answer is held', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    let writtenToGone = false;
+    const url = await serve(async (request) => {
+      calls += 1;
+      const first = calls === 1;
+      let end!: () => void;
+      const body = new ReadableStream<Uint8Array>({
+        start(stream) {
+          end = () => {
+            stream.enqueue(new TextEncoder().encode('data: {}\n\n'));
+            stream.close();
+          };
+        },
+      });
+      if (first) {
+        // The client leaves within the hold; its answer ends once the server has seen it go.
+        request.signal.addEventListener('abort', () =>
+          setTimeout(() => {
+            end();
+            writtenToGone = true;
+          }, 1),
+        );
+        controller.abort();
+      } else end();
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    });
+    await expect(
+      fetch(url, { method: 'POST', body: '{}', signal: controller.signal }),
+    ).rejects.toThrow();
+    await waitFor(() => writtenToGone, { timeoutMs: 5_000 });
+    const res = await fetch(url, { method: 'POST', body: '{}' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe('10');
+    expect(await res.text()).toBe('data: {}\n\n');
+  });
+
   it('answers a JSON-RPC internal error when the answer’s stream fails within the hold, and tells onerror', async () => {
     const errors: Error[] = [];
     const url = await serve(

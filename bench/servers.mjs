@@ -167,15 +167,29 @@ async function bareHttp(factory) {
  */
 export async function connect(url, era, token, { dispatcher } = {}) {
   const client = new Client({ name: 'airlock-bench', version: '1.0.0' }, ERAS[era]);
+  const base = dispatcher ? (input, init) => undiciFetch(input, { ...init, dispatcher }) : fetch;
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
       ...(token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
-      ...(dispatcher
-        ? { fetch: (input, init) => undiciFetch(input, { ...init, dispatcher }) }
-        : {}),
+      fetch: withoutTransportSignal(base),
     }),
   );
   return client;
+}
+
+/**
+ * The SDK's client transport hands every request the one signal it aborts
+ * when it closes. undici keeps an abort listener per request on it until
+ * each Request is collected, counts them on every request and prints a
+ * MaxListenersExceededWarning per request past 1,500: a client-side cost per
+ * call that grows with the run (and thousands of lines of bench output),
+ * on both sides of every ratio. The bench's POSTs all end before their
+ * client closes, so they go without it; the 2025 era's listening GET keeps
+ * it (closing the client ends that stream).
+ */
+function withoutTransportSignal(base) {
+  return (input, init) =>
+    init?.method === 'POST' ? base(input, { ...init, signal: undefined }) : base(input, init);
 }
 
 /**

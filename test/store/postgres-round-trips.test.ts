@@ -69,7 +69,12 @@ function countQueries() {
     }
     return trips;
   };
-  return { sent, inWrites, mostInFlight: () => most };
+  return {
+    sent,
+    inWrites,
+    mostInFlight: () => most,
+    inFlight: (c: pg.Client) => inFlight.get(c) ?? 0,
+  };
 }
 
 /** Eight writers whose accounts exist already (each account's read is then one statement). */
@@ -191,6 +196,26 @@ await describeWithPostgres('PostgreSQL round trips per journaled write', () => {
     expect(texts[1]).toMatch(/^SELECT .* FROM records /);
     expect(queries.sent[1]!.name).toMatch(/^airlock_[\w-]{20}$/);
     expect(texts[2]).toBe('COMMIT');
+  });
+
+  it('a snapshot read answers without waiting for its COMMIT, and the connection serves the next read behind it', async () => {
+    const store = await openStore();
+    await store.transaction((tx) => tx.records.put('snap', 'a', 1));
+    const queries = countQueries();
+    const read = () =>
+      store.read(async (tx) => [
+        (await tx.records.get<number>('snap', 'a'))?.value,
+        (await tx.records.get<number>('snap', 'b'))?.value ?? null,
+      ]);
+    expect(await read()).toEqual([1, null]);
+    const commit = queries.sent.at(-1)!;
+    expect(commit.text).toBe('COMMIT');
+    // Answered while its COMMIT is still on its way.
+    expect(queries.inFlight(commit.client)).toBe(1);
+    expect(await read()).toEqual([1, null]);
+    const commits = queries.sent.filter((q) => q.text === 'COMMIT');
+    expect(commits).toHaveLength(2);
+    expect(commits[1]!.client).toBe(commit.client); // the same connection, reused behind it
   });
 
   it('a read that issues no statement sends nothing', async () => {

@@ -34,6 +34,9 @@
  * 10. `cluster` (bench/cluster.mjs, issue 31): 1, 2, 3 instances on one
  *    PostgreSQL + Redis, writes and reads, per-process CPU and the
  *    backends' wait events; only when named.
+ * 11. `pg-drivers` (bench/pg-drivers.mjs, issue 31): the PostgreSQL client,
+ *    `pg` as Airlock uses it against postgres.js, on a journaled write's
+ *    statements and on a keyed read; only when named.
  * 9. `notes-scaling` (bench/notes-scaling.mjs), `load` (bench/load.mjs),
  *    `sessions` (bench/sessions.mjs: heap per idle 2025-era session against
  *    a bare SDK server) and `soak` (bench/soak.mjs, only when named) — issue #16.
@@ -41,7 +44,7 @@
  * Parts: `npm run bench -- <part> [<part>…]` or BENCH_PARTS=a,b.
  * Run with `npm run bench` (builds first; imports from dist/). Env:
  * BENCH_CALLS (2000), BENCH_WRITES (1000), BENCH_PARTS (calls,writes,journal,notes-scaling,load,scene,page,policy; also openapi, mcp,
- * engines, sessions, soak), BENCH_MCP_CALLS (1000),
+ * engines, sessions, soak, cluster, pg-drivers), BENCH_MCP_CALLS (1000),
  * BENCH_LOAD_SECONDS (3), BENCH_LOAD_CLIENTS (10,50,200), BENCH_SOAK_SECONDS (600), BENCH_SOAK_RATE (48),
  * BENCH_SOAK_STORE (sqlite), BENCH_SOAK_KERNEL (JSON kernel options),
  * BENCH_BEFORE_DIST (another build's dist/: its kernel's writes legs run beside this one's),
@@ -74,6 +77,7 @@ import { benchLoad, printLoad } from './load.mjs';
 import { benchSoak, printSoak } from './soak.mjs';
 import { benchSessions, printSessions } from './sessions.mjs';
 import { benchCluster, printCluster } from './cluster.mjs';
+import { benchPgDrivers, printPgDrivers } from './pg-drivers.mjs';
 import { accountFor } from './accounts.mjs';
 
 const int = (name, fallback) => {
@@ -503,7 +507,7 @@ async function main() {
   };
   if (
     !pgState.ok &&
-    ['writes', 'notes-scaling', 'load', 'soak', 'cluster'].some((p) => PARTS.has(p))
+    ['writes', 'notes-scaling', 'load', 'soak', 'cluster', 'pg-drivers'].some((p) => PARTS.has(p))
   )
     console.log(`! PostgreSQL unreachable at ${PG_URL} (${pgState.reason}); skipping its rows.\n`);
 
@@ -525,6 +529,11 @@ async function main() {
     if (PARTS.has('cluster')) {
       results.cluster = await benchCluster({ pg: pgBench });
       printCluster(results.cluster, table);
+    }
+    if (PARTS.has('pg-drivers') && pgState.ok) {
+      results.pgDrivers = await benchPgDrivers({ url: PG_URL });
+      printPgDrivers(results.pgDrivers);
+      console.log('');
     }
     if (PARTS.has('soak')) {
       if (pgState.ok) await createSchema(`${pgBench.schema}_load`);

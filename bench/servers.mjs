@@ -302,8 +302,8 @@ async function airlockWithTelemetry() {
 }
 
 /**
- * The echo servers one child serves, by BENCH_ECHO_VARIANT: `main` (Airlock
- * and the two bare SDK servers), `otel` (Airlock with telemetry on) or
+ * The echo servers one child serves, by BENCH_ECHO_VARIANT: `main` (Airlock,
+ * the two bare SDK servers and the first of them again, for an A/A ratio), `otel` (Airlock with telemetry on) or
  * `before` (Airlock from BENCH_BEFORE_DIST).
  */
 async function echoServers(variant) {
@@ -317,6 +317,8 @@ async function echoServers(variant) {
     airlock: { ...(await airlockHttp(airlock.kernel)), closeKernel: () => airlock.close() },
     'sdk-server': await bareHttp(lowLevelFactory),
     'sdk-mcpserver': await bareHttp(mcpServerFactory),
+    // The same bare server again: its ratio to `sdk-server` is this run's noise floor (A/A).
+    'sdk-server-again': await bareHttp(lowLevelFactory),
   };
 }
 

@@ -72,7 +72,8 @@ function pgDriver(URL) {
     max: IN_FLIGHT,
   });
   pool.on('error', () => undefined);
-  const q = (client, name, values) => client.query({ name: `drv_${name}`, text: SQL[name], values });
+  const q = (client, name, values) =>
+    client.query({ name: `drv_${name}`, text: SQL[name], values });
   return {
     name: 'pg',
     read: (key) => pool.query({ name: 'drv_read', text: SQL.read, values: [key] }),
@@ -186,7 +187,9 @@ export function printPgDrivers(result, print = console.log) {
   print(
     `PostgreSQL drivers (issue 31): ${result.inFlight} in flight, ${result.rounds} rounds of ${result.perRound} per leg, interleaved`,
   );
-  print('| leg | pg ops/s | pg CPU µs/op | postgres ops/s | postgres CPU µs/op | rate ÷ pg | CPU ÷ pg |');
+  print(
+    '| leg | pg ops/s | pg CPU µs/op | postgres ops/s | postgres CPU µs/op | rate ÷ pg | CPU ÷ pg |',
+  );
   print('| --- | --- | --- | --- | --- | --- | --- |');
   for (const [kind, byDriver] of Object.entries(result.legs)) {
     const [a, b] = ['pg', 'postgres'].map((d) => {

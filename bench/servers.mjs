@@ -8,7 +8,7 @@
  */
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -322,6 +322,38 @@ async function echoServers(variant) {
   };
 }
 
+/**
+ * The CPU profiler of this process, driven by the parent: 'profile-start'
+ * starts it (100 µs samples), { mark: label } notes the monotonic time (µs,
+ * the profile's own clock) so the parent can tell whose calls a sample
+ * belongs to, { profileTo: file } stops it and writes the profile with the
+ * marks. Null for any other message.
+ */
+const profiling = { session: null, marks: [] };
+async function profileMessage(message) {
+  if (message === 'profile-start') {
+    const { Session } = await import('node:inspector/promises');
+    profiling.session = new Session();
+    profiling.session.connect();
+    profiling.marks = [];
+    await profiling.session.post('Profiler.enable');
+    await profiling.session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await profiling.session.post('Profiler.start');
+    return { profiling: true };
+  }
+  if (message?.mark) {
+    profiling.marks.push({ label: message.mark, t: Number(process.hrtime.bigint() / 1000n) });
+    return { marked: true };
+  }
+  if (message?.profileTo) {
+    const { profile } = await profiling.session.post('Profiler.stop');
+    profiling.session.disconnect();
+    writeFileSync(message.profileTo, JSON.stringify({ ...profile, marks: profiling.marks }));
+    return { written: message.profileTo };
+  }
+  return null;
+}
+
 /** In the child: serve the echo endpoints of its variant until the parent says close. */
 async function serveEcho() {
   const servers = await echoServers(process.env.BENCH_ECHO_VARIANT ?? 'main');
@@ -330,8 +362,12 @@ async function serveEcho() {
     tokens: Object.fromEntries(Object.entries(servers).map(([k, v]) => [k, v.token])),
   });
   // 'cpu' asks for this process's CPU time (µs, user+system) so the parent can
-  // charge each leg's server CPU to it; anything else means close.
+  // charge each leg's server CPU to it; 'profile-start', { mark } and
+  // { profileTo } drive a CPU profile of this process (bench/profile-calls.mjs);
+  // anything else means close.
   const onMessage = async (message) => {
+    const profiled = await profileMessage(message);
+    if (profiled) return process.send(profiled);
     if (message === 'cpu') {
       const { user, system } = process.cpuUsage();
       return process.send({ cpuUs: user + system });

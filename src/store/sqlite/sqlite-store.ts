@@ -9,6 +9,7 @@ import { createGroupWriter } from './group-writer.js';
 import { createChangeMark, shmHeaderReader } from './change-mark.js';
 import { createReaderPool } from './reader-pool.js';
 import { createGrantsMark } from './grants-mark.js';
+import { createSingleReadClient, type SingleReadStats } from './single-reads.js';
 
 export interface SqliteStoreOptions {
   /** The database file (created when missing; its folder must exist). */
@@ -29,7 +30,8 @@ interface Connection {
  * connection through a group-commit loop (group-writer.ts): concurrent
  * write transactions share one `BEGIN IMMEDIATE … COMMIT` and one fsync,
  * each in its own savepoint; `read` runs on separate read-only connections
- * and sees only committed data.
+ * and sees only committed data — a single-statement read on the writer
+ * itself while no group is open there (single-reads.ts).
  *
  * @example
  * const store = await createSqliteStore({ path: 'data/airlock.db' });
@@ -38,6 +40,8 @@ interface Connection {
 export interface SqliteStore extends Store {
   /** Write groups committed so far and the writes in them (one fsync per group). */
   readonly commits: { readonly groups: number; readonly writes: number };
+  /** Where single-statement reads ran (single-reads.ts). */
+  readonly singleReads: Readonly<SingleReadStats>;
 }
 
 export async function createSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
@@ -76,6 +80,12 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     dataVersion: () => dataVersion.get() as number,
     ...shmHeaderReader(path),
   });
+  const singleReads: SingleReadStats = { onWriter: 0, onReaders: 0 };
+  const singleInFlight = new Set<Promise<unknown>>();
+  const single: Connection = {
+    db: writerDb,
+    client: createSingleReadClient(writerDb, writer.client, readers, singleReads),
+  };
   const notNested = createNestingGuard();
   let closing: Promise<void> | undefined;
   const grants = createGrantsMark(() => (closing ? null : mark.read()));
@@ -88,6 +98,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     kind: 'sqlite',
     location: path,
     commits: writes.stats,
+    singleReads,
 
     transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
       return notNested(async () => {
@@ -103,8 +114,17 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
 
     async read<T>(fn: (tx: StoreTx) => Promise<T>, readOptions?: ReadOptions): Promise<T> {
       assertOpen();
-      const single = readOptions?.single === true;
-      const result = await readers.use((reader) => runRead(reader, fn, single));
+      let result: T;
+      if (readOptions?.single === true) {
+        // Tracked: close waits for it before closing the writer it may read on.
+        const running = runRead(single, fn, true);
+        singleInFlight.add(running);
+        try {
+          result = await running;
+        } finally {
+          singleInFlight.delete(running);
+        }
+      } else result = await readers.use((reader) => runRead(reader, fn, false));
       // Nothing is shown before it is on disk (a commit whose fsync is under way).
       await writes.durableNow();
       return result;
@@ -117,6 +137,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       closing ??= (async () => {
         // Work queued before close finishes first.
         await writes.drained();
+        await Promise.allSettled([...singleInFlight]);
         await readers.close();
         writerDb.close();
         closeSync(walFd);
@@ -129,9 +150,10 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
 
 /**
  * A read-only transaction on a reader connection. A single-statement read
- * (ReadOptions.single) runs without BEGIN and COMMIT: SQLite runs a lone
- * statement in a read transaction of its own, one snapshot, as PostgreSQL
- * does (issue 31: two `exec` parses per read of a journaled call).
+ * (ReadOptions.single) runs without BEGIN and COMMIT, on the client of
+ * single-reads.ts: SQLite runs a lone statement in a read transaction of
+ * its own, one snapshot, as PostgreSQL does (issue 31: two `exec` parses
+ * per read of a journaled call).
  */
 async function runRead<T>(
   connection: Connection,

@@ -64,6 +64,23 @@ async function setUp(URL) {
   return admin;
 }
 
+/**
+ * A journaled write's statements on one connection, the same for both
+ * drivers: `c.prepared(name, values)` runs SQL[name] as a prepared
+ * statement, `c.simple(text)` a statement without parameters.
+ */
+async function journaledWrite(c, w, key, n) {
+  const op = randomUUID();
+  await Promise.all([c.prepared('replay', [op]), c.prepared('grant', [`p${w}`])]);
+  await Promise.all([c.simple(BEGIN), c.prepared('lock', [key])]);
+  await Promise.all([
+    c.prepared('upsert', [key, value(n)]),
+    c.prepared('journal', [op, '{"ok":true}', Date.now()]),
+    c.prepared('audit', [`entry ${op}`]),
+    c.simple('COMMIT'),
+  ]);
+}
+
 function pgDriver(URL) {
   const pool = new pg.Pool({
     connectionString: URL,
@@ -72,23 +89,23 @@ function pgDriver(URL) {
     max: IN_FLIGHT,
   });
   pool.on('error', () => undefined);
-  const q = (client, name, values) =>
+  const prepared = (client, name, values) =>
     client.query({ name: `drv_${name}`, text: SQL[name], values });
   return {
     name: 'pg',
-    read: (key) => pool.query({ name: 'drv_read', text: SQL.read, values: [key] }),
+    read: (key) => prepared(pool, 'read', [key]),
     async write(w, key, n) {
       const client = await pool.connect();
       try {
-        const op = randomUUID();
-        await Promise.all([q(client, 'replay', [op]), q(client, 'grant', [`p${w}`])]);
-        await Promise.all([client.query(BEGIN), q(client, 'lock', [key])]);
-        await Promise.all([
-          q(client, 'upsert', [key, value(n)]),
-          q(client, 'journal', [op, '{"ok":true}', Date.now()]),
-          q(client, 'audit', [`entry ${op}`]),
-          client.query('COMMIT'),
-        ]);
+        await journaledWrite(
+          {
+            prepared: (name, values) => prepared(client, name, values),
+            simple: (text) => client.query(text),
+          },
+          w,
+          key,
+          n,
+        );
       } finally {
         client.release();
       }
@@ -103,24 +120,24 @@ function postgresJsDriver(URL) {
     connection: { search_path: SCHEMA },
     onnotice: () => undefined,
   });
-  const q = (s, name, values) => s.unsafe(SQL[name], values, { prepare: true });
+  const prepared = (s, name, values) => s.unsafe(SQL[name], values, { prepare: true });
   return {
     name: 'postgres',
-    read: (key) => q(sql, 'read', [key]),
+    read: (key) => prepared(sql, 'read', [key]),
     async write(w, key, n) {
-      const r = await sql.reserve();
+      const reserved = await sql.reserve();
       try {
-        const op = randomUUID();
-        await Promise.all([q(r, 'replay', [op]), q(r, 'grant', [`p${w}`])]);
-        await Promise.all([r.unsafe(BEGIN), q(r, 'lock', [key])]);
-        await Promise.all([
-          q(r, 'upsert', [key, value(n)]),
-          q(r, 'journal', [op, '{"ok":true}', Date.now()]),
-          q(r, 'audit', [`entry ${op}`]),
-          r.unsafe('COMMIT'),
-        ]);
+        await journaledWrite(
+          {
+            prepared: (name, values) => prepared(reserved, name, values),
+            simple: (text) => reserved.unsafe(text),
+          },
+          w,
+          key,
+          n,
+        );
       } finally {
-        r.release();
+        reserved.release();
       }
     },
     end: () => sql.end(),
